@@ -1,0 +1,223 @@
+"""The one place that touches braintrace's and brainstate's private layout.
+
+``braintrace.compile_etrace_graph`` opens its own nested diagnostic context:
+when it raises, the records it emitted so far are dropped with that context.
+:func:`compile_model` tees every record into our own list while the compiler
+runs, and keeps the ``ModuleInfo`` (the traced jaxpr and state tables) it
+produced before failing, so errors can still be located.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import brainstate
+import braintrace
+from braintrace._compiler import diagnostics as _diagnostics
+from braintrace._compiler import graph as _graph_module
+
+
+@dataclass
+class Compilation:
+    """The outcome of running the real compiler once on one model."""
+
+    graph: Any = None  # ETraceGraph, when compilation succeeded
+    module_info: Any = None  # ModuleInfo, as soon as tracing succeeded
+    records: list = field(default_factory=list)  # every CompilationRecord, in order
+    error: BaseException | None = None
+    warnings: list = field(default_factory=list)  # (category name, message) pairs
+    param_writes: list = field(default_factory=list)  # SourceFrame of each ParamState write
+    seconds: float = 0.0
+
+    @property
+    def traced(self) -> bool:
+        return self.module_info is not None
+
+
+def installed_kind_values() -> list[str]:
+    """Every ``DiagnosticKind`` value the installed braintrace knows."""
+    return [kind.value for kind in braintrace.DiagnosticKind]
+
+
+def versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    found = {}
+    for dist in ("braintrace", "brainstate", "jax", "jaxlib", "saiunit"):
+        try:
+            found[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            found[dist] = ""
+    return found
+
+
+@contextlib.contextmanager
+def _tee_records(sink: list) -> Iterator[None]:
+    original = _diagnostics.DiagnosticReporter.append
+
+    def append(reporter, record):
+        sink.append(record)
+        original(reporter, record)
+
+    _diagnostics.DiagnosticReporter.append = append
+    try:
+        yield
+    finally:
+        _diagnostics.DiagnosticReporter.append = original
+
+
+@contextlib.contextmanager
+def _keep_module_info(holder: list) -> Iterator[None]:
+    original = _graph_module.extract_module_info
+
+    def extract(*args, **kwargs):
+        minfo = original(*args, **kwargs)
+        holder.append(minfo)
+        return minfo
+
+    _graph_module.extract_module_info = extract
+    try:
+        yield
+    finally:
+        _graph_module.extract_module_info = original
+
+
+@contextlib.contextmanager
+def _record_param_writes(sink: list) -> Iterator[None]:
+    """Remember the user line of every ParamState write while the step is traced."""
+    from . import jaxpr_view as jv
+
+    owner = next(cls for cls in brainstate.ParamState.__mro__ if "value" in cls.__dict__)
+    original = owner.__dict__["value"]
+
+    def set_value(state, value):
+        if isinstance(state, brainstate.ParamState):
+            frame = jv.user_frame_of_stack()
+            if frame is not None:
+                sink.append(frame)
+        original.fset(state, value)
+
+    setattr(owner, "value", property(original.fget, set_value, original.fdel, original.__doc__))
+    try:
+        yield
+    finally:
+        setattr(owner, "value", original)
+
+
+@contextlib.contextmanager
+def quiet(sink: list) -> Iterator[None]:
+    """Keep the compiler's ``warnings.warn`` echoes and JAX's noise off the terminal."""
+    jax_logger = logging.getLogger("jax")
+    level = jax_logger.level
+    jax_logger.setLevel(logging.ERROR)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            jax_logger.setLevel(level)
+            sink.extend((w.category.__name__, str(w.message)) for w in caught)
+
+
+def ensure_states(model: Any, batch_size: int | None = None) -> None:
+    """Initialise the model's states when its factory did not."""
+    states = brainstate.graph.states(model)
+    has_hidden = any(isinstance(st, brainstate.HiddenState) for st in states.values())
+    if not has_hidden:
+        if batch_size is None:
+            brainstate.nn.init_all_states(model)
+        else:
+            brainstate.nn.init_all_states(model, batch_size=batch_size)
+
+
+def compile_model(model: Any, inputs: tuple, compile_options: dict) -> Compilation:
+    """Trace ``model`` and run the ETrace compiler, hidden perturbation included."""
+    result = Compilation()
+    minfo_holder: list = []
+    start = time.perf_counter()
+    with quiet(result.warnings), _tee_records(result.records), _keep_module_info(minfo_holder), \
+            _record_param_writes(result.param_writes):
+        try:
+            result.graph = braintrace.compile_etrace_graph(
+                model, *inputs, include_hidden_perturb=True, **compile_options)
+        except Exception as exc:  # every compiler failure is a finding about the model
+            result.error = exc
+    result.seconds = time.perf_counter() - start
+    if minfo_holder:
+        result.module_info = minfo_holder[-1]
+    if result.graph is not None:
+        result.module_info = result.graph.module_info
+    return result
+
+
+# --------------------------------------------------------------------------- records
+
+
+def record_kind(record: Any) -> str:
+    kind = getattr(record, "kind", None)
+    return getattr(kind, "value", str(kind))
+
+
+def record_level(record: Any) -> str:
+    level = getattr(record, "level", None)
+    return getattr(level, "value", str(level))
+
+
+def record_primitive_name(record: Any) -> str:
+    prim = getattr(record, "primitive", None)
+    return getattr(prim, "name", "") if prim is not None else ""
+
+
+def record_context(record: Any) -> dict:
+    return dict(getattr(record, "context", None) or {})
+
+
+# --------------------------------------------------------------------------- model tables
+
+
+def is_etp_primitive(eqn: Any) -> bool:
+    return isinstance(eqn.primitive, braintrace.ETPPrimitive)
+
+
+def model_states(model: Any) -> dict[tuple, Any]:
+    """Every state of the model keyed by its module path."""
+    return {tuple(path): st for path, st in brainstate.graph.states(model).items()}
+
+
+def is_param_state(state: Any) -> bool:
+    return isinstance(state, brainstate.ParamState)
+
+
+def state_source_info(state: Any) -> Any:
+    return getattr(state, "_source_info", None)
+
+
+def weight_invars(minfo: Any) -> dict[Any, tuple]:
+    """Every weight input var of the traced step, mapped to its ParamState path."""
+    return {var: tuple(path) for var, path in minfo.invar_to_weight_path.items()}
+
+
+def hidden_invars(minfo: Any) -> dict[Any, tuple]:
+    return {var: tuple(path) for var, path in minfo.invar_to_hidden_path.items()}
+
+
+def hidden_outvars(minfo: Any) -> dict[Any, tuple]:
+    return {var: tuple(path) for var, path in minfo.outvar_to_hidden_path.items()}
+
+
+def traced_jaxpr(minfo: Any) -> Any:
+    return minfo.closed_jaxpr
+
+
+def relation_weight_paths(graph: Any) -> set[tuple]:
+    """ParamState paths the compiler connected to a hidden state (they learn online)."""
+    paths = set()
+    for relation in graph.hidden_param_op_relations:
+        for path in (relation.trainable_paths or {}).values():
+            paths.add(tuple(path))
+    return paths

@@ -1,0 +1,140 @@
+"""Command line: ``etrace-lint [PATHS] [options]``, ``etrace-lint rule ID``, ``etrace-lint rules``.
+
+Exit codes: 0 no finding at or above the fail level, 1 findings at or above
+it, 2 usage error or a target that could not be linted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from . import __version__
+from .findings import Level
+from .writers import FORMATS
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A bad flag, value or configuration: exit 2 with the message."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="etrace-lint",
+        description="Find the weights of a braintrace model that will not learn online, and why.",
+        epilog="Subcommands: `etrace-lint rule ETL005` shows a rule's documentation; "
+               "`etrace-lint rules` lists every rule.\n"
+               "Exit codes: 0 clean, 1 findings at or above --fail-level, 2 usage or tool error.")
+    parser.add_argument("paths", nargs="*", help="files, folders or file.py::factory (default: .)")
+    parser.add_argument("--version", action="version", version=f"etrace-lint {__version__}")
+    out = parser.add_argument_group("output")
+    out.add_argument("--output-format", choices=FORMATS, default=None, help="how findings are printed (text)")
+    out.add_argument("--sarif", metavar="FILE", help="also write a SARIF 2.1.0 log to FILE")
+    out.add_argument("-o", "--output-file", metavar="FILE", help="write the main output to FILE")
+    out.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary or progress")
+    out.add_argument("--show-info", action="store_true", help="also show note-level findings")
+    out.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    out.add_argument("--root", help="paths in the output are relative to this folder (default: cwd)")
+    sel = parser.add_argument_group("rule selection")
+    sel.add_argument("--select", action="append", default=None, metavar="IDS",
+                     help="only these rules (ids, prefixes or names, comma separated)")
+    sel.add_argument("--extend-select", action="append", default=None, metavar="IDS")
+    sel.add_argument("--ignore", action="append", default=None, metavar="IDS")
+    sel.add_argument("--fail-level", choices=("note", "warning", "error"), default=None,
+                     help="lowest level that makes the run fail (warning)")
+    sel.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    sel.add_argument("--exclude", action="append", default=None, metavar="GLOBS")
+    sel.add_argument("--check-online-grad", action="store_true", default=None,
+                     help="also check that one online gradient step can be built (ETL205; slower)")
+    ver = parser.add_argument_group("gradient verification")
+    ver.add_argument("--verify", action="store_true", default=None,
+                     help="compare online gradients (d_rtrl, pp_prop) with exact BPTT per weight")
+    ver.add_argument("--verify-steps", type=int, metavar="T", help="sequence length (16)")
+    ver.add_argument("--verify-batch", type=int, metavar="B", help="batch size (4)")
+    ver.add_argument("--verify-algorithms", metavar="ALGOS", help="comma separated (d_rtrl,pp_prop)")
+    ver.add_argument("--device", metavar="DEVICE", help="JAX platform for --verify: cpu, gpu, ... (default device)")
+    run = parser.add_argument_group("running")
+    run.add_argument("--debug", action="store_true", help="show tracebacks of tool errors")
+    return parser
+
+
+def _split(values: list[str] | None) -> list[str]:
+    items: list[str] = []
+    for value in values or ():
+        items.extend(v.strip() for v in value.split(",") if v.strip())
+    return items
+
+
+def settings_from_args(args: argparse.Namespace):
+    from .settings import Settings
+
+    settings = Settings()
+    if args.root:
+        settings.root = os.path.abspath(args.root)
+    if args.paths:
+        settings.paths = list(args.paths)
+    if args.select is not None:
+        settings.select = _split(args.select)
+    if args.extend_select:
+        settings.select = (settings.select or ["ALL"]) + _split(args.extend_select)
+    if args.ignore is not None:
+        settings.ignore = settings.ignore + _split(args.ignore)
+    if args.exclude is not None:
+        settings.exclude = settings.exclude + _split(args.exclude)
+    if args.fail_level:
+        settings.fail_level = Level.parse(args.fail_level)
+    if args.output_format:
+        settings.output_format = args.output_format
+    settings.sarif = args.sarif or settings.sarif
+    settings.output_file = args.output_file or settings.output_file
+    settings.quiet = args.quiet or settings.quiet
+    settings.show_info = args.show_info or settings.show_info
+    settings.exit_zero = args.exit_zero or settings.exit_zero
+    settings.debug = args.debug
+    if args.check_online_grad:
+        settings.run_options["check_online_grad"] = True
+    if args.verify:
+        settings.run_options["verify"] = True
+    for flag in ("verify_steps", "verify_batch", "device"):
+        if getattr(args, flag) is not None:
+            settings.run_options[flag] = getattr(args, flag)
+    if args.verify_algorithms:
+        settings.run_options["verify_algorithms"] = _split([args.verify_algorithms])
+    settings.color = {"always": True, "never": False}.get(args.color)
+    return settings
+
+
+def _validate_selectors(settings) -> None:
+    from .registry import all_rules
+    import difflib
+
+    known = list(all_rules())
+    names = [r.name for r in all_rules().values()]
+    for selector in [*settings.select, *settings.ignore]:
+        if selector.upper() == "ALL":
+            continue
+        if any(rid.startswith(selector.upper()) for rid in known) or selector in names:
+            continue
+        close = difflib.get_close_matches(selector.upper(), known, n=1) or difflib.get_close_matches(selector, names, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise UsageError(f"unknown rule selector {selector!r}{hint}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("rule", "rules") and not os.path.exists(argv[0]):
+        from .docs_cli import main_rule, main_rules
+        return main_rule(argv[1:]) if argv[0] == "rule" else main_rules(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = settings_from_args(args)
+        _validate_selectors(settings)
+    except UsageError as exc:
+        print(f"etrace-lint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    from .app import run
+    return run(settings, argv)

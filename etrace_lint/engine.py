@@ -1,0 +1,149 @@
+"""One target in, located findings out: load -> compile -> rules.
+
+The engine reports everything it sees; the policy layer decides what is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from .discover import TargetSpec
+from .findings import Finding, Level, Location, TargetResult, ToolError
+from .rule import Hit, Rule
+from .targets import TargetLoadError, load_target, project_files_imported
+
+
+def lint_target(spec: TargetSpec, root: str, run_options: dict | None = None) -> TargetResult:
+    """Lint one target in this process. Never raises for a problem of the target."""
+    run_options = dict(run_options or {})
+    before = set(sys.modules)
+    result = TargetResult(target=spec.key)
+    try:
+        loaded = load_target(spec)
+    except TargetLoadError as exc:
+        result.tool_errors.append(exc.tool_error)
+        result.dependencies = _dependencies(spec, before, root)
+        return result
+    compile_options = {**run_options.get("compile_options", {}), **loaded.compile_options}
+    result.findings = findings_for_model(loaded.model, loaded.inputs, compile_options,
+                                         loaded.name, loaded.factory_location, run_options,
+                                         batch_size=loaded.batch_size, loaded=loaded,
+                                         verify_rows=result.verify_rows)
+    result.dependencies = _dependencies(spec, before, root)
+    return result
+
+
+def _dependencies(spec: TargetSpec, before: set[str], root: str) -> list[str]:
+    files = set(project_files_imported(before, root))
+    files.add(spec.path)
+    return sorted(files)
+
+
+def findings_for_model(model: Any, inputs: tuple, compile_options: dict, name: str,
+                       factory_location: Location, run_options: dict | None = None,
+                       batch_size: int | None = None, loaded: Any = None,
+                       verify_rows: list | None = None) -> list[Finding]:
+    """Compile one model and turn records, errors and our own checks into findings."""
+    from . import braintrace_adapter as bt
+    from .analysis import AnalysisContext
+    from .locate import Locator
+    from .rules_compiler import findings_from_error, findings_from_records
+
+    run_options = dict(run_options or {})
+    try:
+        with bt.quiet([]):
+            bt.ensure_states(model, batch_size)
+    except Exception as exc:
+        compilation = bt.Compilation(error=exc)
+    else:
+        compilation = bt.compile_model(model, inputs, compile_options)
+    locator = Locator(model, compilation.module_info, factory_location)
+    findings = findings_from_records(compilation, locator, name)
+    if compilation.error is not None:
+        findings = findings_from_error(compilation, locator, name, findings)
+    if compilation.graph is not None:
+        context = AnalysisContext(model, inputs, compile_options, compilation, locator, run_options)
+        findings.extend(findings_from_checks(context, name))
+        if run_options.get("verify") and loaded is not None:
+            from .verify import verify_model
+            verify_findings, rows = verify_model(loaded, context, run_options)
+            findings.extend(verify_findings)
+            if verify_rows is not None:
+                verify_rows.extend(rows)
+    return sorted(set_unique(findings), key=Finding.sort_key)
+
+
+def set_unique(findings: list[Finding]) -> list[Finding]:
+    seen = set()
+    unique = []
+    for finding in findings:
+        key = (finding.rule_id, finding.location, finding.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(finding)
+    return unique
+
+
+def rule_enabled_for_run(rule: Rule, run_options: dict) -> bool:
+    if rule.opt_in_flag:
+        return bool(run_options.get(rule.opt_in_flag.lstrip("-").replace("-", "_")))
+    return True
+
+
+def findings_from_checks(context: Any, name: str) -> list[Finding]:
+    from .registry import analysis_rules
+
+    findings = []
+    for rule in analysis_rules():
+        if not rule_enabled_for_run(rule, context.options):
+            continue
+        for hit in rule.check(context):
+            findings.append(finding_from_hit(rule, hit, context.locator, name))
+    return findings
+
+
+def _locate_thing(locator: Any, thing: Any, label: str = "") -> Location | None:
+    from . import jaxpr_view as jv
+
+    if isinstance(thing, jv.EqnSite):
+        return locator.of_site(thing, label)
+    if isinstance(thing, tuple):
+        return locator.of_state(thing, label)
+    if isinstance(thing, Location):
+        return thing
+    return None
+
+
+def finding_from_hit(rule: Rule, hit: Hit, locator: Any, name: str) -> Finding:
+    primary = locator.first(
+        _locate_thing(locator, hit.eqn),
+        locator.of_weight(hit.weight_path) if hit.weight_path else None,
+        locator.of_state(hit.state_path) if hit.state_path else None,
+    )
+    related = [loc for label, thing in hit.related
+               if (loc := _locate_thing(locator, thing, label)) is not None and loc != primary]
+    properties = dict(hit.properties)
+    if hit.weight_path:
+        properties.setdefault("weight", format_path(hit.weight_path))
+    return Finding(rule.id, rule.level, hit.message, name, primary,
+                   tuple(related) + (relabel(locator.factory, "target factory"),), properties)
+
+
+def relabel(location: Location, label: str) -> Location:
+    return Location(location.path, location.line, location.column, label)
+
+
+def format_path(path: Any) -> str:
+    if isinstance(path, (tuple, list)):
+        return ".".join(str(p) for p in path)
+    return str(path)
+
+
+def tool_error_for_target(spec: TargetSpec, message: str, reason: str) -> ToolError:
+    return ToolError(spec.display_name, f"{os.path.basename(spec.path)}::{spec.factory}: {message}",
+                     Location(spec.path, spec.line), reason)
+
+
+__all__ = ["lint_target", "findings_for_model", "Level"]

@@ -1,0 +1,160 @@
+"""The plain records that flow from the engine to the policy layer and writers.
+
+Everything a writer needs is on a :class:`Finding`; writers never reach back
+into the engine. All records are JSON-round-trippable so the cache can store
+them without pickle.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Level(str, enum.Enum):
+    """SARIF result levels, ordered by severity."""
+
+    NOTE = "note"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    @classmethod
+    def parse(cls, text: str) -> "Level":
+        aliases = {"info": cls.NOTE, "warn": cls.WARNING}
+        key = text.strip().lower()
+        if key in aliases:
+            return aliases[key]
+        return cls(key)
+
+
+_RANK = {Level.NOTE: 0, Level.WARNING: 1, Level.ERROR: 2}
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in a source file. ``path`` is absolute; writers relativise it."""
+
+    path: str
+    line: int
+    column: int = 1
+    label: str = ""
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "column": self.column, "label": self.label}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Location":
+        return cls(data["path"], data["line"], data.get("column", 1), data.get("label", ""))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem about one model, on one line of the user's code."""
+
+    rule_id: str
+    level: Level
+    message: str
+    target: str
+    location: Location
+    related: tuple[Location, ...] = ()
+    properties: dict[str, Any] = field(default_factory=dict, hash=False)
+    suppressed: str = ""  # the suppression comment kind that silenced it, if any
+
+    @property
+    def path(self) -> str:
+        return self.location.path
+
+    @property
+    def line(self) -> int:
+        return self.location.line
+
+    def sort_key(self) -> tuple:
+        return (self.location.path, self.location.line, self.location.column,
+                self.rule_id, self.target, self.message)
+
+    def to_json(self) -> dict:
+        return {
+            "rule_id": self.rule_id,
+            "level": self.level.value,
+            "message": self.message,
+            "target": self.target,
+            "location": self.location.to_json(),
+            "related": [loc.to_json() for loc in self.related],
+            "properties": self.properties,
+            "suppressed": self.suppressed,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Finding":
+        return cls(
+            rule_id=data["rule_id"],
+            level=Level(data["level"]),
+            message=data["message"],
+            target=data["target"],
+            location=Location.from_json(data["location"]),
+            related=tuple(Location.from_json(r) for r in data.get("related", ())),
+            properties=dict(data.get("properties", {})),
+            suppressed=data.get("suppressed", ""),
+        )
+
+
+@dataclass(frozen=True)
+class ToolError:
+    """A target that could not be linted: the linter, not the model, is stuck.
+
+    Kept apart from findings (pyflakes keeps syntax errors apart from flakes):
+    it always makes the run exit 2 and is reported as a SARIF tool
+    execution notification.
+    """
+
+    target: str
+    message: str
+    location: Location
+    reason: str = "error"  # import-error, no-factory, factory-error, bad-return, timeout, crash, ...
+
+    def sort_key(self) -> tuple:
+        return (self.location.path, self.location.line, self.target, self.message)
+
+    def to_json(self) -> dict:
+        return {"target": self.target, "message": self.message,
+                "location": self.location.to_json(), "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ToolError":
+        return cls(data["target"], data["message"], Location.from_json(data["location"]),
+                   data.get("reason", "error"))
+
+
+@dataclass
+class TargetResult:
+    """What linting one target produced, plus the files its import pulled in."""
+
+    target: str
+    findings: list[Finding] = field(default_factory=list)
+    tool_errors: list[ToolError] = field(default_factory=list)
+    dependencies: list[str] = field(default_factory=list)
+    verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
+
+    def to_json(self) -> dict:
+        return {
+            "target": self.target,
+            "verify_rows": list(self.verify_rows),
+            "findings": [f.to_json() for f in self.findings],
+            "tool_errors": [e.to_json() for e in self.tool_errors],
+            "dependencies": list(self.dependencies),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "TargetResult":
+        return cls(
+            target=data["target"],
+            findings=[Finding.from_json(f) for f in data.get("findings", ())],
+            tool_errors=[ToolError.from_json(e) for e in data.get("tool_errors", ())],
+            dependencies=list(data.get("dependencies", ())),
+            verify_rows=list(data.get("verify_rows", ())),
+        )

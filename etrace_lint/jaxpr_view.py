@@ -1,0 +1,223 @@
+"""The one place that touches JAX internals: jaxprs, equations, vars, source info.
+
+JAX is merging ``ClosedJaxpr`` into ``Jaxpr`` and moves helpers between
+private modules; everything the rest of etrace-lint needs about a jaxpr goes
+through the small functions here so that a JAX upgrade touches one file.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from jax._src import source_info_util as _siu
+
+_LIBRARY_PACKAGES = ("jax", "jaxlib", "brainstate", "braintrace", "saiunit", "brainunit",
+                     "etrace_lint", "numpy", "brainevent", "braintools")
+
+
+def _library_roots() -> tuple[str, ...]:
+    roots = []
+    for name in _LIBRARY_PACKAGES:
+        module = sys.modules.get(name)
+        file = getattr(module, "__file__", None)
+        if file:
+            roots.append(os.path.dirname(os.path.abspath(file)) + os.sep)
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.append(os.path.abspath(path) + os.sep)
+    return tuple(dict.fromkeys(roots))
+
+
+_ROOTS: tuple[str, ...] | None = None
+
+
+def is_library_file(path: str) -> bool:
+    """True for frames of jax, brainstate, braintrace, saiunit, the stdlib or etrace-lint."""
+    global _ROOTS
+    if _ROOTS is None:
+        _ROOTS = _library_roots()
+    if not path or path.startswith("<"):
+        return True
+    return os.path.abspath(path).startswith(_ROOTS)
+
+
+@dataclass(frozen=True)
+class SourceFrame:
+    path: str
+    line: int
+    column: int = 1
+
+
+def user_frame_of(source_info: Any) -> SourceFrame | None:
+    """The deepest frame of user code that created an equation or a state."""
+    traceback = getattr(source_info, "traceback", None)
+    if traceback is None:
+        return None
+    try:
+        frames = list(_siu.user_frames(traceback))
+    except Exception:  # an older or newer JAX without user_frames
+        frames = []
+    for frame in frames:
+        if not is_library_file(frame.file_name):
+            return SourceFrame(os.path.abspath(frame.file_name), frame.start_line,
+                               max(1, frame.start_column + 1))
+    for frame in traceback.frames:
+        if not is_library_file(frame.file_name):
+            return SourceFrame(os.path.abspath(frame.file_name), frame.line_num, 1)
+    return None
+
+
+def user_frame_of_exception(exc: BaseException) -> SourceFrame | None:
+    """The deepest frame of user code on an exception's traceback.
+
+    JAX may have filtered its own frames from the traceback; the unfiltered
+    chain hangs off ``__cause__``/``__context__`` when that happened, so both
+    are searched and the deepest user frame wins.
+    """
+    best = None
+    seen = set()
+    pending = [exc]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        tb = current.__traceback__
+        while tb is not None:
+            path = tb.tb_frame.f_code.co_filename
+            if not is_library_file(path):
+                best = SourceFrame(os.path.abspath(path), tb.tb_lineno, 1)
+            tb = tb.tb_next
+        if best is not None:
+            return best
+        pending.extend([current.__cause__, current.__context__])
+    return best
+
+
+def exception_modules(exc: BaseException) -> list[str]:
+    """Module names of the frames an exception went through, innermost first."""
+    names = []
+    tb = exc.__traceback__
+    while tb is not None:
+        names.append(tb.tb_frame.f_globals.get("__name__", ""))
+        tb = tb.tb_next
+    return list(reversed(names))
+
+
+# --------------------------------------------------------------------------- jaxprs
+
+
+def open_jaxpr(jaxpr_like: Any) -> Any:
+    """A bare ``Jaxpr`` from a ``ClosedJaxpr`` or a ``Jaxpr``."""
+    return getattr(jaxpr_like, "jaxpr", jaxpr_like)
+
+
+def primitive_name(eqn: Any) -> str:
+    return eqn.primitive.name
+
+
+def sub_jaxprs(eqn: Any) -> list[Any]:
+    """Every jaxpr nested in an equation's params (pjit, scan, while, cond, custom_*, remat)."""
+    found = []
+    for value in eqn.params.values():
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        for item in items:
+            if hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
+                found.append(open_jaxpr(item))
+            elif callable(item) and hasattr(item, "__wrapped__") is False and hasattr(item, "jaxpr"):
+                found.append(open_jaxpr(item.jaxpr))
+    return found
+
+
+@dataclass(frozen=True)
+class EqnSite:
+    """An equation and the chain of equations that enclose it (outermost first)."""
+
+    eqn: Any
+    parents: tuple[Any, ...] = ()
+
+    @property
+    def enclosing_primitives(self) -> tuple[str, ...]:
+        return tuple(primitive_name(p) for p in self.parents)
+
+
+def walk(jaxpr_like: Any, parents: tuple = ()) -> Iterator[EqnSite]:
+    """Every equation, recursing explicitly into nested jaxprs."""
+    jaxpr = open_jaxpr(jaxpr_like)
+    for eqn in jaxpr.eqns:
+        yield EqnSite(eqn, parents)
+        for sub in sub_jaxprs(eqn):
+            yield from walk(sub, parents + (eqn,))
+
+
+def count_eqns(jaxpr_like: Any) -> int:
+    return sum(1 for _ in walk(jaxpr_like))
+
+
+def eqn_location(site: EqnSite) -> SourceFrame | None:
+    """The user line of an equation; if its traceback stops in library code
+    (a cached jit body traced elsewhere), the enclosing equation's line."""
+    frame = user_frame_of(site.eqn.source_info)
+    if frame is not None:
+        return frame
+    for parent in reversed(site.parents):
+        frame = user_frame_of(parent.source_info)
+        if frame is not None:
+            return frame
+    return None
+
+
+def is_var(atom: Any) -> bool:
+    """Literals are not variables: they have a ``val``."""
+    return not hasattr(atom, "val")
+
+
+def invars(eqn: Any) -> list[Any]:
+    return [v for v in eqn.invars if is_var(v)]
+
+
+def outvars(eqn: Any) -> list[Any]:
+    return list(eqn.outvars)
+
+
+def jaxpr_invars(jaxpr_like: Any) -> list[Any]:
+    return list(open_jaxpr(jaxpr_like).invars)
+
+
+def jaxpr_outvars(jaxpr_like: Any) -> list[Any]:
+    return list(open_jaxpr(jaxpr_like).outvars)
+
+
+def aval_shape(var: Any) -> tuple:
+    return tuple(getattr(getattr(var, "aval", None), "shape", ()))
+
+
+def forward_reach(jaxpr_like: Any, sources: set, stop: Callable[[Any], bool] = lambda eqn: False) -> set:
+    """Vars of the top-level jaxpr reachable from ``sources``, not crossing ``stop`` equations.
+
+    Nested jaxprs are treated as a whole: an equation whose inputs are
+    reached has all its outputs reached.
+    """
+    reached = set(sources)
+    for eqn in open_jaxpr(jaxpr_like).eqns:
+        if stop(eqn):
+            continue
+        if any(v in reached for v in invars(eqn)):
+            reached.update(outvars(eqn))
+    return reached
+
+
+def user_frame_of_stack() -> SourceFrame | None:
+    """The innermost user frame of the current Python stack."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not is_library_file(path):
+            return SourceFrame(os.path.abspath(path), frame.f_lineno, 1)
+        frame = frame.f_back
+    return None

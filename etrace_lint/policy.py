@@ -1,0 +1,75 @@
+"""Decide, once, which findings are shown and at what level (flake8's style guide).
+
+Rules report everything they see; this is the only place that filters.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field, replace
+
+from .findings import Finding, Level, ToolError
+from .registry import all_rules
+from .settings import Settings
+
+
+def selector_matches(selector: str, rule_id: str) -> bool:
+    """A selector is a rule id, an id prefix (``ETL0``, ``ALL``) or a rule name."""
+    selector = selector.strip()
+    if selector.upper() == "ALL":
+        return True
+    if rule_id.startswith(selector.upper()):
+        return True
+    rule = all_rules().get(rule_id)
+    return rule is not None and rule.name == selector
+
+
+def rule_selected(rule_id: str, settings: Settings, path: str = "") -> bool:
+    rule = all_rules().get(rule_id)
+    if settings.select:
+        selected = any(selector_matches(s, rule_id) for s in settings.select)
+    else:
+        selected = rule is None or rule.enabled
+    if any(selector_matches(s, rule_id) for s in settings.ignore):
+        selected = False
+    if selected and path and settings.per_file_ignores:
+        rel = os.path.relpath(path, settings.root).replace(os.sep, "/")
+        for glob, selectors in settings.per_file_ignores.items():
+            if fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(os.path.basename(path), glob):
+                if any(selector_matches(s, rule_id) for s in selectors):
+                    return False
+    return selected
+
+
+@dataclass
+class Outcome:
+    """What writers get: the findings to show, tool errors, and the exit code."""
+
+    findings: list[Finding] = field(default_factory=list)
+    tool_errors: list[ToolError] = field(default_factory=list)
+    hidden_notes: int = 0
+
+    def exit_code(self, settings: Settings) -> int:
+        if self.tool_errors:
+            return 2
+        if settings.exit_zero:
+            return 0
+        failing = [f for f in self.findings if not f.suppressed and f.level.rank >= settings.fail_level.rank]
+        return 1 if failing else 0
+
+
+def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: Settings) -> Outcome:
+    outcome = Outcome(tool_errors=sorted(tool_errors, key=ToolError.sort_key))
+    for finding in findings:
+        if not rule_selected(finding.rule_id, settings, finding.path):
+            continue
+        level = settings.levels.get(finding.rule_id)
+        if level is not None and level != finding.level:
+            finding = replace(finding, level=level)
+        if finding.level is Level.NOTE and not settings.show_info:
+            outcome.hidden_notes += 1
+            continue
+        outcome.findings.append(finding)
+    outcome.findings.sort(key=Finding.sort_key)
+    return outcome

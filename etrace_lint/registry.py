@@ -1,0 +1,68 @@
+"""Loads every rule in ``etrace_lint.rules`` (the repository's ``rules/``)."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.resources
+import pkgutil
+
+from .rule import Rule
+
+GENERIC_RECORD_RULE = "ETL099"
+GENERIC_ERROR_RULE = "ETL199"
+
+
+@functools.lru_cache(maxsize=1)
+def all_rules() -> dict[str, Rule]:
+    """Every rule, retired ones included, keyed by id and sorted by id."""
+    from . import rules as rules_pkg
+
+    found: dict[str, Rule] = {}
+    for info in pkgutil.iter_modules(rules_pkg.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{rules_pkg.__name__}.{info.name}")
+        rule = getattr(module, "RULE", None)
+        if not isinstance(rule, Rule):
+            continue
+        if rule.id in found:
+            raise RuntimeError(f"rule id {rule.id} is defined twice ({info.name})")
+        doc = importlib.resources.files(rules_pkg).joinpath(f"{info.name}.md")
+        docs = doc.read_text(encoding="utf-8") if doc.is_file() else ""
+        found[rule.id] = _with_docs(rule, docs)
+    return dict(sorted(found.items()))
+
+
+def _with_docs(rule: Rule, docs: str) -> Rule:
+    from dataclasses import replace
+
+    return replace(rule, docs=docs)
+
+
+def active_rules() -> dict[str, Rule]:
+    return {rid: r for rid, r in all_rules().items() if not r.retired}
+
+
+@functools.lru_cache(maxsize=1)
+def rule_for_kind() -> dict[str, Rule]:
+    table: dict[str, Rule] = {}
+    for rule in active_rules().values():
+        for kind in rule.kinds:
+            table[kind] = rule
+    return table
+
+
+def rule_for_record_kind(kind_value: str) -> Rule:
+    """The rule for a DiagnosticKind value; an unknown kind gets the generic rule."""
+    return rule_for_kind().get(kind_value) or all_rules()[GENERIC_RECORD_RULE]
+
+
+def error_rules() -> list[Rule]:
+    """Exception rules in the order they are tried: most specific first, generic last."""
+    rules = [r for r in active_rules().values() if r.error is not None]
+    return sorted(rules, key=lambda r: (r.id == GENERIC_ERROR_RULE, r.id))
+
+
+def analysis_rules() -> list[Rule]:
+    return [r for r in active_rules().values() if r.check is not None]

@@ -1,0 +1,110 @@
+"""What a rule is: metadata as data, and the optional check it runs.
+
+A rule file in ``rules/`` defines ``RULE = Rule(...)``; its documentation
+lives beside it in a Markdown file of the same stem. The three consumers of a
+rule's text (``etrace-lint rule``, SARIF ``tool.driver.rules`` and the README
+table) all read the same :class:`Rule` object.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from .findings import Level
+
+DOC_SECTIONS = ("What it does", "Why it matters", "Example", "How to fix")
+
+
+@dataclass(frozen=True)
+class ErrorMatch:
+    """Recognises a compiler or tracing exception that this rule reports.
+
+    ``types`` are exception class names (the class or any base); ``pattern``
+    is searched in the exception message. ``origin`` restricts where the
+    exception was raised: ``"any"``, ``"user"`` (user or JAX code while
+    tracing) or a dotted module prefix such as ``"braintrace._op"``.
+    ``kinds`` are DiagnosticKind values whose ERROR record explains this
+    exception; such a record and the exception are reported once.
+    """
+
+    types: tuple[str, ...] = ()
+    pattern: str = ""
+    origin: str = "any"
+    kinds: tuple[str, ...] = ()
+    at_param_write: bool = False  # locate at the line that writes a ParamState
+
+    def matches(self, class_names: Iterable[str], message: str, origin_modules: Iterable[str]) -> bool:
+        names = set(class_names)
+        if self.types and not names.intersection(self.types):
+            return False
+        if self.pattern and not re.search(self.pattern, message, re.S):
+            return False
+        if self.origin == "any":
+            return True
+        return any(mod.startswith(self.origin) for mod in origin_modules)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a check of ours found, before it is located and turned into a Finding."""
+
+    message: str
+    weight_path: tuple | None = None
+    state_path: tuple | None = None
+    eqn: Any = None
+    related: tuple[tuple[str, Any], ...] = ()  # (label, eqn or state path)
+    properties: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    level: Level
+    summary: str
+    tags: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()  # braintrace DiagnosticKind values reported by this rule
+    error: ErrorMatch | None = None  # compiler/tracing exceptions reported by this rule
+    check: Callable[..., Iterable[Hit]] | None = None  # a rule of our own
+    enabled: bool = True  # on by default
+    opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
+    precision: str = "high"
+    retired: bool = False
+    docs: str = ""  # the Markdown beside the rule file, filled in by the registry
+
+    @property
+    def origin(self) -> str:
+        if self.kinds:
+            return "compiler-record"
+        if self.error is not None:
+            return "compiler-error"
+        if self.check is not None:
+            return "analysis"
+        return "engine"
+
+    def section(self, title: str) -> str:
+        return doc_sections(self.docs).get(title, "")
+
+    @property
+    def full_description(self) -> str:
+        return self.section("What it does") or self.summary
+
+
+def doc_sections(markdown: str) -> dict[str, str]:
+    """Split a rule's Markdown into its ``## Title`` sections."""
+    sections: dict[str, str] = {}
+    current = None
+    lines: list[str] = []
+    for line in markdown.splitlines():
+        heading = re.match(r"^##\s+(.*?)\s*$", line)
+        if heading:
+            if current is not None:
+                sections[current] = "\n".join(lines).strip()
+            current, lines = heading.group(1), []
+        elif current is not None:
+            lines.append(line)
+    if current is not None:
+        sections[current] = "\n".join(lines).strip()
+    return sections

@@ -1,0 +1,133 @@
+"""Compiler records and compiler exceptions -> findings, through the rule registry.
+
+A record maps to its rule by ``DiagnosticKind`` value (an unknown value gets
+the generic rule, so a newer braintrace still shows everything). An exception
+maps to the first rule whose :class:`ErrorMatch` recognises it. When the
+compiler emitted an ERROR record to explain the exception it then raised, the
+two are one problem and are reported once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import braintrace_adapter as bt
+from . import jaxpr_view as jv
+from .engine import format_path, relabel
+from .findings import Finding, Location
+from .registry import error_rules, rule_for_record_kind
+
+
+def _class_names(exc: BaseException) -> list[str]:
+    return [cls.__name__ for cls in type(exc).__mro__]
+
+
+def locate_record(record: Any, locator: Any) -> tuple[Location, list[Location]]:
+    """Primary location of a record, and related ones (blocking weights, the factory)."""
+    context = bt.record_context(record)
+    primitive = bt.record_primitive_name(record)
+    op_name = str(context.get("op_name", ""))
+    candidates = []
+    for key in ("invar", "weight_var"):
+        if key in context and context[key] is not None:
+            candidates.append(locator.of_var(context[key], op_name))
+    weight_path = getattr(record, "weight_path", None)
+    if weight_path:
+        candidates.append(locator.of_weight(tuple(weight_path), primitive))
+    if context.get("state") is not None:
+        candidates.append(locator.of_state_object(context["state"]))
+    if isinstance(context.get("state_path"), tuple):
+        candidates.append(locator.of_state(context["state_path"]))
+    for hidden in getattr(record, "hidden_paths", ()) or ():
+        candidates.append(locator.of_state(tuple(hidden)))
+    if isinstance(context.get("hidden_path"), tuple):
+        candidates.append(locator.of_state(context["hidden_path"]))
+    if op_name:
+        candidates.append(locator.of_primitive(op_name))
+    if primitive:
+        candidates.append(locator.of_primitive(primitive))
+    primary = locator.first(*candidates)
+
+    related = []
+    for blocking in context.get("blocking_weight_paths", ()) or ():
+        if blocking:
+            loc = locator.of_weight(tuple(blocking), label=f"blocking weight {format_path(blocking)}")
+            if loc is not None:
+                related.append(loc)
+    if weight_path:
+        created = locator.of_state(tuple(weight_path), f"{format_path(weight_path)} is created here")
+        if created is not None and created != primary:
+            related.append(created)
+    related.append(relabel(locator.factory, "target factory"))
+    return primary, related
+
+
+def record_properties(record: Any) -> dict:
+    properties = {"braintraceKind": bt.record_kind(record), "braintraceLevel": bt.record_level(record)}
+    weight_path = getattr(record, "weight_path", None)
+    if weight_path:
+        properties["weight"] = format_path(weight_path)
+    hidden = getattr(record, "hidden_paths", ()) or ()
+    if hidden:
+        properties["hiddenStates"] = [format_path(h) for h in hidden]
+    primitive = bt.record_primitive_name(record)
+    if primitive:
+        properties["primitive"] = primitive
+    return properties
+
+
+def finding_from_record(record: Any, locator: Any, target: str) -> Finding:
+    rule = rule_for_record_kind(bt.record_kind(record))
+    primary, related = locate_record(record, locator)
+    message = " ".join(str(record.message).split())
+    return Finding(rule.id, rule.level, message, target, primary, tuple(related), record_properties(record))
+
+
+def findings_from_records(compilation: bt.Compilation, locator: Any, target: str) -> list[Finding]:
+    return [finding_from_record(r, locator, target) for r in compilation.records]
+
+
+def classify_error(exc: BaseException):
+    names = _class_names(exc)
+    message = str(exc)
+    modules = jv.exception_modules(exc)
+    for rule in error_rules():
+        if rule.error.matches(names, message, modules):
+            return rule
+    raise LookupError("no generic error rule is registered")
+
+
+def _error_message(rule: Any, exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    text = lines[0] if lines else type(exc).__name__
+    if len(lines) > 1 and len(text) < 60:
+        text = f"{text} {lines[1]}"
+    return f"{type(exc).__name__}: {text}"
+
+
+def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
+                        record_findings: list[Finding]) -> list[Finding]:
+    """Add the compiler/tracing exception to the record findings, merged when explained."""
+    exc = compilation.error
+    rule = classify_error(exc)
+    error_name = type(exc).__name__
+    explained = [i for i, (rec, f) in enumerate(zip(compilation.records, record_findings))
+                 if bt.record_level(rec) == "error" and bt.record_kind(rec) in rule.error.kinds]
+    if explained:
+        index = explained[-1]
+        merged = record_findings[index]
+        properties = dict(merged.properties, braintraceError=error_name)
+        record_findings = list(record_findings)
+        record_findings[index] = Finding(merged.rule_id, merged.level, merged.message, target,
+                                         merged.location, merged.related, properties)
+        return record_findings
+    frame = jv.user_frame_of_exception(exc)
+    write = compilation.param_writes[0] if rule.error.at_param_write and compilation.param_writes else None
+    primary = locator.first(
+        Location(write.path, write.line, write.column) if write else None,
+        Location(frame.path, frame.line, frame.column) if frame else None,
+    )
+    properties = {"braintraceError": error_name, "phase": "compile" if compilation.traced else "trace"}
+    related = (relabel(locator.factory, "target factory"),)
+    finding = Finding(rule.id, rule.level, _error_message(rule, exc), target, primary, related, properties)
+    return list(record_findings) + [finding]

@@ -1,0 +1,36 @@
+"""A stable JSON document: findings and tool errors with repo-relative paths."""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+
+def _location(loc, info) -> dict:
+    return {"path": info.relpath(loc.path), "line": loc.line, "column": loc.column,
+            **({"label": loc.label} if loc.label else {})}
+
+
+def write_json(outcome, info, stream: TextIO) -> None:
+    document = {
+        "findings": [{
+            "rule": f.rule_id,
+            "level": f.level.value,
+            "message": f.message,
+            "model": f.target,
+            "location": _location(f.location, info),
+            "related": [_location(r, info) for r in f.related],
+            "properties": f.properties,
+            **({"suppressed": f.suppressed} if f.suppressed else {}),
+        } for f in outcome.findings],
+        "toolErrors": [{
+            "model": e.target,
+            "message": e.message,
+            "reason": e.reason,
+            "location": _location(e.location, info),
+        } for e in outcome.tool_errors],
+        "summary": {"models": info.targets, "files": info.files_seen,
+                    "findings": len(outcome.findings), "toolErrors": len(outcome.tool_errors)},
+    }
+    json.dump(document, stream, indent=2, sort_keys=True, default=str)
+    stream.write("\n")

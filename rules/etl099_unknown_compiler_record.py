@@ -1,0 +1,10 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Rule
+
+RULE = Rule(
+    id="ETL099",
+    name="unknown-compiler-record",
+    level=Level.WARNING,
+    summary="The braintrace compiler made a decision this version of etrace-lint does not know by name",
+    tags=("compiler",),
+)

@@ -1,0 +1,74 @@
+"""Shared test helpers: lint a fixture in-process and compare with its ``# expect:`` markers.
+
+A fixture line that should be reported carries ``# expect: ETL005`` (several
+ids separated by commas). :func:`assert_fixture` checks that exactly those
+(line, rule) pairs are reported: every finding of level warning or error, and
+every note whose rule is named by some marker in the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from etrace_lint.discover import discover
+from etrace_lint.engine import lint_target
+from etrace_lint.findings import Level
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
+MARKER = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+
+
+def fixture(*parts: str) -> str:
+    return os.path.join(FIXTURES, *parts)
+
+
+def lint_file(path: str, **run_options):
+    """Findings and tool errors of every target in ``path`` (or ``path::factory``)."""
+    found = discover([path], REPO)
+    findings, errors = [], list(found.tool_errors)
+    for spec in found.targets:
+        result = lint_target(spec, REPO, run_options)
+        findings.extend(result.findings)
+        errors.extend(result.tool_errors)
+    return findings, errors
+
+
+def expected_markers(path: str) -> set[tuple[int, str]]:
+    expected = set()
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            match = MARKER.search(line)
+            if match:
+                for rule in match.group(1).split(","):
+                    if rule.strip():
+                        expected.add((number, rule.strip()))
+    return expected
+
+
+def assert_fixture(path: str, **run_options):
+    """The fixture's findings are exactly its markers; returns the findings."""
+    findings, errors = lint_file(path, **run_options)
+    assert not errors, f"tool errors: {[e.message for e in errors]}"
+    expected = expected_markers(path)
+    marked_rules = {rule for _, rule in expected}
+    actual = set()
+    for finding in findings:
+        if finding.level.rank >= Level.WARNING.rank or finding.rule_id in marked_rules:
+            assert os.path.abspath(finding.path) == os.path.abspath(path), (
+                f"{finding.rule_id} reported outside the fixture: {finding.path}:{finding.line} {finding.message}")
+            actual.add((finding.line, finding.rule_id))
+    missing, extra = expected - actual, actual - expected
+    detail = "\n".join(f"  {f.path}:{f.line} {f.rule_id} {f.level.value} {f.message[:120]}" for f in findings)
+    assert not missing and not extra, f"missing {sorted(missing)}, unexpected {sorted(extra)}\nfindings:\n{detail}"
+    return findings
+
+
+def run_cli(*args: str, cwd: str = REPO, env: dict | None = None, timeout: float = 600):
+    """Run ``python -m etrace_lint`` as a user would; returns the CompletedProcess."""
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "etrace_lint", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
