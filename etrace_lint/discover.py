@@ -201,27 +201,34 @@ def discover(paths: list[str], root: str, excludes: tuple[str, ...] = ()) -> Dis
             if file in seen and not factory:
                 continue
             seen.add(file)
-            _add_file(result, file, factory)
+            _add_file(result, file, factory, root)
     return result
 
 
-def _add_file(result: Discovery, file: str, factory: str | None) -> None:
+def _display(path: str, root: str) -> str:
+    """How messages name a file: relative to the root, never absolute when avoidable."""
+    rel = os.path.relpath(path, root)
+    return path if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def _add_file(result: Discovery, file: str, factory: str | None, root: str) -> None:
     result.files_seen += 1
+    shown = _display(file, root)
     try:
         source = read_source(file)
         found = targets_in_source(file, source)
     except SyntaxError as exc:
         result.tool_errors.append(ToolError(
-            os.path.basename(file), f"{file}: cannot be parsed: {exc.msg} (line {exc.lineno})",
+            os.path.basename(file), f"{shown}: cannot be parsed: {exc.msg} (line {exc.lineno})",
             Location(file, exc.lineno or 1, (exc.offset or 1)), "syntax-error"))
         return
     except (UnicodeDecodeError, ValueError) as exc:
         result.tool_errors.append(ToolError(
-            os.path.basename(file), f"{file}: cannot be decoded as Python source: {exc}",
+            os.path.basename(file), f"{shown}: cannot be decoded as Python source: {exc}",
             Location(file, 1), "decode-error"))
         return
     except OSError as exc:
-        result.tool_errors.append(ToolError(os.path.basename(file), f"{file}: cannot be read: {exc.strerror}",
+        result.tool_errors.append(ToolError(os.path.basename(file), f"{shown}: cannot be read: {exc.strerror}",
                                             Location(file, 1), "read-error"))
         return
     if factory:
