@@ -98,6 +98,7 @@ class IgnoreRules:
 
     def __init__(self, root: str, excludes: tuple[str, ...] = ()):
         self.root = os.path.abspath(root)
+        self.real_root = os.path.realpath(root)
         self.excludes = tuple(DEFAULT_EXCLUDES) + tuple(excludes)
         self._gitignores: dict[str, list[tuple[str, bool, bool, bool]]] = {}
 
@@ -148,6 +149,10 @@ class IgnoreRules:
         return ignored
 
 
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def iter_python_files(path: str, ignore: IgnoreRules, seen_dirs: set | None = None):
     """Python files under ``path``, sorted, honouring ignores; symlink loops are cut."""
     seen_dirs = set() if seen_dirs is None else seen_dirs
@@ -167,6 +172,8 @@ def iter_python_files(path: str, ignore: IgnoreRules, seen_dirs: set | None = No
             continue
         if ignore.excluded(full, is_dir):
             continue
+        if entry.is_symlink() and not _inside(os.path.realpath(full), ignore.real_root):
+            continue  # a link out of the project would lint someone else's files
         if is_dir:
             yield from iter_python_files(full, ignore, seen_dirs)
         elif entry.name.endswith(".py") and entry.is_file():
