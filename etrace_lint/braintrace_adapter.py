@@ -31,12 +31,25 @@ class Compilation:
     records: list = field(default_factory=list)  # every CompilationRecord, in order
     error: BaseException | None = None
     warnings: list = field(default_factory=list)  # (category name, message) pairs
-    param_writes: list = field(default_factory=list)  # SourceFrame of each ParamState write
+    state_writes: list = field(default_factory=list)  # StateWrite per user write, in order
     seconds: float = 0.0
 
     @property
     def traced(self) -> bool:
         return self.module_info is not None
+
+    @property
+    def param_writes(self) -> list:
+        return [w.frame for w in self.state_writes if w.is_param]
+
+    @property
+    def unit_changes(self) -> list:
+        """Writes that changed the unit a state holds."""
+        return [w for w in self.state_writes if w.old_unit != w.new_unit]
+
+    @property
+    def last_write(self):
+        return self.state_writes[-1].frame if self.state_writes else None
 
 
 def installed_kind_values() -> list[str]:
@@ -87,19 +100,41 @@ def _keep_module_info(holder: list) -> Iterator[None]:
         _graph_module.extract_module_info = original
 
 
+@dataclass(frozen=True)
+class StateWrite:
+    is_param: bool
+    frame: Any  # jaxpr_view.SourceFrame of the user's line
+    old_unit: str
+    new_unit: str
+
+
+def _unit_text(value: Any) -> str:
+    try:
+        import saiunit
+
+        unit = saiunit.get_unit(value)
+        return "" if unit.is_unitless else str(unit)
+    except Exception:  # a pytree, a tracer saiunit cannot read: no unit to report
+        return ""
+
+
 @contextlib.contextmanager
-def _record_param_writes(sink: list) -> Iterator[None]:
-    """Remember the user line of every ParamState write while the step is traced."""
+def _record_state_writes(sink: list) -> Iterator[None]:
+    """Remember the user line of every state write while the step is traced.
+
+    brainstate re-raises a failed write with the traceback of the state's
+    creation, so this record is the only trace of the line that wrote it.
+    """
     from . import jaxpr_view as jv
 
-    owner = next(cls for cls in brainstate.ParamState.__mro__ if "value" in cls.__dict__)
+    owner = next(cls for cls in brainstate.State.__mro__ if "value" in cls.__dict__)
     original = owner.__dict__["value"]
 
     def set_value(state, value):
-        if isinstance(state, brainstate.ParamState):
-            frame = jv.user_frame_of_stack()
-            if frame is not None:
-                sink.append(frame)
+        frame = jv.user_frame_of_stack()
+        if frame is not None:
+            sink.append(StateWrite(isinstance(state, brainstate.ParamState), frame,
+                                   _unit_text(original.fget(state)), _unit_text(value)))
         original.fset(state, value)
 
     setattr(owner, "value", property(original.fget, set_value, original.fdel, original.__doc__))
@@ -141,7 +176,7 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict) -> Compilati
     minfo_holder: list = []
     start = time.perf_counter()
     with quiet(result.warnings), _tee_records(result.records), _keep_module_info(minfo_holder), \
-            _record_param_writes(result.param_writes):
+            _record_state_writes(result.state_writes):
         try:
             result.graph = braintrace.compile_etrace_graph(
                 model, *inputs, include_hidden_perturb=True, **compile_options)

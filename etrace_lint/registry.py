@@ -61,7 +61,7 @@ def rule_for_record_kind(kind_value: str) -> Rule:
 def error_rules() -> list[Rule]:
     """Exception rules in the order they are tried: most specific first, generic last."""
     rules = [r for r in active_rules().values() if r.error is not None]
-    return sorted(rules, key=lambda r: (r.id == GENERIC_ERROR_RULE, r.id))
+    return sorted(rules, key=lambda r: (r.id == GENERIC_ERROR_RULE, r.error.specificity, r.id))
 
 
 def analysis_rules() -> list[Rule]:

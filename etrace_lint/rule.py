@@ -33,9 +33,16 @@ class ErrorMatch:
     pattern: str = ""
     origin: str = "any"
     kinds: tuple[str, ...] = ()
-    at_param_write: bool = False  # locate at the line that writes a ParamState
+    at_write: str = ""  # "param": the first ParamState write; "last": the write that failed
 
-    def matches(self, class_names: Iterable[str], message: str, origin_modules: Iterable[str]) -> bool:
+    @property
+    def specificity(self) -> int:
+        """Rules that look at the message or the raising module are tried first."""
+        return 0 if self.pattern or self.origin not in ("any", "user") else 1
+
+    def matches(self, class_names: Iterable[str], message: str, raised_in: str, through_user_code: bool) -> bool:
+        """``raised_in`` is the module of the innermost frame; ``through_user_code``
+        tells whether the exception passed through the user's own code (tracing)."""
         names = set(class_names)
         if self.types and not names.intersection(self.types):
             return False
@@ -43,7 +50,9 @@ class ErrorMatch:
             return False
         if self.origin == "any":
             return True
-        return any(mod.startswith(self.origin) for mod in origin_modules)
+        if self.origin == "user":
+            return through_user_code
+        return raised_in.startswith(self.origin)
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,9 @@ class Rule:
     kinds: tuple[str, ...] = ()  # braintrace DiagnosticKind values reported by this rule
     error: ErrorMatch | None = None  # compiler/tracing exceptions reported by this rule
     check: Callable[..., Iterable[Hit]] | None = None  # a rule of our own
+    # for exception rules: (exception, Compilation) -> (message, SourceFrame or None), when the
+    # exception's own text is not the best thing to show
+    describe: Callable[..., tuple[str, Any]] | None = None
     enabled: bool = True  # on by default
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"

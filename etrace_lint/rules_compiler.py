@@ -9,12 +9,13 @@ two are one problem and are reported once.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .engine import format_path, relabel
-from .findings import Finding, Location
+from .findings import Finding, Level, Location
 from .registry import error_rules, rule_for_record_kind
 
 
@@ -80,7 +81,13 @@ def finding_from_record(record: Any, locator: Any, target: str) -> Finding:
     rule = rule_for_record_kind(bt.record_kind(record))
     primary, related = locate_record(record, locator)
     message = " ".join(str(record.message).split())
-    return Finding(rule.id, rule.level, message, target, primary, tuple(related), record_properties(record))
+    # the compiler grades some kinds differently by situation (a scan unroll
+    # skipped for length is informational, for a blocker it is a warning)
+    level = _RECORD_LEVELS.get(bt.record_level(record), rule.level)
+    return Finding(rule.id, level, message, target, primary, tuple(related), record_properties(record))
+
+
+_RECORD_LEVELS = {"info": Level.NOTE, "warning": Level.WARNING, "error": Level.ERROR}
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Any, target: str) -> list[Finding]:
@@ -91,17 +98,25 @@ def classify_error(exc: BaseException):
     names = _class_names(exc)
     message = str(exc)
     modules = jv.exception_modules(exc)
+    raised_in = modules[0] if modules else ""
+    through_user_code = jv.user_frame_of_exception(exc) is not None
     for rule in error_rules():
-        if rule.error.matches(names, message, modules):
+        if rule.error.matches(names, message, raised_in, through_user_code):
             return rule
     raise LookupError("no generic error rule is registered")
 
 
-def _error_message(rule: Any, exc: BaseException) -> str:
+def _error_message(rule: Any, exc: BaseException, limit: int = 300) -> str:
+    """The exception's first sentence (its first line, or two when the first is short)."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     text = lines[0] if lines else type(exc).__name__
     if len(lines) > 1 and len(text) < 60:
         text = f"{text} {lines[1]}"
+    sentence = re.match(r"(.{40,}?[.!?])(\s|$)", text)
+    if sentence:
+        text = sentence.group(1)
+    if len(text) > limit:
+        text = text[: limit - 3].rstrip() + "..."
     return f"{type(exc).__name__}: {text}"
 
 
@@ -122,12 +137,20 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
                                          merged.location, merged.related, properties)
         return record_findings
     frame = jv.user_frame_of_exception(exc)
-    write = compilation.param_writes[0] if rule.error.at_param_write and compilation.param_writes else None
+    message = _error_message(rule, exc)
+    if rule.describe is not None:
+        message, described_at = rule.describe(exc, compilation)
+        frame = described_at or frame
+    write = None
+    if rule.error.at_write == "param" and compilation.param_writes:
+        write = compilation.param_writes[0]
+    elif rule.error.at_write == "last":
+        write = compilation.last_write
     primary = locator.first(
         Location(write.path, write.line, write.column) if write else None,
         Location(frame.path, frame.line, frame.column) if frame else None,
     )
     properties = {"braintraceError": error_name, "phase": "compile" if compilation.traced else "trace"}
     related = (relabel(locator.factory, "target factory"),)
-    finding = Finding(rule.id, rule.level, _error_message(rule, exc), target, primary, related, properties)
+    finding = Finding(rule.id, rule.level, message, target, primary, related, properties)
     return list(record_findings) + [finding]

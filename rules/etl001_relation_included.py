@@ -1,0 +1,11 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Rule
+
+RULE = Rule(
+    id="ETL001",
+    name="relation-included",
+    level=Level.NOTE,
+    summary="A weight is connected to the hidden states it drives and will learn online",
+    tags=('compiler', 'learning'),
+    kinds=("relation_included",),
+)

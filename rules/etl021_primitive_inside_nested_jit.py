@@ -1,0 +1,11 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Rule
+
+RULE = Rule(
+    id="ETL021",
+    name="etp-op-inside-nested-jit",
+    level=Level.WARNING,
+    summary="An ETP op sits inside a nested `jit` the compiler could not flatten",
+    tags=('compiler', 'control-flow'),
+    kinds=("primitive_inside_nested_jit",),
+)

@@ -1,0 +1,11 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Rule
+
+RULE = Rule(
+    id="ETL027",
+    name="transition-tail-bounded",
+    level=Level.NOTE,
+    summary="The hidden-to-hidden transition was bounded at a tail",
+    tags=('compiler',),
+    kinds=("transition_tail_bounded",),
+)

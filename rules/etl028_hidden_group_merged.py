@@ -1,0 +1,11 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Rule
+
+RULE = Rule(
+    id="ETL028",
+    name="hidden-group-merged",
+    level=Level.NOTE,
+    summary="Mutually recurrent hidden states were merged into one hidden group",
+    tags=('compiler',),
+    kinds=("hidden_group_merged",),
+)

@@ -1,0 +1,22 @@
+import re
+
+from etrace_lint.findings import Level
+from etrace_lint.rule import ErrorMatch, Rule
+
+
+def describe(exc, compilation):
+    """One message for both braintrace lines (their texts differ)."""
+    named = re.search(r"ParamState (\S.*?) is written", str(exc))
+    which = f"ParamState {named.group(1)}" if named else "a ParamState"
+    return (f"{which} is written inside the online step; parameters must stay constant within a step "
+            f"(update them outside the step from the gradients)", None)
+
+RULE = Rule(
+    id="ETL102",
+    name="param-written-in-step",
+    level=Level.ERROR,
+    summary="A ParamState is written inside the online step",
+    tags=("compiler", "error"),
+    describe=describe,
+    error=ErrorMatch(types=("NotSupportedError",), pattern=r"written inside the online step|is rewritten in the model", at_write="param"),
+)
