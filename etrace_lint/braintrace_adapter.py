@@ -20,6 +20,7 @@ import brainstate
 import braintrace
 from braintrace._compiler import diagnostics as _diagnostics
 from braintrace._compiler import graph as _graph_module
+from braintrace._compiler import module_info as _module_info_module
 
 
 @dataclass
@@ -28,6 +29,7 @@ class Compilation:
 
     graph: Any = None  # ETraceGraph, when compilation succeeded
     module_info: Any = None  # ModuleInfo, as soon as tracing succeeded
+    traced_jaxpr: Any = None  # the step's jaxpr before control-flow canonicalisation
     records: list = field(default_factory=list)  # every CompilationRecord, in order
     error: BaseException | None = None
     warnings: list = field(default_factory=list)  # (category name, message) pairs
@@ -82,6 +84,25 @@ def _tee_records(sink: list) -> Iterator[None]:
         yield
     finally:
         _diagnostics.DiagnosticReporter.append = original
+
+
+@contextlib.contextmanager
+def _keep_traced_jaxpr(holder: list) -> Iterator[None]:
+    """Canonicalisation inlines conds and unrolls scans; their lines live in the jaxpr before it."""
+    original = getattr(_module_info_module, "canonicalize_control_flow", None)
+    if original is None:
+        yield
+        return
+
+    def canonicalize(closed_jaxpr, *args, **kwargs):
+        holder.append(closed_jaxpr)
+        return original(closed_jaxpr, *args, **kwargs)
+
+    _module_info_module.canonicalize_control_flow = canonicalize
+    try:
+        yield
+    finally:
+        _module_info_module.canonicalize_control_flow = original
 
 
 @contextlib.contextmanager
@@ -174,9 +195,10 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict) -> Compilati
     """Trace ``model`` and run the ETrace compiler, hidden perturbation included."""
     result = Compilation()
     minfo_holder: list = []
+    jaxpr_holder: list = []
     start = time.perf_counter()
     with quiet(result.warnings), _tee_records(result.records), _keep_module_info(minfo_holder), \
-            _record_state_writes(result.state_writes):
+            _record_state_writes(result.state_writes), _keep_traced_jaxpr(jaxpr_holder):
         try:
             result.graph = braintrace.compile_etrace_graph(
                 model, *inputs, include_hidden_perturb=True, **compile_options)
@@ -185,6 +207,8 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict) -> Compilati
     result.seconds = time.perf_counter() - start
     if minfo_holder:
         result.module_info = minfo_holder[-1]
+    if jaxpr_holder:
+        result.traced_jaxpr = jaxpr_holder[0]
     if result.graph is not None:
         result.module_info = result.graph.module_info
     return result

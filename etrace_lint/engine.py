@@ -59,7 +59,7 @@ def findings_for_model(model: Any, inputs: tuple, compile_options: dict, name: s
         compilation = bt.Compilation(error=exc)
     else:
         compilation = bt.compile_model(model, inputs, compile_options)
-    locator = Locator(model, compilation.module_info, factory_location)
+    locator = Locator(model, compilation.module_info, factory_location, compilation.traced_jaxpr)
     findings = findings_from_records(compilation, locator, name)
     if compilation.error is not None:
         findings = findings_from_error(compilation, locator, name, findings)

@@ -53,22 +53,32 @@ class SourceFrame:
     column: int = 1
 
 
+_OWN_ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _is_linter_frame(path: str) -> bool:
+    return bool(path) and os.path.abspath(path).startswith(_OWN_ROOT)
+
+
 def user_frame_of(source_info: Any) -> SourceFrame | None:
-    """The deepest frame of user code that created an equation or a state."""
+    """The deepest frame of user code that created an equation or a state.
+
+    Frames outside the linter's own call (whoever called etrace-lint: a
+    script, a test runner) are never the model's code, so the walk from the
+    innermost frame stops at the first etrace-lint frame.
+    """
     traceback = getattr(source_info, "traceback", None)
     if traceback is None:
         return None
     try:
-        frames = list(_siu.user_frames(traceback))
+        frames = [(f.file_name, f.start_line, max(1, f.start_column + 1)) for f in _siu.user_frames(traceback)]
     except Exception:  # an older or newer JAX without user_frames
-        frames = []
-    for frame in frames:
-        if not is_library_file(frame.file_name):
-            return SourceFrame(os.path.abspath(frame.file_name), frame.start_line,
-                               max(1, frame.start_column + 1))
-    for frame in traceback.frames:
-        if not is_library_file(frame.file_name):
-            return SourceFrame(os.path.abspath(frame.file_name), frame.line_num, 1)
+        frames = [(f.file_name, f.line_num, 1) for f in traceback.frames]
+    for file_name, line, column in frames:
+        if _is_linter_frame(file_name):
+            return None
+        if not is_library_file(file_name):
+            return SourceFrame(os.path.abspath(file_name), line, column)
     return None
 
 
@@ -212,11 +222,14 @@ def forward_reach(jaxpr_like: Any, sources: set, stop: Callable[[Any], bool] = l
     return reached
 
 
-def user_frame_of_stack() -> SourceFrame | None:
-    """The innermost user frame of the current Python stack."""
-    frame = sys._getframe(1)
+def user_frame_of_stack(skip: int = 2) -> SourceFrame | None:
+    """The innermost user frame of the current Python stack, above the ``skip`` innermost frames
+    (this function and the linter's hook that called it)."""
+    frame = sys._getframe(skip)
     while frame is not None:
         path = frame.f_code.co_filename
+        if _is_linter_frame(path):
+            return None
         if not is_library_file(path):
             return SourceFrame(os.path.abspath(path), frame.f_lineno, 1)
         frame = frame.f_back

@@ -23,11 +23,13 @@ def _as_location(frame: jv.SourceFrame | None, label: str = "") -> Location | No
 class Locator:
     """Answers "where in the user's code" for one compiled model."""
 
-    def __init__(self, model: Any, module_info: Any, factory_location: Location):
+    def __init__(self, model: Any, module_info: Any, factory_location: Location, traced_jaxpr: Any = None):
         self.factory = factory_location
         self.states = bt.model_states(model)
         self.module_info = module_info
         self._sites = list(jv.walk(bt.traced_jaxpr(module_info))) if module_info is not None else []
+        # before canonicalisation: the conds and scans the compiler rewrote are still there
+        self._traced_sites = list(jv.walk(traced_jaxpr)) if traced_jaxpr is not None else self._sites
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
         self._weight_var_to_path = bt.weight_invars(module_info) if module_info is not None else {}
 
@@ -98,6 +100,13 @@ class Locator:
                 if loc is not None:
                     return loc
         return None
+
+    def of_nth_primitive(self, primitive_name: str, ordinal: int, label: str = "") -> Location | None:
+        """The ``ordinal``-th equation of a primitive in the step as traced (before rewriting)."""
+        sites = [s for s in self._traced_sites if jv.primitive_name(s.eqn) == primitive_name]
+        if not sites:
+            return None
+        return self.of_site(sites[min(ordinal, len(sites) - 1)], label)
 
     def first(self, *candidates: Location | None) -> Location:
         for candidate in candidates:

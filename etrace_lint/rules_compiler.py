@@ -23,12 +23,27 @@ def _class_names(exc: BaseException) -> list[str]:
     return [cls.__name__ for cls in type(exc).__mro__]
 
 
-def locate_record(record: Any, locator: Any) -> tuple[Location, list[Location]]:
+# Records about a control-flow equation that carry no reference to it: the
+# equation is found by its primitive, in the order the compiler reported them.
+_KIND_PRIMITIVE = {
+    "cond_if_converted": "cond", "cond_conversion_skipped": "cond",
+    "scan_unrolled": "scan", "scan_unroll_skipped": "scan", "relation_excluded_sliced_weight": "scan",
+    "scan_descent_applied": "scan", "scan_descent_skipped": "scan", "scan_descent_no_relations": "scan",
+    "control_flow_opaque_fwd": "while", "output_bypass_dropped": "while",
+}
+
+
+def locate_record(record: Any, locator: Any, ordinal: int = 0) -> tuple[Location, list[Location]]:
     """Primary location of a record, and related ones (blocking weights, the factory)."""
     context = bt.record_context(record)
     primitive = bt.record_primitive_name(record)
     op_name = str(context.get("op_name", ""))
+    family = _KIND_PRIMITIVE.get(bt.record_kind(record))
     candidates = []
+    if op_name:
+        candidates.append(locator.of_primitive(op_name))
+    if family:
+        candidates.append(locator.of_nth_primitive(op_name or family, ordinal))
     for key in ("invar", "weight_var"):
         if key in context and context[key] is not None:
             candidates.append(locator.of_var(context[key], op_name))
@@ -43,8 +58,10 @@ def locate_record(record: Any, locator: Any) -> tuple[Location, list[Location]]:
         candidates.append(locator.of_state(tuple(hidden)))
     if isinstance(context.get("hidden_path"), tuple):
         candidates.append(locator.of_state(context["hidden_path"]))
-    if op_name:
-        candidates.append(locator.of_primitive(op_name))
+    for key in ("params", "weight_paths"):
+        for path in context.get(key, ()) or ():
+            if isinstance(path, tuple):
+                candidates.append(locator.of_weight(path))
     if primitive:
         candidates.append(locator.of_primitive(primitive))
     primary = locator.first(*candidates)
@@ -77,9 +94,9 @@ def record_properties(record: Any) -> dict:
     return properties
 
 
-def finding_from_record(record: Any, locator: Any, target: str) -> Finding:
+def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0) -> Finding:
     rule = rule_for_record_kind(bt.record_kind(record))
-    primary, related = locate_record(record, locator)
+    primary, related = locate_record(record, locator, ordinal)
     message = " ".join(str(record.message).split())
     # the compiler grades some kinds differently by situation (a scan unroll
     # skipped for length is informational, for a blocker it is a warning)
@@ -91,7 +108,13 @@ _RECORD_LEVELS = {"info": Level.NOTE, "warning": Level.WARNING, "error": Level.E
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Any, target: str) -> list[Finding]:
-    return [finding_from_record(r, locator, target) for r in compilation.records]
+    findings, seen = [], {}
+    for record in compilation.records:
+        family = _KIND_PRIMITIVE.get(bt.record_kind(record), "")
+        key = (bt.record_kind(record), family)
+        findings.append(finding_from_record(record, locator, target, seen.get(key, 0)))
+        seen[key] = seen.get(key, 0) + 1
+    return findings
 
 
 def classify_error(exc: BaseException):
@@ -146,9 +169,12 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
         write = compilation.param_writes[0]
     elif rule.error.at_write == "last":
         write = compilation.last_write
+    # "... computed within a while function": the loop is the place to show
+    named_op = re.search(r"within a (\w+) (?:function|region)", str(exc))
     primary = locator.first(
         Location(write.path, write.line, write.column) if write else None,
         Location(frame.path, frame.line, frame.column) if frame else None,
+        locator.of_primitive(named_op.group(1)) if named_op else None,
     )
     properties = {"braintraceError": error_name, "phase": "compile" if compilation.traced else "trace"}
     related = (relabel(locator.factory, "target factory"),)

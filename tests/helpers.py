@@ -19,7 +19,7 @@ from etrace_lint.findings import Level
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
-MARKER = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+MARKER = re.compile(r"#\s*expect:\s*([A-Z0-9?, ]+)")
 
 
 def fixture(*parts: str) -> str:
@@ -37,15 +37,17 @@ def lint_file(path: str, **run_options):
     return findings, errors
 
 
-def expected_markers(path: str) -> set[tuple[int, str]]:
+def expected_markers(path: str, optional: bool = False) -> set[tuple[int, str]]:
+    """(line, rule) pairs marked in the file; ``ETL017?`` marks one a braintrace line may omit."""
     expected = set()
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             match = MARKER.search(line)
             if match:
                 for rule in match.group(1).split(","):
-                    if rule.strip():
-                        expected.add((number, rule.strip()))
+                    rule = rule.strip()
+                    if rule and rule.endswith("?") == optional:
+                        expected.add((number, rule.rstrip("?")))
     return expected
 
 
@@ -54,14 +56,15 @@ def assert_fixture(path: str, **run_options):
     findings, errors = lint_file(path, **run_options)
     assert not errors, f"tool errors: {[e.message for e in errors]}"
     expected = expected_markers(path)
-    marked_rules = {rule for _, rule in expected}
+    maybe = expected_markers(path, optional=True)
+    marked_rules = {rule for _, rule in expected | maybe}
     actual = set()
     for finding in findings:
         if finding.level.rank >= Level.WARNING.rank or finding.rule_id in marked_rules:
             assert os.path.abspath(finding.path) == os.path.abspath(path), (
                 f"{finding.rule_id} reported outside the fixture: {finding.path}:{finding.line} {finding.message}")
             actual.add((finding.line, finding.rule_id))
-    missing, extra = expected - actual, actual - expected
+    missing, extra = expected - actual, actual - expected - maybe
     detail = "\n".join(f"  {f.path}:{f.line} {f.rule_id} {f.level.value} {f.message[:120]}" for f in findings)
     assert not missing and not extra, f"missing {sorted(missing)}, unexpected {sorted(extra)}\nfindings:\n{detail}"
     return findings
