@@ -90,3 +90,66 @@ class AnalysisContext:
             for weight in self.weight_provenance.get(var, ()):
                 reach.setdefault(weight, []).append(hidden)
         return reach
+
+
+# Equations that combine a weight with data: the first one on a weight's path
+# is where "the weight is used" in the user's code.
+OPAQUE_TRANSFORMS = frozenset({"remat", "remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call",
+                               "custom_vjp_call_jaxpr", "custom_lin"})
+VMAP_DECOMPOSED = "decomposed into standard JAX ops under vmap"
+
+
+def explained_weights(context: AnalysisContext) -> set[tuple]:
+    """Weights some compiler record already talks about."""
+    explained = set()
+    for record in context.compilation.records:
+        if getattr(record, "weight_path", None):
+            explained.add(tuple(record.weight_path))
+        for key in ("weight_paths", "params", "sources"):
+            for path in (bt.record_context(record).get(key) or ()):
+                if isinstance(path, tuple):
+                    explained.add(path)
+    return explained
+
+
+def contains_etp_op(eqn) -> bool:
+    return any(bt.is_etp_primitive(site.eqn) for sub in jv.sub_jaxprs(eqn) for site in jv.walk(sub))
+
+
+def first_use(context: AnalysisContext, weight: tuple):
+    """The first top-level equation that does more than move the weight's data around."""
+    flow = context.weight_provenance
+    for site in context.sites:
+        if site.parents:
+            continue
+        eqn = site.eqn
+        if jv.primitive_name(eqn) in LAYOUT_PRIMITIVES:
+            continue
+        if any(weight in flow.get(v, ()) for v in jv.invars(eqn)):
+            return site
+    return None
+
+
+@dataclass(frozen=True)
+class PlainUse:
+    weight: tuple
+    hidden: tuple
+    site: Any  # EqnSite of the plain op, or None
+
+
+def plain_op_weights(context: AnalysisContext) -> list[PlainUse]:
+    """Weights that reach a hidden state with no ETP op and no compiler record to say so."""
+    explained = explained_weights(context)
+    found = []
+    for weight, hiddens in sorted(context.weights_reaching_hidden().items()):
+        if weight in context.learning_weights or weight in explained:
+            continue
+        site = first_use(context, weight)
+        if site is not None and (bt.is_etp_primitive(site.eqn) or contains_etp_op(site.eqn)):
+            continue  # an ETP op the compiler could not see: reported as such, not as a plain op
+        found.append(PlainUse(weight, sorted(hiddens)[0], site))
+    return found
+
+
+def vmap_warnings(context: AnalysisContext) -> list[str]:
+    return [message for _, message in context.compilation.warnings if VMAP_DECOMPOSED in message]

@@ -16,39 +16,48 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _changed_files(paths: list[str]) -> list[str]:
+    """Files named on the command line (as pre-commit passes them), not folders or ``::`` targets."""
+    return [os.path.abspath(p) for p in paths if "::" not in p and os.path.isfile(p)]
+
+
 def run(settings: Settings, argv: list[str]) -> int:
     from .discover import discover
-    from .runner import run_targets
+    from .progress import Progress
+    from .runner import open_cache, run_targets
 
     info = RunInfo(root=settings.root, command_line=["etrace-lint", *argv], start_time=_now(),
                    show_info=settings.show_info)
     discovery = discover(settings.paths, settings.root, tuple(settings.exclude))
-    info.targets = len(discovery.targets)
+    cache = open_cache(settings)
+    specs = list(discovery.targets)
+    if cache is not None and _changed_files(settings.paths):
+        known = {spec.key for spec in specs}
+        specs += [s for s in cache.dependents(_changed_files(settings.paths))
+                  if s.key not in known and os.path.exists(s.path)]
+    info.targets = len(specs)
     info.files_seen = discovery.files_seen
     info.files_without_targets = discovery.files_without_targets
-    results = run_targets(discovery.targets, settings)
+    progress = Progress(enabled=not settings.quiet)
+    try:
+        results = run_targets(specs, settings, progress, cache)
+    finally:
+        progress.close()
     findings = [f for r in results for f in r.findings]
     tool_errors = list(discovery.tool_errors) + [e for r in results for e in r.tool_errors]
-    outcome = apply_policy(findings, tool_errors, settings)
+    linted_files = sorted({spec.path for spec in specs})
+    if settings.write_baseline:
+        from .baseline import write_baseline
+        everything = apply_policy(findings, [], settings, linted_files)
+        write_baseline(settings.write_baseline, everything.findings, settings.root)
+    outcome = apply_policy(findings, tool_errors, settings, linted_files)
     info.verify_rows = [row for r in results for row in r.verify_rows]
+    info.device = next((row.get("device", "") for row in info.verify_rows if row.get("device")), "")
     info.end_time = _now()
-    info.versions = _versions()
     stream_is_tty = sys.stdout.isatty() and not settings.output_file
     info.color = settings.color if settings.color is not None else (stream_is_tty and "NO_COLOR" not in os.environ)
     write_outputs(outcome, info, settings)
     return outcome.exit_code(settings)
-
-
-def _versions() -> dict:
-    import importlib.metadata as md
-
-    found = {}
-    for dist in ("etrace-lint", "braintrace", "brainstate", "jax", "jaxlib", "saiunit"):
-        try:
-            found[dist] = md.version(dist)
-        except md.PackageNotFoundError:
-            found[dist] = ""
-    return found
 
 
 def write_outputs(outcome, info: RunInfo, settings: Settings) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -30,7 +31,10 @@ class Compilation:
     graph: Any = None  # ETraceGraph, when compilation succeeded
     module_info: Any = None  # ModuleInfo, as soon as tracing succeeded
     traced_jaxpr: Any = None  # the step's jaxpr before control-flow canonicalisation
+    raw_jaxpr: Any = None  # the step's jaxpr as traced, before jit calls are inlined
     records: list = field(default_factory=list)  # every CompilationRecord, in order
+    # per record, the equation the compiler was looking at when it emitted it (or None)
+    record_subjects: list = field(default_factory=list)
     error: BaseException | None = None
     warnings: list = field(default_factory=list)  # (category name, message) pairs
     state_writes: list = field(default_factory=list)  # StateWrite per user write, in order
@@ -71,12 +75,40 @@ def versions() -> dict[str, str]:
     return found
 
 
+def _compiler_frames(frame: Any) -> Iterator[Any]:
+    """Frames of braintrace's compiler, innermost first."""
+    while frame is not None:
+        if str(frame.f_globals.get("__name__", "")).startswith("braintrace._compiler"):
+            yield frame
+        frame = frame.f_back
+
+
+def _subject_eqn(frames: Iterator[Any]) -> Any:
+    """The equation a compiler pass is working on: its local ``eqn``.
+
+    Records carry weight paths and vars but rarely the equation itself; the
+    pass that emits one always has the equation at hand under that name.
+    """
+    from . import jaxpr_view as jv
+
+    for frame in frames:
+        candidate = frame.f_locals.get("eqn")
+        if candidate is not None and jv.is_eqn(candidate):
+            return candidate
+    return None
+
+
 @contextlib.contextmanager
-def _tee_records(sink: list) -> Iterator[None]:
+def _tee_records(sink: list, subjects: list | None = None) -> Iterator[None]:
     original = _diagnostics.DiagnosticReporter.append
 
     def append(reporter, record):
         sink.append(record)
+        if subjects is not None:
+            # emit(), the pass that called it and that pass's caller: further out
+            # an ``eqn`` is a driver's stale loop variable
+            frames = list(_compiler_frames(sys._getframe(1)))[:4]
+            subjects.append(_subject_eqn(iter(frames)))
         original(reporter, record)
 
     _diagnostics.DiagnosticReporter.append = append
@@ -103,6 +135,25 @@ def _keep_traced_jaxpr(holder: list) -> Iterator[None]:
         yield
     finally:
         _module_info_module.canonicalize_control_flow = original
+
+
+@contextlib.contextmanager
+def _keep_raw_jaxpr(holder: list) -> Iterator[None]:
+    """Inlining drops the jit calls whose lines are the only user frames of a cached jit body."""
+    original = getattr(_module_info_module, "inline_jit_calls", None)
+    if original is None:
+        yield
+        return
+
+    def inline(closed_jaxpr, *args, **kwargs):
+        holder.append(closed_jaxpr)
+        return original(closed_jaxpr, *args, **kwargs)
+
+    _module_info_module.inline_jit_calls = inline
+    try:
+        yield
+    finally:
+        _module_info_module.inline_jit_calls = original
 
 
 @contextlib.contextmanager
@@ -196,9 +247,11 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict) -> Compilati
     result = Compilation()
     minfo_holder: list = []
     jaxpr_holder: list = []
+    raw_holder: list = []
     start = time.perf_counter()
-    with quiet(result.warnings), _tee_records(result.records), _keep_module_info(minfo_holder), \
-            _record_state_writes(result.state_writes), _keep_traced_jaxpr(jaxpr_holder):
+    with quiet(result.warnings), _tee_records(result.records, result.record_subjects), \
+            _keep_module_info(minfo_holder), _record_state_writes(result.state_writes), \
+            _keep_traced_jaxpr(jaxpr_holder), _keep_raw_jaxpr(raw_holder):
         try:
             result.graph = braintrace.compile_etrace_graph(
                 model, *inputs, include_hidden_perturb=True, **compile_options)
@@ -209,6 +262,8 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict) -> Compilati
         result.module_info = minfo_holder[-1]
     if jaxpr_holder:
         result.traced_jaxpr = jaxpr_holder[0]
+    if raw_holder:
+        result.raw_jaxpr = raw_holder[0]
     if result.graph is not None:
         result.module_info = result.graph.module_info
     return result
@@ -234,6 +289,52 @@ def record_primitive_name(record: Any) -> str:
 
 def record_context(record: Any) -> dict:
     return dict(getattr(record, "context", None) or {})
+
+
+@dataclass(frozen=True)
+class ErrorSubject:
+    """What the compiler was working on when it raised: equations, vars, states."""
+
+    eqns: tuple = ()
+    vars: tuple = ()  # outputs of the equations to show (an ETP op's ``y``)
+    states: tuple = ()
+
+
+def exception_subject(exc: BaseException) -> ErrorSubject:
+    """Read the compiler's frames on an exception's traceback, innermost first.
+
+    The compiler's exceptions name the offending equation only in their text;
+    the frame that raised still holds it (``eqn``), a non-converging
+    canonicalisation holds the equations of its last sweep, a rejected
+    relation holds the relation, a hidden group holds its states.
+    """
+    from . import jaxpr_view as jv
+
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    compiler = [f for f in reversed(frames) if str(f.f_globals.get("__name__", "")).startswith("braintrace._compiler")]
+    eqns, vars_, states = [], [], []
+    for frame in compiler:
+        local = frame.f_locals
+        sweep = local.get("last_sweep")
+        if isinstance(sweep, (list, tuple)) and sweep:
+            # a driver frame: its ``eqn`` is a stale loop variable
+            eqns.extend(e for e in sweep if jv.is_eqn(e))
+        elif jv.is_eqn(local.get("eqn")):
+            eqns.append(local["eqn"])
+        relation = local.get("relation")
+        if relation is not None and getattr(relation, "y_var", None) is not None:
+            vars_.append(relation.y_var)
+        owner = local.get("self")
+        hidden_states = getattr(owner, "hidden_states", None) if owner is not None else None
+        if isinstance(hidden_states, (list, tuple)):
+            states.extend(hidden_states)
+        if eqns or vars_ or states:
+            break
+    return ErrorSubject(tuple(eqns), tuple(vars_), tuple(states))
 
 
 # --------------------------------------------------------------------------- model tables
@@ -280,3 +381,31 @@ def relation_weight_paths(graph: Any) -> set[tuple]:
         for path in (relation.trainable_paths or {}).values():
             paths.add(tuple(path))
     return paths
+
+
+def online_gradient_failure(model: Any, inputs: tuple) -> str | None:
+    """Build (abstractly) one D-RTRL gradient step; the error text if that fails.
+
+    Every state of the model is restored afterwards, so the check leaves the
+    model as it found it.
+    """
+    import jax.numpy as jnp
+
+    states = brainstate.graph.states(model)
+    saved = {path: st.value for path, st in states.items()}
+    try:
+        with quiet([]):
+            learner = braintrace.compile(model, "d_rtrl", *inputs)
+            weights = learner.param_states
+
+            def one_step(*xs):
+                return brainstate.transform.grad(lambda *a: jnp.sum(learner(*a) ** 2), weights)(*xs)
+
+            brainstate.transform.StatefulFunction(one_step).make_jaxpr(*inputs)
+        return None
+    except Exception as exc:  # the failure is the finding
+        first = str(exc).strip().splitlines()
+        return f"{type(exc).__name__}: {first[0] if first else ''}"[:300]
+    finally:
+        for path, st in states.items():
+            st.value = saved[path]

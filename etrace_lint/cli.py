@@ -46,7 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--fail-level", choices=("note", "warning", "error"), default=None,
                      help="lowest level that makes the run fail (warning)")
     sel.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    sel.add_argument("--exclude", action="append", default=None, metavar="GLOBS")
+    sel.add_argument("--exclude", action="append", default=None, metavar="GLOBS",
+                     help="replace the configured exclude globs")
+    sel.add_argument("--extend-exclude", action="append", default=None, metavar="GLOBS")
+    sel.add_argument("--include-suppressed", action="store_true", default=None,
+                     help="pass suppressed findings to the output (SARIF suppressions)")
+    sel.add_argument("--baseline", metavar="FILE", help="report only findings not recorded in FILE")
+    sel.add_argument("--write-baseline", metavar="FILE", help="record today's findings in FILE")
     sel.add_argument("--check-online-grad", action="store_true", default=None,
                      help="also check that one online gradient step can be built (ETL205; slower)")
     ver = parser.add_argument_group("gradient verification")
@@ -58,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--device", metavar="DEVICE", help="JAX platform for --verify: cpu, gpu, ... (default device)")
     run = parser.add_argument_group("running")
     run.add_argument("--debug", action="store_true", help="show tracebacks of tool errors")
+    run.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (number of cores)")
+    run.add_argument("--timeout", type=float, metavar="SECONDS", help="per-target time limit (300)")
+    run.add_argument("--no-cache", action="store_true", help="lint everything again, write no cache")
+    run.add_argument("--cache-dir", metavar="DIR", help="where results are cached (.etrace-lint-cache)")
+    run.add_argument("--config", metavar="PYPROJECT", help="read [tool.etrace-lint] from this file")
+    run.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     return parser
 
 
@@ -69,9 +81,16 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def settings_from_args(args: argparse.Namespace):
+    from .config import ConfigError, load_settings
     from .settings import Settings
 
-    settings = Settings()
+    if args.isolated:
+        settings = Settings()
+    else:
+        try:
+            settings, _ = load_settings(os.getcwd(), args.config)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
     if args.root:
         settings.root = os.path.abspath(args.root)
     if args.paths:
@@ -83,7 +102,26 @@ def settings_from_args(args: argparse.Namespace):
     if args.ignore is not None:
         settings.ignore = settings.ignore + _split(args.ignore)
     if args.exclude is not None:
-        settings.exclude = settings.exclude + _split(args.exclude)
+        settings.exclude = _split(args.exclude)
+    if args.extend_exclude:
+        settings.exclude = settings.exclude + _split(args.extend_exclude)
+    if args.jobs is not None:
+        if args.jobs < 0:
+            raise UsageError("--jobs must be 0 (one per core) or more")
+        settings.jobs = args.jobs
+    if args.timeout is not None:
+        if args.timeout <= 0:
+            raise UsageError("--timeout must be positive")
+        settings.timeout = args.timeout
+    if args.no_cache:
+        settings.use_cache = False
+    if args.cache_dir:
+        settings.cache_dir = os.path.abspath(args.cache_dir)
+    settings.include_suppressed = bool(args.include_suppressed) or settings.include_suppressed
+    settings.baseline = args.baseline or settings.baseline
+    settings.write_baseline = args.write_baseline or settings.write_baseline
+    if settings.baseline and not os.path.isfile(settings.baseline):
+        raise UsageError(f"baseline file {settings.baseline} does not exist")
     if args.fail_level:
         settings.fail_level = Level.parse(args.fail_level)
     if args.output_format:
@@ -113,7 +151,9 @@ def _validate_selectors(settings) -> None:
 
     known = list(all_rules())
     names = [r.name for r in all_rules().values()]
-    for selector in [*settings.select, *settings.ignore]:
+    selectors = [*settings.select, *settings.ignore, *settings.levels,
+                 *(s for group in settings.per_file_ignores.values() for s in group)]
+    for selector in selectors:
         if selector.upper() == "ALL":
             continue
         if any(rid.startswith(selector.upper()) for rid in known) or selector in names:

@@ -169,6 +169,30 @@ def count_eqns(jaxpr_like: Any) -> int:
     return sum(1 for _ in walk(jaxpr_like))
 
 
+def is_eqn(obj: Any) -> bool:
+    """True for a jaxpr equation (duck-typed: JAX moves the class between modules)."""
+    return hasattr(obj, "primitive") and hasattr(obj, "source_info") and hasattr(obj, "outvars")
+
+
+def _is_jit_call(eqn: Any) -> bool:
+    return primitive_name(eqn) in ("pjit", "jit") and "jaxpr" in eqn.params
+
+
+def flatten_jit_calls(jaxpr_like: Any, parents: tuple = ()) -> Iterator[EqnSite]:
+    """The top-level equations as they are once every ``jit`` call is spliced in.
+
+    Each equation of a jit body comes with the jit calls around it (outermost
+    first): an equation of a jitted function traced once and cached carries
+    only the frames inside that function, so the call site is the way back
+    to the user's line.
+    """
+    for eqn in open_jaxpr(jaxpr_like).eqns:
+        if _is_jit_call(eqn):
+            yield from flatten_jit_calls(eqn.params["jaxpr"], parents + (eqn,))
+        else:
+            yield EqnSite(eqn, parents)
+
+
 def eqn_location(site: EqnSite) -> SourceFrame | None:
     """The user line of an equation; if its traceback stops in library code
     (a cached jit body traced elsewhere), the enclosing equation's line."""

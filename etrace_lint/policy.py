@@ -59,9 +59,33 @@ class Outcome:
         return 1 if failing else 0
 
 
-def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: Settings) -> Outcome:
-    outcome = Outcome(tool_errors=sorted(tool_errors, key=ToolError.sort_key))
+def _suppress(findings: list[Finding], linted_files: list[str]) -> list[Finding]:
+    """Mark suppressed findings, and add ETL301 for suppressions that matched nothing."""
+    from .findings import Location
+    from .suppressions import SuppressionIndex
+
+    index = SuppressionIndex()
+    marked = []
     for finding in findings:
+        suppression = index.match(finding.path, finding.line, finding.rule_id)
+        marked.append(replace(finding, suppressed=suppression.form) if suppression else finding)
+    rule = all_rules()["ETL301"]
+    for path, suppression, codes in index.unused(linted_files):
+        where = "in this file" if suppression.form == "file-ignore" else "on this line"
+        marked.append(Finding(rule.id, rule.level,
+                              f"unused suppression: {', '.join(codes)} reports nothing {where}",
+                              "", Location(path, suppression.line, suppression.column),
+                              properties={"codes": list(codes), "form": suppression.form}))
+    return marked
+
+
+def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: Settings,
+                 linted_files: list[str] = ()) -> Outcome:
+    outcome = Outcome(tool_errors=sorted(tool_errors, key=ToolError.sort_key))
+    findings = _suppress(findings, list(linted_files))
+    for finding in findings:
+        if finding.suppressed and not settings.include_suppressed:
+            continue
         if not rule_selected(finding.rule_id, settings, finding.path):
             continue
         level = settings.levels.get(finding.rule_id)
@@ -72,4 +96,7 @@ def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings
             continue
         outcome.findings.append(finding)
     outcome.findings.sort(key=Finding.sort_key)
+    if settings.baseline:
+        from .baseline import new_findings, read_baseline
+        outcome.findings = new_findings(outcome.findings, read_baseline(settings.baseline), settings.root)
     return outcome

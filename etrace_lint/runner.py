@@ -1,7 +1,8 @@
-"""Run the engine over many targets. In-process, one after another."""
+"""Run the engine over many targets: cached results first, the rest in worker processes."""
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 from .discover import TargetSpec
@@ -9,14 +10,37 @@ from .findings import TargetResult
 from .settings import Settings
 
 
-def run_targets(specs: list[TargetSpec], settings: Settings,
-                progress: Callable[[int, int, TargetSpec], None] | None = None) -> list[TargetResult]:
-    from .engine import lint_target
+def open_cache(settings: Settings):
+    if not settings.use_cache:
+        return None
+    from .cache import Cache
 
-    results = []
+    directory = settings.cache_dir
+    if not os.path.isabs(directory):
+        directory = os.path.join(settings.root, directory)
+    return Cache(directory, settings.root, settings.fingerprint_data())
+
+
+def run_targets(specs: list[TargetSpec], settings: Settings,
+                progress: Callable[[int, int, TargetSpec], None] | None = None,
+                cache=None) -> list[TargetResult]:
+    results: dict[int, TargetResult] = {}
+    stale = []
     for index, spec in enumerate(specs):
-        if progress is not None:
-            progress(index, len(specs), spec)
-        results.append(lint_target(spec, settings.root, settings.run_options | {
-            "compile_options": settings.compile_options}))
-    return results
+        hit = cache.get(spec) if cache is not None else None
+        if hit is not None:
+            results[index] = hit
+        else:
+            stale.append(index)
+    if stale:
+        from .workers import run_in_workers
+
+        run_options = dict(settings.run_options, compile_options=settings.compile_options)
+        jobs = settings.jobs or os.cpu_count() or 1
+        fresh = run_in_workers([specs[i] for i in stale], settings.root, run_options, jobs,
+                               settings.timeout, progress)
+        for index, result in zip(stale, fresh):
+            results[index] = result
+            if cache is not None:
+                cache.put(specs[index], result)
+    return [results[i] for i in range(len(specs))]

@@ -1,0 +1,88 @@
+"""In-source suppressions: ``# noqa: ETL005``, ``# etrace-lint: ignore[ETL005]`` and the
+file-level ``# etrace-lint: file-ignore[ETL005]``.
+
+A bare ``# noqa`` silences every finding on its line (flake8's meaning); codes
+that are not etrace-lint's (``F401``) are left to their tools.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+_IGNORE = re.compile(r"#\s*etrace-lint:\s*ignore\[(?P<codes>[^\]]*)\]")
+_FILE_IGNORE = re.compile(r"#\s*etrace-lint:\s*file-ignore\[(?P<codes>[^\]]*)\]")
+OWN_PREFIX = "ETL"
+
+
+def _codes(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ()
+    return tuple(c.upper() for c in re.split(r"[,\s]+", text.strip()) if c)
+
+
+@dataclass
+class Suppression:
+    line: int
+    column: int
+    codes: tuple[str, ...]  # empty: every code
+    form: str  # "noqa", "ignore" or "file-ignore"
+    used: set = field(default_factory=set)
+
+    def covers(self, rule_id: str) -> bool:
+        return not self.codes or any(rule_id.startswith(code) for code in self.codes)
+
+
+def parse_suppressions(text: str) -> list[Suppression]:
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "#" not in line:
+            continue
+        for pattern, form in ((_FILE_IGNORE, "file-ignore"), (_IGNORE, "ignore"), (_NOQA, "noqa")):
+            for match in pattern.finditer(line):
+                codes = _codes(match.group("codes"))
+                if form == "noqa" and codes:
+                    codes = tuple(c for c in codes if c.startswith(OWN_PREFIX))
+                    if not codes:
+                        continue  # another tool's noqa
+                found.append(Suppression(number, match.start() + 1, codes, form))
+    return found
+
+
+class SuppressionIndex:
+    """Suppressions of the files findings point into, read once per file."""
+
+    def __init__(self):
+        self._files: dict[str, list[Suppression]] = {}
+
+    def of(self, path: str) -> list[Suppression]:
+        if path not in self._files:
+            try:
+                with open(path, "rb") as handle:
+                    text = handle.read().decode("utf-8", errors="replace")
+                self._files[path] = parse_suppressions(text)
+            except OSError:
+                self._files[path] = []
+        return self._files[path]
+
+    def match(self, path: str, line: int, rule_id: str) -> Suppression | None:
+        for suppression in self.of(path):
+            if suppression.form == "file-ignore" or suppression.line == line:
+                if suppression.covers(rule_id):
+                    suppression.used.add(rule_id)
+                    return suppression
+        return None
+
+    def unused(self, paths) -> list[tuple[str, Suppression, tuple[str, ...]]]:
+        """(path, suppression, codes that matched nothing) for explicit etrace-lint codes."""
+        report = []
+        for path in sorted(set(paths)):
+            for suppression in self.of(path):
+                if not suppression.codes:
+                    continue
+                idle = tuple(code for code in suppression.codes
+                             if code.startswith(OWN_PREFIX) and not any(u.startswith(code) for u in suppression.used))
+                if idle:
+                    report.append((path, suppression, idle))
+        return report

@@ -1,0 +1,161 @@
+"""Properties that hold for every model, checked on randomly generated ones.
+
+Each example is a stack of braintrace and plain-JAX layers written to a real
+file (see ``model_factory``), linted in-process, and compared with what
+braintrace's own ``CompilationReport`` says about an identical fresh model.
+The profile is deterministic (derandomized, no example database) so CI sees
+the same examples on every run.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import braintrace
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from etrace_lint import registry
+from etrace_lint.engine import findings_for_model
+from etrace_lint.findings import Location
+from model_factory import LAYER_KINDS, OPS, WRAPS, Layer, ModelSpec, write_model
+
+# DiagnosticKind value of an exclusion -> the rule that reports it
+EXCLUSION_RULE = {
+    "relation_excluded_no_paramstate": "ETL002",
+    "relation_excluded_non_temporal": "ETL003",
+    "relation_excluded_shape_mismatch": "ETL004",
+    "relation_excluded_weight_to_weight": "ETL005",
+}
+EXCLUDING_RULES = frozenset(EXCLUSION_RULE.values()) | {"ETL012"}
+RELATION_RULE = "ETL001"
+PLAIN_OP_RULE = "ETL201"
+WEIGHT_RULES = EXCLUDING_RULES | {RELATION_RULE, PLAIN_OP_RULE}
+SCAN_RULES = frozenset({"ETL010", "ETL011", "ETL013", "ETL014", "ETL015"})
+COND_RULES = frozenset({"ETL008", "ETL009"})
+
+layers = st.builds(
+    Layer,
+    kind=st.sampled_from(LAYER_KINDS),
+    op=st.sampled_from(OPS),
+    size=st.integers(min_value=2, max_value=5),
+    wrap=st.sampled_from(WRAPS),
+)
+model_specs = st.builds(
+    ModelSpec,
+    n_in=st.integers(min_value=2, max_value=4),
+    layers=st.lists(layers, min_size=1, max_size=3).map(tuple),
+    readout=st.sampled_from(OPS + (None,)),
+    n_out=st.integers(min_value=1, max_value=3),
+)
+
+PROFILE = settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+def _dotted(path) -> str:
+    return ".".join(str(part) for part in path)
+
+
+def _report_exclusions(generated) -> dict[str, str | None] | None:
+    """braintrace's own answer for a fresh copy of the model; None when it does not compile."""
+    model, inputs = generated.build()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            graph = braintrace.compile_etrace_graph(model, *inputs, include_hidden_perturb=True)
+        except Exception:  # the linter must then report an error finding instead
+            return None
+    return {_dotted(path): reason for path, reason in braintrace.CompilationReport(graph).excluded_weights}
+
+
+def _lint(generated):
+    model, inputs = generated.build()
+    factory = Location(generated.path, generated.factory_line)
+    return findings_for_model(model, inputs, {}, "generated", factory)
+
+
+def _describe(generated, findings) -> str:
+    lines = [f"  {f.line}: {f.rule_id} {f.properties.get('weight', '')} {f.message[:100]}" for f in findings]
+    return f"\n{generated.source}\nfindings:\n" + "\n".join(lines)
+
+
+def _check_locations(generated, findings) -> None:
+    for finding in findings:
+        for loc in (finding.location, *finding.related):
+            assert loc.path == generated.path and 1 <= loc.line <= generated.n_lines, (
+                f"{finding.rule_id} points outside the model file: {loc}")
+        weight = finding.properties.get("weight")
+        if finding.rule_id in WEIGHT_RULES and weight:
+            truth = generated.truth_for_path(weight)
+            assert truth is not None, f"{finding.rule_id} names an unknown weight {weight}"
+            # a weight used inside a scan body may be shown on the scan call
+            allowed = truth.lines | truth.enclosing
+            assert finding.line in allowed, (
+                f"{finding.rule_id} for {weight} on line {finding.line}, not on {sorted(allowed)}")
+        if finding.rule_id in SCAN_RULES:
+            assert finding.line in generated.scans, f"{finding.rule_id} not on a scan line: {finding.line}"
+            length = re.search(r"length[= ](\d+)", finding.message)
+            if length:
+                assert generated.scans[finding.line] == int(length.group(1)), (
+                    f"{finding.rule_id} about a scan of length {length.group(1)} on the line of a scan "
+                    f"of length {generated.scans[finding.line]}")
+        if finding.rule_id in COND_RULES:
+            assert finding.line in generated.conds, f"{finding.rule_id} not on a cond line: {finding.line}"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("generated_models")
+
+
+_counter = iter(range(10**6))
+
+
+@PROFILE
+@given(spec=model_specs)
+def test_generated_models_match_the_compilers_report(spec, model_dir):
+    generated = write_model(spec, str(model_dir), f"model_{next(_counter)}")
+    findings = _lint(generated)  # must return, whatever the model
+    detail = _describe(generated, findings)
+    _check_locations(generated, findings)
+
+    report = _report_exclusions(generated)
+    if report is None:
+        assert any(f.level.value == "error" for f in findings), "the compiler fails, the linter is silent" + detail
+        return
+
+    excluded_by_rule: dict[str, set[str]] = {}
+    learning = set()
+    for finding in findings:
+        weight = finding.properties.get("weight")
+        if weight and finding.rule_id in EXCLUDING_RULES:
+            excluded_by_rule.setdefault(weight, set()).add(finding.rule_id)
+        elif weight and finding.rule_id == RELATION_RULE:
+            learning.add(weight)
+    not_learning = {w: rules for w, rules in excluded_by_rule.items() if w not in learning}
+    plain = {t.attr for t in generated.weights.values() if not t.etp}
+
+    # every weight braintrace leaves out is either reported by an exclusion rule or a plain op
+    assert set(report) == set(not_learning) | plain, (
+        f"report excludes {sorted(report)}, linter {sorted(not_learning)} + plain ops {sorted(plain)}" + detail)
+    for weight, reason in report.items():
+        if reason is not None:
+            assert EXCLUSION_RULE[reason] in not_learning[weight], (
+                f"{weight}: report says {reason}, linter {sorted(not_learning[weight])}" + detail)
+        elif weight not in plain:
+            assert "ETL012" in not_learning[weight], f"{weight} excluded without a reason" + detail
+
+    if PLAIN_OP_RULE in registry.active_rules():
+        flagged = {f.properties.get("weight") for f in findings if f.rule_id == PLAIN_OP_RULE}
+        direct = {t.attr for t in generated.weights.values() if not t.etp and t.feeds_hidden_directly}
+        assert direct <= flagged <= plain, (
+            f"{PLAIN_OP_RULE} flags {sorted(flagged)}; plain ops {sorted(plain)}, "
+            f"feeding a hidden state directly {sorted(direct)}" + detail)
