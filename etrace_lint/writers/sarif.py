@@ -9,6 +9,7 @@ same log.
 from __future__ import annotations
 
 import json
+import pathlib
 from typing import Any, TextIO
 
 import attr
@@ -22,20 +23,26 @@ from .fingerprints import primary_location_line_hash
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/etrace-lint/etrace-lint"
 ROOT_ID = "%SRCROOT%"
-_SEVERITY = {Level.ERROR: "8.0", Level.WARNING: "5.0", Level.NOTE: "2.0"}
+AUTOMATION_ID = "etrace-lint/"
+_PROBLEM_SEVERITY = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "recommendation"}
+# sarif-om's defaults for these equal common values ("warning", True); a consumer
+# should not have to know the schema's defaults to read them
 _ALWAYS_KEPT = {"level", "executionSuccessful", "version", "results"}
 
 
 def to_json(value: Any) -> Any:
-    """sarif-om objects -> plain JSON, dropping unset fields and sarif-om's defaults."""
+    """sarif-om objects -> plain JSON under SARIF's property names, without unset fields or defaults."""
     if attr.has(type(value)):
         out = {}
         for field in attr.fields(type(value)):
             item = getattr(value, field.name)
-            name = field.metadata.get("schema_property_name", field.name)
             if item is None:
                 continue
-            if name not in _ALWAYS_KEPT and field.default is not attr.NOTHING and item == field.default:
+            name = field.metadata.get("schema_property_name", field.name)
+            default = field.default
+            if isinstance(default, attr.Factory):
+                default = default.factory()
+            if name not in _ALWAYS_KEPT and default is not attr.NOTHING and item == default:
                 continue
             out[name] = to_json(item)
         return out
@@ -46,25 +53,35 @@ def to_json(value: Any) -> Any:
     return value
 
 
+def root_uri(root: str) -> str:
+    """``file:///abs/root/``: SARIF wants a base URI that ends in a slash."""
+    uri = pathlib.Path(root).resolve().as_uri()
+    return uri if uri.endswith("/") else uri + "/"
+
+
 def _help_text(markdown: str) -> str:
+    """The rule's Markdown as plain text: no title line, section titles without ``##``."""
     lines = [line for line in markdown.splitlines() if not line.startswith("# ")]
     return "\n".join(line[3:] if line.startswith("## ") else line for line in lines).strip()
 
 
 def _rule_descriptor(rule) -> om.ReportingDescriptor:
     markdown = rule.docs or rule.summary
+    properties: dict[str, Any] = {
+        "tags": sorted(set(rule.tags) | {"etrace"}),
+        "precision": rule.precision,
+        "problem.severity": _PROBLEM_SEVERITY[rule.level],
+    }
+    if rule.opt_in_flag:
+        properties["optIn"] = rule.opt_in_flag
     return om.ReportingDescriptor(
         id=rule.id,
         name=rule.name,
         short_description=om.MultiformatMessageString(text=rule.summary),
         full_description=om.MultiformatMessageString(text=rule.full_description),
         help=om.MultiformatMessageString(text=_help_text(markdown), markdown=markdown),
-        help_uri=f"{INFORMATION_URI}/blob/main/rules/{rule.id.lower()}.md",
         default_configuration=om.ReportingConfiguration(level=rule.level.value, enabled=rule.enabled),
-        properties={"tags": sorted(set(rule.tags) | {"etrace"}), "precision": rule.precision,
-                    "problem.severity": {"error": "error", "warning": "warning", "note": "recommendation"}[
-                        rule.level.value],
-                    "security-severity": None} | ({"optIn": rule.opt_in_flag} if rule.opt_in_flag else {}),
+        properties=properties,
     )
 
 
@@ -81,25 +98,28 @@ def _location(loc: Location, info, message: str | None = None, index: int | None
 
 def _result(finding: Finding, rule_index: dict[str, int], info) -> om.Result:
     fingerprint = primary_location_line_hash(finding.location.path, finding.location.line)
+    suppressions = None
+    if finding.suppressed:
+        suppressions = [om.Suppression(kind="inSource", properties={"form": finding.suppressed})]
+    model = f" [{finding.target}]" if finding.target else ""
     return om.Result(
         rule_id=finding.rule_id,
         rule_index=rule_index.get(finding.rule_id, -1),
         level=finding.level.value,
-        message=om.Message(text=f"{finding.message} [{finding.target}]"),
+        message=om.Message(text=f"{finding.message}{model}"),
         locations=[_location(finding.location, info)],
         related_locations=[_location(r, info, r.label or "related", i)
                            for i, r in enumerate(finding.related, start=1)] or None,
         partial_fingerprints={"primaryLocationLineHash": fingerprint} if fingerprint else None,
         properties={"model": finding.target, **finding.properties},
-        suppressions=[om.Suppression(kind="inSource", justification=finding.suppressed)]
-        if finding.suppressed else None,
+        suppressions=suppressions,
     )
 
 
 def _notification(error: ToolError, info) -> om.Notification:
     return om.Notification(
         level="error",
-        message=om.Message(text=error.message),
+        message=om.Message(text=f"{error.message} [{error.target}]"),
         locations=[_location(error.location, info)],
         descriptor=om.ReportingDescriptorReference(id=error.reason),
         properties={"model": error.target},
@@ -107,31 +127,36 @@ def _notification(error: ToolError, info) -> om.Notification:
 
 
 def build_log(outcome, info) -> dict:
+    """The SARIF log as plain JSON."""
     rules = list(active_rules().values())
     rule_index = {rule.id: i for i, rule in enumerate(rules)}
+    findings = sorted(outcome.findings, key=Finding.sort_key)
+    tool_errors = sorted(outcome.tool_errors, key=ToolError.sort_key)
     invocation = om.Invocation(
-        execution_successful=not outcome.tool_errors,
-        tool_execution_notifications=[_notification(e, info) for e in outcome.tool_errors] or None,
+        execution_successful=not tool_errors,
+        tool_execution_notifications=[_notification(e, info) for e in tool_errors] or None,
         start_time_utc=info.start_time or None,
         end_time_utc=info.end_time or None,
     )
-    run_properties = {"device": info.device} if info.device else None
+    run_properties = {}
+    if info.device:
+        run_properties["device"] = info.device
+    if info.versions:
+        run_properties["versions"] = dict(sorted(info.versions.items()))
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(
             name="etrace-lint", semantic_version=__version__, version=__version__,
             information_uri=INFORMATION_URI, rules=[_rule_descriptor(r) for r in rules])),
-        original_uri_base_ids={ROOT_ID: om.ArtifactLocation(
-            description=om.Message(text="The root of the linted project (the working directory or --root)."))},
-        automation_details=om.RunAutomationDetails(id="etrace-lint/"),
+        original_uri_base_ids={ROOT_ID: om.ArtifactLocation(uri=root_uri(info.root))},
+        automation_details=om.RunAutomationDetails(id=AUTOMATION_ID),
         invocations=[invocation],
-        results=[_result(f, rule_index, info) for f in outcome.findings],
+        results=[_result(f, rule_index, info) for f in findings],
         column_kind="unicodeCodePoints",
-        properties=run_properties,
+        properties=run_properties or None,
     )
-    log = om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])
-    return to_json(log)
+    return to_json(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run]))
 
 
 def write_sarif(outcome, info, stream: TextIO) -> None:
-    json.dump(build_log(outcome, info), stream, indent=2, sort_keys=False, ensure_ascii=False)
+    json.dump(build_log(outcome, info), stream, indent=2, ensure_ascii=False)
     stream.write("\n")

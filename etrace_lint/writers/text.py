@@ -10,7 +10,7 @@ _COLORS = {Level.ERROR: "\033[31m", Level.WARNING: "\033[33m", Level.NOTE: "\033
 _BOLD, _RESET = "\033[1m", "\033[0m"
 
 
-def write_text(outcome, info, stream: TextIO) -> None:
+def write_text(outcome, info, stream: TextIO, summary: bool = True) -> None:
     color = info.color
     for error in outcome.tool_errors:
         where = f"{info.relpath(error.location.path)}:{error.location.line}:{error.location.column}"
@@ -24,13 +24,22 @@ def write_text(outcome, info, stream: TextIO) -> None:
         if color:
             where = f"{_BOLD}{where}{_RESET}"
             rule = f"{_COLORS[finding.level]}{rule}{_RESET}"
-        stream.write(f"{where}: {rule} {finding.message} [{finding.target}]\n")
+        model = f" [{finding.target}]" if finding.target else ""
+        suppressed = f" (suppressed by {finding.suppressed})" if finding.suppressed else ""
+        stream.write(f"{where}: {rule} {finding.message}{model}{suppressed}\n")
+    if not summary:
+        return
     for table in info.summaries:
         stream.write(table)
     if info.verify_rows:
         from .verify_table import format_verify_table
         stream.write(format_verify_table(info.verify_rows))
     stream.write(summary_line(outcome, info) + "\n")
+
+
+def write_text_quiet(outcome, info, stream: TextIO) -> None:
+    """``-q``: the finding lines and tool errors, no tables and no summary."""
+    write_text(outcome, info, stream, summary=False)
 
 
 def summary_line(outcome, info) -> str:
@@ -51,21 +60,3 @@ def summary_line(outcome, info) -> str:
     if outcome.hidden_notes:
         line += f" {outcome.hidden_notes} note{'s' if outcome.hidden_notes != 1 else ''} hidden (--show-info)."
     return line
-
-
-def write_text_quiet(outcome, info, stream: TextIO) -> None:
-    """``-q``: the finding lines and tool errors, no summary."""
-    from dataclasses import replace
-
-    write_text(outcome, replace(info, summaries=[]), _NoSummary(stream))
-
-
-class _NoSummary:
-    def __init__(self, stream: TextIO):
-        self._stream = stream
-        self._pending = ""
-
-    def write(self, text: str) -> None:
-        if text.startswith("Found "):
-            return
-        self._stream.write(text)
