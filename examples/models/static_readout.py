@@ -1,0 +1,25 @@
+"""An LSTM with a stateless linear readout.
+
+The readout weight reaches no hidden state, so no eligibility trace is kept
+for it: it learns only from the current step's error (ETL003). That is often
+what you want; ``braintrace.nn.LeakyRateReadout`` gives the readout a state of
+its own when it should integrate over time.
+"""
+
+import braintrace
+import brainstate
+import jax.numpy as jnp
+
+
+class LSTMClassifier(brainstate.nn.Module):
+    def __init__(self, n_in=16, n=32, n_out=10):
+        super().__init__()
+        self.cell = braintrace.nn.LSTMCell(n_in, n)
+        self.readout = brainstate.ParamState(brainstate.random.randn(n, n_out) * 0.1)
+
+    def update(self, x):
+        return braintrace.matmul(self.cell(x), self.readout.value)
+
+
+def etrace_target_lstm_classifier():
+    return LSTMClassifier(), (jnp.ones((16,)),)
