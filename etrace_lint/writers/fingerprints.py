@@ -9,6 +9,7 @@ runs even when lines move, without the upload action reading our files.
 from __future__ import annotations
 
 import functools
+import os
 
 _TAB, _SPACE, _LF, _CR = 9, 32, 10, 13
 _EOF = 65535
@@ -70,8 +71,17 @@ def line_hashes(text: str) -> dict[int, str]:
     return hashes
 
 
-@functools.lru_cache(maxsize=256)
 def file_line_hashes(path: str) -> dict[int, str]:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return {}
+    # keyed on the file's size and mtime: a long-lived process sees edits
+    return _cached_line_hashes(path, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_line_hashes(path: str, size: int, mtime_ns: int) -> dict[int, str]:
     try:
         with open(path, "rb") as handle:
             return line_hashes(handle.read().decode("utf-8", errors="replace"))
