@@ -6,6 +6,7 @@ import datetime
 import os
 import sys
 from contextlib import ExitStack
+from dataclasses import replace
 
 from .policy import apply_policy
 from .settings import Settings
@@ -16,9 +17,27 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _changed_files(paths: list[str]) -> list[str]:
+def _named_files(paths: list[str]) -> list[str]:
     """Files named on the command line (as pre-commit passes them), not folders or ``::`` targets."""
     return [os.path.abspath(p) for p in paths if "::" not in p and os.path.isfile(p)]
+
+
+def _dependents(cache, discovery, settings: Settings) -> list:
+    """Targets elsewhere whose recorded imports include a file named on the command line.
+
+    pre-commit passes only the changed files; a model importing a changed
+    helper module must be linted too. Their files are discovered again, so a
+    target deleted since it was cached is not resurrected.
+    """
+    from .discover import discover
+
+    named = _named_files(settings.paths)
+    if cache is None or not named:
+        return []
+    known = {spec.key for spec in discovery.targets}
+    files = sorted({spec.path for spec in cache.dependents(named)} - set(named))
+    found = discover([f for f in files if os.path.isfile(f)], settings.root, settings.excludes)
+    return [spec for spec in found.targets if spec.key not in known]
 
 
 def run(settings: Settings, argv: list[str]) -> int:
@@ -28,13 +47,9 @@ def run(settings: Settings, argv: list[str]) -> int:
 
     info = RunInfo(root=settings.root, command_line=["etrace-lint", *argv], start_time=_now(),
                    show_info=settings.show_info)
-    discovery = discover(settings.paths, settings.root, tuple(settings.exclude))
+    discovery = discover(settings.paths, settings.root, settings.excludes)
     cache = open_cache(settings)
-    specs = list(discovery.targets)
-    if cache is not None and _changed_files(settings.paths):
-        known = {spec.key for spec in specs}
-        specs += [s for s in cache.dependents(_changed_files(settings.paths))
-                  if s.key not in known and os.path.exists(s.path)]
+    specs = list(discovery.targets) + _dependents(cache, discovery, settings)
     info.targets = len(specs)
     info.files_seen = discovery.files_seen
     info.files_without_targets = discovery.files_without_targets
@@ -45,11 +60,20 @@ def run(settings: Settings, argv: list[str]) -> int:
         progress.close()
     findings = [f for r in results for f in r.findings]
     tool_errors = list(discovery.tool_errors) + [e for r in results for e in r.tool_errors]
-    linted_files = sorted({spec.path for spec in specs})
+    # ETL301 only speaks about files whose every target was linted: a target
+    # that timed out reported nothing, so its suppressions are not known unused
+    broken = {spec.path for spec, result in zip(specs, results) if result.tool_errors}
+    linted_files = sorted({spec.path for spec in specs} - broken)
     if settings.write_baseline:
-        from .baseline import write_baseline
-        everything = apply_policy(findings, [], settings, linted_files)
-        write_baseline(settings.write_baseline, everything.findings, settings.root)
+        from .baseline import read_baseline, write_baseline
+
+        everything = apply_policy(findings, [], replace(settings, show_info=True), linted_files, use_baseline=False)
+        count = write_baseline(settings.write_baseline, [f for f in everything.findings if not f.suppressed],
+                               settings.root)
+        settings.baseline_fingerprints = read_baseline(settings.write_baseline)
+        if not settings.quiet:
+            print(f"etrace-lint: recorded {count} finding{'s' if count != 1 else ''} in {settings.write_baseline}",
+                  file=sys.stderr)
     outcome = apply_policy(findings, tool_errors, settings, linted_files)
     info.verify_rows = [row for r in results for row in r.verify_rows]
     info.device = next((row.get("device", "") for row in info.verify_rows if row.get("device")), "")

@@ -1,14 +1,18 @@
 """Per-target results on disk, so an unchanged tree is linted without importing JAX.
 
-A result is keyed by the target, the versions of etrace-lint, braintrace,
-brainstate, jax, jaxlib, saiunit and Python, and the effective configuration;
-it stays valid while every project file the target's import pulled in has the
-same content. Entries are JSON (a cache file must not be able to run code),
-written atomically, so two runs at once never read half a file.
+A result is keyed by the project root, the target, the versions of
+etrace-lint, braintrace, brainstate, jax, jaxlib, saiunit and Python (read
+from package metadata, never by importing them), and the configuration that
+reaches the engine; it stays valid while every project file the target's
+import pulled in has the same content. Entries are JSON (a cache file must
+not be able to run code), written to a temporary file and renamed into
+place, so two runs at once never read half a file. A truncated or corrupted
+entry is a miss.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.metadata
 import json
@@ -25,10 +29,14 @@ _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This file is a cache directory tag created by etrace-lint.\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")
 _DISTRIBUTIONS = ("etrace-lint", "braintrace", "brainstate", "jax", "jaxlib", "saiunit")
+# Tool errors that the same files and versions reproduce; the others (a
+# timeout, a crash, a package installed since) may be gone next time.
+_REPRODUCIBLE = ("import-error", "no-factory", "factory-error", "bad-return")
+_ENVIRONMENT_ERRORS = ("ModuleNotFoundError", "ImportError")
 
 
-def _versions() -> dict:
-    found = {"python": sys.version.split()[0], "format": FORMAT}
+def versions() -> dict:
+    found = {"python": sys.version.split()[0], "cache-format": str(FORMAT)}
     for dist in _DISTRIBUTIONS:
         try:
             found[dist] = importlib.metadata.version(dist)
@@ -63,13 +71,19 @@ def file_digest(path: str) -> str | None:
         return None
 
 
+def cacheable(result: TargetResult) -> bool:
+    return all(e.reason in _REPRODUCIBLE and not any(word in e.message for word in _ENVIRONMENT_ERRORS)
+               for e in result.tool_errors)
+
+
 class Cache:
-    def __init__(self, directory: str, root: str, configuration: dict):
+    def __init__(self, directory: str, root: str, configuration: dict, environment: dict | None = None):
         self.directory = directory
-        self.root = root
-        self._context = json.dumps({"versions": _versions(), "configuration": configuration}, sort_keys=True,
-                                   default=repr)
+        self.root = os.path.abspath(root)
+        self._context = json.dumps({"root": self.root, "versions": environment or versions(),
+                                    "configuration": configuration}, sort_keys=True, default=repr)
         self._digests: dict[str, str | None] = {}
+        self.hits = self.misses = 0
 
     def _digest(self, path: str) -> str | None:
         if path not in self._digests:
@@ -77,14 +91,21 @@ class Cache:
         return self._digests[path]
 
     def _key(self, spec: TargetSpec) -> str:
-        rel = os.path.relpath(spec.path, self.root)
-        raw = f"{self._context}\0{rel}\0{spec.factory}"
+        raw = f"{self._context}\0{os.path.relpath(spec.path, self.root)}\0{spec.factory}"
         return hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()
 
     def _entry_path(self, key: str) -> str:
         return os.path.join(self.directory, "targets", key[:2], key + ".json")
 
     def get(self, spec: TargetSpec) -> TargetResult | None:
+        result = self._read(spec)
+        if result is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return result
+
+    def _read(self, spec: TargetSpec) -> TargetResult | None:
         try:
             with open(self._entry_path(self._key(spec)), encoding="utf-8") as handle:
                 entry = json.load(handle)
@@ -98,8 +119,8 @@ class Cache:
             return None  # missing, truncated or corrupted: lint again
 
     def put(self, spec: TargetSpec, result: TargetResult) -> None:
-        if result.tool_errors:
-            return  # a timeout or a missing package may be gone next time
+        if not cacheable(result):
+            return
         dependencies = {}
         for path in sorted(set(result.dependencies) | {spec.path}):
             digest = self._digest(path)
@@ -116,33 +137,119 @@ class Cache:
         changed_rel = {os.path.relpath(os.path.abspath(p), self.root) for p in changed}
         found = []
         folder = os.path.join(self.directory, "targets")
-        for dirpath, _, filenames in os.walk(folder):
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames.sort()
             for name in sorted(filenames):
+                if not name.endswith(".json") or name.startswith(".tmp-"):
+                    continue
                 try:
                     with open(os.path.join(dirpath, name), encoding="utf-8") as handle:
                         entry = json.load(handle)
                     if changed_rel.intersection(entry["dependencies"]):
                         rel, factory, line, target_name = entry["target"]
                         found.append(TargetSpec(os.path.join(self.root, rel), factory, line, target_name))
-                except (OSError, ValueError, KeyError, TypeError):
+                except (OSError, ValueError, KeyError, TypeError, AttributeError):
                     continue
         return found
 
     def _ensure_directory(self) -> None:
-        os.makedirs(self.directory, exist_ok=True)
         tag = os.path.join(self.directory, "CACHEDIR.TAG")
         if not os.path.exists(tag):
-            self._write(tag, _TAG)
-            self._write(os.path.join(self.directory, ".gitignore"), "*\n")
+            os.makedirs(self.directory, exist_ok=True)
+            self._atomic_write(tag, _TAG)
+            self._atomic_write(os.path.join(self.directory, ".gitignore"), "*\n")
 
     def _write(self, path: str, text: str) -> None:
         try:
-            if not path.endswith(("CACHEDIR.TAG", ".gitignore")):
-                self._ensure_directory()
+            self._ensure_directory()
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(temp, path)
+            self._atomic_write(path, text)
         except OSError:
             pass  # a read-only tree still lints; it is only slower
+
+    @staticmethod
+    def _atomic_write(path: str, text: str) -> None:
+        fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.chmod(temp, 0o644)  # mkstemp's 0600 would lock others out of a shared cache
+            os.replace(temp, path)
+        except BaseException:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+            raise
+
+
+class DependencyTracker:
+    """The project files a target depends on, in a worker that lints many targets.
+
+    The engine records the project modules a target's import added to
+    ``sys.modules``; in a long-lived worker a module already imported for an
+    earlier target is not added again, so the imports of each project file
+    are also followed statically, through the modules this process holds.
+    """
+
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root) + os.sep
+        self._imports: dict[str, set[str]] = {}
+        self._dynamic: dict[str, set[str]] = {}
+
+    def _project_modules(self) -> dict[str, str]:
+        found = {}
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str) and file.endswith(".py"):
+                file = os.path.abspath(file)
+                if file.startswith(self.root) and "site-packages" not in file:
+                    found[name] = file
+        return found
+
+    def _imported_names(self, path: str, module_name: str) -> set[str]:
+        if path in self._imports:
+            return self._imports[path]
+        names: set[str] = set()
+        try:
+            with open(path, "rb") as handle:
+                tree = ast.parse(handle.read(), filename=path)
+        except (OSError, SyntaxError, ValueError):
+            tree = None
+        is_package = os.path.basename(path) == "__init__.py"
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    package = module_name if is_package else module_name.rpartition(".")[0]
+                    for _ in range(node.level - 1):
+                        package = package.rpartition(".")[0]
+                    base = f"{package}.{base}".strip(".") if base else package
+                if base:
+                    names.add(base)
+                    names.update(f"{base}.{alias.name}" for alias in node.names)
+        closed = set()
+        for name in names:
+            parts = name.split(".")
+            closed.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+        self._imports[path] = closed
+        return closed
+
+    def complete(self, target_file: str, recorded: list[str]) -> list[str]:
+        target_file = os.path.abspath(target_file)
+        dynamic = self._dynamic.setdefault(target_file, set())
+        dynamic.update(os.path.abspath(p) for p in recorded)
+        modules = self._project_modules()
+        name_of = {file: name for name, file in modules.items()}
+        files, stack = set(), [target_file, *dynamic]
+        while stack:
+            file = stack.pop()
+            if file in files:
+                continue
+            files.add(file)
+            for name in self._imported_names(file, name_of.get(file, "")):
+                if name in modules:
+                    stack.append(modules[name])
+        return sorted(files)

@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--verify-steps", type=int, metavar="T", help="sequence length (16)")
     ver.add_argument("--verify-batch", type=int, metavar="B", help="batch size (4)")
     ver.add_argument("--verify-algorithms", metavar="ALGOS", help="comma separated (d_rtrl,pp_prop)")
+    ver.add_argument("--verify-seed", type=int, metavar="SEED", help="random seed of the inputs")
+    ver.add_argument("--verify-cosine-floor", type=float, metavar="COS",
+                     help="lowest cosine similarity to BPTT that passes")
     ver.add_argument("--device", metavar="DEVICE", help="JAX platform for --verify: cpu, gpu, ... (default device)")
     run = parser.add_argument_group("running")
     run.add_argument("--debug", action="store_true", help="show tracebacks of tool errors")
@@ -81,16 +84,22 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def settings_from_args(args: argparse.Namespace):
-    from .config import ConfigError, load_settings
+    """Defaults, then ``[tool.etrace-lint]``, then the command line."""
+    from .config import ConfigError, load_settings, search_start
     from .settings import Settings
 
     if args.isolated:
         settings = Settings()
     else:
         try:
-            settings, _ = load_settings(os.getcwd(), args.config)
+            settings = load_settings(search_start(args.paths), args.config)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
+    if settings.config_file:
+        where = os.path.relpath(settings.config_file)
+        _validate_selectors([*settings.select, *settings.extend_select, *settings.ignore, *settings.levels,
+                             *(s for group in settings.per_file_ignores.values() for s in group)],
+                            f"{where if not where.startswith('..') else settings.config_file}: [tool.etrace-lint] ")
     if args.root:
         settings.root = os.path.abspath(args.root)
     if args.paths:
@@ -98,13 +107,14 @@ def settings_from_args(args: argparse.Namespace):
     if args.select is not None:
         settings.select = _split(args.select)
     if args.extend_select:
-        settings.select = (settings.select or ["ALL"]) + _split(args.extend_select)
+        settings.extend_select = settings.extend_select + _split(args.extend_select)
     if args.ignore is not None:
         settings.ignore = settings.ignore + _split(args.ignore)
+    _validate_selectors([*_split(args.select), *_split(args.extend_select), *_split(args.ignore)], "")
     if args.exclude is not None:
         settings.exclude = _split(args.exclude)
     if args.extend_exclude:
-        settings.exclude = settings.exclude + _split(args.extend_exclude)
+        settings.extend_exclude = settings.extend_exclude + _split(args.extend_exclude)
     if args.jobs is not None:
         if args.jobs < 0:
             raise UsageError("--jobs must be 0 (one per core) or more")
@@ -120,8 +130,12 @@ def settings_from_args(args: argparse.Namespace):
     settings.include_suppressed = bool(args.include_suppressed) or settings.include_suppressed
     settings.baseline = args.baseline or settings.baseline
     settings.write_baseline = args.write_baseline or settings.write_baseline
-    if settings.baseline and not os.path.isfile(settings.baseline):
-        raise UsageError(f"baseline file {settings.baseline} does not exist")
+    if settings.baseline:
+        from .baseline import BaselineError, read_baseline
+        try:
+            settings.baseline_fingerprints = read_baseline(settings.baseline)
+        except BaselineError as exc:
+            raise UsageError(str(exc)) from None
     if args.fail_level:
         settings.fail_level = Level.parse(args.fail_level)
     if args.output_format:
@@ -136,7 +150,7 @@ def settings_from_args(args: argparse.Namespace):
         settings.run_options["check_online_grad"] = True
     if args.verify:
         settings.run_options["verify"] = True
-    for flag in ("verify_steps", "verify_batch", "device"):
+    for flag in ("verify_steps", "verify_batch", "verify_seed", "verify_cosine_floor", "device"):
         if getattr(args, flag) is not None:
             settings.run_options[flag] = getattr(args, flag)
     if args.verify_algorithms:
@@ -145,22 +159,23 @@ def settings_from_args(args: argparse.Namespace):
     return settings
 
 
-def _validate_selectors(settings) -> None:
-    from .registry import all_rules
+def _validate_selectors(selectors: list[str], where: str) -> None:
+    """An unknown rule id or name is a usage error that suggests the closest known one."""
     import difflib
+
+    from .registry import all_rules
 
     known = list(all_rules())
     names = [r.name for r in all_rules().values()]
-    selectors = [*settings.select, *settings.ignore, *settings.levels,
-                 *(s for group in settings.per_file_ignores.values() for s in group)]
     for selector in selectors:
         if selector.upper() == "ALL":
             continue
         if any(rid.startswith(selector.upper()) for rid in known) or selector in names:
             continue
-        close = difflib.get_close_matches(selector.upper(), known, n=1) or difflib.get_close_matches(selector, names, n=1)
+        close = (difflib.get_close_matches(selector.upper(), known, n=1)
+                 or difflib.get_close_matches(selector, names, n=1))
         hint = f"; did you mean {close[0]}?" if close else ""
-        raise UsageError(f"unknown rule selector {selector!r}{hint}")
+        raise UsageError(f"{where}unknown rule {selector!r}{hint}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,7 +187,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = settings_from_args(args)
-        _validate_selectors(settings)
     except UsageError as exc:
         print(f"etrace-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -2,7 +2,33 @@
 
 Layers in a fixed order: defaults, then the file, then the command line.
 Reading configuration never imports JAX: compile options stay plain data
-until a worker builds the compiler's objects from them.
+(a ControlFlowPolicy is a table) until a worker builds the compiler's
+objects from them.
+
+Example::
+
+    [tool.etrace-lint]
+    paths = ["models"]
+    extend-exclude = ["models/legacy"]
+    extend-select = ["ETL205"]
+    ignore = ["ETL013"]
+    fail-level = "error"
+    timeout = 120
+    jobs = 4
+
+    [tool.etrace-lint.per-file-ignores]
+    "models/experimental/*" = ["ETL201"]
+
+    [tool.etrace-lint.levels]
+    ETL005 = "error"
+
+    [tool.etrace-lint.compile-options]
+    include-recurrent-mixing = true
+    control-flow = { cond = "opaque" }
+
+    [tool.etrace-lint.verify]
+    steps = 32
+    algorithms = ["d_rtrl"]
 """
 
 from __future__ import annotations
@@ -15,140 +41,234 @@ from typing import Any
 from .findings import Level
 from .settings import Settings
 
+TABLE = "[tool.etrace-lint]"
+
 
 class ConfigError(Exception):
     """A configuration the user must fix: reported as a usage error (exit 2)."""
 
 
-def _strings(value: Any, key: str, path: str) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value)
-    raise ConfigError(f"{path}: [tool.etrace-lint] {key} must be a string or a list of strings, "
-                      f"not {type(value).__name__}")
+class _Reader:
+    """Checks the values of one file's table; every message names the file."""
+
+    def __init__(self, display: str):
+        self.display = display
+
+    def fail(self, message: str) -> ConfigError:
+        return ConfigError(f"{self.display}: {TABLE} {message}")
+
+    def strings(self, value: Any, key: str) -> list[str]:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise self.fail(f"{key} must be a string or a list of strings, not {_describe(value)}")
+
+    def number(self, value: Any, key: str, kind: type, positive: bool = False) -> Any:
+        wrong_kind = isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            kind is int and not isinstance(value, int))
+        if wrong_kind:
+            raise self.fail(f"{key} must be {'an integer' if kind is int else 'a number'}, not {_describe(value)}")
+        if value < 0 or (positive and value == 0):
+            raise self.fail(f"{key} must be {'positive' if positive else 'zero or more'}, not {value!r}")
+        return kind(value)
+
+    def boolean(self, value: Any, key: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(f"{key} must be true or false, not {_describe(value)}")
+        return value
+
+    def string(self, value: Any, key: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(f"{key} must be a string, not {_describe(value)}")
+        return value
+
+    def level(self, value: Any, key: str) -> Level:
+        try:
+            if isinstance(value, str):
+                return Level.parse(value)
+        except ValueError:
+            pass
+        raise self.fail(f"{key} must be one of \"note\", \"warning\", \"error\", not {_describe(value)}")
+
+    def table(self, value: Any, key: str) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(f"{key} must be a table, not {_describe(value)}")
+        return value
 
 
-def _number(value: Any, key: str, path: str, kind: type) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
-        raise ConfigError(f"{path}: [tool.etrace-lint] {key} must be {'an integer' if kind is int else 'a number'}, "
-                          f"not {value!r}")
-    if value < 0:
-        raise ConfigError(f"{path}: [tool.etrace-lint] {key} must not be negative")
-    return value
+def _describe(value: Any) -> str:
+    kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    return f"{kind} ({value!r})" if not isinstance(value, (list, dict)) else kind
 
 
-def _level(value: Any, key: str, path: str) -> Level:
-    try:
-        return Level.parse(value) if isinstance(value, str) else Level(value)
-    except ValueError:
-        raise ConfigError(f"{path}: [tool.etrace-lint] {key} must be one of note, warning, error, "
-                          f"not {value!r}") from None
-
-
-def _table(value: Any, key: str, path: str) -> dict:
-    if not isinstance(value, dict):
-        raise ConfigError(f"{path}: [tool.etrace-lint] {key} must be a table, not {type(value).__name__}")
-    return value
+def unknown_message(display: str, key: str, known) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{display}: unknown key {key!r} in {TABLE}{hint}"
 
 
 VERIFY_KEYS = {"steps": ("verify_steps", int), "batch": ("verify_batch", int),
                "algorithms": ("verify_algorithms", list), "seed": ("verify_seed", int),
                "cosine-floor": ("verify_cosine_floor", float), "device": ("device", str)}
 
+# Every keyword of braintrace.compile_etrace_graph a user may set, over the
+# supported braintrace versions; the compiler itself judges the values.
+COMPILE_OPTIONS = ("include_recurrent_mixing", "sparse_n", "snap_max_jacobian_elements", "control_flow",
+                   "include_output_bypass")
+CONTROL_FLOW_FIELDS = ("cond", "scan_unroll_limit", "while_hidden", "etp_in_control_flow", "scan_descent",
+                       "fixpoint_iteration_limit")
 
-def _apply(settings: Settings, key: str, value: Any, path: str, base: str) -> None:
+
+def _compile_options(reader: _Reader, table: dict) -> dict:
+    options = {}
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name not in COMPILE_OPTIONS:
+            raise ConfigError(unknown_message(reader.display, f"compile-options.{key}",
+                                              [f"compile-options.{k.replace('_', '-')}" for k in COMPILE_OPTIONS]))
+        if name == "control_flow":
+            policy = {}
+            for field_key, field_value in reader.table(value, "compile-options.control-flow").items():
+                field_name = field_key.replace("-", "_")
+                if field_name not in CONTROL_FLOW_FIELDS:
+                    raise ConfigError(unknown_message(
+                        reader.display, f"compile-options.control-flow.{field_key}",
+                        [f"compile-options.control-flow.{f.replace('_', '-')}" for f in CONTROL_FLOW_FIELDS]))
+                policy[field_name] = field_value
+            value = policy
+        options[name] = value
+    return options
+
+
+def _verify_options(reader: _Reader, table: dict) -> dict:
+    options = {}
+    for name, item in table.items():
+        if name not in VERIFY_KEYS:
+            raise ConfigError(unknown_message(reader.display, f"verify.{name}", [f"verify.{k}" for k in VERIFY_KEYS]))
+        option, kind = VERIFY_KEYS[name]
+        key = f"verify.{name}"
+        if kind is list:
+            options[option] = reader.strings(item, key)
+        elif kind is str:
+            options[option] = reader.string(item, key)
+        else:
+            options[option] = reader.number(item, key, kind, positive=name in ("steps", "batch"))
+    return options
+
+
+def _apply(settings: Settings, key: str, value: Any, reader: _Reader, base: str) -> None:
     if key == "paths":
-        settings.paths = [os.path.join(base, p) for p in _strings(value, key, path)]
+        settings.paths = [os.path.join(base, p) for p in reader.strings(value, key)]
     elif key == "exclude":
-        settings.exclude = _strings(value, key, path)
+        settings.exclude = reader.strings(value, key)
     elif key == "extend-exclude":
-        settings.exclude = settings.exclude + _strings(value, key, path)
+        settings.extend_exclude = reader.strings(value, key)
     elif key == "select":
-        settings.select = _strings(value, key, path)
+        settings.select = reader.strings(value, key)
     elif key == "extend-select":
-        settings.select = (settings.select or ["ALL"]) + _strings(value, key, path)
+        settings.extend_select = reader.strings(value, key)
     elif key == "ignore":
-        settings.ignore = _strings(value, key, path)
+        settings.ignore = reader.strings(value, key)
     elif key == "per-file-ignores":
-        settings.per_file_ignores = {glob: _strings(v, f"per-file-ignores.{glob}", path)
-                                     for glob, v in _table(value, key, path).items()}
+        settings.per_file_ignores = {glob: reader.strings(v, f"per-file-ignores.{glob!r}")
+                                     for glob, v in reader.table(value, key).items()}
     elif key == "levels":
-        settings.levels = {rule.upper(): _level(v, f"levels.{rule}", path)
-                           for rule, v in _table(value, key, path).items()}
+        settings.levels = {rule.upper(): reader.level(v, f"levels.{rule}")
+                           for rule, v in reader.table(value, key).items()}
     elif key == "fail-level":
-        settings.fail_level = _level(value, key, path)
+        settings.fail_level = reader.level(value, key)
     elif key == "timeout":
-        settings.timeout = float(_number(value, key, path, float))
+        settings.timeout = reader.number(value, key, float, positive=True)
     elif key == "jobs":
-        settings.jobs = int(_number(value, key, path, int))
+        settings.jobs = reader.number(value, key, int)
     elif key == "cache-dir":
-        if not isinstance(value, str):
-            raise ConfigError(f"{path}: [tool.etrace-lint] cache-dir must be a string")
-        settings.cache_dir = os.path.join(base, value)
-    elif key == "compile-options":
-        settings.compile_options = {k.replace("-", "_"): v for k, v in _table(value, key, path).items()}
+        settings.cache_dir = os.path.join(base, reader.string(value, key))
     elif key == "show-info":
-        settings.show_info = bool(value)
+        settings.show_info = reader.boolean(value, key)
+    elif key == "compile-options":
+        settings.compile_options = _compile_options(reader, reader.table(value, key))
     elif key == "verify":
-        for name, item in _table(value, key, path).items():
-            if name not in VERIFY_KEYS:
-                raise ConfigError(_unknown(f"verify.{name}", [f"verify.{k}" for k in VERIFY_KEYS], path))
-            option, kind = VERIFY_KEYS[name]
-            if kind is list:
-                item = _strings(item, f"verify.{name}", path)
-            elif kind is str:
-                if not isinstance(item, str):
-                    raise ConfigError(f"{path}: [tool.etrace-lint] verify.{name} must be a string")
-            else:
-                item = kind(_number(item, f"verify.{name}", path, kind))
-            settings.run_options[option] = item
+        settings.run_options.update(_verify_options(reader, reader.table(value, key)))
 
 
 KNOWN_KEYS = ("paths", "exclude", "extend-exclude", "select", "extend-select", "ignore", "per-file-ignores",
-              "levels", "fail-level", "timeout", "jobs", "cache-dir", "compile-options", "show-info", "verify")
+              "levels", "fail-level", "timeout", "jobs", "cache-dir", "show-info", "compile-options", "verify")
 
 
-def _unknown(key: str, known, path: str) -> str:
-    close = difflib.get_close_matches(key, list(known), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"{path}: unknown key {key!r} in [tool.etrace-lint]{hint}"
+def _read_toml(path: str, display: str) -> dict:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{display}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{display}: cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
 
 
-def find_pyproject(start: str) -> str | None:
+def _our_table(document: dict, display: str) -> dict | None:
+    tool = document.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{display}: [tool] must be a table")
+    table = tool.get("etrace-lint")
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{display}: {TABLE} must be a table")
+    return table
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def search_start(paths: list[str]) -> str:
+    """Where the search for pyproject.toml begins: the first path given, else the cwd."""
+    for path in paths:
+        path = path.split("::", 1)[0]
+        if os.path.exists(path):
+            return path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    return os.getcwd()
+
+
+def find_config(start: str) -> tuple[str, dict] | None:
+    """The nearest pyproject.toml at or above ``start`` with a ``[tool.etrace-lint]`` table.
+
+    Like ruff, a pyproject.toml without the table does not stop the search,
+    but one that is not valid TOML does: it may be the one the user meant.
+    """
     directory = os.path.abspath(start)
     while True:
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):
-            return candidate
+            table = _our_table(_read_toml(candidate, _display(candidate)), _display(candidate))
+            if table is not None:
+                return candidate, table
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
         directory = parent
 
 
-def load_settings(start: str, explicit: str | None = None) -> tuple[Settings, str | None]:
-    """Defaults overlaid with the nearest pyproject.toml's ``[tool.etrace-lint]``."""
+def load_settings(start: str, explicit: str | None = None) -> Settings:
+    """Defaults overlaid with ``[tool.etrace-lint]`` of ``explicit`` or of the nearest pyproject.toml."""
     settings = Settings()
-    path = explicit or find_pyproject(start)
-    if path is None:
-        return settings, None
-    display = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
-    try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{display}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"{display}: cannot be read: {exc.strerror}") from None
-    table = document.get("tool", {}).get("etrace-lint")
-    if table is None:
-        return settings, path
-    if not isinstance(table, dict):
-        raise ConfigError(f"{display}: [tool.etrace-lint] must be a table")
+    if explicit is not None:
+        display = _display(explicit)
+        table = _our_table(_read_toml(explicit, display), display) or {}
+        found = (os.path.abspath(explicit), table)
+    else:
+        found = find_config(start)
+    if found is None:
+        return settings
+    path, table = found
+    settings.config_file = path
+    reader = _Reader(_display(path))
     base = os.path.dirname(path)
     for key, value in table.items():
         if key not in KNOWN_KEYS:
-            raise ConfigError(_unknown(key, KNOWN_KEYS, display))
-        _apply(settings, key, value, display, base)
-    return settings, path
+            raise ConfigError(unknown_message(reader.display, key, KNOWN_KEYS))
+        _apply(settings, key, value, reader, base)
+    return settings

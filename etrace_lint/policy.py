@@ -31,6 +31,8 @@ def rule_selected(rule_id: str, settings: Settings, path: str = "") -> bool:
         selected = any(selector_matches(s, rule_id) for s in settings.select)
     else:
         selected = rule is None or rule.enabled
+    if any(selector_matches(s, rule_id) for s in settings.extend_select):
+        selected = True
     if any(selector_matches(s, rule_id) for s in settings.ignore):
         selected = False
     if selected and path and settings.per_file_ignores:
@@ -42,6 +44,24 @@ def rule_selected(rule_id: str, settings: Settings, path: str = "") -> bool:
     return selected
 
 
+def level_for(finding: Finding, settings: Settings) -> Level:
+    """The configured level of the most specific matching selector, else the rule's own."""
+    matching = [s for s in settings.levels if selector_matches(s, finding.rule_id)]
+    if not matching:
+        return finding.level
+    return settings.levels[max(matching, key=lambda s: (s.upper() != "ALL", len(s)))]
+
+
+def _rule_runs(rule_id: str, settings: Settings) -> bool:
+    """Whether the engine looked for ``rule_id`` this run (opt-in rules need their flag)."""
+    rule = all_rules().get(rule_id)
+    if rule is None or rule.retired:
+        return False
+    if rule.opt_in_flag and not settings.run_options.get(rule.opt_in_flag.lstrip("-").replace("-", "_")):
+        return False
+    return rule_selected(rule_id, settings)
+
+
 @dataclass
 class Outcome:
     """What writers get: the findings to show, tool errors, and the exit code."""
@@ -49,6 +69,7 @@ class Outcome:
     findings: list[Finding] = field(default_factory=list)
     tool_errors: list[ToolError] = field(default_factory=list)
     hidden_notes: int = 0
+    baselined: int = 0  # findings left out because the baseline records them
 
     def exit_code(self, settings: Settings) -> int:
         if self.tool_errors:
@@ -59,7 +80,7 @@ class Outcome:
         return 1 if failing else 0
 
 
-def _suppress(findings: list[Finding], linted_files: list[str]) -> list[Finding]:
+def _suppress(findings: list[Finding], linted_files: list[str], settings: Settings) -> list[Finding]:
     """Mark suppressed findings, and add ETL301 for suppressions that matched nothing."""
     from .findings import Location
     from .suppressions import SuppressionIndex
@@ -70,33 +91,45 @@ def _suppress(findings: list[Finding], linted_files: list[str]) -> list[Finding]
         suppression = index.match(finding.path, finding.line, finding.rule_id)
         marked.append(replace(finding, suppressed=suppression.form) if suppression else finding)
     rule = all_rules()["ETL301"]
+    running = [rid for rid in all_rules() if _rule_runs(rid, settings)]
     for path, suppression, codes in index.unused(linted_files):
+        # a code for a rule that did not run this time (deselected, opt-in) may still be needed
+        unknown = tuple(c for c in codes if not any(rid.startswith(c) for rid in all_rules()))
+        idle = tuple(c for c in codes if any(rid.startswith(c) for rid in running))
+        if not unknown and not idle:
+            continue
         where = "in this file" if suppression.form == "file-ignore" else "on this line"
-        marked.append(Finding(rule.id, rule.level,
-                              f"unused suppression: {', '.join(codes)} reports nothing {where}",
+        reasons = ([f"{', '.join(idle)} reports nothing {where}"] if idle else []) + (
+            [f"{', '.join(unknown)} is not a rule of etrace-lint"] if unknown else [])
+        codes = idle + unknown
+        marked.append(Finding(rule.id, rule.level, f"unused suppression: {'; '.join(reasons)}",
                               "", Location(path, suppression.line, suppression.column),
                               properties={"codes": list(codes), "form": suppression.form}))
     return marked
 
 
 def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: Settings,
-                 linted_files: list[str] = ()) -> Outcome:
+                 linted_files: list[str] = (), use_baseline: bool = True) -> Outcome:
     outcome = Outcome(tool_errors=sorted(tool_errors, key=ToolError.sort_key))
-    findings = _suppress(findings, list(linted_files))
+    findings = _suppress(findings, list(linted_files), settings)
     for finding in findings:
         if finding.suppressed and not settings.include_suppressed:
             continue
         if not rule_selected(finding.rule_id, settings, finding.path):
             continue
-        level = settings.levels.get(finding.rule_id)
-        if level is not None and level != finding.level:
+        level = level_for(finding, settings)
+        if level != finding.level:
             finding = replace(finding, level=level)
         if finding.level is Level.NOTE and not settings.show_info:
             outcome.hidden_notes += 1
             continue
         outcome.findings.append(finding)
     outcome.findings.sort(key=Finding.sort_key)
-    if settings.baseline:
-        from .baseline import new_findings, read_baseline
-        outcome.findings = new_findings(outcome.findings, read_baseline(settings.baseline), settings.root)
+    if use_baseline and settings.baseline_fingerprints is not None:
+        from .baseline import new_findings
+
+        active = [f for f in outcome.findings if not f.suppressed]
+        fresh = set(map(id, new_findings(active, settings.baseline_fingerprints, settings.root)))
+        outcome.baselined = len(active) - len(fresh)
+        outcome.findings = [f for f in outcome.findings if f.suppressed or id(f) in fresh]
     return outcome

@@ -1,4 +1,8 @@
-"""Run the engine over many targets: cached results first, the rest in worker processes."""
+"""Run the engine over many targets: cached results first, the rest in worker processes.
+
+Nothing here imports JAX: on a tree whose results are all cached, no worker
+starts at all.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ def open_cache(settings: Settings):
 def run_targets(specs: list[TargetSpec], settings: Settings,
                 progress: Callable[[int, int, TargetSpec], None] | None = None,
                 cache=None) -> list[TargetResult]:
+    """One result per spec, in the order of ``specs`` whatever the number of workers."""
     results: dict[int, TargetResult] = {}
     stale = []
     for index, spec in enumerate(specs):
@@ -33,12 +38,11 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         else:
             stale.append(index)
     if stale:
-        from .workers import run_in_workers
+        from .workers import default_jobs, run_in_workers
 
         run_options = dict(settings.run_options, compile_options=settings.compile_options)
-        jobs = settings.jobs or os.cpu_count() or 1
-        fresh = run_in_workers([specs[i] for i in stale], settings.root, run_options, jobs,
-                               settings.timeout, progress)
+        fresh = run_in_workers([specs[i] for i in stale], settings.root, run_options,
+                               settings.jobs or default_jobs(), settings.timeout, progress)
         for index, result in zip(stale, fresh):
             results[index] = result
             if cache is not None:

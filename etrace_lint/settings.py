@@ -13,10 +13,12 @@ class Settings:
     paths: list[str] = field(default_factory=lambda: ["."])
     root: str = field(default_factory=os.getcwd)
     exclude: list[str] = field(default_factory=list)
+    extend_exclude: list[str] = field(default_factory=list)
     select: list[str] = field(default_factory=list)  # empty: every rule on by default
+    extend_select: list[str] = field(default_factory=list)  # added to select, or to the defaults
     ignore: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    levels: dict[str, Level] = field(default_factory=dict)  # rule id -> level override
+    levels: dict[str, Level] = field(default_factory=dict)  # selector -> level override
     fail_level: Level = Level.WARNING
     show_info: bool = False
     exit_zero: bool = False
@@ -35,8 +37,18 @@ class Settings:
     include_suppressed: bool = False
     baseline: str | None = None
     write_baseline: str | None = None
+    baseline_fingerprints: set[str] | None = None  # read from ``baseline`` before any linting
+
+    config_file: str | None = None
+
+    @property
+    def excludes(self) -> tuple[str, ...]:
+        return tuple(self.exclude) + tuple(self.extend_exclude)
 
     def fingerprint_data(self) -> dict:
-        """What of the configuration can change a target's findings (part of cache keys)."""
-        return {"compile_options": repr(sorted(self.compile_options.items())),
-                "run_options": repr(sorted(self.run_options.items()))}
+        """What of the configuration can change what the engine reports (part of cache keys).
+
+        Selection, levels and suppressions are applied after the cache, so
+        changing them never makes a run lint again.
+        """
+        return {"compile_options": self.compile_options, "run_options": self.run_options}

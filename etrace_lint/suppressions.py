@@ -7,7 +7,9 @@ that are not etrace-lint's (``F401``) are left to their tools.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
@@ -34,19 +36,30 @@ class Suppression:
         return not self.codes or any(rule_id.startswith(code) for code in self.codes)
 
 
+def _comments(text: str):
+    """(line, column, comment) for each comment; ``#`` inside strings is not a comment."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                yield token.start[0], token.start[1], token.string
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        # a file that does not tokenize has no targets; still read what we can
+        for number, line in enumerate(text.splitlines(), start=1):
+            if "#" in line:
+                yield number, line.index("#"), line[line.index("#"):]
+
+
 def parse_suppressions(text: str) -> list[Suppression]:
     found = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if "#" not in line:
-            continue
+    for number, column, comment in _comments(text):
         for pattern, form in ((_FILE_IGNORE, "file-ignore"), (_IGNORE, "ignore"), (_NOQA, "noqa")):
-            for match in pattern.finditer(line):
+            for match in pattern.finditer(comment):
                 codes = _codes(match.group("codes"))
                 if form == "noqa" and codes:
                     codes = tuple(c for c in codes if c.startswith(OWN_PREFIX))
                     if not codes:
                         continue  # another tool's noqa
-                found.append(Suppression(number, match.start() + 1, codes, form))
+                found.append(Suppression(number, column + match.start() + 1, codes, form))
     return found
 
 
