@@ -1,8 +1,14 @@
-"""Turn what the compiler talks about (weight paths, vars, equations, states)
+"""Turn what the compiler talks about (equations, weight paths, vars, states)
 into lines of the user's file.
 
-Order of preference: the equation where the thing was written, then the line
+Order of preference: the equation where the thing was computed, then the line
 where its state was created, then the factory's line.
+
+The compiler rewrites the jaxpr before it analyses it: jit calls are inlined,
+conds if-converted, short scans unrolled. Equations keep their source info
+through every rewrite, but an equation of a cached jit body only knows the
+frames inside that body; the jit call around it, which exists only in the
+jaxpr as traced, is where such an equation is recovered.
 """
 
 from __future__ import annotations
@@ -23,15 +29,49 @@ def _as_location(frame: jv.SourceFrame | None, label: str = "") -> Location | No
 class Locator:
     """Answers "where in the user's code" for one compiled model."""
 
-    def __init__(self, model: Any, module_info: Any, factory_location: Location, traced_jaxpr: Any = None):
+    def __init__(self, model: Any, module_info: Any, factory_location: Location, traced_jaxpr: Any = None,
+                 raw_jaxpr: Any = None):
         self.factory = factory_location
         self.states = bt.model_states(model)
         self.module_info = module_info
         self._sites = list(jv.walk(bt.traced_jaxpr(module_info))) if module_info is not None else []
-        # before canonicalisation: the conds and scans the compiler rewrote are still there
-        self._traced_sites = list(jv.walk(traced_jaxpr)) if traced_jaxpr is not None else self._sites
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
+        self._producers: dict[int, jv.EqnSite] | None = None
         self._weight_var_to_path = bt.weight_invars(module_info) if module_info is not None else {}
+        self._traced_jaxpr = None
+        self._traced_sites = self._sites
+        self._jit_parents_by_eqn: dict[int, tuple] = {}
+        self._jit_parents_by_source: dict[int, tuple] = {}
+        self._alive: list = []  # keeps the equations behind the id() keys above alive
+        self.use_jaxprs(traced_jaxpr, raw_jaxpr)
+
+    def use_jaxprs(self, traced_jaxpr: Any = None, raw_jaxpr: Any = None) -> None:
+        """The step's jaxpr before canonicalisation and before jit inlining, when known."""
+        if traced_jaxpr is not None and self._traced_jaxpr is None:
+            self._traced_jaxpr = traced_jaxpr
+            # before canonicalisation: the conds and scans the compiler rewrote are still there
+            self._traced_sites = list(jv.walk(traced_jaxpr))
+        if raw_jaxpr is not None and not self._jit_parents_by_source:
+            self._index_jit_calls(raw_jaxpr)
+
+    def _index_jit_calls(self, raw_jaxpr: Any) -> None:
+        flat = list(jv.flatten_jit_calls(raw_jaxpr))
+        inlined = self._traced_jaxpr if self._traced_jaxpr is not None else (
+            bt.traced_jaxpr(self.module_info) if self.module_info is not None else None)
+        top = [site.eqn for site in jv.walk(inlined) if not site.parents] if inlined is not None else []
+        self._alive = [flat, top]
+        # inlining turns each non-jit equation into exactly one equation, in order
+        if len(top) == len(flat):
+            for eqn, site in zip(top, flat):
+                if site.parents:
+                    self._jit_parents_by_eqn[id(eqn)] = site.parents
+        for site in flat:
+            if site.parents:
+                self._jit_parents_by_source.setdefault(id(site.eqn.source_info), site.parents)
+
+    def _jit_parents(self, eqn: Any) -> tuple:
+        return (self._jit_parents_by_eqn.get(id(eqn))
+                or self._jit_parents_by_source.get(id(eqn.source_info), ()))
 
     @property
     def sites(self) -> list[jv.EqnSite]:
@@ -49,10 +89,23 @@ class Locator:
     def consumers(self, var: Any) -> list[jv.EqnSite]:
         return self._consumer_table().get(id(var), [])
 
+    def producer(self, var: Any) -> jv.EqnSite | None:
+        if self._producers is None:
+            self._producers = {id(v): site for site in self._sites for v in jv.outvars(site.eqn)}
+        return self._producers.get(id(var))
+
     # ------------------------------------------------------------------ lookups
 
     def of_site(self, site: jv.EqnSite, label: str = "") -> Location | None:
-        return _as_location(jv.eqn_location(site), label)
+        top = site.parents[0] if site.parents else site.eqn
+        chain = self._jit_parents(top) + tuple(site.parents)
+        return _as_location(jv.eqn_location(jv.EqnSite(site.eqn, chain)), label)
+
+    def of_eqn(self, eqn: Any, label: str = "") -> Location | None:
+        """An equation met outside a walk (the one a compiler pass was working on)."""
+        if eqn is None:
+            return None
+        return self.of_site(jv.EqnSite(eqn), label)
 
     def of_state(self, path: tuple | None, label: str = "") -> Location | None:
         if path is None:
@@ -60,7 +113,7 @@ class Locator:
         state = self.states.get(tuple(path))
         if state is None:
             return None
-        return _as_location(jv.user_frame_of(bt.state_source_info(state)), label)
+        return self.of_state_object(state, label)
 
     def of_state_object(self, state: Any, label: str = "") -> Location | None:
         return _as_location(jv.user_frame_of(bt.state_source_info(state)), label)
@@ -93,6 +146,10 @@ class Locator:
         path = self._weight_var_to_path.get(var)
         return self.of_state(path, label) if path else None
 
+    def of_producer(self, var: Any, label: str = "") -> Location | None:
+        site = self.producer(var)
+        return self.of_site(site, label) if site is not None else None
+
     def of_primitive(self, primitive_name: str, label: str = "") -> Location | None:
         for site in self._sites:
             if jv.primitive_name(site.eqn) == primitive_name:
@@ -100,6 +157,29 @@ class Locator:
                 if loc is not None:
                     return loc
         return None
+
+    def _touches_learning(self, eqn: Any) -> bool:
+        """The compiler's own test for control flow it must canonicalise."""
+        minfo = self.module_info
+        watched = set(self._weight_var_to_path) | set(bt.hidden_invars(minfo))
+        if any(v in watched for v in jv.invars(eqn)):
+            return True
+        if any(v in bt.hidden_outvars(minfo) for v in jv.outvars(eqn)):
+            return True
+        return any(bt.is_etp_primitive(s.eqn) for sub in jv.sub_jaxprs(eqn) for s in jv.walk(sub))
+
+    def of_nth_control_flow(self, primitive_name: str, ordinal: int, label: str = "") -> Location | None:
+        """The ``ordinal``-th top-level ``primitive_name`` equation the compiler had to look at.
+
+        Skip records are emitted after canonicalisation settles, one per
+        surviving equation in jaxpr order, without naming the equation.
+        """
+        if self.module_info is not None:
+            relevant = [s for s in self._sites if not s.parents and jv.primitive_name(s.eqn) == primitive_name
+                        and self._touches_learning(s.eqn)]
+            if relevant:
+                return self.of_site(relevant[min(ordinal, len(relevant) - 1)], label)
+        return self.of_nth_primitive(primitive_name, ordinal, label)
 
     def of_nth_primitive(self, primitive_name: str, ordinal: int, label: str = "") -> Location | None:
         """The ``ordinal``-th equation of a primitive in the step as traced (before rewriting)."""

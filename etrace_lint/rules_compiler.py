@@ -23,27 +23,34 @@ def _class_names(exc: BaseException) -> list[str]:
     return [cls.__name__ for cls in type(exc).__mro__]
 
 
-# Records about a control-flow equation that carry no reference to it: the
-# equation is found by its primitive, in the order the compiler reported them.
+# Records about a control-flow equation that carry no reference to it and are
+# emitted away from it (buffered until canonicalisation settles, or from a
+# later pass): the equation is found by its primitive, in the order the
+# compiler reported them. Kinds sharing a buffer share the count.
 _KIND_PRIMITIVE = {
     "cond_if_converted": "cond", "cond_conversion_skipped": "cond",
     "scan_unrolled": "scan", "scan_unroll_skipped": "scan", "relation_excluded_sliced_weight": "scan",
     "scan_descent_applied": "scan", "scan_descent_skipped": "scan", "scan_descent_no_relations": "scan",
     "control_flow_opaque_fwd": "while", "output_bypass_dropped": "while",
 }
+_ORDINAL_GROUP = {"scan_unroll_skipped": "scan-skips", "relation_excluded_sliced_weight": "scan-skips"}
 
 
-def locate_record(record: Any, locator: Any, ordinal: int = 0) -> tuple[Location, list[Location]]:
-    """Primary location of a record, and related ones (blocking weights, the factory)."""
+def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = None) -> tuple[Location, list[Location]]:
+    """Primary location of a record, and related ones (blocking weights, the factory).
+
+    ``subject`` is the equation the compiler was working on when it emitted
+    the record; it is the most precise answer when there is one.
+    """
     context = bt.record_context(record)
     primitive = bt.record_primitive_name(record)
     op_name = str(context.get("op_name", ""))
     family = _KIND_PRIMITIVE.get(bt.record_kind(record))
-    candidates = []
+    candidates = [locator.of_eqn(subject)] if subject is not None else []
+    if family:
+        candidates.append(locator.of_nth_control_flow(op_name or family, ordinal))
     if op_name:
         candidates.append(locator.of_primitive(op_name))
-    if family:
-        candidates.append(locator.of_nth_primitive(op_name or family, ordinal))
     for key in ("invar", "weight_var"):
         if key in context and context[key] is not None:
             candidates.append(locator.of_var(context[key], op_name))
@@ -94,10 +101,21 @@ def record_properties(record: Any) -> dict:
     return properties
 
 
-def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0) -> Finding:
-    rule = rule_for_record_kind(bt.record_kind(record))
-    primary, related = locate_record(record, locator, ordinal)
+def record_message(record: Any) -> str:
     message = " ".join(str(record.message).split())
+    if bt.record_kind(record) == "relation_included" and getattr(record, "weight_path", None):
+        # the compiler's text ("etp_mv(('w',)) -> [0]") is for its own logs
+        hidden = ", ".join(format_path(h) for h in getattr(record, "hidden_paths", ()) or ())
+        op = bt.record_primitive_name(record) or "its ETP op"
+        return (f"{format_path(record.weight_path)} learns online: {op} connects it to "
+                f"{hidden or 'a hidden state'}")
+    return message
+
+
+def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
+    rule = rule_for_record_kind(bt.record_kind(record))
+    primary, related = locate_record(record, locator, ordinal, subject)
+    message = record_message(record)
     # the compiler grades some kinds differently by situation (a scan unroll
     # skipped for length is informational, for a blocker it is a warning)
     level = _RECORD_LEVELS.get(bt.record_level(record), rule.level)
@@ -108,11 +126,14 @@ _RECORD_LEVELS = {"info": Level.NOTE, "warning": Level.WARNING, "error": Level.E
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Any, target: str) -> list[Finding]:
+    locator.use_jaxprs(compilation.traced_jaxpr, compilation.raw_jaxpr)
+    subjects = list(compilation.record_subjects)
+    subjects += [None] * (len(compilation.records) - len(subjects))
     findings, seen = [], {}
-    for record in compilation.records:
-        family = _KIND_PRIMITIVE.get(bt.record_kind(record), "")
-        key = (bt.record_kind(record), family)
-        findings.append(finding_from_record(record, locator, target, seen.get(key, 0)))
+    for record, subject in zip(compilation.records, subjects):
+        kind = bt.record_kind(record)
+        key = _ORDINAL_GROUP.get(kind, kind)
+        findings.append(finding_from_record(record, locator, target, seen.get(key, 0), subject))
         seen[key] = seen.get(key, 0) + 1
     return findings
 
@@ -169,14 +190,21 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
         write = compilation.param_writes[0]
     elif rule.error.at_write == "last":
         write = compilation.last_write
+    subject = bt.exception_subject(exc)
     # "... computed within a while function": the loop is the place to show
     named_op = re.search(r"within a (\w+) (?:function|region)", str(exc))
     primary = locator.first(
         Location(write.path, write.line, write.column) if write else None,
         Location(frame.path, frame.line, frame.column) if frame else None,
+        *(locator.of_eqn(eqn) for eqn in subject.eqns),
+        *(locator.of_producer(var) for var in subject.vars),
+        *(locator.of_state_object(state) for state in subject.states),
         locator.of_primitive(named_op.group(1)) if named_op else None,
     )
     properties = {"braintraceError": error_name, "phase": "compile" if compilation.traced else "trace"}
-    related = (relabel(locator.factory, "target factory"),)
+    # a canonicalisation that did not settle names every equation it was still rewriting
+    others = [loc for eqn in subject.eqns[1:] if (loc := locator.of_eqn(eqn, "also involved")) is not None]
+    related = tuple(loc for loc in others if (loc.path, loc.line) != (primary.path, primary.line))
+    related += (relabel(locator.factory, "target factory"),)
     finding = Finding(rule.id, rule.level, message, target, primary, related, properties)
     return list(record_findings) + [finding]

@@ -5,16 +5,26 @@ from etrace_lint.rule import ErrorMatch, Rule
 
 
 def describe(exc, compilation):
-    """Name both units and point at the write that changed them."""
+    """Name both units, as the exception states them, and point at the write that changed them."""
     changes = compilation.unit_changes
-    if changes:
-        write = changes[-1]
-        return (f"unit mismatch: a state holding {write.old_unit or 'a unitless value'} is written with "
-                f"{write.new_unit or 'a unitless value'}", write.frame)
-    units = re.findall(r"Quantity\[([^\]]*)\]", str(exc))
+    at = changes[-1].frame if changes else compilation.last_write
+    text = str(exc)
+    # braintrace's own check after tracing: "... unit of the state ('v',) ... Input unit: mV ... Output unit: mA"
+    io_units = re.search(r"Input unit:\s*(\S+).*?Output unit:\s*(\S+)", text, re.S)
+    if io_units:
+        state = re.search(r"unit of the state (.+?) does not match", text)
+        which = f"state {state.group(1)}" if state else "a state"
+        return (f"unit mismatch: {which} holds {io_units.group(1)} but the step writes it with "
+                f"{io_units.group(2)}", at)
+    # brainstate's tree check while tracing fires first: "... Quantity[mV] ... Quantity[mA]"
+    units = re.findall(r"Quantity\[([^\]]*)\]", text)
     if len(units) >= 2:
-        return f"unit mismatch: {units[0]} against {units[1]}", compilation.last_write
-    return f"unit mismatch: {' '.join(str(exc).split())[:200]}", compilation.last_write
+        return f"unit mismatch: a state holding {units[0]} is written with {units[1]}", at
+    if changes:
+        return (f"unit mismatch: a state holding {changes[-1].old_unit or 'a unitless value'} is written with "
+                f"{changes[-1].new_unit or 'a unitless value'}", at)
+    return f"unit mismatch: {' '.join(text.split())[:200]}", at
+
 
 RULE = Rule(
     id="ETL101",
