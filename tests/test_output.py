@@ -1,0 +1,257 @@
+"""What a user sees: text, json and github output, flags that shape them, exit codes, rule docs.
+
+One lint of a small project fills a cache; the CLI is then run in-process
+against it with different flags (policy and writers only), and twice as a
+real process to check that ``python -m etrace_lint`` and the script agree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from etrace_lint import cli
+from etrace_lint.findings import Finding, Level, Location, ToolError
+from etrace_lint.policy import Outcome
+from etrace_lint.registry import all_rules
+from etrace_lint.writers import RunInfo
+from etrace_lint.writers.github import write_github
+
+GATED = textwrap.dedent('''
+    """A hand-written gated RNN and braintrace's LSTM."""
+
+    import braintrace
+    import brainstate
+    import jax
+    import jax.numpy as jnp
+
+
+    class GatedRNN(brainstate.nn.Module):
+        def __init__(self, n_in=3, n=4):
+            super().__init__()
+            self.Wz = braintrace.nn.Linear(n_in + n, n)
+            self.Wr = braintrace.nn.Linear(n_in + n, n)
+            self.Wh = braintrace.nn.Linear(n_in + n, n)
+            self.h = brainstate.HiddenState(jnp.zeros((n,)))
+
+        def update(self, x):
+            xh = jnp.concatenate([x, self.h.value])
+            z = jax.nn.sigmoid(self.Wz(xh))
+            r = jax.nn.sigmoid(self.Wr(xh))  # the reset gate
+            cand = jnp.tanh(self.Wh(jnp.concatenate([x, r * self.h.value])))
+            self.h.value = (1 - z) * self.h.value + z * cand
+            return self.h.value
+
+
+    def etrace_target_gated():
+        return GatedRNN(), (jnp.ones((3,)),)
+
+
+    def etrace_target_lstm():
+        return braintrace.nn.LSTMCell(3, 4), (jnp.ones((3,)),)
+''')
+BROKEN = textwrap.dedent('''
+    def etrace_target_broken():
+        raise RuntimeError("no data on this machine")
+''')
+LINE_RE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<rule>ETL\d{3}) (?P<msg>.*) \[(?P<model>[^\]]+)\]$")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("project")
+    (root / "models").mkdir()
+    (root / "models" / "net.py").write_text(GATED, encoding="utf-8")
+    (root / "broken").mkdir()
+    (root / "broken" / "data.py").write_text(BROKEN, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def lint(project):
+    """``lint(*args) -> (exit code, stdout, stderr)``, in-process, from the project folder."""
+    cache = str(project / ".cache")
+
+    def run(*args: str):
+        cwd = os.getcwd()
+        out, err = _Capture(), _Capture()
+        saved = sys.stdout, sys.stderr
+        os.chdir(project)
+        sys.stdout, sys.stderr = out, err
+        try:
+            code = cli.main([*args, "--isolated", "--cache-dir", cache, "-j", "1"])
+        finally:
+            sys.stdout, sys.stderr = saved
+            os.chdir(cwd)
+        return code, out.getvalue(), err.getvalue()
+
+    run("models", "broken")  # fills the cache: later runs only apply policy and write
+    return run
+
+
+class _Capture:
+    def __init__(self):
+        self.parts = []
+
+    def write(self, text):
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def getvalue(self):
+        return "".join(self.parts)
+
+
+def _wr_line() -> int:
+    return next(i for i, line in enumerate(GATED.splitlines(), start=1) if "the reset gate" in line)
+
+
+def _finding_lines(stdout: str) -> list[re.Match]:
+    return [m for m in map(LINE_RE.match, stdout.splitlines()) if m]
+
+
+def test_text_format_and_summary(lint):
+    code, out, _ = lint("models")
+    assert code == 1
+    (finding,) = _finding_lines(out)
+    assert finding["path"] == "models/net.py"
+    assert (int(finding["line"]), finding["rule"], finding["model"]) == (_wr_line(), "ETL005", "etrace_target_gated")
+    assert int(finding["col"]) >= 1
+    summary = out.strip().splitlines()[-1]
+    assert re.fullmatch(r"Found 1 finding \(1 warning\) in 2 models\. \d+ notes hidden \(--show-info\)\.", summary)
+
+
+def test_show_info_adds_the_notes(lint):
+    code, out, _ = lint("models", "--show-info")
+    assert code == 1
+    rules = [m["rule"] for m in _finding_lines(out)]
+    assert rules.count("ETL001") >= 6 and "ETL005" in rules
+    assert "hidden" not in out.splitlines()[-1]
+    assert re.search(r"Found \d+ findings \(1 warning, \d+ notes\) in 2 models\.$", out.strip())
+
+
+def test_quiet_prints_findings_only(lint):
+    code, out, err = lint("models", "-q")
+    assert code == 1
+    assert [m["rule"] for m in _finding_lines(out)] == ["ETL005"]
+    assert len(out.splitlines()) == 1 and "Found" not in out + err
+
+
+def test_exit_codes(lint):
+    assert lint("models", "--exit-zero")[0] == 0
+    assert lint("models", "--fail-level", "error")[0] == 0
+    assert lint("models", "--fail-level", "note", "--show-info", "--ignore", "ETL005")[0] == 1
+    code, out, _ = lint("models", "broken")
+    assert code == 2
+    assert "no data on this machine" in out and "broken/data.py" in out
+    assert "1 target could not be linted" in out
+    assert lint("models", "broken", "--exit-zero")[0] == 2  # a tool error is never hidden
+    code, _, err = lint("models", "--select", "ETL5")
+    assert code == 2 and "unknown rule" in err and "ETL5" in err
+
+
+def test_select_and_ignore(lint):
+    code, out, _ = lint("models", "--ignore", "ETL005")
+    assert code == 0 and _finding_lines(out) == []
+    code, out, _ = lint("models", "--select", "ETL001", "--show-info")
+    assert code == 0
+    assert {m["rule"] for m in _finding_lines(out)} == {"ETL001"}
+    code, out, _ = lint("models", "--select", "weight-to-weight-exclusion")
+    assert code == 1 and [m["rule"] for m in _finding_lines(out)] == ["ETL005"]
+
+
+def test_json_format(lint):
+    code, out, _ = lint("models", "broken", "--output-format", "json")
+    assert code == 2
+    document = json.loads(out)
+    (finding,) = document["findings"]
+    assert finding["rule"] == "ETL005" and finding["level"] == "warning"
+    assert finding["location"] == {"path": "models/net.py", "line": _wr_line(),
+                                   "column": finding["location"]["column"]}
+    assert finding["model"] == "etrace_target_gated"
+    (error,) = document["toolErrors"]
+    assert error["location"]["path"] == "broken/data.py" and error["model"] == "etrace_target_broken"
+    assert document["summary"]["toolErrors"] == 1
+
+
+def test_github_format(lint):
+    code, out, _ = lint("models", "--output-format", "github", "--show-info")
+    assert code == 1
+    lines = out.splitlines()
+    warning = [line for line in lines if line.startswith("::warning ")]
+    assert warning == [line for line in lines if "title=ETL005" in line]
+    assert warning[0].startswith(f"::warning file=models/net.py,line={_wr_line()},col=")
+    assert all(line.startswith(("::notice ", "::warning ")) for line in lines)
+
+
+def _parse_command(line: str) -> tuple[str, dict, str]:
+    """Undo the Actions toolkit's escaping, as the runner does."""
+    def unescape(text):
+        return (text.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":")
+                .replace("%2C", ",").replace("%25", "%"))
+
+    head, _, data = line[2:].partition("::")
+    kind, _, props = head.partition(" ")
+    pairs = dict(p.split("=", 1) for p in props.split(","))
+    return kind, {k: unescape(v) for k, v in pairs.items()}, unescape(data)
+
+
+def test_github_escapes_what_would_end_the_command(tmp_path):
+    path = tmp_path / "odd, name:v2.py"
+    message = "100% of h::c\nsecond line\r\nthird, done"
+    finding = Finding("ETL005", Level.NOTE, message, "m", Location(str(path), 7, 3))
+    error = ToolError("t", "bad\nimport: 50%", Location(str(path), 1))
+    buffer = _Capture()
+    write_github(Outcome(findings=[finding], tool_errors=[error]), RunInfo(root=str(tmp_path)), buffer)
+    lines = buffer.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[1] == ("::notice file=odd%2C name%3Av2.py,line=7,col=3,title=ETL005::"
+                        "100%25 of h::c%0Asecond line%0D%0Athird, done [m]")
+    kind, props, data = _parse_command(lines[1])
+    assert (kind, props["file"], props["line"], data) == ("notice", "odd, name:v2.py", "7", message + " [m]")
+    kind, props, data = _parse_command(lines[0])
+    assert kind == "error" and data == "bad\nimport: 50% [t]"
+
+
+def test_rule_and_rules_subcommands(lint, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a folder named "rules" would be linted instead
+    assert cli.main(["rule", "ETL005"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ETL005 weight-to-weight-exclusion (warning)")
+    for section in ("## What it does", "## Why it matters", "## Example", "## How to fix"):
+        assert section in out
+    assert cli.main(["rule", "weight-to-weight-exclusion"]) == 0
+    assert capsys.readouterr().out == out
+    assert cli.main(["rule", "ETL9999"]) == 2
+    assert "unknown rule" in capsys.readouterr().err
+    assert cli.main(["rules"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == list(all_rules())
+    assert cli.main(["rules", "--format", "markdown"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].startswith("| Rule |") and any(row.startswith("| ETL005 |") for row in table)
+
+
+def test_module_and_script_agree(lint, project):
+    script = shutil.which("etrace-lint", path=os.path.dirname(sys.executable))
+    assert script, "the etrace-lint script is not installed next to this Python"
+    args = ["models", "broken", "--isolated", "--cache-dir", str(project / ".cache"), "--show-info"]
+    env = dict(os.environ, NO_COLOR="1")
+    as_module = subprocess.run([sys.executable, "-m", "etrace_lint", *args], cwd=project, env=env,
+                               capture_output=True, text=True, timeout=300)
+    as_script = subprocess.run([script, *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert as_module.returncode == as_script.returncode == 2
+    assert as_module.stdout == as_script.stdout
+    assert "ETL005" in as_module.stdout and "etrace_target_broken" in as_module.stdout

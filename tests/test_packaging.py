@@ -1,0 +1,91 @@
+"""The wheel carries the rules and their docs; the README's rule table is the registry's."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from etrace_lint.docs_cli import README_BEGIN, README_END, replace_readme_table, rules_markdown
+from helpers import REPO
+
+# what a source distribution of the project holds
+SOURCES = ("pyproject.toml", "README.md", "etrace_lint", "rules")
+
+
+def _build_backend_installed() -> bool:
+    """pyproject.toml's build requirements: setuptools>=68 with a bdist_wheel command."""
+    try:
+        import setuptools
+    except ImportError:
+        return False
+    major = int(setuptools.__version__.split(".")[0])
+    if major < 68:
+        return False
+    return (importlib.util.find_spec("setuptools.command.bdist_wheel") is not None
+            or importlib.util.find_spec("wheel") is not None)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    work = tmp_path_factory.mktemp("wheel")
+    source = work / "src"
+    source.mkdir()
+    for name in SOURCES:
+        origin = os.path.join(REPO, name)
+        if os.path.isdir(origin):
+            shutil.copytree(origin, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(origin, source / name)
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check",
+               "-w", str(work / "dist"), str(source)]
+    if _build_backend_installed():
+        command.insert(4, "--no-build-isolation")  # offline, and faster
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (built,) = (work / "dist").glob("etrace_lint-*.whl")
+    return built
+
+
+def test_wheel_contains_every_rule_with_its_docs(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    rule_files = sorted(f for f in os.listdir(os.path.join(REPO, "rules")) if f.startswith("etl"))
+    assert rule_files
+    for name in rule_files:
+        assert f"etrace_lint/rules/{name}" in names
+    assert "etrace_lint/writers/sarif.py" in names
+    assert not any(name.startswith(("tests/", "examples/")) for name in names)
+
+
+def test_installed_copy_reads_rule_docs(wheel, tmp_path):
+    target = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
+                           "--target", str(target), str(wheel)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    probe = ("import etrace_lint, etrace_lint.rules as r; from etrace_lint.registry import all_rules; "
+             "print(etrace_lint.__file__); print(r.__path__[0]); print(all_rules()['ETL005'].docs)")
+    env = dict(os.environ, PYTHONPATH=str(target))
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    package, rules, docs = proc.stdout.split("\n", 2)
+    assert package.startswith(str(target)) and rules.startswith(str(target))
+    assert docs.startswith("# ETL005") and "## How to fix" in docs
+    proc = subprocess.run([sys.executable, "-m", "etrace_lint", "rule", "ETL005"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "## Why it matters" in proc.stdout, proc.stderr
+
+
+def test_readme_rule_table_is_in_sync():
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    assert README_BEGIN in readme and README_END in readme
+    assert rules_markdown() in readme
+    assert replace_readme_table(readme) == readme, (
+        "the README's rule table is out of date; regenerate it with\n"
+        "  python -c \"from etrace_lint.docs_cli import update_readme; update_readme('README.md')\"")
