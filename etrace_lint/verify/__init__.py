@@ -1,0 +1,8 @@
+"""``--verify``: online gradients against BPTT, telling a bug from an approximation.
+
+Imported only when a run asks for it: it imports JAX, brainstate and braintrace.
+"""
+
+from .check import set_progress, verify_model
+
+__all__ = ["verify_model", "set_progress"]

@@ -1,0 +1,187 @@
+"""``--verify``: for each algorithm, the online gradient against BPTT, per weight leaf."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from . import compare
+from .expectations import GraphFacts, expectation
+from .findings import RULE_OF_VERDICT, FindingMaker
+from .settings import VerifySettingsError, resolve_settings
+
+_PROGRESS: Callable[[str], None] | None = None
+
+
+def set_progress(callback: Callable[[str], None] | None) -> None:
+    """Called with a short text ("model: d_rtrl T=16") before each gradient run."""
+    global _PROGRESS
+    _PROGRESS = callback
+
+
+def _tell(text: str, progress: Callable[[str], None] | None) -> None:
+    for hook in (progress, _PROGRESS):
+        if hook is not None:
+            hook(text)
+
+
+def _describe(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def verify_model(loaded: Any, context: Any, run_options: dict, findings: list | None = None,
+                 progress: Callable[[str], None] | None = None) -> tuple[list, list[dict]]:
+    """Findings and per-leaf rows of the gradient check of one compiled model.
+
+    ``findings`` are the model's other findings, used to say why a weight does
+    not learn; they are recomputed when not given.
+    """
+    from .harness import Harness, HarnessError, device_label, on_device, select_device
+
+    maker = FindingMaker(context, loaded.name, other_findings=findings)
+    try:
+        settings = resolve_settings(loaded.verify_options, run_options)
+        device = select_device(settings.device)
+    except (VerifySettingsError, HarnessError) as exc:
+        return [maker.not_run(f"--verify did not run: {exc}")], []
+    maker.device = device_label(device)
+    with on_device(device):
+        try:
+            harness = Harness(context.model, loaded.inputs, loaded.batch_size,
+                              _step_weights(context), settings, settings.loss)
+        except Exception as exc:  # the model's inputs or states: reported, never raised
+            return [maker.not_run(f"--verify did not run: preparing the inputs raised {_describe(exc)}")], []
+        try:
+            return _verify(harness, GraphFacts(context), settings, maker, loaded.name, progress)
+        finally:
+            harness.close()
+
+
+def _step_weights(context: Any) -> Any:
+    from .. import braintrace_adapter as bt
+
+    return bt.step_param_states(context.module_info)
+
+
+def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker, name: str,
+            progress: Callable | None) -> tuple[list, list[dict]]:
+    from .harness import HarnessError
+
+    findings, rows = [], []
+    lengths = sorted({1, settings.steps}, reverse=True)
+    bptt = {}
+    for steps in lengths:
+        _tell(f"{name}: bptt T={steps}", progress)
+        try:
+            bptt[steps] = harness.bptt(steps)
+        except Exception as exc:  # the user's loss or model raised under BPTT
+            return [maker.not_run(f"--verify did not run: the BPTT gradient over {steps} steps raised "
+                                  f"{_describe(exc)}")], []
+    longest = bptt[lengths[0]]
+    if not any(np.any(g != 0) for g in longest.grads.values()):
+        findings.append(maker.not_run(
+            f"--verify is vacuous: the BPTT gradient of every weight is zero over {lengths[0]} steps "
+            f"(no float output, or inputs that never drive the model); give the target verify inputs and a loss"))
+    for algorithm in settings.algorithms:
+        try:
+            learner = harness.learner(algorithm)
+        except HarnessError as exc:
+            findings.append(maker.not_run(f"--verify did not run {algorithm}: {exc}", algorithm))
+            continue
+        for steps in lengths:
+            _tell(f"{name}: {algorithm} T={steps}", progress)
+            try:
+                online = harness.online(learner, steps)
+            except Exception as exc:  # the learner failed to run on this model
+                findings.append(maker.not_run(f"--verify did not run {algorithm} over {steps} steps: "
+                                              f"{_describe(exc)}", algorithm))
+                break
+            reference = bptt[steps]
+            if not _same_loss(online.loss, reference.loss, reference.dtypes, settings):
+                findings.append(maker.harness_mismatch(algorithm, steps, online.loss, reference.loss))
+                continue
+            run_rows = _rows(online, reference, facts, settings, algorithm, steps, name, maker.device,
+                             harness.batch)
+            rows.extend(run_rows)
+            findings.extend(_findings(run_rows, maker, algorithm, steps))
+    return _once_per_weight(findings), rows
+
+
+def _same_loss(online: float, bptt: float, dtypes: dict, settings: Any) -> bool:
+    dtype = "float64" if dtypes and all(d == "float64" for d in dtypes.values()) else "float32"
+    rtol = math.sqrt(settings.tolerance(dtype))
+    return math.isclose(online, bptt, rel_tol=rtol, abs_tol=1e-30) or (math.isnan(online) and math.isnan(bptt))
+
+
+def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorithm: str, steps: int,
+          name: str, device: str, batch: int | None) -> list[dict]:
+    from ..engine import format_path
+
+    scale = max((float(np.linalg.norm(g)) for g in reference.grads.values() if np.all(np.isfinite(g))),
+                default=0.0)
+    rows = []
+    for key in sorted(reference.grads, key=lambda k: (format_path(k[0]), k[1])):
+        weight, leaf = key
+        bptt_grad = reference.grads[key]
+        online_grad = online.grads.get(key)
+        if online_grad is None:  # the learner does not differentiate it at all
+            online_grad = np.zeros_like(bptt_grad)
+        expected = expectation(facts, weight, algorithm, steps)
+        tolerance = settings.tolerance(reference.dtypes.get(key, "float32"))
+        m = compare.metrics(online_grad, bptt_grad)
+        verdict = compare.verdict(m, expected.exact, tolerance, settings.cosine_floor, tolerance * scale)
+        rows.append({
+            "model": name, "algorithm": algorithm, "steps": steps, "weight": format_path(weight),
+            "weightPath": list(map(str, weight)), "leaf": leaf, "expected": expected.label,
+            "reason": expected.reason, "verdict": verdict, "relError": compare.json_number(m.rel_error),
+            "cosine": compare.json_number(m.cosine), "onlineNorm": compare.json_number(m.online_norm),
+            "bpttNorm": compare.json_number(m.bptt_norm), "tolerance": tolerance,
+            "cosineFloor": settings.cosine_floor, "device": device, "batch": batch,
+            "seconds": round(online.seconds, 4), "bpttSeconds": round(reference.seconds, 4),
+        })
+    return rows
+
+
+def _badness(row: dict) -> tuple:
+    cosine = row["cosine"] if row["cosine"] is not None else -2.0
+    rel = row["relError"] if row["relError"] is not None else math.inf
+    return (cosine, -rel)
+
+
+def _findings(rows: list[dict], maker: FindingMaker, algorithm: str, steps: int) -> list:
+    grouped: dict[tuple, list[dict]] = {}
+    for row in rows:
+        rule_id = RULE_OF_VERDICT.get(row["verdict"])
+        if rule_id is not None:
+            grouped.setdefault((rule_id, tuple(row["weightPath"])), []).append(row)
+    found = []
+    for (rule_id, _), group in grouped.items():
+        group.sort(key=_badness)
+        weight = _weight_key(group[0], maker)
+        found.append(maker.for_weight(rule_id, algorithm, steps, weight, group))
+    return found
+
+
+def _weight_key(row: dict, maker: FindingMaker) -> tuple:
+    """The weight's path with its original element types (ints stay ints) for the locator."""
+    for path in maker.locator.states:
+        if list(map(str, path)) == row["weightPath"]:
+            return tuple(path)
+    return tuple(row["weightPath"])
+
+
+def _once_per_weight(findings: list) -> list:
+    """One finding per rule, algorithm and weight: the longest run's (T=1 only when it alone shows it)."""
+    kept, seen = [], set()
+    for finding in findings:
+        verify = finding.properties.get("verify", {})
+        key = (finding.rule_id, verify.get("algorithm"), verify.get("weight"), finding.message
+               if "weight" not in verify else "")
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(finding)
+    return kept

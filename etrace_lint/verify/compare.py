@@ -1,0 +1,59 @@
+"""Metrics of one online gradient against BPTT, and what they mean."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+# verdicts, in the order they are decided
+NONFINITE = "nonfinite"  # NaN or inf on either side
+NOT_LEARNING = "not-learning"  # online identically zero, BPTT not
+EXACT = "exact"  # expected exact, and it is
+WRONG = "wrong"  # expected exact, and it is not
+APPROXIMATION = "approximation"  # expected approximate, points the right way
+MISALIGNED = "misaligned"  # expected approximate, cosine below the floor
+VERDICTS = (NONFINITE, NOT_LEARNING, EXACT, WRONG, APPROXIMATION, MISALIGNED)
+
+
+@dataclass(frozen=True)
+class Metrics:
+    rel_error: float  # ||online - bptt|| / ||bptt||; inf when only BPTT is zero
+    cosine: float  # NaN when either side is zero
+    online_norm: float
+    bptt_norm: float
+    finite: bool
+
+
+def metrics(online: np.ndarray, bptt: np.ndarray) -> Metrics:
+    a = np.asarray(online, dtype=np.float64).ravel()
+    b = np.asarray(bptt, dtype=np.float64).ravel()
+    finite = bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)))
+    if not finite:
+        return Metrics(math.nan, math.nan, math.nan, math.nan, False)
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    diff = float(np.linalg.norm(a - b))
+    rel = diff / nb if nb > 0 else (0.0 if diff == 0 else math.inf)
+    cosine = float(a @ b / (na * nb)) if na > 0 and nb > 0 else math.nan
+    return Metrics(rel, cosine, na, nb, True)
+
+
+def verdict(m: Metrics, exact_expected: bool, tolerance: float, cosine_floor: float,
+            zero_scale: float) -> str:
+    """``zero_scale``: a BPTT norm at or below it counts as zero (round-off of a zero gradient)."""
+    if not m.finite:
+        return NONFINITE
+    if m.online_norm == 0 and m.bptt_norm > zero_scale:
+        return NOT_LEARNING
+    if exact_expected:
+        return EXACT if m.rel_error <= tolerance or (m.bptt_norm <= zero_scale and m.online_norm <= zero_scale) \
+            else WRONG
+    if m.bptt_norm <= zero_scale:
+        return APPROXIMATION if m.online_norm <= zero_scale else MISALIGNED
+    return APPROXIMATION if m.cosine >= cosine_floor else MISALIGNED
+
+
+def json_number(value: float) -> float | None:
+    """JSON has no NaN or infinity: those become null."""
+    return value if isinstance(value, float) and math.isfinite(value) else None

@@ -1,0 +1,105 @@
+"""Which online gradients must equal BPTT, read from the compiled graph.
+
+Exact: every algorithm at T=1 (there is no history yet); weights that reach
+the loss without passing through a hidden state (readouts); and, under
+D-RTRL, a weight whose ETP op feeds hidden groups that are element-wise
+(each unit's new state reads only its own old state), whose op output lands
+on the same units (nothing relabels positions on the way), and whose
+groups feed no other stateful group (the loss is reached only through them).
+
+Everything else is an approximation: dense or gated recurrence, upstream
+layers of a stack, pp_prop's factorised trace at T >= 2, partial paths.
+These facts come from the step's jaxpr and the compiler's relations and
+hidden groups, never from layer class names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import braintrace_adapter as bt
+from .. import jaxpr_view as jv
+
+EXACT_ALGORITHMS = frozenset({"d_rtrl"})  # exact on element-wise groups
+
+
+@dataclass(frozen=True)
+class Expectation:
+    exact: bool
+    reason: str
+
+    @property
+    def label(self) -> str:
+        return "exact" if self.exact else "approximation"
+
+
+class GraphFacts:
+    """Structural facts of one compiled step, computed once per model."""
+
+    def __init__(self, context: Any):
+        self.jaxpr = bt.traced_jaxpr(context.module_info)
+        self.groups = {g.index: g for g in bt.group_views(context.graph)}
+        self.relations = bt.relation_views(context.graph)
+        self.reaching_hidden = set(context.weights_reaching_hidden())
+        self._flows: dict = {}
+
+    def relations_of(self, weight: tuple) -> list:
+        return [r for r in self.relations if tuple(weight) in r.weight_paths]
+
+    def _flow(self, sources: tuple) -> dict:
+        if sources not in self._flows:
+            self._flows[sources] = jv.position_flow(self.jaxpr, {v: True for v in sources})
+        return self._flows[sources]
+
+    def group_is_elementwise(self, index: int) -> bool:
+        group = self.groups[index]
+        flow = self._flow(group.invars)
+        return all(flow.get(v, True) for v in group.outvars)
+
+    def lands_on_same_units(self, relation: Any) -> bool:
+        flow = self._flow((relation.y_var,))
+        return all(flow.get(v, True) for i in relation.group_indices for v in self.groups[i].outvars)
+
+    def downstream_groups(self, relation: Any) -> list:
+        """Other hidden groups whose new value depends on this op's groups."""
+        own = set(relation.group_indices)
+        sources = (relation.y_var,) + tuple(v for i in own for v in self.groups[i].invars)
+        flow = self._flow(sources)
+        return [g for g in self.groups.values()
+                if g.index not in own and any(v in flow for v in g.outvars)]
+
+
+def _names(paths) -> str:
+    return ", ".join(".".join(str(p) for p in path) for path in paths)
+
+
+def expectation(facts: GraphFacts, weight: tuple, algorithm: str, steps: int) -> Expectation:
+    """Whether ``weight``'s online gradient under ``algorithm`` must equal BPTT over ``steps``."""
+    if steps <= 1:
+        return Expectation(True, "one step: no history to approximate")
+    relations = facts.relations_of(weight)
+    if not relations:
+        if tuple(weight) in facts.reaching_hidden:
+            return Expectation(False, "reaches a hidden state without an eligibility trace")
+        return Expectation(True, "non-temporal: reaches the loss without passing through a hidden state")
+    if algorithm not in EXACT_ALGORITHMS:
+        return Expectation(False, f"{algorithm} factorises the eligibility trace")
+    for relation in relations:
+        if relation.in_control_flow:
+            return Expectation(False, "its ETP op is inside a descended loop")
+        if any(c != "all_direct" for c in relation.classifications):
+            return Expectation(False, "part of its path to the hidden state crosses another ETP op")
+        for index in relation.group_indices:
+            group = facts.groups[index]
+            if not facts.group_is_elementwise(index):
+                return Expectation(False, f"the recurrence of {_names(group.hidden_paths)} mixes units "
+                                          "(dense or gated recurrence)")
+        if not facts.lands_on_same_units(relation):
+            return Expectation(False, "its op output is moved across units before it reaches the hidden state")
+        downstream = facts.downstream_groups(relation)
+        if downstream:
+            names = _names(p for g in downstream for p in g.hidden_paths)
+            return Expectation(False, f"it reaches the loss through a later stateful layer ({names})")
+    groups = _names(p for r in relations for i in r.group_indices for p in facts.groups[i].hidden_paths)
+    return Expectation(True, f"element-wise recurrence of {groups}")

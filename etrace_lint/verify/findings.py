@@ -1,0 +1,120 @@
+"""Verdicts -> findings on the user's lines, and the rows of the summary table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import format_path, relabel
+from ..findings import Finding, Level, Location
+from . import compare
+
+RULE_OF_VERDICT = {compare.NONFINITE: "ETL401", compare.WRONG: "ETL401", compare.NOT_LEARNING: "ETL402",
+                   compare.APPROXIMATION: "ETL403", compare.MISALIGNED: "ETL404"}
+NOT_RUN, HARNESS = "ETL405", "ETL499"
+_LEVELS = {"ETL401": Level.ERROR, "ETL402": Level.WARNING, "ETL403": Level.NOTE, "ETL404": Level.WARNING,
+           NOT_RUN: Level.WARNING, HARNESS: Level.ERROR}
+# findings that say a weight is left out of online learning, most telling first
+_NOT_EXPLANATIONS = ("ETL001",)
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.3g}"
+
+
+class FindingMaker:
+    """Knows where a model's weights live and which other findings explain them."""
+
+    def __init__(self, context: Any, target: str, device: str = "", other_findings: list | None = None):
+        self.context = context
+        self.locator = context.locator
+        self.target = target
+        self.device = device
+        self._others = other_findings
+
+    # ------------------------------------------------------------------ places
+
+    def _others_list(self) -> list[Finding]:
+        if self._others is None:
+            from ..engine import findings_from_checks
+            from ..rules_compiler import findings_from_records
+
+            self._others = (findings_from_records(self.context.compilation, self.locator, self.target)
+                            + findings_from_checks(self.context, self.target))
+        return self._others
+
+    def explanation(self, weight: tuple) -> Finding | None:
+        """The linter's own finding that tells why ``weight`` is left out, if there is one."""
+        name = format_path(weight)
+        found = [f for f in self._others_list()
+                 if f.properties.get("weight") == name and f.rule_id not in _NOT_EXPLANATIONS
+                 and not f.rule_id.startswith("ETL4")]
+        found.sort(key=lambda f: (-f.level.rank, f.rule_id))
+        return found[0] if found else None
+
+    def weight_locations(self, weight: tuple) -> tuple[Location, list[Location]]:
+        """Where the ParamState is created; the ETP op (or first use) and the factory as related."""
+        created = self.locator.of_state(weight)
+        used = self.locator.of_weight(weight, label=f"{format_path(weight)} is used here")
+        primary = self.locator.first(created, used)
+        related = [used] if used is not None and (used.path, used.line) != (primary.path, primary.line) else []
+        return primary, related
+
+    def _finding(self, rule_id: str, message: str, primary: Location, related: list[Location],
+                 properties: dict) -> Finding:
+        related = list(related) + [relabel(self.locator.factory, "target factory")]
+        return Finding(rule_id, _LEVELS[rule_id], message, self.target, primary, tuple(related), properties)
+
+    # ------------------------------------------------------------------ findings
+
+    def for_weight(self, rule_id: str, algorithm: str, steps: int, weight: tuple, rows: list[dict]) -> Finding:
+        """One finding for the leaves of one weight that share a verdict's rule; ``rows[0]`` is the worst."""
+        worst = rows[0]
+        shown = format_path(weight) + (worst["leaf"] if len(rows) == 1 else "")
+        more = f" ({len(rows)} leaves; worst {worst['leaf']})" if len(rows) > 1 else ""
+        numbers = f"relative error {_number(worst['relError'])}, cosine {_number(worst['cosine'])}"
+        primary, related = self.weight_locations(weight)
+        properties = {"weight": format_path(weight), "verify": self._verify_properties(worst)}
+        if len(rows) > 1:
+            properties["verify"]["leaves"] = [self._verify_properties(r) for r in rows]
+        if rule_id == "ETL401":
+            what = ("is NaN or infinite" if worst["verdict"] == compare.NONFINITE
+                    else f"differs from BPTT ({numbers})")
+            message = (f"{algorithm} online gradient of {shown}{more} {what} over {steps} step"
+                       f"{'s' if steps != 1 else ''}, although it must equal BPTT here "
+                       f"({worst['reason']}): an ETP rule or the compiler is wrong")
+        elif rule_id == "ETL402":
+            message = (f"{shown} gets no online gradient under {algorithm} over {steps} steps while its "
+                       f"BPTT gradient is not zero: it will not learn online")
+            explained = self.explanation(weight)
+            if explained is not None:
+                message += f" (see {explained.rule_id} on line {explained.line})"
+                properties["explainedBy"] = explained.rule_id
+                related.insert(0, Location(explained.location.path, explained.location.line,
+                                           explained.location.column, f"{explained.rule_id}: why it is left out"))
+        elif rule_id == "ETL403":
+            message = (f"{algorithm} online gradient of {shown}{more} approximates BPTT over {steps} steps: "
+                       f"{numbers} ({worst['reason']})")
+        else:
+            message = (f"{algorithm} online gradient of {shown}{more} points away from BPTT over {steps} steps: "
+                       f"cosine {_number(worst['cosine'])} is below the floor {worst['cosineFloor']} "
+                       f"({worst['reason']})")
+        return self._finding(rule_id, message, primary, related, properties)
+
+    def _verify_properties(self, row: dict) -> dict:
+        return {"algorithm": row["algorithm"], "steps": row["steps"], "weight": row["weight"],
+                "leaf": row["leaf"], "verdict": row["verdict"], "expected": row["expected"],
+                "relError": row["relError"], "cosine": row["cosine"], "device": row["device"]}
+
+    def not_run(self, message: str, algorithm: str = "") -> Finding:
+        properties = {"verify": {"algorithm": algorithm, "device": self.device}}
+        return self._finding(NOT_RUN, message, self.locator.factory, [], properties)
+
+    def harness_mismatch(self, algorithm: str, steps: int, online_loss: float, bptt_loss: float) -> Finding:
+        message = (f"--verify compared nothing for {algorithm} over {steps} steps: the online run's loss "
+                   f"{online_loss:.6g} differs from the BPTT run's {bptt_loss:.6g} on the same inputs and "
+                   f"states; the check itself is broken for this model")
+        properties = {"verify": {"algorithm": algorithm, "steps": steps, "onlineLoss": online_loss,
+                                 "bpttLoss": bptt_loss, "device": self.device}}
+        return self._finding(HARNESS, message, self.locator.factory, [], properties)

@@ -1,0 +1,247 @@
+"""The two gradients of one sequence: online (the compiled learner, step by
+step) and exact (BPTT through a ``for_loop``), both jitted, from one snapshot.
+
+What silently changes the answer, and how it is avoided here:
+
+- both sides run on the same model object, every state (hidden states,
+  eligibility traces, step counters) restored by path to one snapshot
+  before each run, since ``braintrace.compile`` re-creates hidden states;
+- the learner is driven one step per call (``etrace_grad`` without a
+  window): a window spanning the whole sequence is exact BPTT inside the
+  window and would make the check vacuous;
+- the per-step losses are summed on both sides (``reduction='sum'``);
+- gradients of unit-carrying parameters are Quantities: mantissas are compared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import brainstate
+import braintrace
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import braintrace_adapter as bt
+
+
+class HarnessError(Exception):
+    """The check could not run for a reason of the model or its options."""
+
+
+@dataclass
+class GradientRun:
+    """One algorithm (or BPTT) over one sequence length."""
+
+    steps: int
+    loss: float
+    grads: dict = field(default_factory=dict)  # (weight path, leaf) -> float64 mantissa array
+    dtypes: dict = field(default_factory=dict)  # (weight path, leaf) -> dtype name
+    seconds: float = 0.0
+
+
+def mantissa(value: Any) -> Any:
+    return getattr(value, "mantissa", value)
+
+
+def mean_squared_output(output: Any) -> Any:
+    """The default loss of one step: the mean squared value of every output leaf, summed."""
+    leaves = [jnp.asarray(mantissa(leaf)) for leaf in jax.tree.leaves(output, is_leaf=_is_quantity)]
+    leaves = [leaf for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.inexact)]
+    if not leaves:
+        return jnp.zeros(())
+    return sum(jnp.mean(leaf ** 2) for leaf in leaves)
+
+
+def _is_quantity(value: Any) -> bool:
+    return hasattr(value, "mantissa") and hasattr(value, "unit")
+
+
+def flat_leaves(grads: Any) -> tuple[dict, dict]:
+    """``{path: pytree}`` -> ``{(path, leaf): float64 array}`` and the leaves' dtypes."""
+    values, dtypes = {}, {}
+    for path, tree in grads.items():
+        for leaf_path, leaf in jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_quantity)[0]:
+            key = (tuple(path), jax.tree_util.keystr(leaf_path))
+            array = np.asarray(mantissa(leaf))
+            dtypes[key] = array.dtype.name
+            values[key] = array.astype(np.float64)
+    return values, dtypes
+
+
+def select_device(platform: str) -> Any:
+    """``jax.devices(platform)[0]``, or None for JAX's default device."""
+    if not platform:
+        return None
+    try:
+        return jax.devices(platform)[0]
+    except RuntimeError as exc:
+        raise HarnessError(f"no JAX device for platform {platform!r}: {exc}") from None
+
+
+def device_label(device: Any) -> str:
+    device = device if device is not None else jax.devices()[0]
+    kind = getattr(device, "device_kind", "")
+    label = f"{device.platform}:{device.id}"
+    return f"{label} ({kind})" if kind and kind.lower() != device.platform else label
+
+
+def _snapshot(owner: Any) -> dict:
+    return {tuple(path): st.value for path, st in brainstate.graph.states(owner).items()}
+
+
+def _restore(owner: Any, snapshot: dict) -> None:
+    for path, st in brainstate.graph.states(owner).items():
+        if tuple(path) in snapshot:
+            st.value = snapshot[tuple(path)]
+
+
+def _state_values(owner: Any) -> list:
+    """Every state reachable from ``owner`` with its value, by object: a learner's
+    graph paths change once it splits its states lazily on first use."""
+    return [(st, st.value) for st in brainstate.graph.states(owner).values()]
+
+
+def _restore_values(pairs: list) -> None:
+    for st, value in pairs:
+        st.value = value
+
+
+def _hidden_shapes(model: Any) -> dict:
+    return {tuple(path): [np.shape(mantissa(leaf)) for leaf in jax.tree.leaves(st.value, is_leaf=_is_quantity)]
+            for path, st in brainstate.graph.states(model).items() if isinstance(st, brainstate.HiddenState)}
+
+
+class Harness:
+    """Runs BPTT and online gradients of one model; leaves the model as it found it."""
+
+    def __init__(self, model: Any, example_inputs: tuple, batch_size: int | None, weights: Any,
+                 settings: Any, loss: Callable | None = None):
+        self.model = model
+        self.settings = settings
+        self.loss = loss or mean_squared_output
+        self.weights = weights
+        self._original = _snapshot(model)
+        self.batch = self._choose_batch(batch_size)
+        self._initial = _snapshot(model)
+        self._learner_values: dict[int, list] = {}
+        self.sequence = self._sequence(example_inputs, batch_size)
+
+    def close(self) -> None:
+        _restore(self.model, self._original)
+
+    # ------------------------------------------------------------------ setup
+
+    def _choose_batch(self, native_batch: int | None) -> int | None:
+        """The verify batch when every hidden state takes it, else the model's own layout."""
+        want = self.settings.batch
+        with brainstate.random.seed_context(self.settings.seed):
+            brainstate.nn.init_all_states(self.model)
+            single = _hidden_shapes(self.model)
+            brainstate.nn.init_all_states(self.model, batch_size=want)
+            batched = _hidden_shapes(self.model)
+        if single and all(b == [(want, *s) for s in single[p]] for p, b in batched.items()):
+            return want
+        # hidden states made at construction: keep them as the factory left them
+        _restore(self.model, self._original)
+        return native_batch
+
+    def _sequence(self, example_inputs: tuple, native_batch: int | None) -> tuple:
+        steps, seed = self.settings.steps, self.settings.seed
+        if self.settings.inputs is not None:
+            produced = self.settings.inputs(steps, self.batch, seed)
+            produced = produced if isinstance(produced, tuple) else (produced,)
+            for leaf in jax.tree.leaves(produced, is_leaf=_is_quantity):
+                if np.shape(mantissa(leaf))[:1] != (steps,):
+                    raise HarnessError(f"the verify inputs callable returned a leaf of shape "
+                                       f"{np.shape(mantissa(leaf))}; its leading axis must be steps={steps}")
+            return produced
+        leaves, tree = jax.tree.flatten(example_inputs, is_leaf=_is_quantity)
+        drawn = []
+        for index, leaf in enumerate(leaves):
+            value = np.asarray(mantissa(leaf))
+            shape = value.shape[1:] if native_batch is not None else value.shape
+            if self.batch is not None:
+                shape = (self.batch, *shape)
+            drawn.append(_draw(jax.random.PRNGKey(seed + index), (steps, *shape), value, leaf))
+        return tuple(jax.tree.unflatten(tree, drawn))
+
+    # ------------------------------------------------------------------ runs
+
+    def prefix(self, steps: int) -> tuple:
+        return jax.tree.map(lambda a: a[:steps], self.sequence, is_leaf=_is_quantity)
+
+    def bptt(self, steps: int) -> GradientRun:
+        model, loss, weights = self.model, self.loss, self.weights
+
+        @brainstate.transform.jit
+        def run(xs):
+            def total():
+                return brainstate.transform.for_loop(lambda *x: loss(model(*x)), *xs).sum()
+            return brainstate.transform.grad(total, weights, return_value=True)()
+
+        _restore(model, self._initial)
+        return self._timed(run, steps, _state_values(model))
+
+    def learner(self, algorithm: str) -> Any:
+        """The compiled learner, with every state back at the snapshot."""
+        x0 = jax.tree.map(lambda a: a[0], self.sequence, is_leaf=_is_quantity)
+        try:
+            with bt.quiet([]):
+                learner = braintrace.compile(self.model, algorithm, *x0, batch_size=self.batch,
+                                             **self.settings.options_for(algorithm))
+        except Exception as exc:  # the learner is the model's problem, reported as not run
+            text = str(exc).strip().splitlines()
+            raise HarnessError(f"braintrace.compile(model, {algorithm!r}) raised "
+                               f"{type(exc).__name__}: {text[0] if text else ''}") from None
+        _restore(self.model, self._initial)
+        return learner
+
+    def online(self, learner: Any, steps: int) -> GradientRun:
+        loss = self.loss
+
+        @brainstate.transform.jit
+        def run(xs):
+            return learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)),
+                                       reduction="sum", loss_output="scalar", return_value=True)
+
+        if id(learner) not in self._learner_values:
+            self._learner_values[id(learner)] = _state_values(learner)
+        return self._timed(run, steps, self._learner_values[id(learner)])
+
+    def _timed(self, run: Callable, steps: int, pairs: list) -> GradientRun:
+        _restore_values(pairs)
+        start = time.perf_counter()
+        with bt.quiet([]):
+            grads, value = run(self.prefix(steps))
+            value = float(np.asarray(mantissa(value)))
+        seconds = time.perf_counter() - start
+        _restore_values(pairs)
+        values, dtypes = flat_leaves(grads)
+        return GradientRun(steps, value, values, dtypes, seconds)
+
+
+def _draw(key: Any, shape: tuple, example: np.ndarray, leaf: Any) -> Any:
+    dtype = example.dtype
+    if np.issubdtype(dtype, np.bool_):
+        drawn = jax.random.bernoulli(key, 0.5, shape)
+    elif np.issubdtype(dtype, np.integer):
+        high = max(2, int(example.max()) + 1) if example.size else 2
+        drawn = jax.random.randint(key, shape, 0, high, dtype=dtype)
+    else:
+        drawn = jax.random.normal(key, shape, dtype=dtype)
+    unit = getattr(leaf, "unit", None)
+    return drawn * unit if unit is not None and _is_quantity(leaf) else drawn
+
+
+@contextlib.contextmanager
+def on_device(device: Any) -> Iterator[None]:
+    if device is None:
+        yield
+        return
+    with jax.default_device(device):
+        yield

@@ -1,0 +1,131 @@
+"""What one gradient check runs with: defaults, then the target's own options,
+then ``[tool.etrace-lint.verify]``, then the command line.
+
+pyproject.toml and the command line both arrive as ``run_options`` keys
+(``verify_steps``, ``verify_batch``, ``verify_algorithms``, ``verify_seed``,
+``verify_cosine_floor``, ``device``), the command line having already
+overridden the file. A target's options come from
+``@etrace_lint.target(verify={...})``:
+
+``steps``, ``batch``, ``seed``, ``algorithms``, ``cosine_floor``
+    as on the command line;
+``loss``
+    ``loss(output) -> scalar``, the loss of one step (default: the mean
+    squared output);
+``inputs``
+    ``inputs(steps, batch, seed) -> array or tuple of arrays`` with a leading
+    time axis (default: normal noise shaped like the example inputs);
+``tolerances``
+    a number, or ``{"float32": 1e-5, "float64": 1e-10}``: the largest
+    relative error an exact gradient may show;
+``algorithm_options``
+    ``{"pp_prop": {"decay_or_rank": 0.9}}``: passed to ``braintrace.compile``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+DEFAULT_ALGORITHMS = ("d_rtrl", "pp_prop")
+DEFAULT_TOLERANCES = {"float16": 1e-2, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-10}
+DEFAULT_ALGORITHM_OPTIONS = {"pp_prop": {"decay_or_rank": 0.9}}
+TARGET_KEYS = ("steps", "batch", "seed", "algorithms", "cosine_floor", "loss", "inputs",
+               "tolerances", "algorithm_options")
+_RUN_KEYS = {"verify_steps": "steps", "verify_batch": "batch", "verify_algorithms": "algorithms",
+             "verify_seed": "seed", "verify_cosine_floor": "cosine_floor", "device": "device"}
+
+
+class VerifySettingsError(ValueError):
+    """Options the check cannot run with; reported as a finding about the target."""
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    steps: int = 16
+    batch: int = 4
+    seed: int = 0
+    algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
+    cosine_floor: float = 0.5
+    tolerances: dict = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    loss: Callable | None = None
+    inputs: Callable | None = None
+    algorithm_options: dict = field(default_factory=lambda: {k: dict(v) for k, v in DEFAULT_ALGORITHM_OPTIONS.items()})
+    device: str = ""  # a JAX platform name; empty: JAX's default device
+
+    def tolerance(self, dtype_name: str) -> float:
+        return float(self.tolerances.get(dtype_name, self.tolerances.get("float32", 1e-5)))
+
+    def options_for(self, algorithm: str) -> dict:
+        return dict(self.algorithm_options.get(algorithm, {}))
+
+
+def _positive_int(value: Any, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise VerifySettingsError(f"verify option {key!r} must be a positive integer, not {value!r}")
+    return value
+
+
+def _algorithms(value: Any) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not items or not all(isinstance(a, str) for a in items):
+        raise VerifySettingsError(f"verify option 'algorithms' must name at least one algorithm, not {value!r}")
+    names = []
+    for item in items:
+        names.extend(a.strip().lower() for a in item.split(",") if a.strip())
+    return tuple(dict.fromkeys(names))
+
+
+def _tolerances(value: Any) -> dict:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {name: float(value) for name in DEFAULT_TOLERANCES}
+    if isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
+        return {**DEFAULT_TOLERANCES, **{str(k): float(v) for k, v in value.items()}}
+    raise VerifySettingsError(f"verify option 'tolerances' must be a number or a dtype -> number table, not {value!r}")
+
+
+def _apply(values: dict, key: str, value: Any) -> None:
+    if key in ("steps", "batch"):
+        values[key] = _positive_int(value, key)
+    elif key == "seed":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise VerifySettingsError(f"verify option 'seed' must be an integer, not {value!r}")
+        values[key] = value
+    elif key == "algorithms":
+        values[key] = _algorithms(value)
+    elif key == "cosine_floor":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1.0 <= value <= 1.0:
+            raise VerifySettingsError(f"verify option 'cosine_floor' must be a number in [-1, 1], not {value!r}")
+        values[key] = float(value)
+    elif key in ("loss", "inputs"):
+        if not callable(value):
+            raise VerifySettingsError(f"verify option {key!r} must be callable, not {type(value).__name__}")
+        values[key] = value
+    elif key == "tolerances":
+        values[key] = _tolerances(value)
+    elif key == "algorithm_options":
+        if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+            raise VerifySettingsError("verify option 'algorithm_options' must map algorithm names to dicts")
+        merged = {k: dict(v) for k, v in DEFAULT_ALGORITHM_OPTIONS.items()}
+        for name, options in value.items():
+            merged[str(name).lower()] = {**merged.get(str(name).lower(), {}), **options}
+        values[key] = merged
+    elif key == "device":
+        if not isinstance(value, str):
+            raise VerifySettingsError(f"--device must name a JAX platform, not {value!r}")
+        values[key] = value.strip().lower()
+
+
+def resolve_settings(target_options: dict | None, run_options: dict | None) -> VerifySettings:
+    """Layer the target's options and the run's options over the defaults."""
+    values: dict[str, Any] = {}
+    for key, value in (target_options or {}).items():
+        key = key.replace("-", "_")
+        if key not in TARGET_KEYS:
+            raise VerifySettingsError(f"unknown verify option {key!r} (known: {', '.join(TARGET_KEYS)})")
+        _apply(values, key, value)
+    for run_key, key in _RUN_KEYS.items():
+        value = (run_options or {}).get(run_key)
+        if value is not None and value != "":
+            _apply(values, key, value)
+    return VerifySettings(**values)

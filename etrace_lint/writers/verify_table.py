@@ -1,0 +1,51 @@
+"""The ``--verify`` summary: one table per model, a row per weight leaf, columns per algorithm.
+
+The runs over one step are shown only where they found something: at T=1
+every online gradient must equal BPTT, so an exact row there says nothing new.
+"""
+
+from __future__ import annotations
+
+
+def _number(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2e}" if value and abs(value) < 1e-2 else f"{value:.3f}"
+
+
+def _shown(rows: list[dict]) -> list[dict]:
+    longest = {}
+    for row in rows:
+        longest[row["model"]] = max(longest.get(row["model"], 0), row["steps"])
+    return [r for r in rows if r["steps"] == longest[r["model"]] or r["verdict"] != "exact"]
+
+
+def format_verify_table(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    out = []
+    for model in dict.fromkeys(r["model"] for r in rows):
+        mine = _shown([r for r in rows if r["model"] == model])
+        algorithms = list(dict.fromkeys(r["algorithm"] for r in mine))
+        cells: dict[tuple, dict] = {}
+        for row in mine:
+            cells.setdefault((row["weight"] + row["leaf"], row["steps"]), {})[row["algorithm"]] = row
+        header = ["weight", "T"]
+        for algorithm in algorithms:
+            header += [algorithm, "rel", "cos"]
+        table = [header]
+        for (weight, steps), by_algorithm in cells.items():
+            line = [weight, str(steps)]
+            for algorithm in algorithms:
+                row = by_algorithm.get(algorithm)
+                line += ([row["verdict"], _number(row["relError"]), _number(row["cosine"])]
+                         if row else ["-", "-", "-"])
+            table.append(line)
+        widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+        device = next((r["device"] for r in mine if r.get("device")), "")
+        out.append(f"\nGradient check of {model} (online vs BPTT{', ' + device if device else ''}):\n")
+        for index, line in enumerate(table):
+            out.append("  " + "  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() + "\n")
+            if index == 0:
+                out.append("  " + "  ".join("-" * width for width in widths) + "\n")
+    return "".join(out) + "\n"

@@ -1,0 +1,11 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Rule
+
+RULE = Rule(
+    id="ETL405",
+    name="verify-not-run",
+    level=Level.WARNING,
+    summary="--verify: the gradient check could not run, or could not tell anything, for this model",
+    tags=("verify",),
+    opt_in_flag="--verify",
+)

@@ -1,0 +1,11 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Rule
+
+RULE = Rule(
+    id="ETL499",
+    name="verify-harness-mismatch",
+    level=Level.ERROR,
+    summary="--verify: the online and BPTT runs saw different forward losses, so the check itself is broken",
+    tags=("verify", "tool"),
+    opt_in_flag="--verify",
+)

@@ -1,0 +1,166 @@
+"""--verify: online gradients against BPTT, on models where the answer is known."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from helpers import fixture
+
+from etrace_lint.discover import discover
+from etrace_lint.engine import lint_target
+from etrace_lint.findings import Level, TargetResult
+from etrace_lint.verify import compare
+from etrace_lint.verify.settings import VerifySettingsError, resolve_settings
+from etrace_lint.writers.verify_table import format_verify_table
+
+REPO = fixture("..", "..")
+VERIFY_RULES = ("ETL401", "ETL402", "ETL403", "ETL404", "ETL405", "ETL499")
+
+
+def verified(name: str, **run_options) -> dict[str, TargetResult]:
+    path = fixture("verify", name)
+    found = discover([path], REPO)
+    return {spec.factory: lint_target(spec, REPO, {"verify": True, **run_options}) for spec in found.targets}
+
+
+def verify_findings(result: TargetResult, rule_id: str | None = None) -> list:
+    return [f for f in result.findings if f.rule_id in VERIFY_RULES and (rule_id is None or f.rule_id == rule_id)]
+
+
+def marked_line(name: str, text: str) -> int:
+    with open(fixture("verify", name), encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if text in line:
+                return number
+    raise AssertionError(text)
+
+
+@pytest.fixture(scope="module")
+def exact():
+    return verified("exact.py")
+
+
+@pytest.fixture(scope="module")
+def approximate():
+    return verified("approximate.py")
+
+
+@pytest.fixture(scope="module")
+def broken():
+    return verified("broken.py")
+
+
+@pytest.mark.parametrize("target", ["etrace_target_leaky", "etrace_target_lif", "etrace_target_elementwise_leak"])
+def test_exact_models_verify_clean(exact, target):
+    result = exact[target]
+    assert not result.tool_errors
+    assert verify_findings(result) == []
+    rows = result.verify_rows
+    assert {r["steps"] for r in rows} == {1, 16}
+    assert rows and all(r["expected"] == "exact" and r["verdict"] == "exact" for r in rows)
+    # a live check: BPTT moves every weight, so agreeing with it means something
+    assert all(r["bpttNorm"] > 0 for r in rows if r["steps"] == 16)
+
+
+def test_gru_reset_gate_does_not_learn_online(approximate):
+    found = verify_findings(approximate["etrace_target_gru"], "ETL402")
+    assert [(f.line, f.properties["weight"]) for f in found] == [
+        (marked_line("approximate.py", "self.Wr ="), "Wr.weight")]
+    assert found[0].level is Level.WARNING
+    assert found[0].properties["explainedBy"] == "ETL005"
+    assert any(loc.label.startswith("ETL005") for loc in found[0].related)
+
+
+def test_gru_update_and_candidate_weights_are_approximations_not_errors(approximate):
+    result = approximate["etrace_target_gru"]
+    assert verify_findings(result, "ETL401") == []
+    notes = {f.properties["weight"]: f for f in verify_findings(result, "ETL403")}
+    assert set(notes) == {"Wz.weight", "Wh.weight"}
+    for note in notes.values():
+        assert note.level is Level.NOTE
+        verify = note.properties["verify"]
+        assert verify["algorithm"] == "d_rtrl" and verify["steps"] == 16
+        assert verify["verdict"] == "approximation" and 0 < verify["relError"] and verify["cosine"] < 1
+
+
+def test_weight_through_plain_matmul_does_not_learn_online(approximate):
+    found = verify_findings(approximate["etrace_target_plain_input"], "ETL402")
+    assert [(f.line, f.properties["weight"]) for f in found] == [
+        (marked_line("approximate.py", "self.w_plain ="), "w_plain")]
+    assert found[0].properties["explainedBy"] == "ETL201"
+
+
+def test_every_weight_is_exact_at_one_step(exact, approximate):
+    rows = [r for results in (exact, approximate) for res in results.values() for r in res.verify_rows
+            if r["steps"] == 1 and r["weight"] != "w_plain"]
+    assert rows and all(r["expected"] == "exact" and r["verdict"] == "exact" for r in rows)
+
+
+def test_wrong_etp_rule_is_an_error_even_at_one_step(broken):
+    result = broken["etrace_target_wrong_rule"]
+    found = verify_findings(result)
+    assert [(f.rule_id, f.line) for f in found] == [("ETL401", marked_line("broken.py", "self.w ="))]
+    assert found[0].level is Level.ERROR
+    verdicts = {r["steps"]: r["verdict"] for r in result.verify_rows}
+    assert verdicts == {1: "wrong", 16: "wrong"}
+    assert found[0].properties["verify"]["relError"] > 0.5
+
+
+def test_harness_mismatch_is_reported_not_compared(broken):
+    result = broken["etrace_target_counting"]
+    assert {f.rule_id for f in verify_findings(result)} == {"ETL499"}
+    assert result.verify_rows == []
+
+
+def test_rows_are_json_and_carry_the_device(approximate):
+    result = approximate["etrace_target_gru"]
+    again = TargetResult.from_json(json.loads(json.dumps(result.to_json(), allow_nan=False)))
+    assert again.verify_rows == result.verify_rows
+    assert all(r["device"].startswith("cpu") for r in result.verify_rows)
+    for finding in verify_findings(result):
+        assert finding.properties["verify"]["device"].startswith("cpu")
+
+
+def test_table_shows_each_weight_leaf_with_its_verdict(approximate):
+    table = format_verify_table(approximate["etrace_target_gru"].verify_rows)
+    assert "Gradient check of etrace_target_gru" in table
+    lines = {line.split()[0]: line.split() for line in table.splitlines() if line.startswith("  W")}
+    assert lines["Wr.weight['weight']"][2] == "not-learning"
+    assert lines["Wz.weight['weight']"][2] == "approximation"
+
+
+def test_unknown_device_is_reported_as_not_run():
+    results = verified("exact.py::etrace_target_leaky", device="no-such-platform")
+    found = verify_findings(results["etrace_target_leaky"])
+    assert [f.rule_id for f in found] == ["ETL405"]
+    assert "no-such-platform" in found[0].message
+
+
+def test_settings_layer_target_then_run_options():
+    settings = resolve_settings({"steps": 8, "batch": 3, "algorithms": ["pp_prop"], "tolerances": 1e-3},
+                                {"verify_steps": 5, "verify_cosine_floor": 0.2})
+    assert (settings.steps, settings.batch, settings.algorithms, settings.cosine_floor) == (5, 3, ("pp_prop",), 0.2)
+    assert settings.tolerance("float32") == 1e-3
+    defaults = resolve_settings({}, {})
+    assert (defaults.steps, defaults.batch, defaults.seed, defaults.algorithms) == (16, 4, 0, ("d_rtrl", "pp_prop"))
+    assert defaults.tolerance("float32") == 1e-5 and defaults.tolerance("float64") == 1e-10
+    with pytest.raises(VerifySettingsError, match="steps"):
+        resolve_settings({"steps": 0}, {})
+    with pytest.raises(VerifySettingsError, match="unknown verify option"):
+        resolve_settings({"stepz": 3}, {})
+
+
+def test_verdicts_tell_a_bug_from_an_approximation():
+    same = compare.metrics([1.0, 2.0], [1.0, 2.0])
+    double = compare.metrics([2.0, 4.0], [1.0, 2.0])
+    zero = compare.metrics([0.0, 0.0], [1.0, 2.0])
+    opposite = compare.metrics([-1.0, -2.0], [1.0, 2.0])
+    assert compare.verdict(same, True, 1e-5, 0.5, 0.0) == compare.EXACT
+    assert compare.verdict(double, True, 1e-5, 0.5, 0.0) == compare.WRONG
+    assert compare.verdict(double, False, 1e-5, 0.5, 0.0) == compare.APPROXIMATION
+    assert compare.verdict(opposite, False, 1e-5, 0.5, 0.0) == compare.MISALIGNED
+    assert compare.verdict(zero, True, 1e-5, 0.5, 0.0) == compare.NOT_LEARNING
+    assert compare.verdict(compare.metrics([math.nan], [1.0]), False, 1e-5, 0.5, 0.0) == compare.NONFINITE
+    assert math.isclose(double.rel_error, 1.0) and math.isclose(double.cosine, 1.0)
