@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 
+import jsonschema
 import pytest
 
 from etrace_lint import cli
@@ -255,3 +256,31 @@ def test_module_and_script_agree(lint, project):
     assert as_module.returncode == as_script.returncode == 2
     assert as_module.stdout == as_script.stdout
     assert "ETL005" in as_module.stdout and "etrace_target_broken" in as_module.stdout
+
+
+# what each bundled example is there to show (warnings and errors; notes aside)
+EXAMPLES_SHOW = {
+    ("gru.py", "ETL005"), ("plain_matmul_rnn.py", "ETL201"), ("scan_in_step.py", "ETL016"),
+    ("hebbian_in_step.py", "ETL102"), ("units_mismatch.py", "ETL100"), ("static_readout.py", "ETL003"),
+}
+
+
+def test_readme_quickstart_lints_the_examples(tmp_path, monkeypatch, capsys):
+    """``etrace-lint examples/models --sarif out.sarif``, as the README's first command runs it."""
+    from helpers import REPO
+
+    sarif = tmp_path / "out.sarif"
+    monkeypatch.chdir(REPO)
+    code = cli.main(["examples/models", "--sarif", str(sarif), "--output-format", "json",
+                     "--isolated", "--no-cache"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert document["toolErrors"] == []
+    shown = {(os.path.basename(f["location"]["path"]), f["rule"]) for f in document["findings"]}
+    assert shown == EXAMPLES_SHOW
+    log = json.loads(sarif.read_text(encoding="utf-8"))
+    with open(os.path.join(os.path.dirname(REPO), "shared", "sarif", "sarif-schema-2.1.0.json"),
+              encoding="utf-8") as handle:
+        jsonschema.Draft4Validator(json.load(handle)).validate(log)
+    assert {r["ruleId"] for r in log["runs"][0]["results"]} == {rule for _, rule in EXAMPLES_SHOW}
+    assert log["runs"][0]["invocations"][0]["executionSuccessful"] is True
