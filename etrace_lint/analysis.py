@@ -19,7 +19,7 @@ from .locate import Locator
 LAYOUT_PRIMITIVES = frozenset({
     "reshape", "convert_element_type", "broadcast_in_dim", "transpose", "squeeze",
     "expand_dims", "copy", "copy_p", "slice", "dynamic_slice", "concatenate", "pjit",
-    "jit", "closed_call", "core_call", "stop_gradient", "rev", "select_n", "gather",
+    "jit", "closed_call", "core_call", "stop_gradient", "rev", "select_n", "gather", "stack", "split",
 })
 
 
@@ -73,6 +73,14 @@ class AnalysisContext:
         return self.locator.sites
 
     @functools.cached_property
+    def flow(self) -> "StepFlow":
+        return StepFlow(self.jaxpr, bt.weight_invars(self.module_info), self.hidden_outvars)
+
+    @functools.cached_property
+    def plain_uses(self) -> list["PlainUse"]:
+        return plain_uses(self)
+
+    @functools.cached_property
     def weight_provenance(self) -> dict[Any, frozenset]:
         """Top-level var -> the ParamState paths whose value flows into it."""
         flow: dict[Any, frozenset] = {v: frozenset([p]) for v, p in bt.weight_invars(self.module_info).items()}
@@ -92,17 +100,135 @@ class AnalysisContext:
         return reach
 
 
-# Equations that combine a weight with data: the first one on a weight's path
-# is where "the weight is used" in the user's code.
-OPAQUE_TRANSFORMS = frozenset({"remat", "remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call",
-                               "custom_vjp_call_jaxpr", "custom_lin"})
-VMAP_DECOMPOSED = "decomposed into standard JAX ops under vmap"
+
+# Transforms whose bodies the compiler never opens: an ETP op inside one is invisible to it.
+OPAQUE_TRANSFORMS = {
+    "remat": "jax.checkpoint", "remat2": "jax.checkpoint", "checkpoint": "jax.checkpoint",
+    "custom_jvp_call": "jax.custom_jvp", "custom_vjp_call": "jax.custom_vjp",
+    "custom_vjp_call_jaxpr": "jax.custom_vjp", "custom_lin": "jax.custom_vjp",
+}
+
+Node = tuple  # (scope, var): the id of the enclosing equation (0 at the top) and a jaxpr var
+TOP = 0
+
+
+@dataclass(frozen=True)
+class WeightConsumer:
+    """A plain (non-ETP, non-layout) equation that reads a weight."""
+
+    site: jv.EqnSite
+    weights: frozenset
+    outputs: tuple
+
+
+class StepFlow:
+    """Var-level data flow of the traced step, nested jaxprs included.
+
+    Vars are keyed by the equation that encloses their jaxpr, so a body
+    reused at two call sites does not tie the two sites together. A weight
+    keeps its identity through layout primitives and across call
+    boundaries; the first other equation that reads it is where the user
+    "uses" it.
+    """
+
+    def __init__(self, jaxpr: Any, weight_invars: dict, hidden_outvars: dict):
+        self.successors: dict[Node, list[Node]] = {}
+        self.weights: dict[Node, frozenset] = {(TOP, v): frozenset([p]) for v, p in weight_invars.items()}
+        self.hidden: dict[Node, tuple] = {(TOP, v): p for v, p in hidden_outvars.items()}
+        self.consumers: list[WeightConsumer] = []
+        self.etp_sites: list[jv.EqnSite] = []
+        self.etp_outputs: set[Node] = set()
+        self._build(jv.open_jaxpr(jaxpr), TOP, ())
+
+    def _edge(self, src: Node, dst: Node) -> None:
+        self.successors.setdefault(src, []).append(dst)
+        carried = self.weights.get(src)
+        if carried:
+            self.weights[dst] = self.weights.get(dst, frozenset()) | carried
+
+    def _build(self, jaxpr: Any, scope: int, parents: tuple) -> None:
+        for eqn in jaxpr.eqns:
+            ins = [(scope, v) for v in jv.invars(eqn)]
+            outs = [(scope, v) for v in jv.outvars(eqn)]
+            bindings = jv.sub_jaxpr_bindings(eqn)
+            if bindings:
+                self._build_call(eqn, bindings, scope, parents, outs)
+                continue
+            for out in outs:
+                for node in ins:
+                    self.successors.setdefault(node, []).append(out)
+            site = jv.EqnSite(eqn, parents)
+            if bt.is_etp_primitive(eqn):
+                self.etp_sites.append(site)
+                self.etp_outputs.update(outs)
+                continue
+            carried = frozenset().union(*(self.weights.get(n, frozenset()) for n in ins))
+            if not carried:
+                continue
+            if jv.primitive_name(eqn) in LAYOUT_PRIMITIVES:
+                for out in outs:
+                    self.weights[out] = carried
+            else:
+                self.consumers.append(WeightConsumer(site, carried, tuple(outs)))
+
+    def _build_call(self, eqn: Any, bindings: list, scope: int, parents: tuple, outs: list) -> None:
+        inner = id(eqn)
+        bound = set()
+        for binding in bindings:
+            for outer, var in binding.inputs:
+                if jv.is_var(outer):
+                    self._edge((scope, outer), (inner, var))
+                    bound.add(id(outer))
+            for out, var in binding.carries:
+                if jv.is_var(out):
+                    self._edge((inner, out), (inner, var))
+            self._build(binding.jaxpr, inner, parents + (eqn,))
+            for var, outer in binding.outputs:
+                if jv.is_var(var):
+                    self._edge((inner, var), (scope, outer))
+        # a cond's branch index, a loop's predicate: they decide every output
+        for var in jv.invars(eqn):
+            if id(var) not in bound:
+                for out in outs:
+                    self.successors.setdefault((scope, var), []).append(out)
+
+    def weights_read_by(self, site: jv.EqnSite) -> frozenset:
+        scope = id(site.parents[-1]) if site.parents else TOP
+        return frozenset().union(*(self.weights.get((scope, v), frozenset()) for v in jv.invars(site.eqn)))
+
+    def hidden_reached(self, starts: tuple, avoid: set | frozenset = frozenset()) -> list[tuple]:
+        """Hidden states whose new value depends on ``starts``, not passing through ``avoid``."""
+        seen = set(starts)
+        pending = list(starts)
+        found = set()
+        while pending:
+            node = pending.pop()
+            if node in self.hidden:
+                found.add(self.hidden[node])
+            for nxt in self.successors.get(node, ()):
+                if nxt not in seen and nxt not in avoid:
+                    seen.add(nxt)
+                    pending.append(nxt)
+        return sorted(found, key=str)
+
+
+@dataclass(frozen=True)
+class PlainUse:
+    """A weight read by a plain JAX op whose result reaches a hidden state."""
+
+    weight: tuple
+    site: jv.EqnSite
+    hidden: tuple  # hidden state paths it reaches
+    partial: bool  # the weight also learns through an ETP op; this path is missing from it
+    decomposed: bool  # the op is an ETP op that vmap decomposed (braintrace's batching fallback)
 
 
 def explained_weights(context: AnalysisContext) -> set[tuple]:
-    """Weights some compiler record already talks about."""
+    """Weights a compiler record already talks about (besides connecting them)."""
     explained = set()
     for record in context.compilation.records:
+        if bt.record_kind(record) == "relation_included":
+            continue
         if getattr(record, "weight_path", None):
             explained.add(tuple(record.weight_path))
         for key in ("weight_paths", "params", "sources"):
@@ -112,44 +238,41 @@ def explained_weights(context: AnalysisContext) -> set[tuple]:
     return explained
 
 
-def contains_etp_op(eqn) -> bool:
-    return any(bt.is_etp_primitive(site.eqn) for sub in jv.sub_jaxprs(eqn) for site in jv.walk(sub))
+def plain_uses(context: AnalysisContext) -> list[PlainUse]:
+    """Every plain use of a weight that reaches a hidden state, in the step's order.
 
-
-def first_use(context: AnalysisContext, weight: tuple):
-    """The first top-level equation that does more than move the weight's data around."""
-    flow = context.weight_provenance
-    for site in context.sites:
-        if site.parents:
-            continue
-        eqn = site.eqn
-        if jv.primitive_name(eqn) in LAYOUT_PRIMITIVES:
-            continue
-        if any(weight in flow.get(v, ()) for v in jv.invars(eqn)):
-            return site
-    return None
-
-
-@dataclass(frozen=True)
-class PlainUse:
-    weight: tuple
-    hidden: tuple
-    site: Any  # EqnSite of the plain op, or None
-
-
-def plain_op_weights(context: AnalysisContext) -> list[PlainUse]:
-    """Weights that reach a hidden state with no ETP op and no compiler record to say so."""
+    For a weight the compiler connected through an ETP op, only a plain path
+    that reaches the hidden state without crossing an ETP op counts: through
+    the ETP op's weight operand (a mask, ``abs``) the compiler follows the
+    weight itself.
+    """
+    flow = context.flow
     explained = explained_weights(context)
+    learning = context.learning_weights
     found = []
-    for weight, hiddens in sorted(context.weights_reaching_hidden().items()):
-        if weight in context.learning_weights or weight in explained:
+    for consumer in flow.consumers:
+        weights = sorted(w for w in consumer.weights if w not in explained)
+        if not weights:
             continue
-        site = first_use(context, weight)
-        if site is not None and (bt.is_etp_primitive(site.eqn) or contains_etp_op(site.eqn)):
-            continue  # an ETP op the compiler could not see: reported as such, not as a plain op
-        found.append(PlainUse(weight, sorted(hiddens)[0], site))
+        decomposed = bt.is_vmap_decomposition(consumer.site.eqn)
+        for weight in weights:
+            partial = weight in learning
+            hidden = flow.hidden_reached(consumer.outputs, flow.etp_outputs if partial else frozenset())
+            if hidden:
+                found.append(PlainUse(weight, consumer.site, tuple(hidden), partial, decomposed))
     return found
 
 
-def vmap_warnings(context: AnalysisContext) -> list[str]:
-    return [message for _, message in context.compilation.warnings if VMAP_DECOMPOSED in message]
+def first_per_weight(uses: list[PlainUse]) -> list[PlainUse]:
+    first: dict[tuple, PlainUse] = {}
+    for use in uses:
+        first.setdefault(use.weight, use)
+    return list(first.values())
+
+
+def opaque_transform_of(site: jv.EqnSite) -> jv.EqnSite | None:
+    """The outermost enclosing transform the compiler does not open, as a site of its own."""
+    for index, parent in enumerate(site.parents):
+        if jv.primitive_name(parent) in OPAQUE_TRANSFORMS:
+            return jv.EqnSite(parent, site.parents[:index])
+    return None

@@ -409,3 +409,80 @@ def online_gradient_failure(model: Any, inputs: tuple) -> str | None:
     finally:
         for path, st in states.items():
             st.value = saved[path]
+
+
+# --------------------------------------------------------------------------- rules of our own: vmap, online step
+
+import os as _os  # noqa: E402  (kept with the functions that use them)
+import re as _re  # noqa: E402
+
+_VMAP_WARNING = _re.compile(r"ETP primitive '([^']+)' was decomposed into standard JAX ops under vmap")
+
+
+def vmap_decomposition_warnings(caught: list) -> list[str]:
+    """The compiler-side warnings (captured while tracing) saying an ETP op was decomposed
+    under ``vmap``: its weights no longer reach the compiler as ETP weights."""
+    return [message for _, message in caught if _VMAP_WARNING.search(message)]
+
+
+def vmap_warning_primitive(message: str) -> str:
+    match = _VMAP_WARNING.search(message)
+    return match.group(1) if match else ""
+
+
+def is_vmap_decomposition(eqn: Any) -> bool:
+    """True for a plain equation that an ETP op's batching rule produced: the op was mapped
+    over with a batched weight (or without a batched counterpart) and fell back to its
+    implementation. The rule's frame stays on the equation's creation traceback even when
+    the warning itself was not raised in this trace (a cached jit body)."""
+    from . import jaxpr_view as jv
+
+    marker = f"{_os.sep}braintrace{_os.sep}_op{_os.sep}"
+    return any(marker in path and function.endswith("_batching")
+               for path, function in jv.traceback_functions(eqn.source_info))
+
+
+def online_gradient_error(model: Any, inputs: tuple) -> BaseException | None:
+    """Trace, without computing anything, one D-RTRL gradient step of ``model`` on ``inputs``;
+    the exception if it cannot be built.
+
+    The model's states are used as they are (the learner is built on the initialised model,
+    no re-initialisation with another batch size) and restored afterwards, so the check
+    leaves the model as it found it.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    states = brainstate.graph.states(model)
+    saved = {path: st.value for path, st in states.items()}
+    try:
+        with quiet([]):
+            learner = braintrace.D_RTRL(model)
+            learner.compile_graph(*inputs)
+            weights = learner.param_states
+
+            def one_step(*xs):
+                loss = lambda *a: sum(jnp.sum(jnp.real(leaf) ** 2) for leaf in jax.tree.leaves(learner(*a)))
+                return brainstate.transform.grad(loss, weights)(*xs)
+
+            brainstate.transform.eval_shape(one_step, *inputs)
+        return None
+    except Exception as exc:  # the failure is the finding
+        return exc
+    finally:
+        for path, st in states.items():
+            st.value = saved[path]
+
+
+def step_param_states(minfo: Any) -> Any:
+    """The ParamStates the traced step reads (a brainstate FlattedDict keyed by path).
+
+    Differentiating a ParamState the step never reads makes brainstate's
+    ``grad`` raise, so gradients are taken with respect to these only.
+    """
+    return minfo.retrieved_model_states.filter(brainstate.ParamState)
+
+
+def relation_output_ids(graph: Any) -> set[int]:
+    """Identities of the ETP op outputs the compiler connected to a hidden state."""
+    return {id(relation.y_var) for relation in graph.hidden_param_op_relations}

@@ -258,3 +258,75 @@ def user_frame_of_stack(skip: int = 2) -> SourceFrame | None:
             return SourceFrame(os.path.abspath(path), frame.f_lineno, 1)
         frame = frame.f_back
     return None
+
+
+# --------------------------------------------------------------------------- data flow into nested jaxprs
+
+
+@dataclass(frozen=True)
+class SubJaxprBinding:
+    """How values cross into and out of one jaxpr nested in an equation."""
+
+    jaxpr: Any  # the open inner jaxpr
+    inputs: tuple = ()  # (outer atom, inner invar)
+    outputs: tuple = ()  # (inner atom, outer outvar)
+    carries: tuple = ()  # (inner outvar, inner invar): a loop feeds its outputs back
+
+
+def _bind_while(eqn: Any) -> list[SubJaxprBinding]:
+    cond_n, body_n = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
+    cond, body = open_jaxpr(eqn.params["cond_jaxpr"]), open_jaxpr(eqn.params["body_jaxpr"])
+    carry = list(eqn.invars[cond_n + body_n:])
+    cond_in = tuple(zip(list(eqn.invars[:cond_n]) + carry, cond.invars))
+    body_in = tuple(zip(eqn.invars[cond_n:], body.invars))
+    body_out = tuple(zip(body.outvars, eqn.outvars))
+    carries = tuple(zip(body.outvars, body.invars[body_n:]))
+    return [SubJaxprBinding(cond, cond_in), SubJaxprBinding(body, body_in, body_out, carries)]
+
+
+def _bind_scan(eqn: Any) -> list[SubJaxprBinding]:
+    body = open_jaxpr(eqn.params["jaxpr"])
+    n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
+    carries = tuple(zip(body.outvars[:n_carry], body.invars[n_consts:n_consts + n_carry]))
+    return [SubJaxprBinding(body, tuple(zip(eqn.invars, body.invars)), tuple(zip(body.outvars, eqn.outvars)),
+                            carries)]
+
+
+_BINDERS: dict[str, Callable[[Any], list]] = {"while": _bind_while, "scan": _bind_scan}
+
+
+def _bind_positionally(eqn: Any) -> list[SubJaxprBinding] | None:
+    """pjit, remat, custom_jvp/vjp calls, cond branches: trailing operands are the body's inputs
+    (a cond's branch index comes first) and the outputs match one to one."""
+    found = []
+    for inner in sub_jaxprs(eqn):
+        if len(inner.invars) > len(eqn.invars) or len(inner.outvars) != len(eqn.outvars):
+            return None
+        operands = eqn.invars[len(eqn.invars) - len(inner.invars):]
+        found.append(SubJaxprBinding(inner, tuple(zip(operands, inner.invars)),
+                                     tuple(zip(inner.outvars, eqn.outvars))))
+    return found
+
+
+def sub_jaxpr_bindings(eqn: Any) -> list[SubJaxprBinding] | None:
+    """The nested jaxprs of an equation with their operand mapping; ``[]`` for an equation
+    without any, ``None`` when the layout is not understood (treat the equation as a whole)."""
+    if not any(True for _ in sub_jaxprs(eqn)):
+        return []
+    binder = _BINDERS.get(primitive_name(eqn))
+    try:
+        return binder(eqn) if binder is not None else _bind_positionally(eqn)
+    except (KeyError, TypeError, AttributeError):  # params laid out as this JAX does not
+        return None
+
+
+def traceback_functions(source_info: Any) -> list[tuple[str, str]]:
+    """(file, function name) of every frame that created an equation, innermost first,
+    library frames included."""
+    traceback = getattr(source_info, "traceback", None)
+    if traceback is None:
+        return []
+    try:
+        return [(f.file_name, f.function_name) for f in traceback.frames]
+    except Exception:  # a JAX whose tracebacks cannot be read
+        return []

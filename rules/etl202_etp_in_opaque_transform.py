@@ -3,29 +3,28 @@ from etrace_lint.rule import Hit, Rule
 
 
 def check(context):
-    from etrace_lint.analysis import OPAQUE_TRANSFORMS
-    from etrace_lint.braintrace_adapter import is_etp_primitive
+    from etrace_lint.analysis import OPAQUE_TRANSFORMS, opaque_transform_of
+    from etrace_lint.braintrace_adapter import relation_output_ids
     from etrace_lint.engine import format_path
-    from etrace_lint.jaxpr_view import invars, primitive_name
+    from etrace_lint.jaxpr_view import outvars, primitive_name
 
-    flow = context.weight_provenance
-    for site in context.sites:
-        if not is_etp_primitive(site.eqn):
-            continue
-        wrappers = [p for p in site.parents if primitive_name(p) in OPAQUE_TRANSFORMS]
-        if not wrappers:
-            continue
-        outer = site.parents[0]
-        weights = sorted({w for v in invars(outer) for w in flow.get(v, ())} - context.learning_weights)
+    connected = relation_output_ids(context.graph)
+    for site in context.flow.etp_sites:
+        transform = opaque_transform_of(site)
+        if transform is None or any(id(v) in connected for v in outvars(site.eqn)):
+            continue  # a relation through this very op: a braintrace that opens the transform
+        weights = sorted(context.flow.weights_read_by(site))
         if not weights:
-            continue
-        transform = primitive_name(wrappers[0])
+            continue  # no ParamState behind it: nothing that could learn
+        kind = primitive_name(transform.eqn)
+        api = OPAQUE_TRANSFORMS[kind]
+        names = ", ".join(format_path(w) for w in weights)
         yield Hit(
-            message=(f"ETP op {primitive_name(site.eqn)} inside `{transform}` is invisible to the ETrace "
-                     f"compiler: {', '.join(format_path(w) for w in weights)} will not learn online"),
+            message=(f"ETP op `{primitive_name(site.eqn)}` on weight {names} is inside `{api}`, which the "
+                     f"ETrace compiler does not look into: this op gives {names} no online gradient"),
             weight_path=weights[0], eqn=site,
-            related=((f"`{transform}` applied here", type(site)(wrappers[0], site.parents[:site.parents.index(wrappers[0])])),),
-            properties={"transform": transform, "weights": [format_path(w) for w in weights]})
+            related=((f"`{api}` applied here", transform),),
+            properties={"transform": api, "primitive": kind, "weights": [format_path(w) for w in weights]})
 
 
 RULE = Rule(

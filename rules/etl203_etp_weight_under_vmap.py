@@ -3,29 +3,36 @@ from etrace_lint.rule import Hit, Rule
 
 
 def check(context):
-    from etrace_lint.analysis import plain_op_weights, vmap_warnings
+    from etrace_lint.analysis import first_per_weight
+    from etrace_lint.braintrace_adapter import (is_vmap_decomposition, vmap_decomposition_warnings,
+                                                vmap_warning_primitive)
     from etrace_lint.engine import format_path
+    from etrace_lint.jaxpr_view import primitive_name
 
-    warnings = vmap_warnings(context)
-    if not warnings:
-        return
-    uses = plain_op_weights(context)
-    if not uses:
-        yield Hit(message=f"an ETP op was decomposed under vmap: {warnings[0]}")
-        return
+    warnings = vmap_decomposition_warnings(context.compilation.warnings)
+    etp_names = {vmap_warning_primitive(w) for w in warnings} - {""}
+    uses = first_per_weight([u for u in context.plain_uses if u.decomposed])
     for use in uses:
+        weight, hidden = format_path(use.weight), ", ".join(format_path(h) for h in use.hidden)
+        etp = f"`{sorted(etp_names)[0]}`" if len(etp_names) == 1 else "an ETP op"
         yield Hit(
-            message=(f"weight {format_path(use.weight)} is mapped over by `vmap`, so its ETP op was decomposed "
-                     f"into plain JAX ops and it will not learn online"),
+            message=(f"weight {weight} is mapped over by `vmap`, so {etp} was decomposed into a plain "
+                     f"`{primitive_name(use.site.eqn)}` and {weight} gets no online gradient on its way "
+                     f"to hidden state {hidden}"),
             weight_path=use.weight, eqn=use.site,
-            properties={"hiddenState": format_path(use.hidden), "braintraceWarning": warnings[0]})
+            properties={"hiddenStates": [format_path(h) for h in use.hidden],
+                        "braintraceWarning": warnings[0] if warnings else ""})
+    if warnings and not uses and not any(is_vmap_decomposition(s.eqn) for s in context.sites):
+        # the warning came, but the step keeps no trace of where: say what braintrace said
+        yield Hit(message=f"an ETP op was decomposed under vmap: {warnings[0]}",
+                  properties={"braintraceWarning": warnings[0]})
 
 
 RULE = Rule(
     id="ETL203",
     name="etp-weight-under-vmap",
     level=Level.WARNING,
-    summary="An ETP op whose weight is mapped over by vmap is decomposed into plain ops and its weight does not learn",
+    summary="An ETP op mapped over by vmap with its weight batched is decomposed into plain ops, and its weight does not learn",
     tags=("learning", "analysis"),
     check=check,
 )

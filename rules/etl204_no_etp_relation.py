@@ -3,23 +3,24 @@ from etrace_lint.rule import Hit, Rule
 
 
 def check(context):
-    if context.learning_weights or not context.weight_paths:
+    if context.learning_weights:
         return
-    from etrace_lint.braintrace_adapter import record_level
+    from etrace_lint.analysis import opaque_transform_of
+    from etrace_lint.braintrace_adapter import record_level, vmap_decomposition_warnings
 
     if any(record_level(r) in ("warning", "error") for r in context.compilation.records):
         return  # the compiler explains its exclusions itself
-    from etrace_lint.analysis import plain_op_weights, vmap_warnings
-    from etrace_lint.braintrace_adapter import is_etp_primitive
-
-    if any(is_etp_primitive(site.eqn) for site in context.sites) or vmap_warnings(context):
-        return  # an ETP op exists but is hidden from the compiler: ETL202/ETL203 say where
-    if plain_op_weights(context):
-        return  # ETL201 names each weight
+    if context.plain_uses or vmap_decomposition_warnings(context.compilation.warnings):
+        return  # ETL201 / ETL203 name each weight on its line
+    if any(opaque_transform_of(site) is not None for site in context.flow.etp_sites):
+        return  # ETL202 names the op
     count = len(context.weight_paths)
-    yield Hit(message=(f"no weight of this model learns online: none of its {count} ParamState"
-                       f"{'s' if count != 1 else ''} is connected to a hidden state through an ETP op"),
-              properties={"weights": count})
+    if count:
+        message = (f"no weight of this model learns online: none of its {count} ParamState"
+                   f"{'s' if count != 1 else ''} is connected to a hidden state through an ETP op")
+    else:
+        message = "no weight of this model learns online: it has no ParamState at all"
+    yield Hit(message=message, properties={"weights": count})
 
 
 RULE = Rule(

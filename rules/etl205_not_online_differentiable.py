@@ -1,16 +1,41 @@
+import re
+
 from etrace_lint.findings import Level
 from etrace_lint.rule import Hit, Rule
+
+# what JAX says when reverse mode meets a primitive it cannot differentiate -> that primitive
+_CULPRITS = (
+    (re.compile(r"while_loop|fori_loop"), ("while",)),
+    (re.compile(r"[Cc]allback"), ("pure_callback", "io_callback", "callback")),
+    (re.compile(r"custom_jvp|custom_vjp"), ("custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr")),
+)
+
+
+def culprit_site(context, message: str):
+    """The first equation of the primitive the error names, if it names one."""
+    from etrace_lint.jaxpr_view import primitive_name
+
+    for pattern, primitives in _CULPRITS:
+        if pattern.search(message):
+            for site in context.sites:
+                if primitive_name(site.eqn) in primitives:
+                    return site
+    return None
 
 
 def check(context):
     if not context.learning_weights:
-        return
-    from etrace_lint.braintrace_adapter import online_gradient_failure
+        return  # nothing learns online: ETL204's business, and braintrace refuses to build a learner
+    from etrace_lint.braintrace_adapter import online_gradient_error
 
-    failure = online_gradient_failure(context.model, context.inputs)
-    if failure is not None:
-        yield Hit(message=f"the model compiles but one online gradient step cannot be built: {failure}",
-                  properties={"algorithm": "d_rtrl"})
+    error = online_gradient_error(context.model, context.inputs)
+    if error is None:
+        return
+    lines = str(error).strip().splitlines()
+    text = f"{type(error).__name__}: {lines[0] if lines else ''}"[:300]
+    yield Hit(message=f"the model compiles but one online (D-RTRL) gradient step cannot be built: {text}",
+              eqn=culprit_site(context, str(error)),
+              properties={"algorithm": "d_rtrl", "exception": type(error).__name__})
 
 
 RULE = Rule(

@@ -14,7 +14,7 @@ import warnings
 
 import braintrace
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from etrace_lint import registry
@@ -46,13 +46,13 @@ layers = st.builds(
 model_specs = st.builds(
     ModelSpec,
     n_in=st.integers(min_value=2, max_value=4),
-    layers=st.lists(layers, min_size=1, max_size=3).map(tuple),
+    layers=st.lists(layers, min_size=1, max_size=4).map(tuple),
     readout=st.sampled_from(OPS + (None,)),
     n_out=st.integers(min_value=1, max_value=3),
 )
 
 PROFILE = settings(
-    max_examples=20,
+    max_examples=25,
     deadline=None,
     derandomize=True,
     database=None,
@@ -121,6 +121,14 @@ _counter = iter(range(10**6))
 
 @PROFILE
 @given(spec=model_specs)
+# a plain-op weight whose hidden state also reaches the output (an info record names the weight)
+@example(spec=ModelSpec(2, (Layer("lif", "plain", 2),), readout="nn_linear", n_out=1))
+# several scans: records about the later ones must not land on the first
+@example(spec=ModelSpec(3, (Layer("rnn", "plain", 4, "scan_long"), Layer("leak", "etp_matmul", 4, "scan_long"),
+                            Layer("linear", "nn_linear", 4, "scan_short")), readout="plain"))
+# every layer kind and wrap at once
+@example(spec=ModelSpec(3, (Layer("linear", "etp_matmul"), Layer("gru"), Layer("lif", "etp_matmul", 3, "scan_short"),
+                            Layer("leak", "nn_linear", 4, "cond")), readout="etp_matmul"))
 def test_generated_models_match_the_compilers_report(spec, model_dir):
     generated = write_model(spec, str(model_dir), f"model_{next(_counter)}")
     findings = _lint(generated)  # must return, whatever the model
