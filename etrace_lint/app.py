@@ -6,7 +6,6 @@ import datetime
 import os
 import sys
 from contextlib import ExitStack
-from dataclasses import replace
 
 from .policy import apply_policy
 from .settings import Settings
@@ -67,7 +66,7 @@ def run(settings: Settings, argv: list[str]) -> int:
     if settings.write_baseline:
         from .baseline import read_baseline, write_baseline
 
-        everything = apply_policy(findings, [], replace(settings, show_info=True), linted_files, use_baseline=False)
+        everything = apply_policy(findings, [], settings, linted_files, use_baseline=False)
         count = write_baseline(settings.write_baseline, [f for f in everything.findings if not f.suppressed],
                                settings.root)
         settings.baseline_fingerprints = read_baseline(settings.write_baseline)

@@ -1,0 +1,222 @@
+"""The result cache: hits and misses, what a warm run imports, and what it prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+
+import pytest
+
+from etrace_lint.cache import Cache, DependencyTracker
+from etrace_lint.discover import TargetSpec
+from etrace_lint.findings import Finding, Level, Location, TargetResult, ToolError
+from helpers import fixture, run_cli
+
+ENV = {"python": "3.x", "jax": "0.1", "braintrace": "0.2"}
+
+
+def _result(spec: TargetSpec, *dependencies: str) -> TargetResult:
+    finding = Finding("ETL201", Level.WARNING, "leak is not an ETP op", spec.factory, Location(spec.path, 3))
+    return TargetResult(spec.key, [finding], dependencies=[spec.path, *dependencies])
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "model.py").write_text("import helper\n\ndef etrace_target_a(): ...\n")
+    (tmp_path / "helper.py").write_text("X = 1\n")
+    (tmp_path / "other.py").write_text("Y = 1\n")
+    spec = TargetSpec(str(tmp_path / "model.py"), "etrace_target_a", 3)
+    return tmp_path, spec
+
+
+def _cache(root, configuration=None, environment=ENV) -> Cache:
+    return Cache(str(root / ".etrace-lint-cache"), str(root), configuration or {}, dict(environment))
+
+
+def test_hit_until_a_dependency_changes(project):
+    root, spec = project
+    cache = _cache(root)
+    assert cache.get(spec) is None
+    cache.put(spec, _result(spec, str(root / "helper.py")))
+    assert _cache(root).get(spec).findings == _result(spec).findings
+    (root / "other.py").write_text("Y = 2\n")
+    assert _cache(root).get(spec) is not None, "an unrelated file must not invalidate the result"
+    (root / "helper.py").write_text("X = 2\n")
+    assert _cache(root).get(spec) is None, "an edited import must invalidate the result"
+
+
+def test_target_file_edit_is_a_miss(project):
+    root, spec = project
+    _cache(root).put(spec, _result(spec))
+    (root / "model.py").write_text("import helper\n\n\ndef etrace_target_a(): ...\n")
+    assert _cache(root).get(spec) is None
+
+
+@pytest.mark.parametrize("change", [{"jax": "0.2"}, {"braintrace": "0.3"}, {"python": "3.y"}])
+def test_other_versions_are_a_miss(project, change):
+    root, spec = project
+    _cache(root).put(spec, _result(spec))
+    assert _cache(root).get(spec) is not None
+    assert _cache(root, environment={**ENV, **change}).get(spec) is None
+
+
+def test_other_compile_options_are_a_miss(project):
+    root, spec = project
+    _cache(root, {"compile_options": {}}).put(spec, _result(spec))
+    assert _cache(root, {"compile_options": {"control_flow": {"cond": "opaque"}}}).get(spec) is None
+
+
+def test_real_versions_come_from_metadata():
+    from etrace_lint.cache import versions
+
+    found = versions()
+    assert found["python"] == sys.version.split()[0]
+    assert found["jax"] and found["braintrace"] and found["brainstate"]
+
+
+def test_corrupted_and_truncated_entries_are_misses(project):
+    root, spec = project
+    cache = _cache(root)
+    cache.put(spec, _result(spec))
+    (entry,) = [os.path.join(d, f) for d, _, files in os.walk(root / ".etrace-lint-cache" / "targets")
+                for f in files]
+    text = open(entry, encoding="utf-8").read()
+    for broken in (text[: len(text) // 2], "\x00garbage", "[]", json.dumps({"format": 1, "result": 3,
+                                                                            "dependencies": {}})):
+        with open(entry, "w", encoding="utf-8") as handle:
+            handle.write(broken)
+        assert _cache(root).get(spec) is None
+
+
+def test_cache_folder_is_tagged_json_and_leaves_no_temporary_files(project):
+    root, spec = project
+    _cache(root).put(spec, _result(spec))
+    folder = root / ".etrace-lint-cache"
+    assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    files = [os.path.join(d, f) for d, _, names in os.walk(folder / "targets") for f in names]
+    assert len(files) == 1 and files[0].endswith(".json")
+    json.loads(open(files[0], encoding="utf-8").read())
+
+
+def test_timeouts_and_crashes_are_not_cached(project):
+    root, spec = project
+    for reason in ("timeout", "crash"):
+        error = ToolError(spec.factory, "stopped", Location(spec.path, 3), reason)
+        _cache(root).put(spec, TargetResult(spec.key, tool_errors=[error]))
+        assert _cache(root).get(spec) is None
+
+
+def test_dependents_are_found_by_recorded_imports(project):
+    root, spec = project
+    _cache(root).put(spec, _result(spec, str(root / "helper.py")))
+    assert _cache(root).dependents([str(root / "helper.py")]) == [spec]
+    assert _cache(root).dependents([str(root / "other.py")]) == []
+
+
+def test_dependencies_survive_modules_imported_for_an_earlier_target(tmp_path, monkeypatch):
+    """In a long-lived worker the second model importing a helper must still depend on it."""
+    from etrace_lint.targets import import_file
+
+    package = f"shared_{os.getpid()}"
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / package / "deep.py").write_text("VALUE = 1\n")
+    (tmp_path / package / "layer.py").write_text("from . import deep\n")
+    for name in ("first.py", "second.py"):
+        (tmp_path / name).write_text(f"from {package} import layer\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tracker = DependencyTracker(str(tmp_path))
+    import_file(str(tmp_path / "first.py"))
+    import_file(str(tmp_path / "second.py"))  # the helpers are already imported by now
+    expected = {str(tmp_path / p) for p in ("second.py", f"{package}/__init__.py", f"{package}/layer.py",
+                                            f"{package}/deep.py")}
+    assert set(tracker.complete(str(tmp_path / "second.py"), [str(tmp_path / "second.py")])) == expected
+
+
+# --- the command line: a warm run imports no JAX and prints what the cold run printed ---
+
+PYPROJECT = """
+[tool.etrace-lint]
+fail-level = "warning"
+
+[tool.etrace-lint.compile-options]
+control-flow = { cond = "convert" }
+
+[tool.etrace-lint.verify]
+steps = 8
+"""
+
+
+def _entries(root) -> dict:
+    found = {}
+    for dirpath, _, files in os.walk(os.path.join(root, ".etrace-lint-cache", "targets")):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            with open(path, encoding="utf-8") as handle:
+                found[json.load(handle)["target"][1]] = os.stat(path).st_mtime_ns
+    return found
+
+
+def _sarif(path) -> dict:
+    with open(path, encoding="utf-8") as handle:
+        log = json.load(handle)
+    for run in log["runs"]:
+        run.pop("invocations", None)  # start and end times
+    return log
+
+
+@pytest.fixture(scope="module")
+def cached_tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cached")
+    for name in ("clean.py", "layers.py", "leaky.py", "suppressed.py"):
+        shutil.copy(fixture("daily", name), root / name)
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    cold = run_cli(".", "--output-format", "json", "--sarif", "cold.sarif", "-j", "2", cwd=str(root))
+    return root, cold
+
+
+def test_warm_run_imports_no_jax_and_prints_the_same(cached_tree):
+    root, cold = cached_tree
+    assert cold.returncode == 1, cold.stderr
+    warm = run_cli(".", "--output-format", "json", "--sarif", "warm.sarif", "-j", "2", cwd=str(root),
+                   env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert warm.returncode == cold.returncode
+    assert warm.stdout == cold.stdout
+    assert _sarif(root / "warm.sarif") == _sarif(root / "cold.sarif")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if "|" in line}
+    assert "etrace_lint.cache" in imported, "the import time profile did not reach the cache"
+    heavy = sorted(m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "brainstate", "braintrace"))
+    assert not heavy, heavy
+
+
+def test_editing_a_helper_relints_only_its_dependents(cached_tree):
+    root, _ = cached_tree
+    before = _entries(root)
+    assert set(before) == {"etrace_target_clean", "etrace_target_leaky", "etrace_target_two_plain_ops"}
+    source = (root / "layers.py").read_text()
+    (root / "layers.py").write_text("# a line that moves every finding of this file down\n" + source)
+    # as pre-commit does: only the changed file is named
+    proc = run_cli("layers.py", "--output-format", "json", cwd=str(root))
+    findings = json.loads(proc.stdout)["findings"]
+    assert [(f["rule"], f["location"]["path"], f["location"]["line"]) for f in findings] == [
+        ("ETL201", "layers.py", 19)], proc.stderr
+    after = _entries(root)
+    assert after["etrace_target_leaky"] != before["etrace_target_leaky"]
+    assert after["etrace_target_clean"] == before["etrace_target_clean"]
+    assert after["etrace_target_two_plain_ops"] == before["etrace_target_two_plain_ops"]
+
+
+def test_corrupted_cache_is_recomputed_without_traceback(cached_tree):
+    root, _ = cached_tree
+    reference = run_cli(".", "--output-format", "json", cwd=str(root))
+    for dirpath, _, files in os.walk(root / ".etrace-lint-cache" / "targets"):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            data = open(path, "rb").read()
+            open(path, "wb").write(data[: len(data) // 3])
+    again = run_cli(".", "--output-format", "json", cwd=str(root))
+    assert again.returncode == reference.returncode
+    assert again.stdout == reference.stdout
+    assert "Traceback" not in again.stderr

@@ -1,0 +1,100 @@
+"""Worker processes: a target that hangs or kills its worker is named, every other one is linted,
+and the output does not depend on the number of workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+
+import pytest
+
+from etrace_lint.discover import discover
+from etrace_lint.workers import _compiler_options, run_in_workers
+from helpers import fixture, run_cli
+
+TIMEOUT = 8.0
+
+
+@pytest.fixture(scope="module")
+def daily_tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("daily")
+    for name in ("clean.py", "suppressed.py", "layers.py", "leaky.py", "misbehaving.py"):
+        shutil.copy(fixture("daily", name), root / name)
+    return root
+
+
+@pytest.fixture(scope="module")
+def misbehaving_run(daily_tree):
+    paths = [str(daily_tree / "misbehaving.py"), str(daily_tree / "clean.py"), str(daily_tree / "suppressed.py")]
+    specs = discover(paths, str(daily_tree)).targets
+    start = time.monotonic()
+    results = run_in_workers(specs, str(daily_tree), {}, jobs=2, timeout=TIMEOUT)
+    return specs, results, time.monotonic() - start
+
+
+def _by_factory(specs, results):
+    return {spec.factory: result for spec, result in zip(specs, results)}
+
+
+def test_every_good_target_is_linted_beside_bad_ones(misbehaving_run):
+    specs, results, _ = misbehaving_run
+    assert len(results) == len(specs)
+    by_factory = _by_factory(specs, results)
+    for good in ("etrace_target_prints", "etrace_target_clean", "etrace_target_two_plain_ops"):
+        assert not by_factory[good].tool_errors, by_factory[good].tool_errors
+    assert [f.line for f in by_factory["etrace_target_two_plain_ops"].findings if f.rule_id == "ETL201"] == [17, 18]
+
+
+@pytest.mark.parametrize("factory, words", [
+    ("etrace_target_hangs", ["misbehaving.py::etrace_target_hangs", "timeout", "8 s"]),
+    ("etrace_target_exits", ["misbehaving.py::etrace_target_exits", "exit code 3"]),
+    ("etrace_target_segfaults", ["misbehaving.py::etrace_target_segfaults", "SIGSEGV"]),
+    ("etrace_target_calls_sys_exit", ["misbehaving.py::etrace_target_calls_sys_exit"]),
+])
+def test_bad_targets_are_named_tool_errors(misbehaving_run, factory, words):
+    specs, results, _ = misbehaving_run
+    result = _by_factory(specs, results)[factory]
+    assert len(result.tool_errors) == 1 and not result.findings
+    message = result.tool_errors[0].message
+    for word in words:
+        assert word in message
+
+
+def test_a_hang_costs_one_timeout_not_the_run(misbehaving_run):
+    _, _, elapsed = misbehaving_run
+    assert elapsed < TIMEOUT + 60
+
+
+def test_control_flow_table_becomes_a_policy_in_the_worker():
+    import braintrace
+
+    options = _compiler_options({"compile_options": {"control_flow": {"cond": "opaque"}, "sparse_n": 2},
+                                 "verify": True})
+    policy = options["compile_options"]["control_flow"]
+    assert isinstance(policy, braintrace.ControlFlowPolicy) and policy.cond == "opaque"
+    assert options["compile_options"]["sparse_n"] == 2 and options["verify"] is True
+
+
+def _run(tree, jobs: str, sarif: str):
+    proc = run_cli("clean.py", "suppressed.py", "leaky.py", "misbehaving.py::etrace_target_prints",
+                   "--output-format", "json", "--sarif", sarif, "-j", jobs, "--no-cache", "--show-info",
+                   cwd=str(tree))
+    with open(os.path.join(tree, sarif), encoding="utf-8") as handle:
+        log = json.load(handle)
+    for run in log["runs"]:
+        run.pop("invocations", None)
+    return proc, json.loads(proc.stdout), log
+
+
+def test_output_does_not_depend_on_the_number_of_workers(daily_tree):
+    one_proc, one_json, one_sarif = _run(daily_tree, "1", "one.sarif")
+    two_proc, two_json, two_sarif = _run(daily_tree, "2", "two.sarif")
+    assert one_proc.returncode == two_proc.returncode == 1, one_proc.stderr
+    assert one_json["findings"] == two_json["findings"]
+    assert one_sarif == two_sarif
+    # the model's print went to stderr, so stdout is still one JSON document
+    assert "a model that talks on stdout" in one_proc.stderr
+    assert {(f["rule"], f["location"]["path"]) for f in one_json["findings"]} >= {
+        ("ETL201", "suppressed.py"), ("ETL201", "layers.py")}
