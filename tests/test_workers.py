@@ -98,3 +98,36 @@ def test_output_does_not_depend_on_the_number_of_workers(daily_tree):
     assert "a model that talks on stdout" in one_proc.stderr
     assert {(f["rule"], f["location"]["path"]) for f in one_json["findings"]} >= {
         ("ETL201", "suppressed.py"), ("ETL201", "layers.py")}
+
+
+class _Stream:
+    def __init__(self, tty: bool):
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_line_only_on_a_terminal_and_after_a_second(monkeypatch):
+    from etrace_lint import progress as progress_module
+    from etrace_lint.discover import TargetSpec
+
+    clock = [100.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    spec = TargetSpec("/p/models/rnn.py", "etrace_target_rnn")
+    for tty, enabled, expect_line in ((True, True, True), (False, True, False), (True, False, False)):
+        stream = _Stream(tty)
+        line = progress_module.Progress(enabled=enabled, stream=stream)
+        line(0, 3, spec)
+        assert stream.text == "", "nothing during the first second"
+        clock[0] += 1.5
+        line(1, 3, spec)
+        assert ("1/3" in stream.text and "rnn.py::etrace_target_rnn" in stream.text) is expect_line
+        line.close()
+        assert stream.text.endswith("\r") is expect_line  # the line is erased before the report
