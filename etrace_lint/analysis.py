@@ -108,6 +108,8 @@ OPAQUE_TRANSFORMS = {
     "custom_vjp_call_jaxpr": "jax.custom_vjp", "custom_lin": "jax.custom_vjp",
 }
 
+_NOT_AN_EXPLANATION = frozenset({"relation_included", "output_bypasses_hidden", "output_bypass_dropped"})
+
 Node = tuple  # (scope, var): the id of the enclosing equation (0 at the top) and a jaxpr var
 TOP = 0
 
@@ -157,6 +159,8 @@ class StepFlow:
             for out in outs:
                 for node in ins:
                     self.successors.setdefault(node, []).append(out)
+            if bindings is None:
+                continue  # a body laid out as we do not know: what happens inside is unknown, not plain
             site = jv.EqnSite(eqn, parents)
             if bt.is_etp_primitive(eqn):
                 self.etp_sites.append(site)
@@ -224,15 +228,19 @@ class PlainUse:
 
 
 def explained_weights(context: AnalysisContext) -> set[tuple]:
-    """Weights a compiler record already talks about (besides connecting them)."""
+    """Weights a compiler record already explains (besides connecting them).
+
+    An output-bypass record lists every parameter on the step's output path,
+    which says nothing about how a weight reaches the hidden state.
+    """
     explained = set()
     for record in context.compilation.records:
-        if bt.record_kind(record) == "relation_included":
+        if bt.record_kind(record) in _NOT_AN_EXPLANATION:
             continue
         if getattr(record, "weight_path", None):
             explained.add(tuple(record.weight_path))
-        for key in ("weight_paths", "params", "sources"):
-            for path in (bt.record_context(record).get(key) or ()):
+        if bt.record_level(record) != "info":  # e.g. weights a descended scan left without a relation
+            for path in (bt.record_context(record).get("weight_paths") or ()):
                 if isinstance(path, tuple):
                     explained.add(path)
     return explained

@@ -284,9 +284,17 @@ def _bind_while(eqn: Any) -> list[SubJaxprBinding]:
     return [SubJaxprBinding(cond, cond_in), SubJaxprBinding(body, body_in, body_out, carries)]
 
 
+def _leaf_count(tree: Any) -> int:
+    return sum(_leaf_count(t) for t in tree) if isinstance(tree, (tuple, list)) else 1
+
+
 def _bind_scan(eqn: Any) -> list[SubJaxprBinding]:
     body = open_jaxpr(eqn.params["jaxpr"])
-    n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
+    if "num_consts" in eqn.params:
+        n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
+    else:  # newer JAX: operand groups as (consts, carry, xs) trees
+        consts, carry = eqn.params["ft_in"][:2]
+        n_consts, n_carry = _leaf_count(consts), _leaf_count(carry)
     carries = tuple(zip(body.outvars[:n_carry], body.invars[n_consts:n_consts + n_carry]))
     return [SubJaxprBinding(body, tuple(zip(eqn.invars, body.invars)), tuple(zip(body.outvars, eqn.outvars)),
                             carries)]
