@@ -220,3 +220,33 @@ def test_corrupted_cache_is_recomputed_without_traceback(cached_tree):
     assert again.returncode == reference.returncode
     assert again.stdout == reference.stdout
     assert "Traceback" not in again.stderr
+
+
+def test_concurrent_writers_never_expose_half_an_entry(project):
+    """Two runs at once: a reader sees the old entry or the new one, never a partial file."""
+    import threading
+
+    root, spec = project
+    result = _result(spec)
+    result.findings *= 100  # a large entry takes a while to write
+    _cache(root).put(spec, result)
+    stop, misses = threading.Event(), []
+
+    def write():
+        while not stop.is_set():
+            _cache(root).put(spec, result)
+
+    writers = [threading.Thread(target=write) for _ in range(2)]
+    for thread in writers:
+        thread.start()
+    try:
+        for _ in range(100):
+            if _cache(root).get(spec) is None:
+                misses.append(1)
+    finally:
+        stop.set()
+        for thread in writers:
+            thread.join()
+    assert not misses
+    leftovers = [f for d, _, names in os.walk(root / ".etrace-lint-cache") for f in names if f.startswith(".tmp-")]
+    assert not leftovers
