@@ -1,0 +1,277 @@
+"""How etrace-lint scales with the size of the step: its cost next to the compiler's.
+
+For models from about 100 to 10,000 equations this measures, in one run and
+on fresh identical models:
+
+* ``compile``: bare ``braintrace.compile_etrace_graph(..., include_hidden_perturb=True)``,
+  the floor (the linter has to run it once);
+* ``lint``: ``engine.findings_for_model`` on the same target, and within it
+  ``ours``: everything that is not the compiler call (locations, rules, records);
+* peak resident memory of each, in a fresh process per measurement
+  (``ru_maxrss``; the baseline of a process that only imports JAX and builds
+  the model is printed with it).
+
+Times are medians of ``--reps`` runs after a JAX warm-up. ``--profile`` runs
+cProfile over one lint of the largest model of each family and prints where
+our passes spend their time. Usage::
+
+    python bench/bench_scale.py                 # the README table
+    python bench/bench_scale.py --quick         # up to ~1,000 equations
+    python bench/bench_scale.py --profile --families deep
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import io
+import os
+import pstats
+import statistics
+import sys
+import time
+import resource
+import subprocess
+import warnings
+
+warnings.simplefilter("ignore")
+
+import brainstate  # noqa: E402
+import braintrace  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from braintools import surrogate  # noqa: E402
+
+from etrace_lint import braintrace_adapter as bt  # noqa: E402
+from etrace_lint import engine  # noqa: E402
+from etrace_lint import jaxpr_view as jv  # noqa: E402
+from etrace_lint.findings import Location  # noqa: E402
+
+HERE = os.path.abspath(__file__)
+N = 8
+
+
+class DeepLIF(brainstate.nn.Module):
+    """A deep stack of LIF layers, each fed by an ETP linear layer."""
+
+    def __init__(self, depth: int):
+        super().__init__()
+        self.fcs = [braintrace.nn.Linear(N, N) for _ in range(depth)]
+        self.vs = [brainstate.HiddenState(jnp.zeros((N,))) for _ in range(depth)]
+        self.readout = brainstate.ParamState(jnp.ones((N, 2)) * 0.1)
+
+    def update(self, x):
+        for fc, v in zip(self.fcs, self.vs):
+            u = 0.9 * v.value + fc(x)
+            x = surrogate.sigmoid(u - 1.0)
+            v.value = u - x
+        return braintrace.matmul(x, self.readout.value)
+
+
+class WideReadout(brainstate.nn.Module):
+    """One recurrent layer read out by many separate weights (each a non-temporal warning)."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.fc = braintrace.nn.Linear(N, N)
+        self.h = brainstate.HiddenState(jnp.zeros((N,)))
+        self.heads = [brainstate.ParamState(jnp.ones((N, 2)) * 0.1) for _ in range(width)]
+
+    def update(self, x):
+        self.h.value = 0.9 * self.h.value + self.fc(x)
+        out = jnp.zeros((2,))
+        for head in self.heads:
+            out = out + braintrace.matmul(self.h.value, head.value)
+        return out
+
+
+class UnrolledScan(brainstate.nn.Module):
+    """A recurrent update repeated by a scan the compiler unrolls into flat equations."""
+
+    def __init__(self, length: int):
+        super().__init__()
+        self.length = length
+        self.w = brainstate.ParamState(jnp.ones((N, N)) * 0.1)
+        self.h = brainstate.HiddenState(jnp.zeros((N,)))
+
+    def update(self, x):
+        def body(c, _):
+            return jnp.tanh(0.9 * c + braintrace.matmul(x, self.w.value)), None
+
+        self.h.value = jax.lax.scan(body, self.h.value, None, length=self.length)[0]
+        return self.h.value
+
+
+def _scan_options(length: int) -> dict:
+    return {"control_flow": braintrace.ControlFlowPolicy(scan_unroll_limit=length)}
+
+
+# family -> (model class, knob values giving ~100 .. ~10,000 equations, compile options for a knob)
+FAMILIES = {
+    "deep": (DeepLIF, (10, 30, 100, 300, 800), lambda knob: {}),
+    "wide": (WideReadout, (40, 150, 500, 1500, 3300), lambda knob: {}),
+    "scan": (UnrolledScan, (25, 80, 250, 800, 2000), _scan_options),
+}
+QUICK_LIMIT = 3  # --quick keeps the first three sizes of each family
+SLOW_SECONDS = 20.0  # a size whose compile takes longer is measured once
+
+
+def build(cls, knob):
+    model = cls(knob)
+    brainstate.nn.init_all_states(model)
+    return model, (jnp.ones((N,)),)
+
+
+def bare_compile(model, inputs, options):
+    with bt.quiet([]):
+        return braintrace.compile_etrace_graph(model, *inputs, include_hidden_perturb=True, **options)
+
+
+class CompileClock:
+    """Wraps the adapter's compile call to learn how much of a lint is the compiler itself."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self.eqns = 0
+        self._original = bt.compile_model
+
+    def __enter__(self):
+        def timed(model, inputs, options):
+            compilation = self._original(model, inputs, options)
+            self.seconds = compilation.seconds
+            if compilation.module_info is not None:
+                self.eqns = jv.count_eqns(bt.traced_jaxpr(compilation.module_info))
+            return compilation
+
+        bt.compile_model = timed
+        return self
+
+    def __exit__(self, *exc):
+        bt.compile_model = self._original
+
+
+def lint(model, inputs, options):
+    return engine.findings_for_model(model, inputs, options, "bench", Location(HERE, 1))
+
+
+def measure(cls, knob, options, reps):
+    bare, total, compiler, eqns, n_findings = [], [], [], 0, 0
+    for _ in range(reps):
+        if bare and bare[0] > SLOW_SECONDS:
+            break
+        model, inputs = build(cls, knob)
+        gc.collect()
+        start = time.perf_counter()
+        bare_compile(model, inputs, options)
+        bare.append(time.perf_counter() - start)
+
+        model, inputs = build(cls, knob)
+        gc.collect()
+        with CompileClock() as clock:
+            start = time.perf_counter()
+            findings = lint(model, inputs, options)
+            total.append(time.perf_counter() - start)
+        compiler.append(clock.seconds)
+        eqns, n_findings = clock.eqns, len(findings)
+    ours = [t - c for t, c in zip(total, compiler)]
+    return {
+        "eqns": eqns, "findings": n_findings, "bare": statistics.median(bare),
+        "lint": statistics.median(total), "ours": statistics.median(ours), "reps": len(bare),
+    }
+
+
+def peak_rss_mib(family: str, knob: int, mode: str) -> float:
+    """Peak resident memory of a fresh process that imports everything and runs one ``mode``."""
+    child = subprocess.run([sys.executable, HERE, "--memory-of", f"{family}:{knob}:{mode}"],
+                           capture_output=True, text=True, check=True)
+    return float(child.stdout.strip().splitlines()[-1])
+
+
+def _memory_child(spec: str) -> int:
+    family, knob, mode = spec.split(":")
+    cls, _, options = FAMILIES[family]
+    model, inputs = build(cls, int(knob))
+    if mode == "import":
+        pass
+    elif mode == "bare":
+        bare_compile(model, inputs, options(int(knob)))
+    else:
+        lint(model, inputs, options(int(knob)))
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return 0
+
+
+def profile_lint(cls, knob, options, top: int) -> str:
+    model, inputs = build(cls, knob)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    lint(model, inputs, options)
+    profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("cumulative").print_stats(r"etrace_lint", top)
+    stats.sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+def warm_up():
+    for cls, knobs, options in FAMILIES.values():
+        model, inputs = build(cls, knobs[0])
+        lint(model, inputs, options(knobs[0]))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=3, help="repetitions per size (median)")
+    parser.add_argument("--quick", action="store_true", help="only the sizes up to ~1,000 equations")
+    parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated: " + ", ".join(FAMILIES))
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory processes")
+    parser.add_argument("--memory-of", help=argparse.SUPPRESS)
+    parser.add_argument("--profile", action="store_true", help="cProfile one lint of the largest size")
+    parser.add_argument("--top", type=int, default=25, help="rows of each profile table")
+    args = parser.parse_args(argv)
+    if args.memory_of:
+        return _memory_child(args.memory_of)
+
+    warm_up()
+    rows = []
+    print(f"braintrace {braintrace.__version__}, jax {jax.__version__}, Python {sys.version.split()[0]}, "
+          f"median of {args.reps}", flush=True)
+    for family in args.families.split(","):
+        cls, knobs, options = FAMILIES[family]
+        for knob in knobs[:QUICK_LIMIT] if args.quick else knobs:
+            row = measure(cls, knob, options(knob), args.reps)
+            row.update(family=family, knob=knob)
+            if not args.no_memory:
+                for mode in ("import", "bare", "lint"):
+                    row[f"{mode}_mib"] = peak_rss_mib(family, knob, mode)
+            rows.append(row)
+            print(f"  {family} {knob}: {row['eqns']} eqns, bare {row['bare']:.3f}s, lint {row['lint']:.3f}s, "
+                  f"ours {row['ours']:.3f}s", flush=True)
+        if args.profile:
+            print(profile_lint(cls, knobs[-1] if not args.quick else knobs[QUICK_LIMIT - 1],
+                               options(knobs[-1]), args.top))
+    print()
+    print(markdown_table(rows, memory=not args.no_memory))
+    return 0
+
+
+def markdown_table(rows, memory: bool) -> str:
+    head = ["model", "equations", "runs", "findings", "compile (s)", "etrace-lint (s)", "ratio",
+            "our passes (s)", "our passes (µs/eqn)"]
+    if memory:
+        head += ["peak RSS MiB: model only", "compile", "etrace-lint"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [f"{r['family']} ({r['knob']})", str(r["eqns"]), str(r["reps"]), str(r["findings"]), f"{r['bare']:.3f}",
+                 f"{r['lint']:.3f}", f"{r['lint'] / r['bare']:.2f}x", f"{r['ours']:.3f}",
+                 f"{1e6 * r['ours'] / max(r['eqns'], 1):.0f}"]
+        if memory:
+            cells += [f"{r['import_mib']:.0f}", f"{r['bare_mib']:.0f}", f"{r['lint_mib']:.0f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
