@@ -27,6 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find the weights of a braintrace model that will not learn online, and why.",
         epilog="Subcommands: `etrace-lint rule ETL005` shows a rule's documentation; "
                "`etrace-lint rules` lists every rule.\n"
+               "Settings are read from [tool.etrace-lint] in the nearest pyproject.toml; flags override them. "
+               "Suppress a finding with `# noqa: ETL005` or `# etrace-lint: ignore[ETL005]` on its line, "
+               "or `# etrace-lint: file-ignore[ETL005]` anywhere in the file.\n"
                "Exit codes: 0 clean, 1 findings at or above --fail-level, 2 usage or tool error.")
     parser.add_argument("paths", nargs="*", help="files, folders or file.py::factory (default: .)")
     parser.add_argument("--version", action="version", version=f"etrace-lint {__version__}")
@@ -191,4 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"etrace-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     from .app import run
-    return run(settings, argv)
+    try:
+        return run(settings, argv)
+    except KeyboardInterrupt:
+        # workers ignore Ctrl-C and are stopped by the runner on the way out
+        print("etrace-lint: interrupted", file=sys.stderr)
+        return 130
