@@ -96,12 +96,12 @@ def lint(root: str, *args: str, env: dict | None = None) -> tuple[float, subproc
     return elapsed, proc
 
 
-def sarif_without_times(path: str) -> dict:
+def sarif_without_times(path: str) -> str:
     with open(path, encoding="utf-8") as handle:
         log = json.load(handle)
     for run in log["runs"]:
         run.pop("invocations", None)
-    return log
+    return json.dumps(log)  # the text, key order included
 
 
 def main() -> int:
@@ -124,7 +124,7 @@ def main() -> int:
             os.path.join(root, "cold.sarif"))
         same_jobs = sarif_without_times(os.path.join(root, "one.sarif")) == sarif_without_times(
             os.path.join(root, "cold.sarif"))
-        targets = len(sarif_without_times(os.path.join(root, "cold.sarif"))["runs"][0]["results"])
+        targets = len(json.loads(sarif_without_times(os.path.join(root, "cold.sarif")))["runs"][0]["results"])
         print(f"tree: {args.models} targets in {root} ({targets} findings shown), {os.cpu_count()} cores")
         print(f"cold -j 1: {one:7.2f} s")
         print(f"cold -j 2: {cold:7.2f} s   -j 2 / -j 1 = {cold / one:.3f}")

@@ -24,7 +24,7 @@ from typing import Iterable
 from .discover import TargetSpec
 from .findings import TargetResult
 
-FORMAT = 1
+FORMAT = 2  # 2: properties keep the order the engine gave them
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This file is a cache directory tag created by etrace-lint.\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -130,7 +130,8 @@ class Cache:
         entry = {"format": FORMAT, "target": [os.path.relpath(spec.path, self.root), spec.factory, spec.line,
                                                spec.name],
                  "dependencies": dependencies, "result": result.to_json()}
-        self._write(self._entry_path(self._key(spec)), json.dumps(entry, sort_keys=True))
+        # key order is kept as the engine made it: writers print properties in that order
+        self._write(self._entry_path(self._key(spec)), json.dumps(entry))
 
     def dependents(self, changed: Iterable[str]) -> list[TargetSpec]:
         """Cached targets whose recorded dependencies include one of the ``changed`` files."""

@@ -85,7 +85,7 @@ def _run(tree, jobs: str, sarif: str):
         log = json.load(handle)
     for run in log["runs"]:
         run.pop("invocations", None)
-    return proc, json.loads(proc.stdout), log
+    return proc, json.loads(proc.stdout), json.dumps(log)
 
 
 def test_output_does_not_depend_on_the_number_of_workers(daily_tree):
