@@ -70,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--device", metavar="DEVICE", help="JAX platform for --verify: cpu, gpu, ... (default device)")
     run = parser.add_argument_group("running")
     run.add_argument("--debug", action="store_true", help="show tracebacks of tool errors")
-    run.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (number of cores)")
+    run.add_argument("-j", "--jobs", type=int, metavar="N",
+                     help="at most N worker processes (number of cores); more than one starts only "
+                          "when the models left take longer than starting one")
     run.add_argument("--timeout", type=float, metavar="SECONDS", help="per-target time limit (300)")
     run.add_argument("--no-cache", action="store_true", help="lint everything again, write no cache")
     run.add_argument("--cache-dir", metavar="DIR", help="where results are cached (.etrace-lint-cache)")

@@ -149,15 +149,50 @@ class _Worker:
         self.conn.close()
 
 
+class _Scaling:
+    """How many workers are worth starting: a start costs seconds of importing JAX.
+
+    One worker starts first. More start once the work left, judged by the
+    targets linted so far, would keep each of them busy for longer than a
+    start costs, or once a target has run longer than a start (slow models,
+    or one that hangs while the rest wait).
+    """
+
+    def __init__(self):
+        self.startup: float | None = None
+        self.durations: list[float] = []
+
+    def started(self, seconds: float) -> None:
+        if self.startup is None:
+            self.startup = seconds
+
+    def finished(self, seconds: float) -> None:
+        self.durations.append(seconds)
+
+    def more_workers(self, workers: list, pending: int, most: int) -> int:
+        if len(workers) >= most or not pending or self.startup is None or not all(w.ready for w in workers):
+            return 0
+        wanted = len(workers)
+        if self.durations:
+            work_left = sum(self.durations) / len(self.durations) * pending
+            wanted = max(wanted, int(work_left / (1.5 * self.startup)))
+        now = time.monotonic()
+        if any(w.index is not None and now - w.started > self.startup for w in workers):
+            wanted = max(wanted, len(workers) + 1)
+        return max(0, min(most, wanted) - len(workers))
+
+
 def run_in_workers(specs: list[TargetSpec], root: str, run_options: dict, jobs: int, timeout: float,
                    progress: Callable[[int, int, TargetSpec], None] | None = None) -> list[TargetResult]:
-    """Lint ``specs`` in ``jobs`` worker processes; results come back in the order of ``specs``."""
+    """Lint ``specs`` in up to ``jobs`` worker processes; results come back in the order of ``specs``."""
     if not specs:
         return []
     results: list[TargetResult | None] = [None] * len(specs)
     context = multiprocessing.get_context("spawn")
     pending = list(range(len(specs)))[::-1]
-    workers = [_Worker(context, root, run_options) for _ in range(max(1, min(jobs, len(specs))))]
+    most = max(1, min(jobs, len(specs)))
+    workers = [_Worker(context, root, run_options)]
+    scaling = _Scaling()
     failed_starts = 0
     done = 0
     current = specs[0]
@@ -169,6 +204,8 @@ def run_in_workers(specs: list[TargetSpec], root: str, run_options: dict, jobs: 
 
     try:
         while done < len(specs):
+            for _ in range(scaling.more_workers(workers, len(pending), most)):
+                workers.append(_Worker(context, root, run_options))
             for worker in workers:
                 if worker.ready and worker.index is None and pending:
                     index = pending.pop()
@@ -189,8 +226,10 @@ def run_in_workers(specs: list[TargetSpec], root: str, run_options: dict, jobs: 
                         message = None
                 if message is not None and message[0] == "ready":
                     worker.ready, failed_starts = True, 0
+                    scaling.started(time.monotonic() - worker.born)
                     continue
                 if message is not None and message[0] == "result" and message[1] == worker.index:
+                    scaling.finished(time.monotonic() - worker.started)
                     finish(worker.index, TargetResult.from_json(message[2]))
                     worker.index = None
                     continue

@@ -131,3 +131,29 @@ def test_progress_line_only_on_a_terminal_and_after_a_second(monkeypatch):
         assert ("1/3" in stream.text and "rnn.py::etrace_target_rnn" in stream.text) is expect_line
         line.close()
         assert stream.text.endswith("\r") is expect_line  # the line is erased before the report
+
+
+class _FakeWorker:
+    def __init__(self, ready=True, index=None, started=0.0):
+        self.ready, self.index, self.started = ready, index, started
+
+
+def test_more_workers_start_only_when_the_work_left_pays_for_them(monkeypatch):
+    from etrace_lint import workers as workers_module
+
+    monkeypatch.setattr(workers_module.time, "monotonic", lambda: 100.0)
+    scaling = workers_module._Scaling()
+    one = [_FakeWorker(index=0, started=99.5)]
+    assert scaling.more_workers(one, pending=50, most=8) == 0, "nothing is known before a worker is up"
+    scaling.started(4.0)
+    scaling.finished(0.05)
+    assert scaling.more_workers(one, pending=50, most=8) == 0, "50 quick models: one worker is enough"
+    scaling.finished(2.0)
+    scaling.finished(2.0)
+    assert scaling.more_workers(one, pending=50, most=8) == 7, "50 slow models: start every worker allowed"
+    assert scaling.more_workers(one, pending=50, most=3) == 2
+    assert scaling.more_workers(one + [_FakeWorker(ready=False)], pending=50, most=8) == 0, "one start at a time"
+    fresh = workers_module._Scaling()
+    fresh.started(4.0)
+    stuck = [_FakeWorker(index=0, started=90.0)]  # busy for 10 s, longer than a start
+    assert fresh.more_workers(stuck, pending=3, most=2) == 1
