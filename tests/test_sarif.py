@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import urllib.parse
 from dataclasses import replace
 
 import jsonschema
@@ -121,17 +120,17 @@ def test_results_point_at_the_users_lines(run, linted):
         assert result["partialFingerprints"]["primaryLocationLineHash"].count(":") == 1
 
 
-def test_uris_are_relative_to_the_root_given_as_a_file_uri(run, linted):
-    base = run["originalUriBaseIds"]["%SRCROOT%"]["uri"]
-    assert base.startswith("file:///") and base.endswith("/")
-    root = urllib.parse.unquote(urllib.parse.urlparse(base).path)
-    assert os.path.samefile(root, REPO)
+def test_uris_are_relative_to_the_root_and_the_log_names_no_absolute_path(log, run, linted):
+    assert "%SRCROOT%" in run["originalUriBaseIds"]
+    assert REPO not in json.dumps(log) and "file://" not in json.dumps(log)
     locations = [r["locations"][0] for r in run["results"]]
     locations += [n["locations"][0] for n in run["invocations"][0]["toolExecutionNotifications"]]
     for location in locations:
-        uri = location["physicalLocation"]["artifactLocation"]["uri"]
+        artifact = location["physicalLocation"]["artifactLocation"]
+        assert artifact["uriBaseId"] == "%SRCROOT%"
+        uri = artifact["uri"]
         assert not uri.startswith("/") and "\\" not in uri and "://" not in uri
-        assert os.path.isfile(os.path.join(root, uri))
+        assert os.path.isfile(os.path.join(REPO, uri))
     # --root elsewhere: paths are relative to it
     sub = os.path.join(REPO, "tests", "fixtures")
     log = build_log(_outcome(*linted, root=sub), _info(root=sub))

@@ -9,7 +9,6 @@ same log.
 from __future__ import annotations
 
 import json
-import pathlib
 from typing import Any, TextIO
 
 import attr
@@ -51,12 +50,6 @@ def to_json(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     return value
-
-
-def root_uri(root: str) -> str:
-    """``file:///abs/root/``: SARIF wants a base URI that ends in a slash."""
-    uri = pathlib.Path(root).resolve().as_uri()
-    return uri if uri.endswith("/") else uri + "/"
 
 
 def _help_text(markdown: str) -> str:
@@ -147,7 +140,10 @@ def build_log(outcome, info) -> dict:
         tool=om.Tool(driver=om.ToolComponent(
             name="etrace-lint", semantic_version=__version__, version=__version__,
             information_uri=INFORMATION_URI, rules=[_rule_descriptor(r) for r in rules])),
-        original_uri_base_ids={ROOT_ID: om.ArtifactLocation(uri=root_uri(info.root))},
+        # the root stays unnamed: a log that holds no absolute path is the same on every
+        # machine and leaks no user name; consumers resolve %SRCROOT% to their checkout
+        original_uri_base_ids={ROOT_ID: om.ArtifactLocation(description=om.Message(
+            text="The root of the linted project (the working directory, or --root)."))},
         automation_details=om.RunAutomationDetails(id=AUTOMATION_ID),
         invocations=[invocation],
         results=[_result(f, rule_index, info) for f in findings],
