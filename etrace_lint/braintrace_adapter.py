@@ -411,6 +411,49 @@ def online_gradient_failure(model: Any, inputs: tuple) -> str | None:
             st.value = saved[path]
 
 
+# --------------------------------------------------------------------------- verify: graph views
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """A hidden group as the gradient check needs it: its states and step vars."""
+
+    index: int
+    hidden_paths: tuple
+    invars: tuple
+    outvars: tuple
+
+
+@dataclass(frozen=True)
+class RelationView:
+    """One ETP op the compiler connected to hidden groups, and the weights it trains."""
+
+    weight_paths: tuple  # ParamState paths, in trainable-key order
+    y_var: Any
+    group_indices: tuple
+    classifications: tuple  # PathClassification values per connected hidden state
+    primitive: str
+    in_control_flow: bool  # inside a descended scan: its vars are body-scoped
+
+
+def group_views(graph: Any) -> list[GroupView]:
+    return [GroupView(group.index, tuple(tuple(p) for p in group.hidden_paths),
+                      tuple(group.hidden_invars), tuple(group.hidden_outvars))
+            for group in graph.hidden_groups]
+
+
+def relation_views(graph: Any) -> list[RelationView]:
+    views = []
+    for relation in graph.hidden_param_op_relations:
+        paths = tuple(dict.fromkeys(tuple(p) for p in (relation.trainable_paths or {}).values()))
+        views.append(RelationView(
+            paths, relation.y_var, tuple(g.index for g in relation.hidden_groups),
+            tuple(str(c) for c in (relation.path_classification or {}).values()),
+            getattr(relation.primitive, "name", str(relation.primitive)),
+            getattr(relation, "control_flow_context", None) is not None))
+    return views
+
+
 # --------------------------------------------------------------------------- rules of our own: vmap, online step
 
 import os as _os  # noqa: E402  (kept with the functions that use them)

@@ -260,6 +260,71 @@ def user_frame_of_stack(skip: int = 2) -> SourceFrame | None:
     return None
 
 
+# --------------------------------------------------------------------------- position flow (verify)
+
+# Primitives whose every output position depends only on the same position of
+# their inputs. A path made only of these keeps "unit i" as "unit i".
+POSITIONWISE_PRIMITIVES = frozenset({
+    "add", "add_any", "sub", "mul", "div", "neg", "max", "min", "pow", "integer_pow", "square",
+    "sqrt", "rsqrt", "cbrt", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin",
+    "cos", "tan", "atan2", "abs", "sign", "floor", "ceil", "round", "is_finite", "erf", "erfc",
+    "erf_inv", "select_n", "clamp", "convert_element_type", "copy", "copy_p", "stop_gradient",
+    "gt", "lt", "ge", "le", "eq", "ne", "and", "or", "not", "xor", "rem", "nextafter",
+    "reduce_precision", "real", "imag", "conj", "optimization_barrier",
+})
+# Calls whose body is inlined for the purpose of the walk.
+_CALL_PRIMITIVES = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
+                              "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "checkpoint"})
+
+
+def _call_body(eqn: Any) -> Any:
+    """The one jaxpr a call equation runs with the same inputs, or None."""
+    for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
+        body = eqn.params.get(key)
+        if body is not None and hasattr(open_jaxpr(body), "eqns"):
+            if len(open_jaxpr(body).invars) == len(eqn.invars):
+                return open_jaxpr(body)
+    return None
+
+
+def _keeps_positions(eqn: Any, var: Any, out: Any) -> bool:
+    """Whether ``out`` at position p reads ``var`` only at position p."""
+    name = primitive_name(eqn)
+    in_shape, out_shape = aval_shape(var), aval_shape(out)
+    if name == "broadcast_in_dim":
+        # only leading (batch) axes added: trailing positions keep their labels
+        offset = len(out_shape) - len(in_shape)
+        dims = tuple(eqn.params.get("broadcast_dimensions", ()))
+        return dims == tuple(range(offset, len(out_shape))) and out_shape[offset:] == in_shape
+    if name in ("reshape", "squeeze", "expand_dims"):
+        return tuple(d for d in in_shape if d != 1) == tuple(d for d in out_shape if d != 1)
+    return name in POSITIONWISE_PRIMITIVES and in_shape == out_shape
+
+
+def position_flow(jaxpr_like: Any, sources: dict) -> dict:
+    """Every var reached from ``sources`` -> whether all its paths keep positions.
+
+    ``sources`` maps vars to True (aligned). A var read through anything but a
+    position-wise equation (a matmul, a reduction, a roll, a loop) is reached
+    but not aligned. Calls (pjit, custom_jvp) are followed into their body.
+    """
+    state = dict(sources)
+    for eqn in open_jaxpr(jaxpr_like).eqns:
+        reached = [(i, v) for i, v in enumerate(eqn.invars) if is_var(v) and v in state]
+        if not reached:
+            continue
+        body = _call_body(eqn) if primitive_name(eqn) in _CALL_PRIMITIVES else None
+        if body is not None:
+            inner = position_flow(body, {body.invars[i]: state[v] for i, v in reached})
+            for out, inner_out in zip(eqn.outvars, body.outvars):
+                if is_var(inner_out) and inner_out in inner:
+                    state[out] = inner[inner_out]
+            continue
+        for out in eqn.outvars:
+            state[out] = all(state[v] and _keeps_positions(eqn, v, out) for _, v in reached)
+    return state
+
+
 # --------------------------------------------------------------------------- data flow into nested jaxprs
 
 
