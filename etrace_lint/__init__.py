@@ -6,7 +6,17 @@ decorator, and a cached run must not import JAX.
 
 from __future__ import annotations
 
+import os as _os
 from typing import Any, Callable
+
+# An installed etrace-lint carries its rules as ``etrace_lint/rules``; a source
+# checkout keeps them in ``rules/`` at the top of the repository. When this
+# package is imported from a checkout (``python -m etrace_lint`` or pytest from
+# the repository root), let ``etrace_lint.rules`` resolve to that folder.
+_here = _os.path.dirname(_os.path.abspath(__file__))
+if not _os.path.isdir(_os.path.join(_here, "rules")) and _os.path.isfile(
+        _os.path.join(_os.path.dirname(_here), "rules", "__init__.py")):
+    __path__.append(_os.path.dirname(_here))  # noqa: F821 - a package's own __path__
 
 __version__ = "0.1.0"
 __all__ = ["target", "__version__"]
