@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import braintrace_adapter as bt
+from . import braintrace_graph as bg
 from . import jaxpr_view as jv
 from .locate import Locator
 
@@ -262,7 +263,7 @@ def plain_uses(context: AnalysisContext) -> list[PlainUse]:
         weights = sorted(w for w in consumer.weights if w not in explained)
         if not weights:
             continue
-        decomposed = bt.is_vmap_decomposition(consumer.site.eqn)
+        decomposed = bg.is_vmap_decomposition(consumer.site.eqn)
         for weight in weights:
             partial = weight in learning
             hidden = flow.hidden_reached(consumer.outputs, flow.etp_outputs if partial else frozenset())

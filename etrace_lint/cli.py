@@ -185,7 +185,8 @@ def _validate_selectors(selectors: list[str], where: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("rule", "rules") and not os.path.exists(argv[0]):
+    # like `ruff rule`: a folder named rules is linted as ./rules or rules/
+    if argv and argv[0] in ("rule", "rules"):
         from .docs_cli import main_rule, main_rules
         return main_rule(argv[1:]) if argv[0] == "rule" else main_rules(argv[1:])
     parser = build_parser()

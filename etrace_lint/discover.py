@@ -122,6 +122,14 @@ class IgnoreRules:
             self._gitignores[directory] = patterns
         return self._gitignores[directory]
 
+    def excluded_by_config(self, path: str) -> bool:
+        """Only the user's exclude globs, for files named on the command line."""
+        rel = os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")
+        name = os.path.basename(path)
+        user_globs = self.excludes[len(DEFAULT_EXCLUDES):]
+        return any(fnmatch.fnmatch(name, g) or fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(rel, g.rstrip("/") + "/*")
+                   for g in user_globs)
+
     def excluded(self, path: str, is_dir: bool) -> bool:
         path = os.path.abspath(path)
         name = os.path.basename(path)
@@ -202,6 +210,8 @@ def discover(paths: list[str], root: str, excludes: tuple[str, ...] = ()) -> Dis
                                                     Location(path, 1), "usage"))
                 continue
             files = list(iter_python_files(path, ignore))
+        elif factory is None and ignore.excluded_by_config(path):
+            continue  # pre-commit names files one by one: the configured excludes still hold
         else:
             files = [path]
         for file in files:

@@ -68,7 +68,7 @@ def findings_for_model(model: Any, inputs: tuple, compile_options: dict, name: s
         findings.extend(findings_from_checks(context, name))
         if run_options.get("verify") and loaded is not None:
             from .verify import verify_model
-            verify_findings, rows = verify_model(loaded, context, run_options)
+            verify_findings, rows = verify_model(loaded, context, run_options, findings=findings)
             findings.extend(verify_findings)
             if verify_rows is not None:
                 verify_rows.extend(rows)

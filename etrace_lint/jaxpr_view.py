@@ -7,6 +7,7 @@ through the small functions here so that a JAX upgrade touches one file.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import sysconfig
@@ -36,6 +37,7 @@ def _library_roots() -> tuple[str, ...]:
 _ROOTS: tuple[str, ...] | None = None
 
 
+@functools.lru_cache(maxsize=4096)
 def is_library_file(path: str) -> bool:
     """True for frames of jax, brainstate, braintrace, saiunit, the stdlib or etrace-lint."""
     global _ROOTS
@@ -56,6 +58,7 @@ class SourceFrame:
 _OWN_ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_linter_frame(path: str) -> bool:
     return bool(path) and os.path.abspath(path).startswith(_OWN_ROOT)
 

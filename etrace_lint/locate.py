@@ -36,6 +36,11 @@ class Locator:
         self.module_info = module_info
         self._sites = list(jv.walk(bt.traced_jaxpr(module_info))) if module_info is not None else []
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
+        self._weight_vars: dict[tuple, list] | None = None
+        self._weight_site_cache: dict[tuple, list] = {}
+        self._weight_location_cache: dict[tuple, Location | None] = {}
+        self._by_primitive: dict[str, list] = {}
+        self._traced_by_primitive: dict[str, list] = {}
         self._producers: dict[int, jv.EqnSite] | None = None
         self._weight_var_to_path = bt.weight_invars(module_info) if module_info is not None else {}
         self._traced_jaxpr = None
@@ -51,6 +56,7 @@ class Locator:
             self._traced_jaxpr = traced_jaxpr
             # before canonicalisation: the conds and scans the compiler rewrote are still there
             self._traced_sites = list(jv.walk(traced_jaxpr))
+            self._traced_by_primitive = {}
         if raw_jaxpr is not None and not self._jit_parents_by_source:
             self._index_jit_calls(raw_jaxpr)
 
@@ -118,23 +124,38 @@ class Locator:
     def of_state_object(self, state: Any, label: str = "") -> Location | None:
         return _as_location(jv.user_frame_of(bt.state_source_info(state)), label)
 
+    def _vars_of_weight(self, path: tuple) -> list:
+        if self._weight_vars is None:
+            table: dict[tuple, list] = {}
+            for var, weight in self._weight_var_to_path.items():
+                table.setdefault(tuple(weight), []).append(var)
+            self._weight_vars = table
+        return self._weight_vars.get(tuple(path), [])
+
     def weight_sites(self, path: tuple, primitive_name: str = "") -> list[jv.EqnSite]:
         """Equations consuming a weight's vars, ETP ops first."""
-        vars_ = [v for v, p in self._weight_var_to_path.items() if p == tuple(path)]
-        sites = [s for v in vars_ for s in self.consumers(v)]
-        if primitive_name:
-            named = [s for s in sites if jv.primitive_name(s.eqn) == primitive_name]
-            sites = named or sites
-        return sorted(sites, key=lambda s: not bt.is_etp_primitive(s.eqn))
+        key = (tuple(path), primitive_name)
+        if key not in self._weight_site_cache:
+            sites = [s for v in self._vars_of_weight(path) for s in self.consumers(v)]
+            if primitive_name:
+                named = [s for s in sites if jv.primitive_name(s.eqn) == primitive_name]
+                sites = named or sites
+            self._weight_site_cache[key] = sorted(sites, key=lambda s: not bt.is_etp_primitive(s.eqn))
+        return self._weight_site_cache[key]
 
     def of_weight(self, path: tuple | None, primitive_name: str = "", label: str = "") -> Location | None:
         if path is None:
             return None
-        for site in self.weight_sites(path, primitive_name):
-            loc = self.of_site(site, label)
-            if loc is not None:
-                return loc
-        return self.of_state(path, label)
+        key = (tuple(path), primitive_name)
+        if key not in self._weight_location_cache:
+            found = None
+            for site in self.weight_sites(path, primitive_name):
+                found = self.of_site(site)
+                if found is not None:
+                    break
+            self._weight_location_cache[key] = found or self.of_state(path)
+        found = self._weight_location_cache[key]
+        return Location(found.path, found.line, found.column, label) if found is not None else None
 
     def of_var(self, var: Any, primitive_name: str = "", label: str = "") -> Location | None:
         for site in self.consumers(var):
@@ -150,12 +171,20 @@ class Locator:
         site = self.producer(var)
         return self.of_site(site, label) if site is not None else None
 
+    def _sites_named(self, primitive_name: str, traced: bool = False) -> list[jv.EqnSite]:
+        """Sites of one primitive, indexed once per jaxpr (records ask for many)."""
+        index = self._traced_by_primitive if traced else self._by_primitive
+        if not index:
+            for site in (self._traced_sites if traced else self._sites):
+                index.setdefault(jv.primitive_name(site.eqn), []).append(site)
+            index.setdefault("", [])
+        return index.get(primitive_name, [])
+
     def of_primitive(self, primitive_name: str, label: str = "") -> Location | None:
-        for site in self._sites:
-            if jv.primitive_name(site.eqn) == primitive_name:
-                loc = self.of_site(site, label)
-                if loc is not None:
-                    return loc
+        for site in self._sites_named(primitive_name):
+            loc = self.of_site(site, label)
+            if loc is not None:
+                return loc
         return None
 
     def _touches_learning(self, eqn: Any) -> bool:
@@ -183,7 +212,7 @@ class Locator:
 
     def of_nth_primitive(self, primitive_name: str, ordinal: int, label: str = "") -> Location | None:
         """The ``ordinal``-th equation of a primitive in the step as traced (before rewriting)."""
-        sites = [s for s in self._traced_sites if jv.primitive_name(s.eqn) == primitive_name]
+        sites = self._sites_named(primitive_name, traced=True)
         if not sites:
             return None
         return self.of_site(sites[min(ordinal, len(sites) - 1)], label)

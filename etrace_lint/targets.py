@@ -6,6 +6,7 @@ exist yet), never a finding.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -66,21 +67,29 @@ def import_file(path: str) -> Any:
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
-    directory = os.path.dirname(path)
-    sys.path.insert(0, directory)
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        with model_folder_on_path(path):
+            spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(module_name, None)
         raise
+    _MODULES[path] = module
+    return module
+
+
+@contextlib.contextmanager
+def model_folder_on_path(path: str):
+    """Sibling modules of a model file import as they do when the user runs it."""
+    directory = os.path.dirname(path)
+    sys.path.insert(0, directory)
+    try:
+        yield
     finally:
         try:
             sys.path.remove(directory)
         except ValueError:
             pass
-    _MODULES[path] = module
-    return module
 
 
 def _describe(exc: BaseException) -> str:
@@ -108,7 +117,8 @@ def load_target(spec: TargetSpec) -> LoadedTarget:
     options = dict(getattr(factory, TARGET_ATTRIBUTE, None) or {})
     name = options.get("name") or spec.display_name
     try:
-        produced = factory()
+        with model_folder_on_path(spec.path):
+            produced = factory()
     except Exception as exc:
         raise TargetLoadError(ToolError(name, f"{label}: the factory raised {_describe(exc)}",
                                         _exception_location(exc, spec.path) or where, "factory-error")) from None

@@ -20,6 +20,8 @@ def describe(exc, compilation):
     units = re.findall(r"Quantity\[([^\]]*)\]", text)
     if len(units) >= 2:
         return f"unit mismatch: a state holding {units[0]} is written with {units[1]}", at
+    if len(units) == 1 and not changes:
+        return f"unit mismatch: a state and the value written to it disagree: {units[0]} against no unit", at
     if changes:
         return (f"unit mismatch: a state holding {changes[-1].old_unit or 'a unitless value'} is written with "
                 f"{changes[-1].new_unit or 'a unitless value'}", at)
@@ -32,6 +34,6 @@ RULE = Rule(
     level=Level.ERROR,
     summary="A step writes a state with a different physical unit than the state holds",
     tags=("compiler", "error"),
-    error=ErrorMatch(types=("ValueError",), pattern=r"(Quantity\[.*does not match with the origin tree structure.*Quantity\[)|(input/output unit of the state)"),
+    error=ErrorMatch(types=("ValueError",), pattern=r"(Quantity\[.*does not match with the origin tree structure)|(does not match with the origin tree structure.*Quantity\[)|(input/output unit of the state)"),
     describe=describe,
 )

@@ -4,7 +4,7 @@ from etrace_lint.rule import Hit, Rule
 
 def check(context):
     from etrace_lint.analysis import OPAQUE_TRANSFORMS, opaque_transform_of
-    from etrace_lint.braintrace_adapter import relation_output_ids
+    from etrace_lint.braintrace_graph import relation_output_ids
     from etrace_lint.engine import format_path
     from etrace_lint.jaxpr_view import outvars, primitive_name
 

@@ -4,7 +4,7 @@ from etrace_lint.rule import Hit, Rule
 
 def check(context):
     from etrace_lint.analysis import first_per_weight
-    from etrace_lint.braintrace_adapter import (is_vmap_decomposition, vmap_decomposition_warnings,
+    from etrace_lint.braintrace_graph import (is_vmap_decomposition, vmap_decomposition_warnings,
                                                 vmap_warning_primitive)
     from etrace_lint.engine import format_path
     from etrace_lint.jaxpr_view import primitive_name

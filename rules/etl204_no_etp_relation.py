@@ -6,7 +6,8 @@ def check(context):
     if context.learning_weights:
         return
     from etrace_lint.analysis import opaque_transform_of
-    from etrace_lint.braintrace_adapter import record_level, vmap_decomposition_warnings
+    from etrace_lint.braintrace_adapter import record_level
+    from etrace_lint.braintrace_graph import vmap_decomposition_warnings
 
     if any(record_level(r) in ("warning", "error") for r in context.compilation.records):
         return  # the compiler explains its exclusions itself

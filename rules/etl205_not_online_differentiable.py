@@ -26,7 +26,7 @@ def culprit_site(context, message: str):
 def check(context):
     if not context.learning_weights:
         return  # nothing learns online: ETL204's business, and braintrace refuses to build a learner
-    from etrace_lint.braintrace_adapter import online_gradient_error
+    from etrace_lint.braintrace_graph import online_gradient_error
 
     error = online_gradient_error(context.model, context.inputs)
     if error is None:

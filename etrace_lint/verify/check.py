@@ -61,9 +61,9 @@ def verify_model(loaded: Any, context: Any, run_options: dict, findings: list | 
 
 
 def _step_weights(context: Any) -> Any:
-    from .. import braintrace_adapter as bt
+    from .. import braintrace_graph as bg
 
-    return bt.step_param_states(context.module_info)
+    return bg.step_param_states(context.module_info)
 
 
 def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker, name: str,
