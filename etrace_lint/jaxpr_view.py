@@ -392,7 +392,7 @@ def sub_jaxpr_bindings(eqn: Any) -> list[SubJaxprBinding] | None:
     binder = _BINDERS.get(primitive_name(eqn))
     try:
         return binder(eqn) if binder is not None else _bind_positionally(eqn)
-    except (KeyError, TypeError, AttributeError):  # params laid out as this JAX does not
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError):  # params this JAX lays out otherwise
         return None
 
 
