@@ -119,57 +119,32 @@ def _tee_records(sink: list, subjects: list | None = None) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _keep_traced_jaxpr(holder: list) -> Iterator[None]:
-    """Canonicalisation inlines conds and unrolls scans; their lines live in the jaxpr before it."""
-    original = getattr(_module_info_module, "canonicalize_control_flow", None)
-    if original is None:
+def _keep(module: Any, name: str, holder: list, keep_result: bool = False) -> Iterator[None]:
+    """While compiling, remember what ``module.name`` is called with (or returns).
+
+    Used for the jaxpr before jit inlining (the jit calls are the only user
+    frames of a cached jit body), the jaxpr before canonicalisation (where the
+    rewritten conds and scans still are) and the ModuleInfo, which the compiler
+    drops when it raises.
+    """
+    original = getattr(module, name, None)
+    if original is None:  # a braintrace without this pass
         yield
         return
 
-    def canonicalize(closed_jaxpr, *args, **kwargs):
-        holder.append(closed_jaxpr)
-        return original(closed_jaxpr, *args, **kwargs)
+    def spy(*args, **kwargs):
+        if not keep_result and args:
+            holder.append(args[0])
+        result = original(*args, **kwargs)
+        if keep_result:
+            holder.append(result)
+        return result
 
-    _module_info_module.canonicalize_control_flow = canonicalize
+    setattr(module, name, spy)
     try:
         yield
     finally:
-        _module_info_module.canonicalize_control_flow = original
-
-
-@contextlib.contextmanager
-def _keep_raw_jaxpr(holder: list) -> Iterator[None]:
-    """Inlining drops the jit calls whose lines are the only user frames of a cached jit body."""
-    original = getattr(_module_info_module, "inline_jit_calls", None)
-    if original is None:
-        yield
-        return
-
-    def inline(closed_jaxpr, *args, **kwargs):
-        holder.append(closed_jaxpr)
-        return original(closed_jaxpr, *args, **kwargs)
-
-    _module_info_module.inline_jit_calls = inline
-    try:
-        yield
-    finally:
-        _module_info_module.inline_jit_calls = original
-
-
-@contextlib.contextmanager
-def _keep_module_info(holder: list) -> Iterator[None]:
-    original = _graph_module.extract_module_info
-
-    def extract(*args, **kwargs):
-        minfo = original(*args, **kwargs)
-        holder.append(minfo)
-        return minfo
-
-    _graph_module.extract_module_info = extract
-    try:
-        yield
-    finally:
-        _graph_module.extract_module_info = original
+        setattr(module, name, original)
 
 
 @dataclass(frozen=True)
@@ -249,9 +224,13 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict) -> Compilati
     jaxpr_holder: list = []
     raw_holder: list = []
     start = time.perf_counter()
-    with quiet(result.warnings), _tee_records(result.records, result.record_subjects), \
-            _keep_module_info(minfo_holder), _record_state_writes(result.state_writes), \
-            _keep_traced_jaxpr(jaxpr_holder), _keep_raw_jaxpr(raw_holder):
+    with contextlib.ExitStack() as hooks:
+        hooks.enter_context(quiet(result.warnings))
+        hooks.enter_context(_tee_records(result.records, result.record_subjects))
+        hooks.enter_context(_record_state_writes(result.state_writes))
+        hooks.enter_context(_keep(_graph_module, "extract_module_info", minfo_holder, keep_result=True))
+        hooks.enter_context(_keep(_module_info_module, "canonicalize_control_flow", jaxpr_holder))
+        hooks.enter_context(_keep(_module_info_module, "inline_jit_calls", raw_holder))
         try:
             result.graph = braintrace.compile_etrace_graph(
                 model, *inputs, include_hidden_perturb=True, **compile_options)
