@@ -209,8 +209,16 @@ def eqn_location(site: EqnSite) -> SourceFrame | None:
     return None
 
 
+try:
+    from jax._src.core import Literal as _Literal
+except ImportError:  # a JAX that moved it: fall back to the attribute test
+    _Literal = None
+
+
 def is_var(atom: Any) -> bool:
-    """Literals are not variables: they have a ``val``."""
+    """Literals are not variables (they carry a ``val``)."""
+    if _Literal is not None:
+        return not isinstance(atom, _Literal)
     return not hasattr(atom, "val")
 
 
