@@ -25,14 +25,7 @@ def models(small: bool):
     import jax
     import jax.numpy as jnp
 
-    @jax.custom_jvp
-    def spike(v):
-        return (v > 0.0).astype(v.dtype)
-
-    @spike.defjvp
-    def _spike_jvp(primals, tangents):
-        (v,), (dv,) = primals, tangents
-        return spike(v), dv / (1.0 + jnp.abs(4.0 * v)) ** 2
+    from spiking import spike
 
     class GRU(brainstate.nn.Module):
         def __init__(self, n_in, n):

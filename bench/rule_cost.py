@@ -30,15 +30,7 @@ OPT_IN_RUN = {"check_online_grad": True}
 BUDGET = 0.10
 
 
-@jax.custom_jvp
-def spike(v):
-    return (v > 0.0).astype(v.dtype)
-
-
-@spike.defjvp
-def _spike_jvp(primals, tangents):
-    (v,), (dv,) = primals, tangents
-    return spike(v), dv / (1.0 + jnp.abs(4.0 * v)) ** 2
+from spiking import spike  # noqa: E402
 
 
 class LIF(brainstate.nn.Module):
