@@ -9,6 +9,10 @@ def describe(exc, compilation):
     changes = compilation.unit_changes
     at = changes[-1].frame if changes else compilation.last_write
     text = str(exc)
+    # saiunit refusing arithmetic on two units, inside the step: the line is the expression
+    operands = re.search(r"units do not match:\s*(\S+)\s*!=\s*(\S+)", text)
+    if operands:
+        return f"unit mismatch: {operands.group(1)} and {operands.group(2)} meet in one expression", None
     # braintrace's own check after tracing: "... unit of the state ('v',) ... Input unit: mV ... Output unit: mA"
     io_units = re.search(r"Input unit:\s*(\S+).*?Output unit:\s*(\S+)", text, re.S)
     if io_units:
@@ -34,6 +38,6 @@ RULE = Rule(
     level=Level.ERROR,
     summary="A step writes a state with a different physical unit than the state holds",
     tags=("compiler", "error"),
-    error=ErrorMatch(types=("ValueError",), pattern=r"(Quantity\[.*does not match with the origin tree structure)|(does not match with the origin tree structure.*Quantity\[)|(input/output unit of the state)"),
+    error=ErrorMatch(types=("ValueError", "UnitMismatchError"), pattern=r"(units do not match)|(Quantity\[.*does not match with the origin tree structure)|(does not match with the origin tree structure.*Quantity\[)|(input/output unit of the state)"),
     describe=describe,
 )

@@ -261,7 +261,7 @@ def test_module_and_script_agree(lint, project):
 # what each bundled example is there to show (warnings and errors; notes aside)
 EXAMPLES_SHOW = {
     ("gru.py", "ETL005"), ("plain_matmul_rnn.py", "ETL201"), ("scan_in_step.py", "ETL016"),
-    ("hebbian_in_step.py", "ETL102"), ("units_mismatch.py", "ETL100"), ("static_readout.py", "ETL003"),
+    ("hebbian_in_step.py", "ETL102"), ("units_mismatch.py", "ETL101"), ("static_readout.py", "ETL003"),
 }
 
 
