@@ -73,16 +73,25 @@ def user_frame_of(source_info: Any) -> SourceFrame | None:
     traceback = getattr(source_info, "traceback", None)
     if traceback is None:
         return None
-    try:
-        frames = [(f.file_name, f.start_line, max(1, f.start_column + 1)) for f in _siu.user_frames(traceback)]
-    except Exception:  # an older or newer JAX without user_frames
-        frames = [(f.file_name, f.line_num, 1) for f in traceback.frames]
-    for file_name, line, column in frames:
+    for file_name, line, column in _frames(traceback):
         if _is_linter_frame(file_name):
             return None
         if not is_library_file(file_name):
             return SourceFrame(os.path.abspath(file_name), line, column)
     return None
+
+
+def _frames(traceback: Any):
+    """(file, line, column) from the innermost frame out, decoded lazily: the walk
+    above usually stops after a few frames of a deep stack."""
+    try:
+        for f in _siu.user_frames(traceback):
+            yield f.file_name, f.start_line, max(1, f.start_column + 1)
+        return
+    except Exception:  # an older or newer JAX without user_frames
+        pass
+    for f in traceback.frames:
+        yield f.file_name, f.line_num, 1
 
 
 def user_frame_of_exception(exc: BaseException) -> SourceFrame | None:
