@@ -188,6 +188,19 @@ def peak_rss_mib(family: str, knob: int, mode: str) -> float:
     return float(child.stdout.strip().splitlines()[-1])
 
 
+def _peak_rss_kib() -> float:
+    """This process's own peak: VmHWM starts afresh at exec, while ru_maxrss is
+    inherited from the parent on Linux (a big earlier size would mask every later one)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1])
+    except OSError:
+        pass
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
 def _memory_child(spec: str) -> int:
     family, knob, mode = spec.split(":")
     cls, _, options = FAMILIES[family]
@@ -198,7 +211,7 @@ def _memory_child(spec: str) -> int:
         bare_compile(model, inputs, options(int(knob)))
     else:
         lint(model, inputs, options(int(knob)))
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print(_peak_rss_kib() / 1024)
     return 0
 
 
