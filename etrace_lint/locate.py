@@ -37,6 +37,7 @@ class Locator:
         self._sites = list(jv.walk(bt.traced_jaxpr(module_info))) if module_info is not None else []
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
         self._weight_vars: dict[tuple, list] | None = None
+        self._state_locations: dict[int, Location | None] = {}
         self._weight_site_cache: dict[tuple, list] = {}
         self._weight_location_cache: dict[tuple, Location | None] = {}
         self._by_primitive: dict[str, list] = {}
@@ -122,7 +123,12 @@ class Locator:
         return self.of_state_object(state, label)
 
     def of_state_object(self, state: Any, label: str = "") -> Location | None:
-        return _as_location(jv.user_frame_of(bt.state_source_info(state)), label)
+        """Where a state was created; decoded once per state (many records name the same one)."""
+        key = id(state)
+        if key not in self._state_locations:
+            self._state_locations[key] = _as_location(jv.user_frame_of(bt.state_source_info(state)))
+        found = self._state_locations[key]
+        return Location(found.path, found.line, found.column, label) if found is not None else None
 
     def _vars_of_weight(self, path: tuple) -> list:
         if self._weight_vars is None:

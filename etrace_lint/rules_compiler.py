@@ -46,32 +46,34 @@ def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = No
     primitive = bt.record_primitive_name(record)
     op_name = str(context.get("op_name", ""))
     family = _KIND_PRIMITIVE.get(bt.record_kind(record))
-    candidates = [locator.of_eqn(subject)] if subject is not None else []
+    # tried in order, each only when the ones before found nothing: most
+    # records are placed by the first and the rest would be wasted work
+    candidates: list = []
+    if subject is not None:
+        candidates.append(lambda: locator.of_eqn(subject))
     if family:
-        candidates.append(locator.of_nth_control_flow(op_name or family, ordinal))
+        candidates.append(lambda: locator.of_nth_control_flow(op_name or family, ordinal))
     if op_name:
-        candidates.append(locator.of_primitive(op_name))
+        candidates.append(lambda: locator.of_primitive(op_name))
     for key in ("invar", "weight_var"):
-        if key in context and context[key] is not None:
-            candidates.append(locator.of_var(context[key], op_name))
+        if context.get(key) is not None:
+            candidates.append(lambda var=context[key]: locator.of_var(var, op_name))
     weight_path = getattr(record, "weight_path", None)
     if weight_path:
-        candidates.append(locator.of_weight(tuple(weight_path), primitive))
+        candidates.append(lambda: locator.of_weight(tuple(weight_path), primitive))
     if context.get("state") is not None:
-        candidates.append(locator.of_state_object(context["state"]))
-    if isinstance(context.get("state_path"), tuple):
-        candidates.append(locator.of_state(context["state_path"]))
-    for hidden in getattr(record, "hidden_paths", ()) or ():
-        candidates.append(locator.of_state(tuple(hidden)))
-    if isinstance(context.get("hidden_path"), tuple):
-        candidates.append(locator.of_state(context["hidden_path"]))
+        candidates.append(lambda: locator.of_state_object(context["state"]))
+    state_paths = [context.get("state_path"), *(getattr(record, "hidden_paths", ()) or ()), context.get("hidden_path")]
+    for path in state_paths:
+        if isinstance(path, (tuple, list)):
+            candidates.append(lambda p=path: locator.of_state(tuple(p)))
     for key in ("params", "weight_paths"):
         for path in context.get(key, ()) or ():
             if isinstance(path, tuple):
-                candidates.append(locator.of_weight(path))
+                candidates.append(lambda p=path: locator.of_weight(p))
     if primitive:
-        candidates.append(locator.of_primitive(primitive))
-    primary = locator.first(*candidates)
+        candidates.append(lambda: locator.of_primitive(primitive))
+    primary = next((loc for find in candidates if (loc := find()) is not None), locator.factory)
 
     related = []
     for blocking in context.get("blocking_weight_paths", ()) or ():
