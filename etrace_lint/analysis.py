@@ -41,10 +41,6 @@ class AnalysisContext:
     def module_info(self) -> Any:
         return self.compilation.module_info
 
-    @property
-    def record_kinds(self) -> set[str]:
-        return {bt.record_kind(r) for r in self.compilation.records}
-
     @functools.cached_property
     def weight_paths(self) -> dict[tuple, list]:
         """ParamState path -> its input vars in the traced step."""

@@ -58,23 +58,6 @@ class Compilation:
         return self.state_writes[-1].frame if self.state_writes else None
 
 
-def installed_kind_values() -> list[str]:
-    """Every ``DiagnosticKind`` value the installed braintrace knows."""
-    return [kind.value for kind in braintrace.DiagnosticKind]
-
-
-def versions() -> dict[str, str]:
-    import importlib.metadata as md
-
-    found = {}
-    for dist in ("braintrace", "brainstate", "jax", "jaxlib", "saiunit"):
-        try:
-            found[dist] = md.version(dist)
-        except md.PackageNotFoundError:
-            found[dist] = ""
-    return found
-
-
 def _compiler_frames(frame: Any) -> Iterator[Any]:
     """Frames of braintrace's compiler, innermost first."""
     while frame is not None:
@@ -334,10 +317,6 @@ def is_etp_primitive(eqn: Any) -> bool:
 def model_states(model: Any) -> dict[tuple, Any]:
     """Every state of the model keyed by its module path."""
     return {tuple(path): st for path, st in brainstate.graph.states(model).items()}
-
-
-def is_param_state(state: Any) -> bool:
-    return isinstance(state, brainstate.ParamState)
 
 
 def state_source_info(state: Any) -> Any:

@@ -5,12 +5,11 @@ The engine reports everything it sees; the policy layer decides what is shown.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
 from .discover import TargetSpec
-from .findings import Finding, Level, Location, TargetResult, ToolError
+from .findings import Finding, Level, Location, TargetResult
 from .rule import Hit, Rule
 from .targets import TargetLoadError, load_target, project_files_imported
 
@@ -139,11 +138,6 @@ def format_path(path: Any) -> str:
     if isinstance(path, (tuple, list)):
         return ".".join(str(p) for p in path)
     return str(path)
-
-
-def tool_error_for_target(spec: TargetSpec, message: str, reason: str) -> ToolError:
-    return ToolError(spec.display_name, f"{os.path.basename(spec.path)}::{spec.factory}: {message}",
-                     Location(spec.path, spec.line), reason)
 
 
 __all__ = ["lint_target", "findings_for_model", "Level"]

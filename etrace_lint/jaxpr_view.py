@@ -163,10 +163,6 @@ class EqnSite:
     eqn: Any
     parents: tuple[Any, ...] = ()
 
-    @property
-    def enclosing_primitives(self) -> tuple[str, ...]:
-        return tuple(primitive_name(p) for p in self.parents)
-
 
 def walk(jaxpr_like: Any, parents: tuple = ()) -> Iterator[EqnSite]:
     """Every equation, recursing explicitly into nested jaxprs."""
@@ -239,31 +235,8 @@ def outvars(eqn: Any) -> list[Any]:
     return list(eqn.outvars)
 
 
-def jaxpr_invars(jaxpr_like: Any) -> list[Any]:
-    return list(open_jaxpr(jaxpr_like).invars)
-
-
-def jaxpr_outvars(jaxpr_like: Any) -> list[Any]:
-    return list(open_jaxpr(jaxpr_like).outvars)
-
-
 def aval_shape(var: Any) -> tuple:
     return tuple(getattr(getattr(var, "aval", None), "shape", ()))
-
-
-def forward_reach(jaxpr_like: Any, sources: set, stop: Callable[[Any], bool] = lambda eqn: False) -> set:
-    """Vars of the top-level jaxpr reachable from ``sources``, not crossing ``stop`` equations.
-
-    Nested jaxprs are treated as a whole: an equation whose inputs are
-    reached has all its outputs reached.
-    """
-    reached = set(sources)
-    for eqn in open_jaxpr(jaxpr_like).eqns:
-        if stop(eqn):
-            continue
-        if any(v in reached for v in invars(eqn)):
-            reached.update(outvars(eqn))
-    return reached
 
 
 def user_frame_of_stack(skip: int = 2) -> SourceFrame | None:
