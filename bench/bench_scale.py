@@ -5,13 +5,18 @@ on fresh identical models:
 
 * ``compile``: bare ``braintrace.compile_etrace_graph(..., include_hidden_perturb=True)``,
   the floor (the linter has to run it once);
-* ``lint``: ``engine.findings_for_model`` on the same target, and within it
-  ``ours``: everything that is not the compiler call (locations, rules, records);
+* ``lint``: ``engine.findings_for_model`` on the same target as ``etrace-lint``
+  runs it by default (notes hidden, so not built), and within it ``ours``:
+  everything that is not the compiler call (locations, rules, records);
+* ``--show-info``: the same with every note built and located;
 * peak resident memory of each, in a fresh process per measurement
-  (``ru_maxrss``; the baseline of a process that only imports JAX and builds
-  the model is printed with it).
+  (VmHWM; the baseline of a process that only imports JAX and builds the
+  model is printed with it).
 
-Times are medians of ``--reps`` runs after a JAX warm-up. ``--profile`` runs
+Times are the best of ``--reps`` runs after a JAX warm-up, the three kinds of
+run interleaved: on a shared machine noise only ever adds time, so the
+fastest run is the closest to the cost itself (as ``timeit`` reports it).
+``--profile`` runs
 cProfile over one lint of the largest model of each family and prints where
 our passes spend their time. Usage::
 
@@ -28,7 +33,6 @@ import gc
 import io
 import os
 import pstats
-import statistics
 import sys
 import time
 import resource
@@ -47,6 +51,8 @@ from etrace_lint import braintrace_adapter as bt  # noqa: E402
 from etrace_lint import engine  # noqa: E402
 from etrace_lint import jaxpr_view as jv  # noqa: E402
 from etrace_lint.findings import Location  # noqa: E402
+from etrace_lint.policy import hidden_note_levels  # noqa: E402
+from etrace_lint.settings import Settings  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 N = 8
@@ -115,6 +121,8 @@ FAMILIES = {
 }
 QUICK_LIMIT = 3  # --quick keeps the first three sizes of each family
 SLOW_SECONDS = 20.0  # a size whose compile takes longer is measured once
+BUDGET_SECONDS = 2.0  # small sizes repeat until this much bare compiling, up to MAX_REPS
+MAX_REPS = 60
 
 
 def build(cls, knob):
@@ -137,8 +145,8 @@ class CompileClock:
         self._original = bt.compile_model
 
     def __enter__(self):
-        def timed(model, inputs, options):
-            compilation = self._original(model, inputs, options)
+        def timed(model, inputs, options, **hooks):
+            compilation = self._original(model, inputs, options, **hooks)
             self.seconds = compilation.seconds
             if compilation.module_info is not None:
                 self.eqns = jv.count_eqns(bt.traced_jaxpr(compilation.module_info))
@@ -151,33 +159,65 @@ class CompileClock:
         bt.compile_model = self._original
 
 
-def lint(model, inputs, options):
-    return engine.findings_for_model(model, inputs, options, "bench", Location(HERE, 1))
+# what `etrace-lint` passes the engine by default: notes are hidden, so they are not built
+DEFAULT_RUN = {"hidden_note_levels": hidden_note_levels(Settings())}
+
+
+def lint(model, inputs, options, show_info: bool = False):
+    return engine.findings_for_model(model, inputs, options, "bench", Location(HERE, 1),
+                                     {} if show_info else DEFAULT_RUN)
+
+
+def _timed_lint(cls, knob, options, show_info: bool) -> tuple[float, float, int, int]:
+    """(seconds, of which the compiler, equations, findings) of one lint of a fresh model."""
+    model, inputs = build(cls, knob)
+    gc.collect()
+    with CompileClock() as clock:
+        start = time.perf_counter()
+        findings = lint(model, inputs, options, show_info)
+        seconds = time.perf_counter() - start
+    return seconds, clock.seconds, clock.eqns, len(findings)
+
+
+def _timed_bare(cls, knob, options) -> float:
+    model, inputs = build(cls, knob)
+    gc.collect()
+    start = time.perf_counter()
+    bare_compile(model, inputs, options)
+    return time.perf_counter() - start
 
 
 def measure(cls, knob, options, reps):
-    bare, total, compiler, eqns, n_findings = [], [], [], 0, 0
-    for _ in range(reps):
+    """Bare compile, a default lint and a ``--show-info`` lint, interleaved rep by rep
+    in a rotating order. A small model gets more reps (about ``BUDGET_SECONDS`` of
+    compiling): its differences are a millisecond or two."""
+    bare, total, compiler, info = [], [], [], []
+    found = {}
+
+    def run_bare():
+        bare.append(_timed_bare(cls, knob, options))
+
+    def run_lint():
+        seconds, in_compiler, found["eqns"], found["shown"] = _timed_lint(cls, knob, options, show_info=False)
+        total.append(seconds)
+        compiler.append(in_compiler)
+
+    def run_info():
+        seconds, _, _, found["all"] = _timed_lint(cls, knob, options, show_info=True)
+        info.append(seconds)
+
+    runs = [run_bare, run_lint, run_info]
+    rep = 0
+    while rep < reps or (rep < MAX_REPS and sum(bare) < BUDGET_SECONDS):
         if bare and bare[0] > SLOW_SECONDS:
             break
-        model, inputs = build(cls, knob)
-        gc.collect()
-        start = time.perf_counter()
-        bare_compile(model, inputs, options)
-        bare.append(time.perf_counter() - start)
-
-        model, inputs = build(cls, knob)
-        gc.collect()
-        with CompileClock() as clock:
-            start = time.perf_counter()
-            findings = lint(model, inputs, options)
-            total.append(time.perf_counter() - start)
-        compiler.append(clock.seconds)
-        eqns, n_findings = clock.eqns, len(findings)
+        for run in runs[rep % 3:] + runs[:rep % 3]:
+            run()
+        rep += 1
     ours = [t - c for t, c in zip(total, compiler)]
     return {
-        "eqns": eqns, "findings": n_findings, "bare": statistics.median(bare),
-        "lint": statistics.median(total), "ours": statistics.median(ours), "reps": len(bare),
+        "eqns": found["eqns"], "findings": found["shown"], "all_findings": found["all"], "bare": min(bare),
+        "lint": min(total), "ours": min(ours), "info": min(info), "reps": len(bare),
     }
 
 
@@ -236,7 +276,7 @@ def warm_up():
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reps", type=int, default=3, help="repetitions per size (median)")
+    parser.add_argument("--reps", type=int, default=7, help="repetitions per size (the best is kept)")
     parser.add_argument("--quick", action="store_true", help="only the sizes up to ~1,000 equations")
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated: " + ", ".join(FAMILIES))
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory processes")
@@ -250,7 +290,7 @@ def main(argv=None) -> int:
     warm_up()
     rows = []
     print(f"braintrace {braintrace.__version__}, jax {jax.__version__}, Python {sys.version.split()[0]}, "
-          f"median of {args.reps}", flush=True)
+          f"best of {args.reps}", flush=True)
     for family in args.families.split(","):
         cls, knobs, options = FAMILIES[family]
         for knob in knobs[:QUICK_LIMIT] if args.quick else knobs:
@@ -260,8 +300,9 @@ def main(argv=None) -> int:
                 for mode in ("import", "bare", "lint"):
                     row[f"{mode}_mib"] = peak_rss_mib(family, knob, mode)
             rows.append(row)
-            print(f"  {family} {knob}: {row['eqns']} eqns, bare {row['bare']:.3f}s, lint {row['lint']:.3f}s, "
-                  f"ours {row['ours']:.3f}s", flush=True)
+            print(f"  {family} {knob}: {row['eqns']} eqns, bare {row['bare']:.3f}s, lint {row['lint']:.3f}s "
+                  f"({row['lint'] / row['bare']:.2f}x), ours {row['ours']:.3f}s, --show-info {row['info']:.3f}s "
+                  f"({row['info'] / row['bare']:.2f}x)", flush=True)
         if args.profile:
             print(profile_lint(cls, knobs[-1] if not args.quick else knobs[QUICK_LIMIT - 1],
                                options(knobs[-1]), args.top))
@@ -271,15 +312,16 @@ def main(argv=None) -> int:
 
 
 def markdown_table(rows, memory: bool) -> str:
-    head = ["model", "equations", "runs", "findings", "compile (s)", "etrace-lint (s)", "ratio",
-            "our passes (s)", "our passes (µs/eqn)"]
+    head = ["model", "equations", "runs", "findings shown (all)", "compile (s)", "etrace-lint (s)", "ratio",
+            "our passes (s)", "our passes (µs/eqn)", "--show-info (s)", "ratio"]
     if memory:
         head += ["peak RSS MiB: model only", "compile", "etrace-lint"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = [f"{r['family']} ({r['knob']})", str(r["eqns"]), str(r["reps"]), str(r["findings"]), f"{r['bare']:.3f}",
+        cells = [f"{r['family']} ({r['knob']})", str(r["eqns"]), str(r["reps"]),
+                 f"{r['findings']} ({r['all_findings']})", f"{r['bare']:.3f}",
                  f"{r['lint']:.3f}", f"{r['lint'] / r['bare']:.2f}x", f"{r['ours']:.3f}",
-                 f"{1e6 * r['ours'] / max(r['eqns'], 1):.0f}"]
+                 f"{1e6 * r['ours'] / max(r['eqns'], 1):.0f}", f"{r['info']:.3f}", f"{r['info'] / r['bare']:.2f}x"]
         if memory:
             cells += [f"{r['import_mib']:.0f}", f"{r['bare_mib']:.0f}", f"{r['lint_mib']:.0f}"]
         lines.append("| " + " | ".join(cells) + " |")

@@ -111,6 +111,15 @@ Node = tuple  # (scope, var): the id of the enclosing equation (0 at the top) an
 TOP = 0
 
 
+def _union(sets) -> frozenset | None:
+    """The union of the non-empty sets among ``sets`` (None when there are none)."""
+    found = None
+    for one in sets:
+        if one:
+            found = one if found is None else found | one
+    return found
+
+
 @dataclass(frozen=True)
 class WeightConsumer:
     """A plain (non-ETP, non-layout) equation that reads a weight."""
@@ -146,31 +155,30 @@ class StepFlow:
             self.weights[dst] = self.weights.get(dst, frozenset()) | carried
 
     def _build(self, jaxpr: Any, scope: int, parents: tuple) -> None:
+        successors, weights = self.successors, self.weights
         for eqn in jaxpr.eqns:
             ins = [(scope, v) for v in jv.invars(eqn)]
-            outs = [(scope, v) for v in jv.outvars(eqn)]
+            outs = [(scope, v) for v in eqn.outvars]
             bindings = jv.sub_jaxpr_bindings(eqn)
             if bindings:
                 self._build_call(eqn, bindings, scope, parents, outs)
                 continue
-            for out in outs:
-                for node in ins:
-                    self.successors.setdefault(node, []).append(out)
+            for node in ins:
+                successors.setdefault(node, []).extend(outs)
             if bindings is None:
                 continue  # a body laid out as we do not know: what happens inside is unknown, not plain
-            site = jv.EqnSite(eqn, parents)
             if bt.is_etp_primitive(eqn):
-                self.etp_sites.append(site)
+                self.etp_sites.append(jv.EqnSite(eqn, parents))
                 self.etp_outputs.update(outs)
                 continue
-            carried = frozenset().union(*(self.weights.get(n, frozenset()) for n in ins))
+            carried = _union(weights.get(node) for node in ins)
             if not carried:
                 continue
             if jv.primitive_name(eqn) in LAYOUT_PRIMITIVES:
                 for out in outs:
-                    self.weights[out] = carried
+                    weights[out] = carried
             else:
-                self.consumers.append(WeightConsumer(site, carried, tuple(outs)))
+                self.consumers.append(WeightConsumer(jv.EqnSite(eqn, parents), carried, tuple(outs)))
 
     def _build_call(self, eqn: Any, bindings: list, scope: int, parents: tuple, outs: list) -> None:
         inner = id(eqn)

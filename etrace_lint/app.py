@@ -58,6 +58,10 @@ def run(settings: Settings, argv: list[str]) -> int:
     finally:
         progress.close()
     findings = [f for r in results for f in r.findings]
+    notes_left_out: dict[str, int] = {}
+    for result in results:
+        for rule_id, count in result.notes_left_out.items():
+            notes_left_out[rule_id] = notes_left_out.get(rule_id, 0) + count
     tool_errors = list(discovery.tool_errors) + [e for r in results for e in r.tool_errors]
     # ETL301 only speaks about files whose every target was linted: a target
     # that timed out reported nothing, so its suppressions are not known unused
@@ -66,14 +70,15 @@ def run(settings: Settings, argv: list[str]) -> int:
     if settings.write_baseline:
         from .baseline import read_baseline, write_baseline
 
-        everything = apply_policy(findings, [], settings, linted_files, use_baseline=False)
+        everything = apply_policy(findings, [], settings, linted_files, use_baseline=False,
+                                  notes_left_out=notes_left_out)
         count = write_baseline(settings.write_baseline, [f for f in everything.findings if not f.suppressed],
                                settings.root)
         settings.baseline_fingerprints = read_baseline(settings.write_baseline)
         if not settings.quiet:
             print(f"etrace-lint: recorded {count} finding{'s' if count != 1 else ''} in {settings.write_baseline}",
                   file=sys.stderr)
-    outcome = apply_policy(findings, tool_errors, settings, linted_files)
+    outcome = apply_policy(findings, tool_errors, settings, linted_files, notes_left_out=notes_left_out)
     info.verify_rows = [row for r in results for row in r.verify_rows]
     info.device = next((row.get("device", "") for row in info.verify_rows if row.get("device")), "")
     info.end_time = _now()

@@ -10,12 +10,13 @@ produced before failing, so errors can still be located.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import brainstate
 import braintrace
@@ -75,6 +76,9 @@ def _subject_eqn(frames: Iterator[Any]) -> Any:
     from . import jaxpr_view as jv
 
     for frame in frames:
+        code = frame.f_code
+        if "eqn" not in code.co_varnames and "eqn" not in code.co_cellvars:
+            continue  # reading f_locals copies every local: only for a frame that has one
         candidate = frame.f_locals.get("eqn")
         if candidate is not None and jv.is_eqn(candidate):
             return candidate
@@ -82,16 +86,19 @@ def _subject_eqn(frames: Iterator[Any]) -> Any:
 
 
 @contextlib.contextmanager
-def _tee_records(sink: list, subjects: list | None = None) -> Iterator[None]:
+def _tee_records(sink: list, subjects: list | None = None,
+                 needs_subject: Callable[[Any], bool] | None = None) -> Iterator[None]:
     original = _diagnostics.DiagnosticReporter.append
 
     def append(reporter, record):
         sink.append(record)
         if subjects is not None:
-            # emit(), the pass that called it and that pass's caller: further out
-            # an ``eqn`` is a driver's stale loop variable
-            frames = list(_compiler_frames(sys._getframe(1)))[:4]
-            subjects.append(_subject_eqn(iter(frames)))
+            subject = None
+            if needs_subject is None or needs_subject(record):
+                # emit(), the pass that called it and that pass's caller: further out
+                # an ``eqn`` is a driver's stale loop variable
+                subject = _subject_eqn(itertools.islice(_compiler_frames(sys._getframe(1)), 4))
+            subjects.append(subject)
         original(reporter, record)
 
     _diagnostics.DiagnosticReporter.append = append
@@ -139,12 +146,14 @@ class StateWrite:
 
 
 def _unit_text(value: Any) -> str:
-    try:
-        import saiunit
+    import saiunit
 
+    if not isinstance(value, saiunit.Quantity):  # an array, a tracer, a pytree: no unit to report
+        return ""
+    try:
         unit = saiunit.get_unit(value)
         return "" if unit.is_unitless else str(unit)
-    except Exception:  # a pytree, a tracer saiunit cannot read: no unit to report
+    except Exception:  # a quantity saiunit cannot read back
         return ""
 
 
@@ -163,8 +172,10 @@ def _record_state_writes(sink: list) -> Iterator[None]:
     def set_value(state, value):
         frame = jv.user_frame_of_stack()
         if frame is not None:
+            # the stored value, not the getter: a read through the getter would be
+            # recorded in the trace being built
             sink.append(StateWrite(isinstance(state, brainstate.ParamState), frame,
-                                   _unit_text(original.fget(state)), _unit_text(value)))
+                                   _unit_text(getattr(state, "_value", None)), _unit_text(value)))
         original.fset(state, value)
 
     setattr(owner, "value", property(original.fget, set_value, original.fdel, original.__doc__))
@@ -197,19 +208,34 @@ def quiet(sink: list) -> Iterator[None]:
             sink.extend((w.category.__name__, str(w.message)) for w in caught)
 
 
-def ensure_states(model: Any, batch_size: int | None = None) -> None:
-    """Initialise the model's states when its factory did not."""
-    states = brainstate.graph.states(model)
-    has_hidden = any(isinstance(st, brainstate.HiddenState) for st in states.values())
-    if not has_hidden:
+def ensure_states(model: Any, batch_size: int | None = None) -> dict[tuple, Any]:
+    """Initialise the model's states when its factory did not; the model's states by path."""
+    states = model_states(model)
+    if not any(isinstance(st, brainstate.HiddenState) for st in states.values()):
         if batch_size is None:
             brainstate.nn.init_all_states(model)
         else:
             brainstate.nn.init_all_states(model, batch_size=batch_size)
+        states = model_states(model)
+    return states
 
 
-def compile_model(model: Any, inputs: tuple, compile_options: dict) -> Compilation:
-    """Trace ``model`` and run the ETrace compiler, hidden perturbation included."""
+def states_still_current(states: dict[tuple, Any], minfo: Any) -> bool:
+    """Whether a state table read before compiling holds every state the step used
+    (a model may create states while it is traced)."""
+    if minfo is None:
+        return False
+    known = {id(st) for st in states.values()}
+    return all(id(st) in known for st in minfo.compiled_model_states)
+
+
+def compile_model(model: Any, inputs: tuple, compile_options: dict,
+                  needs_subject: Callable[[Any], bool] | None = None) -> Compilation:
+    """Trace ``model`` and run the ETrace compiler, hidden perturbation included.
+
+    ``needs_subject``: which records will be located (the equation a pass was
+    working on is read from its frame while it emits, for those only).
+    """
     result = Compilation()
     minfo_holder: list = []
     jaxpr_holder: list = []
@@ -217,7 +243,7 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict) -> Compilati
     start = time.perf_counter()
     with contextlib.ExitStack() as hooks:
         hooks.enter_context(quiet(result.warnings))
-        hooks.enter_context(_tee_records(result.records, result.record_subjects))
+        hooks.enter_context(_tee_records(result.records, result.record_subjects, needs_subject))
         hooks.enter_context(_record_state_writes(result.state_writes))
         hooks.enter_context(_keep(_graph_module, "extract_module_info", minfo_holder, keep_result=True))
         hooks.enter_context(_keep(_module_info_module, "canonicalize_control_flow", jaxpr_holder))
@@ -242,14 +268,17 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict) -> Compilati
 # --------------------------------------------------------------------------- records
 
 
+def _enum_value(member: Any) -> str:
+    value = getattr(member, "value", None)
+    return value if isinstance(value, str) else str(member)
+
+
 def record_kind(record: Any) -> str:
-    kind = getattr(record, "kind", None)
-    return getattr(kind, "value", str(kind))
+    return _enum_value(getattr(record, "kind", None))
 
 
 def record_level(record: Any) -> str:
-    level = getattr(record, "level", None)
-    return getattr(level, "value", str(level))
+    return _enum_value(getattr(record, "level", None))
 
 
 def record_primitive_name(record: Any) -> str:
@@ -257,8 +286,9 @@ def record_primitive_name(record: Any) -> str:
     return getattr(prim, "name", "") if prim is not None else ""
 
 
-def record_context(record: Any) -> dict:
-    return dict(getattr(record, "context", None) or {})
+def record_context(record: Any) -> Mapping[str, Any]:
+    """The record's context, read-only (it is the compiler's own dict)."""
+    return getattr(record, "context", None) or {}
 
 
 @dataclass(frozen=True)

@@ -77,8 +77,13 @@ def cacheable(result: TargetResult) -> bool:
 
 
 class Cache:
-    def __init__(self, directory: str, root: str, configuration: dict, environment: dict | None = None):
+    def __init__(self, directory: str, root: str, configuration: dict, environment: dict | None = None,
+                 hidden_note_levels: dict[str, str] | None = None):
+        """``hidden_note_levels``: how this run hides notes (policy.hidden_note_levels); an
+        entry that left out notes this run shows is stale. It is not part of the key: one
+        entry serves runs with and without ``--show-info`` once it holds every note."""
         self.directory = directory
+        self.hidden_note_levels = hidden_note_levels
         self.root = os.path.abspath(root)
         self._context = json.dumps({"root": self.root, "versions": environment or versions(),
                                     "configuration": configuration}, sort_keys=True, default=repr)
@@ -114,7 +119,8 @@ class Cache:
             for rel, digest in entry["dependencies"].items():
                 if self._digest(os.path.join(self.root, rel)) != digest:
                     return None
-            return TargetResult.from_json(entry["result"])
+            result = TargetResult.from_json(entry["result"])
+            return result if result.serves(self.hidden_note_levels) else None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # missing, truncated or corrupted: lint again
 

@@ -29,7 +29,8 @@ def lint_target(spec: TargetSpec, root: str, run_options: dict | None = None) ->
     result.findings = findings_for_model(loaded.model, loaded.inputs, compile_options,
                                          loaded.name, loaded.factory_location, run_options,
                                          batch_size=loaded.batch_size, loaded=loaded,
-                                         verify_rows=result.verify_rows)
+                                         verify_rows=result.verify_rows, notes_left_out=result.notes_left_out)
+    result.hidden_note_levels = _hidden_note_levels(run_options)
     result.dependencies = _dependencies(spec, before, root)
     return result
 
@@ -40,26 +41,44 @@ def _dependencies(spec: TargetSpec, before: set[str], root: str) -> list[str]:
     return sorted(files)
 
 
+def _hidden_note_levels(run_options: dict) -> dict | None:
+    """How the run hides notes (``policy.hidden_note_levels``); None when every note is
+    built: notes are shown, or ``--verify`` may point at one to say why a weight does not learn."""
+    if run_options.get("verify"):
+        return None
+    return run_options.get("hidden_note_levels")
+
+
 def findings_for_model(model: Any, inputs: tuple, compile_options: dict, name: str,
                        factory_location: Location, run_options: dict | None = None,
                        batch_size: int | None = None, loaded: Any = None,
-                       verify_rows: list | None = None) -> list[Finding]:
-    """Compile one model and turn records, errors and our own checks into findings."""
+                       verify_rows: list | None = None, notes_left_out: dict | None = None) -> list[Finding]:
+    """Compile one model and turn records, errors and our own checks into findings.
+
+    Notes the run hides are not built, only counted per rule in ``notes_left_out``.
+    """
     from . import braintrace_adapter as bt
     from .analysis import AnalysisContext
     from .locate import Locator
-    from .rules_compiler import findings_from_error, findings_from_records
+    from .rules_compiler import findings_from_error, findings_from_records, is_hidden_note
 
     run_options = dict(run_options or {})
+    hidden_levels = _hidden_note_levels(run_options)
+    states = None
     try:
         with bt.quiet([]):
-            bt.ensure_states(model, batch_size)
+            states = bt.ensure_states(model, batch_size)
     except Exception as exc:
         compilation = bt.Compilation(error=exc)
     else:
-        compilation = bt.compile_model(model, inputs, compile_options)
-    locator = Locator(model, compilation.module_info, factory_location, compilation.traced_jaxpr)
-    findings = findings_from_records(compilation, locator, name)
+        compilation = bt.compile_model(model, inputs, compile_options,
+                                       needs_subject=lambda record: not is_hidden_note(record, hidden_levels))
+    if states is not None and not bt.states_still_current(states, compilation.module_info):
+        states = None  # read again when a location needs them
+    locator = Locator(model, compilation.module_info, factory_location, compilation.traced_jaxpr,
+                      states=states)
+    findings = findings_from_records(compilation, locator, name, hidden_levels,
+                                     notes_left_out if notes_left_out is not None else {})
     if compilation.error is not None:
         findings = findings_from_error(compilation, locator, name, findings)
     if compilation.graph is not None:
@@ -127,11 +146,7 @@ def finding_from_hit(rule: Rule, hit: Hit, locator: Any, name: str) -> Finding:
     if hit.weight_path:
         properties.setdefault("weight", format_path(hit.weight_path))
     return Finding(rule.id, rule.level, hit.message, name, primary,
-                   tuple(related) + (relabel(locator.factory, "target factory"),), properties)
-
-
-def relabel(location: Location, label: str) -> Location:
-    return Location(location.path, location.line, location.column, label)
+                   tuple(related) + (locator.factory_related,), properties)
 
 
 def format_path(path: Any) -> str:

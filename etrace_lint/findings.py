@@ -139,10 +139,20 @@ class TargetResult:
     tool_errors: list[ToolError] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)
     verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
+    # notes not built because the run hides them, per rule, and the hidden-note
+    # levels they were left out under (None: every note was built)
+    notes_left_out: dict[str, int] = field(default_factory=dict)
+    hidden_note_levels: dict[str, str] | None = None
+
+    def serves(self, hidden_note_levels: dict[str, str] | None) -> bool:
+        """Whether this result holds every finding a run hiding notes this way shows."""
+        return self.hidden_note_levels is None or self.hidden_note_levels == hidden_note_levels
 
     def to_json(self) -> dict:
         return {
             "target": self.target,
+            "notes_left_out": dict(self.notes_left_out),
+            "hidden_note_levels": self.hidden_note_levels,
             "verify_rows": list(self.verify_rows),
             "findings": [f.to_json() for f in self.findings],
             "tool_errors": [e.to_json() for e in self.tool_errors],
@@ -157,4 +167,6 @@ class TargetResult:
             tool_errors=[ToolError.from_json(e) for e in data.get("tool_errors", ())],
             dependencies=list(data.get("dependencies", ())),
             verify_rows=list(data.get("verify_rows", ())),
+            notes_left_out=dict(data.get("notes_left_out") or {}),
+            hidden_note_levels=data.get("hidden_note_levels"),
         )

@@ -14,6 +14,7 @@ import sysconfig
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from jax._src import core as _core
 from jax._src import source_info_util as _siu
 
 _LIBRARY_PACKAGES = ("jax", "jaxlib", "brainstate", "braintrace", "saiunit", "brainunit",
@@ -63,35 +64,66 @@ def _is_linter_frame(path: str) -> bool:
     return bool(path) and os.path.abspath(path).startswith(_OWN_ROOT)
 
 
+_LINTER, _LIBRARY, _USER = "linter", "library", "user"
+_FILE_KINDS: dict[str, str] = {}
+
+
+def _file_kind(path: str) -> str:
+    kind = _FILE_KINDS.get(path)
+    if kind is None:
+        if _is_linter_frame(path):
+            kind = _LINTER
+        else:
+            kind = _LIBRARY if is_library_file(path) else _USER
+        _FILE_KINDS[path] = kind
+    return kind
+
+
+@functools.lru_cache(maxsize=4096)
+def _absolute(path: str) -> str:
+    return os.path.abspath(path)
+
+
 def user_frame_of(source_info: Any) -> SourceFrame | None:
     """The deepest frame of user code that created an equation or a state.
 
     Frames outside the linter's own call (whoever called etrace-lint: a
     script, a test runner) are never the model's code, so the walk from the
-    innermost frame stops at the first etrace-lint frame.
+    innermost frame stops at the first etrace-lint frame. Only the frame
+    returned has its line decoded: this runs for every finding.
     """
     traceback = getattr(source_info, "traceback", None)
     if traceback is None:
         return None
-    for file_name, line, column in _frames(traceback):
-        if _is_linter_frame(file_name):
+    try:
+        codes, lastis = traceback.raw_frames()
+    except AttributeError:  # a JAX without raw frames: its decoded ones
+        return _user_frame_of_decoded(traceback)
+    for index, code in enumerate(codes):
+        kind = _file_kind(code.co_filename)
+        if kind is _LINTER:
             return None
-        if not is_library_file(file_name):
-            return SourceFrame(os.path.abspath(file_name), line, column)
+        if kind is _USER:
+            # code objects compare equal across files when their bodies do: the file is part of the key
+            return _decoded(code.co_filename, code, lastis[index])
     return None
 
 
-def _frames(traceback: Any):
-    """(file, line, column) from the innermost frame out, decoded lazily: the walk
-    above usually stops after a few frames of a deep stack."""
-    try:
-        for f in _siu.user_frames(traceback):
-            yield f.file_name, f.start_line, max(1, f.start_column + 1)
-        return
-    except Exception:  # an older or newer JAX without user_frames
-        pass
-    for f in traceback.frames:
-        yield f.file_name, f.line_num, 1
+@functools.lru_cache(maxsize=16384)
+def _decoded(file_name: str, code: Any, lasti: int) -> SourceFrame:
+    """A user frame's line; a loop that builds many layers builds them all on one line."""
+    frame = _siu.raw_frame_to_frame(code, lasti)
+    return SourceFrame(_absolute(file_name), frame.start_line, max(1, frame.start_column + 1))
+
+
+def _user_frame_of_decoded(traceback: Any) -> SourceFrame | None:
+    for frame in traceback.frames:
+        kind = _file_kind(frame.file_name)
+        if kind is _LINTER:
+            return None
+        if kind is _USER:
+            return SourceFrame(_absolute(frame.file_name), frame.line_num, 1)
+    return None
 
 
 def user_frame_of_exception(exc: BaseException) -> SourceFrame | None:
@@ -143,13 +175,28 @@ def primitive_name(eqn: Any) -> str:
     return eqn.primitive.name
 
 
+# JAX is folding ClosedJaxpr into Jaxpr: whichever of the two this JAX has.
+# A type it moved elsewhere still goes through the duck test below.
+_JAXPR_TYPES: tuple = tuple(getattr(_core, name) for name in ("Jaxpr", "ClosedJaxpr") if hasattr(_core, name))
+# Param values that never hold a jaxpr (shapes, dtypes, flags, names, nested tuples):
+# most params of most equations, so they skip the attribute probes below.
+_PLAIN_PARAM_TYPES = (str, int, float, complex, bool, type(None), tuple, list, frozenset, type)
+
+
 def sub_jaxprs(eqn: Any) -> list[Any]:
     """Every jaxpr nested in an equation's params (pjit, scan, while, cond, custom_*, remat)."""
+    params = eqn.params
+    if not params:  # element-wise arithmetic: most equations of a step
+        return []
     found = []
-    for value in eqn.params.values():
+    for value in params.values():
         items = value if isinstance(value, (tuple, list)) else (value,)
         for item in items:
-            if hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
+            if isinstance(item, _JAXPR_TYPES):
+                found.append(open_jaxpr(item))
+            elif isinstance(item, _PLAIN_PARAM_TYPES):
+                continue
+            elif hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
                 found.append(open_jaxpr(item))
             elif callable(item) and hasattr(item, "__wrapped__") is False and hasattr(item, "jaxpr"):
                 found.append(open_jaxpr(item.jaxpr))
@@ -214,10 +261,7 @@ def eqn_location(site: EqnSite) -> SourceFrame | None:
     return None
 
 
-try:
-    from jax._src.core import Literal as _Literal
-except ImportError:  # a JAX that moved it: fall back to the attribute test
-    _Literal = None
+_Literal = getattr(_core, "Literal", None)  # a JAX that moved it: the attribute test below
 
 
 def is_var(atom: Any) -> bool:
@@ -244,11 +288,11 @@ def user_frame_of_stack(skip: int = 2) -> SourceFrame | None:
     (this function and the linter's hook that called it)."""
     frame = sys._getframe(skip)
     while frame is not None:
-        path = frame.f_code.co_filename
-        if _is_linter_frame(path):
+        kind = _file_kind(frame.f_code.co_filename)
+        if kind is _LINTER:
             return None
-        if not is_library_file(path):
-            return SourceFrame(os.path.abspath(path), frame.f_lineno, 1)
+        if kind is _USER:
+            return SourceFrame(_absolute(frame.f_code.co_filename), frame.f_lineno, 1)
         frame = frame.f_back
     return None
 
@@ -361,11 +405,11 @@ def _bind_scan(eqn: Any) -> list[SubJaxprBinding]:
 _BINDERS: dict[str, Callable[[Any], list]] = {"while": _bind_while, "scan": _bind_scan}
 
 
-def _bind_positionally(eqn: Any) -> list[SubJaxprBinding] | None:
+def _bind_positionally(eqn: Any, inner_jaxprs: list) -> list[SubJaxprBinding] | None:
     """pjit, remat, custom_jvp/vjp calls, cond branches: trailing operands are the body's inputs
     (a cond's branch index comes first) and the outputs match one to one."""
     found = []
-    for inner in sub_jaxprs(eqn):
+    for inner in inner_jaxprs:
         if len(inner.invars) > len(eqn.invars) or len(inner.outvars) != len(eqn.outvars):
             return None
         operands = eqn.invars[len(eqn.invars) - len(inner.invars):]
@@ -377,11 +421,12 @@ def _bind_positionally(eqn: Any) -> list[SubJaxprBinding] | None:
 def sub_jaxpr_bindings(eqn: Any) -> list[SubJaxprBinding] | None:
     """The nested jaxprs of an equation with their operand mapping; ``[]`` for an equation
     without any, ``None`` when the layout is not understood (treat the equation as a whole)."""
-    if not any(True for _ in sub_jaxprs(eqn)):
+    inner_jaxprs = sub_jaxprs(eqn)
+    if not inner_jaxprs:
         return []
     binder = _BINDERS.get(primitive_name(eqn))
     try:
-        return binder(eqn) if binder is not None else _bind_positionally(eqn)
+        return binder(eqn) if binder is not None else _bind_positionally(eqn, inner_jaxprs)
     except (KeyError, TypeError, AttributeError, ValueError, IndexError):  # params this JAX lays out otherwise
         return None
 

@@ -30,11 +30,16 @@ class Locator:
     """Answers "where in the user's code" for one compiled model."""
 
     def __init__(self, model: Any, module_info: Any, factory_location: Location, traced_jaxpr: Any = None,
-                 raw_jaxpr: Any = None):
+                 raw_jaxpr: Any = None, states: dict[tuple, Any] | None = None):
+        # Every table below is built on first use: most models are placed by
+        # a few lookups, and a lint must not walk the jaxpr more than it needs.
         self.factory = factory_location
-        self.states = bt.model_states(model)
+        self.factory_related = Location(factory_location.path, factory_location.line, factory_location.column,
+                                        "target factory")
         self.module_info = module_info
-        self._sites = list(jv.walk(bt.traced_jaxpr(module_info))) if module_info is not None else []
+        self._model = model
+        self._states = states
+        self._sites: list[jv.EqnSite] | None = None
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
         self._weight_vars: dict[tuple, list] | None = None
         self._state_locations: dict[int, Location | None] = {}
@@ -45,49 +50,74 @@ class Locator:
         self._producers: dict[int, jv.EqnSite] | None = None
         self._weight_var_to_path = bt.weight_invars(module_info) if module_info is not None else {}
         self._traced_jaxpr = None
-        self._traced_sites = self._sites
-        self._jit_parents_by_eqn: dict[int, tuple] = {}
-        self._jit_parents_by_source: dict[int, tuple] = {}
-        self._alive: list = []  # keeps the equations behind the id() keys above alive
+        self._raw_jaxpr = None
+        self._traced_site_list: list[jv.EqnSite] | None = None
+        self._jit_index: tuple[dict, dict] | None = None
+        self._alive: list = []  # keeps the equations behind the id() keys of the jit tables alive
         self.use_jaxprs(traced_jaxpr, raw_jaxpr)
+
+    @property
+    def states(self) -> dict[tuple, Any]:
+        if self._states is None:
+            self._states = bt.model_states(self._model)
+        return self._states
 
     def use_jaxprs(self, traced_jaxpr: Any = None, raw_jaxpr: Any = None) -> None:
         """The step's jaxpr before canonicalisation and before jit inlining, when known."""
         if traced_jaxpr is not None and self._traced_jaxpr is None:
-            self._traced_jaxpr = traced_jaxpr
             # before canonicalisation: the conds and scans the compiler rewrote are still there
-            self._traced_sites = list(jv.walk(traced_jaxpr))
+            self._traced_jaxpr = traced_jaxpr
+            self._traced_site_list = None
             self._traced_by_primitive = {}
-        if raw_jaxpr is not None and not self._jit_parents_by_source:
-            self._index_jit_calls(raw_jaxpr)
+        if raw_jaxpr is not None and self._raw_jaxpr is None:
+            self._raw_jaxpr = raw_jaxpr
+            self._jit_index = None
 
-    def _index_jit_calls(self, raw_jaxpr: Any) -> None:
-        flat = list(jv.flatten_jit_calls(raw_jaxpr))
-        inlined = self._traced_jaxpr if self._traced_jaxpr is not None else (
-            bt.traced_jaxpr(self.module_info) if self.module_info is not None else None)
-        top = [site.eqn for site in jv.walk(inlined) if not site.parents] if inlined is not None else []
-        self._alive = [flat, top]
-        # inlining turns each non-jit equation into exactly one equation, in order
-        if len(top) == len(flat):
-            for eqn, site in zip(top, flat):
+    def _jit_tables(self) -> tuple[dict, dict]:
+        """The jit calls around each equation of the inlined step, by equation and by source info."""
+        if self._jit_index is not None:
+            return self._jit_index
+        by_eqn: dict[int, tuple] = {}
+        by_source: dict[int, tuple] = {}
+        if self._raw_jaxpr is not None:
+            flat = list(jv.flatten_jit_calls(self._raw_jaxpr))
+            inlined = self._traced_jaxpr if self._traced_jaxpr is not None else (
+                bt.traced_jaxpr(self.module_info) if self.module_info is not None else None)
+            top = list(jv.open_jaxpr(inlined).eqns) if inlined is not None else []
+            # inlining turns each non-jit equation into exactly one equation, in order
+            if len(top) == len(flat):
+                for eqn, site in zip(top, flat):
+                    if site.parents:
+                        by_eqn[id(eqn)] = site.parents
+            for site in flat:
                 if site.parents:
-                    self._jit_parents_by_eqn[id(eqn)] = site.parents
-        for site in flat:
-            if site.parents:
-                self._jit_parents_by_source.setdefault(id(site.eqn.source_info), site.parents)
+                    by_source.setdefault(id(site.eqn.source_info), site.parents)
+            self._alive = [flat, top]
+        self._jit_index = (by_eqn, by_source)
+        return self._jit_index
 
     def _jit_parents(self, eqn: Any) -> tuple:
-        return (self._jit_parents_by_eqn.get(id(eqn))
-                or self._jit_parents_by_source.get(id(eqn.source_info), ()))
+        by_eqn, by_source = self._jit_tables()
+        return by_eqn.get(id(eqn)) or by_source.get(id(eqn.source_info), ())
 
     @property
     def sites(self) -> list[jv.EqnSite]:
+        if self._sites is None:
+            self._sites = list(jv.walk(bt.traced_jaxpr(self.module_info))) if self.module_info is not None else []
         return self._sites
+
+    @property
+    def _traced_sites(self) -> list[jv.EqnSite]:
+        if self._traced_jaxpr is None:
+            return self.sites
+        if self._traced_site_list is None:
+            self._traced_site_list = list(jv.walk(self._traced_jaxpr))
+        return self._traced_site_list
 
     def _consumer_table(self) -> dict[int, list[jv.EqnSite]]:
         if self._consumers is None:
             table: dict[int, list[jv.EqnSite]] = {}
-            for site in self._sites:
+            for site in self.sites:
                 for var in jv.invars(site.eqn):
                     table.setdefault(id(var), []).append(site)
             self._consumers = table
@@ -98,15 +128,18 @@ class Locator:
 
     def producer(self, var: Any) -> jv.EqnSite | None:
         if self._producers is None:
-            self._producers = {id(v): site for site in self._sites for v in jv.outvars(site.eqn)}
+            self._producers = {id(v): site for site in self.sites for v in jv.outvars(site.eqn)}
         return self._producers.get(id(var))
 
     # ------------------------------------------------------------------ lookups
 
     def of_site(self, site: jv.EqnSite, label: str = "") -> Location | None:
-        top = site.parents[0] if site.parents else site.eqn
-        chain = self._jit_parents(top) + tuple(site.parents)
-        return _as_location(jv.eqn_location(jv.EqnSite(site.eqn, chain)), label)
+        frame = jv.eqn_location(site)
+        if frame is None:
+            # a cached jit body only knows its own frames: the jit calls around it know the user's line
+            top = site.parents[0] if site.parents else site.eqn
+            frame = jv.eqn_location(jv.EqnSite(site.eqn, self._jit_parents(top)))
+        return _as_location(frame, label)
 
     def of_eqn(self, eqn: Any, label: str = "") -> Location | None:
         """An equation met outside a walk (the one a compiler pass was working on)."""
@@ -181,7 +214,7 @@ class Locator:
         """Sites of one primitive, indexed once per jaxpr (records ask for many)."""
         index = self._traced_by_primitive if traced else self._by_primitive
         if not index:
-            for site in (self._traced_sites if traced else self._sites):
+            for site in (self._traced_sites if traced else self.sites):
                 index.setdefault(jv.primitive_name(site.eqn), []).append(site)
             index.setdefault("", [])
         return index.get(primitive_name, [])
@@ -210,7 +243,7 @@ class Locator:
         surviving equation in jaxpr order, without naming the equation.
         """
         if self.module_info is not None:
-            relevant = [s for s in self._sites if not s.parents and jv.primitive_name(s.eqn) == primitive_name
+            relevant = [s for s in self.sites if not s.parents and jv.primitive_name(s.eqn) == primitive_name
                         and self._touches_learning(s.eqn)]
             if relevant:
                 return self.of_site(relevant[min(ordinal, len(relevant) - 1)], label)

@@ -44,12 +44,32 @@ def rule_selected(rule_id: str, settings: Settings, path: str = "") -> bool:
     return selected
 
 
+def configured_level(rule_id: str, settings: Settings) -> Level | None:
+    """The level of the most specific selector in ``levels`` that matches ``rule_id``."""
+    matching = [s for s in settings.levels if selector_matches(s, rule_id)]
+    if not matching:
+        return None
+    return settings.levels[max(matching, key=lambda s: (s.upper() != "ALL", len(s)))]
+
+
 def level_for(finding: Finding, settings: Settings) -> Level:
     """The configured level of the most specific matching selector, else the rule's own."""
-    matching = [s for s in settings.levels if selector_matches(s, finding.rule_id)]
-    if not matching:
-        return finding.level
-    return settings.levels[max(matching, key=lambda s: (s.upper() != "ALL", len(s)))]
+    return configured_level(finding.rule_id, settings) or finding.level
+
+
+def hidden_note_levels(settings: Settings) -> dict[str, str] | None:
+    """What the engine needs to leave out notes nobody will see: None when notes are
+    shown, else the configured level of every rule that has one (a note raised to a
+    warning by configuration is shown). Locating a note costs as much as any finding,
+    and a model has one per connected weight."""
+    if settings.show_info:
+        return None
+    levels = {}
+    for rule_id in all_rules():
+        level = configured_level(rule_id, settings)
+        if level is not None:
+            levels[rule_id] = level.value
+    return levels
 
 
 def _rule_runs(rule_id: str, settings: Settings) -> bool:
@@ -80,8 +100,13 @@ class Outcome:
         return 1 if failing else 0
 
 
-def _suppress(findings: list[Finding], linted_files: list[str], settings: Settings) -> list[Finding]:
-    """Mark suppressed findings, and add ETL301 for suppressions that matched nothing."""
+def _suppress(findings: list[Finding], linted_files: list[str], settings: Settings,
+              unlocated: frozenset = frozenset()) -> list[Finding]:
+    """Mark suppressed findings, and add ETL301 for suppressions that matched nothing.
+
+    ``unlocated``: rules some of whose notes were left out unlocated; a
+    suppression naming one may be what a hidden note needs.
+    """
     from .findings import Location
     from .suppressions import SuppressionIndex
 
@@ -95,7 +120,8 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
     for path, suppression, codes in index.unused(linted_files):
         # a code for a rule that did not run this time (deselected, opt-in) may still be needed
         unknown = tuple(c for c in codes if not any(rid.startswith(c) for rid in all_rules()))
-        idle = tuple(c for c in codes if any(rid.startswith(c) for rid in running))
+        idle = tuple(c for c in codes if any(rid.startswith(c) for rid in running)
+                     and not any(rid.startswith(c) for rid in unlocated))
         if not unknown and not idle:
             continue
         where = "in this file" if suppression.form == "file-ignore" else "on this line"
@@ -109,9 +135,14 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
 
 
 def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: Settings,
-                 linted_files: list[str] = (), use_baseline: bool = True) -> Outcome:
+                 linted_files: list[str] = (), use_baseline: bool = True,
+                 notes_left_out: dict[str, int] | None = None) -> Outcome:
+    """``notes_left_out``: per rule, notes the engine did not build because they are
+    hidden (counted as hidden when their rule is selected)."""
     outcome = Outcome(tool_errors=sorted(tool_errors, key=ToolError.sort_key))
-    findings = _suppress(findings, list(linted_files), settings)
+    left_out = {rule_id: n for rule_id, n in (notes_left_out or {}).items() if n}
+    findings = _suppress(findings, list(linted_files), settings, frozenset(left_out))
+    outcome.hidden_notes = sum(n for rule_id, n in left_out.items() if rule_selected(rule_id, settings))
     for finding in findings:
         if finding.suppressed and not settings.include_suppressed:
             continue

@@ -10,11 +10,11 @@ two are one problem and are reported once.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .engine import format_path, relabel
+from .engine import format_path
 from .findings import Finding, Level, Location
 from .registry import error_rules, rule_for_record_kind
 
@@ -36,44 +36,18 @@ _KIND_PRIMITIVE = {
 _ORDINAL_GROUP = {"scan_unroll_skipped": "scan-skips", "relation_excluded_sliced_weight": "scan-skips"}
 
 
-def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = None) -> tuple[Location, list[Location]]:
+def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = None,
+                  kind: str | None = None) -> tuple[Location, list[Location]]:
     """Primary location of a record, and related ones (blocking weights, the factory).
 
     ``subject`` is the equation the compiler was working on when it emitted
     the record; it is the most precise answer when there is one.
     """
     context = bt.record_context(record)
-    primitive = bt.record_primitive_name(record)
-    op_name = str(context.get("op_name", ""))
-    family = _KIND_PRIMITIVE.get(bt.record_kind(record))
-    # tried in order, each only when the ones before found nothing: most
-    # records are placed by the first and the rest would be wasted work
-    candidates: list = []
-    if subject is not None:
-        candidates.append(lambda: locator.of_eqn(subject))
-    if family:
-        candidates.append(lambda: locator.of_nth_control_flow(op_name or family, ordinal))
-    if op_name:
-        candidates.append(lambda: locator.of_primitive(op_name))
-    for key in ("invar", "weight_var"):
-        if context.get(key) is not None:
-            candidates.append(lambda var=context[key]: locator.of_var(var, op_name))
     weight_path = getattr(record, "weight_path", None)
-    if weight_path:
-        candidates.append(lambda: locator.of_weight(tuple(weight_path), primitive))
-    if context.get("state") is not None:
-        candidates.append(lambda: locator.of_state_object(context["state"]))
-    state_paths = [context.get("state_path"), *(getattr(record, "hidden_paths", ()) or ()), context.get("hidden_path")]
-    for path in state_paths:
-        if isinstance(path, (tuple, list)):
-            candidates.append(lambda p=path: locator.of_state(tuple(p)))
-    for key in ("params", "weight_paths"):
-        for path in context.get(key, ()) or ():
-            if isinstance(path, tuple):
-                candidates.append(lambda p=path: locator.of_weight(p))
-    if primitive:
-        candidates.append(lambda: locator.of_primitive(primitive))
-    primary = next((loc for find in candidates if (loc := find()) is not None), locator.factory)
+    kind = bt.record_kind(record) if kind is None else kind
+    found = _candidate_locations(record, kind, context, weight_path, locator, ordinal, subject)
+    primary = next((loc for loc in found if loc is not None), locator.factory)
 
     related = []
     for blocking in context.get("blocking_weight_paths", ()) or ():
@@ -85,12 +59,44 @@ def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = No
         created = locator.of_state(tuple(weight_path), f"{format_path(weight_path)} is created here")
         if created is not None and created != primary:
             related.append(created)
-    related.append(relabel(locator.factory, "target factory"))
+    related.append(locator.factory_related)
     return primary, related
 
 
-def record_properties(record: Any) -> dict:
-    properties = {"braintraceKind": bt.record_kind(record), "braintraceLevel": bt.record_level(record)}
+def _candidate_locations(record: Any, kind: str, context: Mapping, weight_path: Any, locator: Any, ordinal: int,
+                         subject: Any) -> Iterator[Location | None]:
+    """Where a record may be placed, most precise first; each is only worked out when
+    the ones before found nothing (most records are placed by the first)."""
+    if subject is not None:
+        yield locator.of_eqn(subject)
+    op_name = str(context.get("op_name", ""))
+    family = _KIND_PRIMITIVE.get(kind)
+    if family:
+        yield locator.of_nth_control_flow(op_name or family, ordinal)
+    if op_name:
+        yield locator.of_primitive(op_name)
+    primitive = bt.record_primitive_name(record)
+    for key in ("invar", "weight_var"):
+        if context.get(key) is not None:
+            yield locator.of_var(context[key], op_name)
+    if weight_path:
+        yield locator.of_weight(tuple(weight_path), primitive)
+    if context.get("state") is not None:
+        yield locator.of_state_object(context["state"])
+    for path in (context.get("state_path"), *(getattr(record, "hidden_paths", ()) or ()), context.get("hidden_path")):
+        if isinstance(path, (tuple, list)):
+            yield locator.of_state(tuple(path))
+    for key in ("params", "weight_paths"):
+        for path in context.get(key, ()) or ():
+            if isinstance(path, tuple):
+                yield locator.of_weight(path)
+    if primitive:
+        yield locator.of_primitive(primitive)
+
+
+def record_properties(record: Any, kind: str | None = None) -> dict:
+    kind = bt.record_kind(record) if kind is None else kind
+    properties = {"braintraceKind": kind, "braintraceLevel": bt.record_level(record)}
     weight_path = getattr(record, "weight_path", None)
     if weight_path:
         properties["weight"] = format_path(weight_path)
@@ -103,9 +109,10 @@ def record_properties(record: Any) -> dict:
     return properties
 
 
-def record_message(record: Any) -> str:
+def record_message(record: Any, kind: str | None = None) -> str:
     message = " ".join(str(record.message).split())
-    if bt.record_kind(record) == "relation_included" and getattr(record, "weight_path", None):
+    kind = bt.record_kind(record) if kind is None else kind
+    if kind == "relation_included" and getattr(record, "weight_path", None):
         # the compiler's text ("etp_mv(('w',)) -> [0]") is for its own logs
         hidden = ", ".join(format_path(h) for h in getattr(record, "hidden_paths", ()) or ())
         op = bt.record_primitive_name(record) or "its ETP op"
@@ -115,19 +122,37 @@ def record_message(record: Any) -> str:
 
 
 def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
-    rule = rule_for_record_kind(bt.record_kind(record))
-    primary, related = locate_record(record, locator, ordinal, subject)
-    message = record_message(record)
-    # the compiler grades some kinds differently by situation (a scan unroll
-    # skipped for length is informational, for a blocker it is a warning)
-    level = _RECORD_LEVELS.get(bt.record_level(record), rule.level)
-    return Finding(rule.id, level, message, target, primary, tuple(related), record_properties(record))
+    kind = bt.record_kind(record)
+    rule = rule_for_record_kind(kind)
+    primary, related = locate_record(record, locator, ordinal, subject, kind)
+    return Finding(rule.id, graded_level(record, rule), record_message(record, kind), target, primary,
+                   tuple(related), record_properties(record, kind))
 
 
 _RECORD_LEVELS = {"info": Level.NOTE, "warning": Level.WARNING, "error": Level.ERROR}
 
 
-def findings_from_records(compilation: bt.Compilation, locator: Any, target: str) -> list[Finding]:
+def graded_level(record: Any, rule: Any) -> Level:
+    """The compiler grades some kinds differently by situation (a scan unroll
+    skipped for length is informational, for a blocker it is a warning)."""
+    return _RECORD_LEVELS.get(bt.record_level(record), rule.level)
+
+
+def is_hidden_note(record: Any, hidden_note_levels: dict[str, str] | None) -> bool:
+    """Whether a run hiding notes (``policy.hidden_note_levels``) would hide this record's finding."""
+    if hidden_note_levels is None:
+        return False
+    rule = rule_for_record_kind(bt.record_kind(record))
+    configured = hidden_note_levels.get(rule.id)
+    level = Level(configured) if configured else graded_level(record, rule)
+    return level is Level.NOTE
+
+
+def findings_from_records(compilation: bt.Compilation, locator: Any, target: str,
+                          hidden_note_levels: dict[str, str] | None = None,
+                          left_out: dict[str, int] | None = None) -> list[Finding]:
+    """A finding per record; notes the run hides are counted in ``left_out`` instead
+    (``hidden_note_levels``: see :func:`is_hidden_note`)."""
     locator.use_jaxprs(compilation.traced_jaxpr, compilation.raw_jaxpr)
     subjects = list(compilation.record_subjects)
     subjects += [None] * (len(compilation.records) - len(subjects))
@@ -135,8 +160,14 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
     for record, subject in zip(compilation.records, subjects):
         kind = bt.record_kind(record)
         key = _ORDINAL_GROUP.get(kind, kind)
-        findings.append(finding_from_record(record, locator, target, seen.get(key, 0), subject))
-        seen[key] = seen.get(key, 0) + 1
+        ordinal = seen.get(key, 0)
+        seen[key] = ordinal + 1
+        if is_hidden_note(record, hidden_note_levels):
+            if left_out is not None:
+                rule_id = rule_for_record_kind(kind).id
+                left_out[rule_id] = left_out.get(rule_id, 0) + 1
+            continue
+        findings.append(finding_from_record(record, locator, target, ordinal, subject))
     return findings
 
 
@@ -172,8 +203,8 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
     exc = compilation.error
     rule = classify_error(exc)
     error_name = type(exc).__name__
-    explained = [i for i, (rec, f) in enumerate(zip(compilation.records, record_findings))
-                 if bt.record_level(rec) == "error" and bt.record_kind(rec) in rule.error.kinds]
+    explained = [i for i, f in enumerate(record_findings)
+                 if f.properties.get("braintraceLevel") == "error" and f.properties.get("braintraceKind") in rule.error.kinds]
     if explained:
         index = explained[-1]
         merged = record_findings[index]
@@ -207,6 +238,6 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
     # a canonicalisation that did not settle names every equation it was still rewriting
     others = [loc for eqn in subject.eqns[1:] if (loc := locator.of_eqn(eqn, "also involved")) is not None]
     related = tuple(loc for loc in others if (loc.path, loc.line) != (primary.path, primary.line))
-    related += (relabel(locator.factory, "target factory"),)
+    related += (locator.factory_related,)
     finding = Finding(rule.id, rule.level, message, target, primary, related, properties)
     return list(record_findings) + [finding]

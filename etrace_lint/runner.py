@@ -11,6 +11,7 @@ from typing import Callable
 
 from .discover import TargetSpec
 from .findings import TargetResult
+from .policy import hidden_note_levels
 from .settings import Settings
 
 
@@ -22,7 +23,8 @@ def open_cache(settings: Settings):
     directory = settings.cache_dir
     if not os.path.isabs(directory):
         directory = os.path.join(settings.root, directory)
-    return Cache(directory, settings.root, settings.fingerprint_data())
+    return Cache(directory, settings.root, settings.fingerprint_data(),
+                 hidden_note_levels=hidden_note_levels(settings))
 
 
 def run_targets(specs: list[TargetSpec], settings: Settings,
@@ -40,7 +42,8 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
     if stale:
         from .workers import default_jobs, run_in_workers
 
-        run_options = dict(settings.run_options, compile_options=settings.compile_options)
+        run_options = dict(settings.run_options, compile_options=settings.compile_options,
+                           hidden_note_levels=hidden_note_levels(settings))
         fresh = run_in_workers([specs[i] for i in stale], settings.root, run_options,
                                settings.jobs or default_jobs(), settings.timeout, progress)
         for index, result in zip(stale, fresh):

@@ -133,6 +133,7 @@ class _Locator:
     """Stands in for a compiled model: nothing to look up, everything falls back to the factory."""
 
     factory = Location("/project/model.py", 7)
+    factory_related = Location("/project/model.py", 7, label="target factory")
 
     def __getattr__(self, name):
         return lambda *args, **kwargs: None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine import format_path, relabel
+from ..engine import format_path
 from ..findings import Finding, Level, Location
 from . import compare
 
@@ -63,7 +63,7 @@ class FindingMaker:
 
     def _finding(self, rule_id: str, message: str, primary: Location, related: list[Location],
                  properties: dict) -> Finding:
-        related = list(related) + [relabel(self.locator.factory, "target factory")]
+        related = list(related) + [self.locator.factory_related]
         return Finding(rule_id, _LEVELS[rule_id], message, self.target, primary, tuple(related), properties)
 
     # ------------------------------------------------------------------ findings
