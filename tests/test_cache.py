@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -66,6 +67,20 @@ def test_other_compile_options_are_a_miss(project):
     root, spec = project
     _cache(root, {"compile_options": {}}).put(spec, _result(spec))
     assert _cache(root, {"compile_options": {"control_flow": {"cond": "opaque"}}}).get(spec) is None
+
+
+def test_a_result_without_its_notes_serves_only_runs_that_hide_them(project):
+    root, spec = project
+    hiding = {}  # notes hidden, no level configured
+    partial = replace(_result(spec), notes_left_out={"ETL001": 3}, hidden_note_levels=hiding)
+    _cache(root).put(spec, partial)
+    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=hiding).get(spec)
+    assert _cache(root).get(spec) is None, "--show-info must lint again to build the notes"
+    raised = {"ETL001": "warning"}
+    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=raised).get(spec) is None
+    _cache(root).put(spec, _result(spec))  # a result holding every note serves both
+    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=hiding).get(spec)
+    assert _cache(root).get(spec) is not None
 
 
 def test_real_versions_come_from_metadata():

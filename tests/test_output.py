@@ -143,6 +143,24 @@ def test_show_info_adds_the_notes(lint):
     assert re.search(r"Found \d+ findings \(1 warning, \d+ notes\) in 2 models\.$", out.strip())
 
 
+def test_hidden_notes_are_counted_as_if_shown(lint):
+    # a default run leaves notes unbuilt; its count must match what --show-info then shows
+    _, hidden_run, _ = lint("models", "--no-cache")
+    hidden = int(re.search(r"(\d+) notes hidden", hidden_run)[1])
+    _, shown, _ = lint("models", "--show-info", "--output-format", "json")
+    notes = [f for f in json.loads(shown)["findings"] if f["level"] == "note"]
+    assert hidden == len(notes) >= 6
+
+
+def test_a_note_raised_by_configuration_is_shown_without_show_info(project, tmp_path):
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.etrace-lint.levels]\nETL001 = "warning"\n', encoding="utf-8")
+    code = cli.main([str(project / "models" / "net.py"), "--config", str(config), "--no-cache", "-j", "1", "-q",
+                     "--output-file", str(tmp_path / "out.txt")])
+    rules = [m["rule"] for m in _finding_lines((tmp_path / "out.txt").read_text(encoding="utf-8"))]
+    assert code == 1 and rules.count("ETL001") >= 6
+
+
 def test_quiet_prints_findings_only(lint):
     code, out, err = lint("models", "-q")
     assert code == 1

@@ -153,3 +153,13 @@ def test_comment_syntax():
     found = [(s.line, s.codes, s.form) for s in parse_suppressions(text)]
     assert found == [(1, ("ETL003", "ETL004"), "ignore"), (2, ("ETL2",), "file-ignore"),
                      (3, ("ETL005",), "noqa"), (4, (), "noqa")]
+
+
+def test_a_suppression_of_a_note_left_out_is_not_called_unused(tmp_path, findings):
+    # notes are hidden by default and then not built: nothing can match a noqa naming one
+    path, moved = _variant(tmp_path, findings, {DRIVE: "# noqa: ETL001"})
+    settings = Settings(root=str(tmp_path))
+    assert "ETL301" in {f.rule_id for f in apply_policy(moved, [], settings, [path]).findings}
+    outcome = apply_policy(moved, [], settings, [path], notes_left_out={"ETL001": 2})
+    assert "ETL301" not in {f.rule_id for f in outcome.findings}
+    assert outcome.hidden_notes == 2 + sum(f.level is Level.NOTE for f in moved)
