@@ -142,14 +142,14 @@ class CompileClock:
     def __init__(self):
         self.seconds = 0.0
         self.eqns = 0
+        self._module_info = None
         self._original = bt.compile_model
 
     def __enter__(self):
         def timed(model, inputs, options, **hooks):
             compilation = self._original(model, inputs, options, **hooks)
             self.seconds = compilation.seconds
-            if compilation.module_info is not None:
-                self.eqns = jv.count_eqns(bt.traced_jaxpr(compilation.module_info))
+            self._module_info = compilation.module_info  # counted after the clock stops
             return compilation
 
         bt.compile_model = timed
@@ -157,6 +157,8 @@ class CompileClock:
 
     def __exit__(self, *exc):
         bt.compile_model = self._original
+        if self._module_info is not None:
+            self.eqns = jv.count_eqns(bt.traced_jaxpr(self._module_info))
 
 
 # what `etrace-lint` passes the engine by default: notes are hidden, so they are not built

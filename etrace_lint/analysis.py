@@ -111,15 +111,6 @@ Node = tuple  # (scope, var): the id of the enclosing equation (0 at the top) an
 TOP = 0
 
 
-def _union(sets) -> frozenset | None:
-    """The union of the non-empty sets among ``sets`` (None when there are none)."""
-    found = None
-    for one in sets:
-        if one:
-            found = one if found is None else found | one
-    return found
-
-
 @dataclass(frozen=True)
 class WeightConsumer:
     """A plain (non-ETP, non-layout) equation that reads a weight."""
@@ -171,7 +162,11 @@ class StepFlow:
                 self.etp_sites.append(jv.EqnSite(eqn, parents))
                 self.etp_outputs.update(outs)
                 continue
-            carried = _union(weights.get(node) for node in ins)
+            carried = None
+            for node in ins:
+                more = weights.get(node)
+                if more:
+                    carried = more if carried is None else carried | more
             if not carried:
                 continue
             if jv.primitive_name(eqn) in LAYOUT_PRIMITIVES:

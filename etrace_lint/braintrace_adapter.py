@@ -208,25 +208,27 @@ def quiet(sink: list) -> Iterator[None]:
             sink.extend((w.category.__name__, str(w.message)) for w in caught)
 
 
-def ensure_states(model: Any, batch_size: int | None = None) -> dict[tuple, Any]:
-    """Initialise the model's states when its factory did not; the model's states by path."""
-    states = model_states(model)
-    if not any(isinstance(st, brainstate.HiddenState) for st in states.values()):
+def has_hidden_state(model: Any) -> bool:
+    """Whether the model holds a HiddenState (the walk stops at the first one)."""
+    return any(isinstance(leaf, brainstate.HiddenState) for _, leaf in brainstate.graph.iter_leaf(model))
+
+
+def ensure_states(model: Any, batch_size: int | None = None) -> None:
+    """Initialise the model's states when its factory did not (quietly)."""
+    if has_hidden_state(model):
+        return
+    with quiet([]):
         if batch_size is None:
             brainstate.nn.init_all_states(model)
         else:
             brainstate.nn.init_all_states(model, batch_size=batch_size)
-        states = model_states(model)
-    return states
 
 
-def states_still_current(states: dict[tuple, Any], minfo: Any) -> bool:
-    """Whether a state table read before compiling holds every state the step used
-    (a model may create states while it is traced)."""
-    if minfo is None:
-        return False
-    known = {id(st) for st in states.values()}
-    return all(id(st) in known for st in minfo.compiled_model_states)
+def compiled_states(minfo: Any) -> dict[tuple, Any]:
+    """The states the compiler found in the model, by path: its own walk, free to reuse
+    (it leaves out states the step does not use)."""
+    retrieved = getattr(minfo, "retrieved_model_states", None) or {}
+    return {tuple(path): st for path, st in retrieved.items() if isinstance(path, tuple)}
 
 
 def compile_model(model: Any, inputs: tuple, compile_options: dict,

@@ -64,19 +64,14 @@ def findings_for_model(model: Any, inputs: tuple, compile_options: dict, name: s
 
     run_options = dict(run_options or {})
     hidden_levels = _hidden_note_levels(run_options)
-    states = None
     try:
-        with bt.quiet([]):
-            states = bt.ensure_states(model, batch_size)
+        bt.ensure_states(model, batch_size)
     except Exception as exc:
         compilation = bt.Compilation(error=exc)
     else:
         compilation = bt.compile_model(model, inputs, compile_options,
                                        needs_subject=lambda record: not is_hidden_note(record, hidden_levels))
-    if states is not None and not bt.states_still_current(states, compilation.module_info):
-        states = None  # read again when a location needs them
-    locator = Locator(model, compilation.module_info, factory_location, compilation.traced_jaxpr,
-                      states=states)
+    locator = Locator(model, compilation.module_info, factory_location, compilation.traced_jaxpr)
     findings = findings_from_records(compilation, locator, name, hidden_levels,
                                      notes_left_out if notes_left_out is not None else {})
     if compilation.error is not None:

@@ -12,7 +12,7 @@ import os
 import sys
 import sysconfig
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from jax._src import core as _core
 from jax._src import source_info_util as _siu
@@ -181,6 +181,9 @@ _JAXPR_TYPES: tuple = tuple(getattr(_core, name) for name in ("Jaxpr", "ClosedJa
 # Param values that never hold a jaxpr (shapes, dtypes, flags, names, nested tuples):
 # most params of most equations, so they skip the attribute probes below.
 _PLAIN_PARAM_TYPES = (str, int, float, complex, bool, type(None), tuple, list, frozenset, type)
+# exact types that are never a jaxpr nor hold one at the top level (a tuple of them is
+# looked into below; a tuple of tuples, e.g. dimension numbers, holds none)
+_PLAIN_EXACT = frozenset({str, int, float, complex, bool, type(None), frozenset, type})
 
 
 def sub_jaxprs(eqn: Any) -> list[Any]:
@@ -190,8 +193,12 @@ def sub_jaxprs(eqn: Any) -> list[Any]:
         return []
     found = []
     for value in params.values():
+        if type(value) in _PLAIN_EXACT:  # the common case, by one set lookup
+            continue
         items = value if isinstance(value, (tuple, list)) else (value,)
         for item in items:
+            if type(item) in _PLAIN_EXACT:
+                continue
             if isinstance(item, _JAXPR_TYPES):
                 found.append(open_jaxpr(item))
             elif isinstance(item, _PLAIN_PARAM_TYPES):
@@ -203,9 +210,10 @@ def sub_jaxprs(eqn: Any) -> list[Any]:
     return found
 
 
-@dataclass(frozen=True)
-class EqnSite:
-    """An equation and the chain of equations that enclose it (outermost first)."""
+class EqnSite(NamedTuple):
+    """An equation and the chain of equations that enclose it (outermost first).
+
+    A named tuple: a walk makes one per equation."""
 
     eqn: Any
     parents: tuple[Any, ...] = ()
@@ -272,6 +280,8 @@ def is_var(atom: Any) -> bool:
 
 
 def invars(eqn: Any) -> list[Any]:
+    if _Literal is not None:  # the test inlined: this runs for every equation of every pass
+        return [v for v in eqn.invars if not isinstance(v, _Literal)]
     return [v for v in eqn.invars if is_var(v)]
 
 

@@ -30,7 +30,7 @@ class Locator:
     """Answers "where in the user's code" for one compiled model."""
 
     def __init__(self, model: Any, module_info: Any, factory_location: Location, traced_jaxpr: Any = None,
-                 raw_jaxpr: Any = None, states: dict[tuple, Any] | None = None):
+                 raw_jaxpr: Any = None):
         # Every table below is built on first use: most models are placed by
         # a few lookups, and a lint must not walk the jaxpr more than it needs.
         self.factory = factory_location
@@ -38,7 +38,8 @@ class Locator:
                                         "target factory")
         self.module_info = module_info
         self._model = model
-        self._states = states
+        self._states: dict[tuple, Any] | None = None
+        self._compiled_states = bt.compiled_states(module_info) if module_info is not None else {}
         self._sites: list[jv.EqnSite] | None = None
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
         self._weight_vars: dict[tuple, list] | None = None
@@ -58,9 +59,14 @@ class Locator:
 
     @property
     def states(self) -> dict[tuple, Any]:
+        """Every state of the model by path (a walk of the model, made once when asked)."""
         if self._states is None:
             self._states = bt.model_states(self._model)
         return self._states
+
+    def _state_at(self, path: tuple) -> Any:
+        found = self._compiled_states.get(path)
+        return found if found is not None else self.states.get(path)
 
     def use_jaxprs(self, traced_jaxpr: Any = None, raw_jaxpr: Any = None) -> None:
         """The step's jaxpr before canonicalisation and before jit inlining, when known."""
@@ -145,12 +151,13 @@ class Locator:
         """An equation met outside a walk (the one a compiler pass was working on)."""
         if eqn is None:
             return None
-        return self.of_site(jv.EqnSite(eqn), label)
+        frame = jv.user_frame_of(eqn.source_info) or jv.eqn_location(jv.EqnSite(eqn, self._jit_parents(eqn)))
+        return _as_location(frame, label)
 
     def of_state(self, path: tuple | None, label: str = "") -> Location | None:
         if path is None:
             return None
-        state = self.states.get(tuple(path))
+        state = self._state_at(tuple(path))
         if state is None:
             return None
         return self.of_state_object(state, label)

@@ -45,9 +45,12 @@ def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = No
     """
     context = bt.record_context(record)
     weight_path = getattr(record, "weight_path", None)
-    kind = bt.record_kind(record) if kind is None else kind
-    found = _candidate_locations(record, kind, context, weight_path, locator, ordinal, subject)
-    primary = next((loc for loc in found if loc is not None), locator.factory)
+    # most records are placed by their subject equation: the other candidates are not even listed
+    primary = locator.of_eqn(subject) if subject is not None else None
+    if primary is None:
+        kind = bt.record_kind(record) if kind is None else kind
+        found = _candidate_locations(record, kind, context, weight_path, locator, ordinal)
+        primary = next((loc for loc in found if loc is not None), locator.factory)
 
     related = []
     for blocking in context.get("blocking_weight_paths", ()) or ():
@@ -63,12 +66,10 @@ def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = No
     return primary, related
 
 
-def _candidate_locations(record: Any, kind: str, context: Mapping, weight_path: Any, locator: Any, ordinal: int,
-                         subject: Any) -> Iterator[Location | None]:
-    """Where a record may be placed, most precise first; each is only worked out when
-    the ones before found nothing (most records are placed by the first)."""
-    if subject is not None:
-        yield locator.of_eqn(subject)
+def _candidate_locations(record: Any, kind: str, context: Mapping, weight_path: Any, locator: Any,
+                         ordinal: int) -> Iterator[Location | None]:
+    """Where a record without a subject equation may be placed, most precise first; each
+    is only worked out when the ones before found nothing."""
     op_name = str(context.get("op_name", ""))
     family = _KIND_PRIMITIVE.get(kind)
     if family:
@@ -124,9 +125,14 @@ def record_message(record: Any, kind: str | None = None) -> str:
 def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
     kind = bt.record_kind(record)
     rule = rule_for_record_kind(kind)
+    return _finding(record, kind, rule, graded_level(record, rule), locator, target, ordinal, subject)
+
+
+def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, target: str, ordinal: int,
+             subject: Any) -> Finding:
     primary, related = locate_record(record, locator, ordinal, subject, kind)
-    return Finding(rule.id, graded_level(record, rule), record_message(record, kind), target, primary,
-                   tuple(related), record_properties(record, kind))
+    return Finding(rule.id, level, record_message(record, kind), target, primary, tuple(related),
+                   record_properties(record, kind))
 
 
 _RECORD_LEVELS = {"info": Level.NOTE, "warning": Level.WARNING, "error": Level.ERROR}
@@ -138,14 +144,17 @@ def graded_level(record: Any, rule: Any) -> Level:
     return _RECORD_LEVELS.get(bt.record_level(record), rule.level)
 
 
+def _shown_level(level: Level, rule: Any, hidden_note_levels: dict[str, str]) -> Level:
+    configured = hidden_note_levels.get(rule.id)
+    return Level(configured) if configured else level
+
+
 def is_hidden_note(record: Any, hidden_note_levels: dict[str, str] | None) -> bool:
     """Whether a run hiding notes (``policy.hidden_note_levels``) would hide this record's finding."""
     if hidden_note_levels is None:
         return False
     rule = rule_for_record_kind(bt.record_kind(record))
-    configured = hidden_note_levels.get(rule.id)
-    level = Level(configured) if configured else graded_level(record, rule)
-    return level is Level.NOTE
+    return _shown_level(graded_level(record, rule), rule, hidden_note_levels) is Level.NOTE
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Any, target: str,
@@ -156,18 +165,19 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
     locator.use_jaxprs(compilation.traced_jaxpr, compilation.raw_jaxpr)
     subjects = list(compilation.record_subjects)
     subjects += [None] * (len(compilation.records) - len(subjects))
+    left_out = {} if left_out is None else left_out
     findings, seen = [], {}
     for record, subject in zip(compilation.records, subjects):
         kind = bt.record_kind(record)
         key = _ORDINAL_GROUP.get(kind, kind)
         ordinal = seen.get(key, 0)
         seen[key] = ordinal + 1
-        if is_hidden_note(record, hidden_note_levels):
-            if left_out is not None:
-                rule_id = rule_for_record_kind(kind).id
-                left_out[rule_id] = left_out.get(rule_id, 0) + 1
+        rule = rule_for_record_kind(kind)
+        level = graded_level(record, rule)
+        if hidden_note_levels is not None and _shown_level(level, rule, hidden_note_levels) is Level.NOTE:
+            left_out[rule.id] = left_out.get(rule.id, 0) + 1
             continue
-        findings.append(finding_from_record(record, locator, target, ordinal, subject))
+        findings.append(_finding(record, kind, rule, level, locator, target, ordinal, subject))
     return findings
 
 

@@ -49,6 +49,8 @@ class Settings:
         """What of the configuration can change what the engine reports (part of cache keys).
 
         Selection, levels and suppressions are applied after the cache, so
-        changing them never makes a run lint again.
+        changing them never makes a run lint again, with one exception: a
+        result that left hidden notes out does not serve a run that shows
+        them (``--show-info``, or a level raising a note); see the cache.
         """
         return {"compile_options": self.compile_options, "run_options": self.run_options}
