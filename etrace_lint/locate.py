@@ -143,16 +143,14 @@ class Locator:
         frame = jv.eqn_location(site)
         if frame is None:
             # a cached jit body only knows its own frames: the jit calls around it know the user's line
-            top = site.parents[0] if site.parents else site.eqn
-            frame = jv.eqn_location(jv.EqnSite(site.eqn, self._jit_parents(top)))
+            calls = self._jit_parents(site.parents[0] if site.parents else site.eqn)
+            if calls:
+                frame = jv.eqn_location(jv.EqnSite(calls[-1], calls[:-1]))
         return _as_location(frame, label)
 
     def of_eqn(self, eqn: Any, label: str = "") -> Location | None:
         """An equation met outside a walk (the one a compiler pass was working on)."""
-        if eqn is None:
-            return None
-        frame = jv.user_frame_of(eqn.source_info) or jv.eqn_location(jv.EqnSite(eqn, self._jit_parents(eqn)))
-        return _as_location(frame, label)
+        return None if eqn is None else self.of_site(jv.EqnSite(eqn), label)
 
     def of_state(self, path: tuple | None, label: str = "") -> Location | None:
         if path is None:
