@@ -10,7 +10,6 @@ produced before failing, so errors can still be located.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import sys
 import time
@@ -23,6 +22,8 @@ import braintrace
 from braintrace._compiler import diagnostics as _diagnostics
 from braintrace._compiler import graph as _graph_module
 from braintrace._compiler import module_info as _module_info_module
+
+from . import jaxpr_view as jv
 
 
 @dataclass
@@ -59,29 +60,37 @@ class Compilation:
         return self.state_writes[-1].frame if self.state_writes else None
 
 
-def _compiler_frames(frame: Any) -> Iterator[Any]:
-    """Frames of braintrace's compiler, innermost first."""
-    while frame is not None:
-        if str(frame.f_globals.get("__name__", "")).startswith("braintrace._compiler"):
-            yield frame
-        frame = frame.f_back
+# per code object: (the code, whether it is the compiler's, whether it has an ``eqn`` local);
+# keyed by id with the code kept, so a freed code's id never answers for another
+_CODE_ROLES: dict[int, tuple[Any, bool, bool]] = {}
 
 
-def _subject_eqn(frames: Iterator[Any]) -> Any:
-    """The equation a compiler pass is working on: its local ``eqn``.
+def _code_role(frame: Any) -> tuple[Any, bool, bool]:
+    code = frame.f_code
+    role = _CODE_ROLES.get(id(code))
+    if role is None or role[0] is not code:
+        compiler = str(frame.f_globals.get("__name__", "")).startswith("braintrace._compiler")
+        role = (code, compiler, "eqn" in code.co_varnames or "eqn" in code.co_cellvars)
+        _CODE_ROLES[id(code)] = role
+    return role
+
+
+def _subject_eqn(frame: Any, depth: int = 4) -> Any:
+    """The equation a compiler pass is working on: its local ``eqn``, in the first
+    ``depth`` compiler frames from ``frame`` outwards.
 
     Records carry weight paths and vars but rarely the equation itself; the
     pass that emits one always has the equation at hand under that name.
     """
-    from . import jaxpr_view as jv
-
-    for frame in frames:
-        code = frame.f_code
-        if "eqn" not in code.co_varnames and "eqn" not in code.co_cellvars:
-            continue  # reading f_locals copies every local: only for a frame that has one
-        candidate = frame.f_locals.get("eqn")
-        if candidate is not None and jv.is_eqn(candidate):
-            return candidate
+    while frame is not None and depth:
+        _, compiler, has_eqn = _code_role(frame)
+        if compiler:
+            depth -= 1
+            if has_eqn:  # reading f_locals copies every local: only for a frame that has one
+                candidate = frame.f_locals.get("eqn")
+                if candidate is not None and jv.is_eqn(candidate):
+                    return candidate
+        frame = frame.f_back
     return None
 
 
@@ -97,7 +106,7 @@ def _tee_records(sink: list, subjects: list | None = None,
             if needs_subject is None or needs_subject(record):
                 # emit(), the pass that called it and that pass's caller: further out
                 # an ``eqn`` is a driver's stale loop variable
-                subject = _subject_eqn(itertools.islice(_compiler_frames(sys._getframe(1)), 4))
+                subject = _subject_eqn(sys._getframe(1))
             subjects.append(subject)
         original(reporter, record)
 
@@ -164,8 +173,6 @@ def _record_state_writes(sink: list) -> Iterator[None]:
     brainstate re-raises a failed write with the traceback of the state's
     creation, so this record is the only trace of the line that wrote it.
     """
-    from . import jaxpr_view as jv
-
     owner = next(cls for cls in brainstate.State.__mro__ if "value" in cls.__dict__)
     original = owner.__dict__["value"]
 
@@ -209,8 +216,54 @@ def quiet(sink: list) -> Iterator[None]:
 
 
 def has_hidden_state(model: Any) -> bool:
-    """Whether the model holds a HiddenState (the walk stops at the first one)."""
-    return any(isinstance(leaf, brainstate.HiddenState) for _, leaf in brainstate.graph.iter_leaf(model))
+    """Whether the model holds a HiddenState (the walk stops at the first one).
+
+    The attributes of its modules are looked through first: brainstate's own
+    graph walk costs a hundred times more, and a model without one (to be
+    initialised) is still walked by it before the answer is no.
+    """
+    return _holds_hidden_state(model) or any(
+        isinstance(leaf, brainstate.HiddenState) for _, leaf in brainstate.graph.iter_leaf(model))
+
+
+_HIDDEN, _NODE, _ITEMS, _MAPPING, _LEAF = range(5)
+_NODE_KINDS: dict[type, int] = {}  # by exact type: isinstance against brainstate's metaclasses is slow
+
+
+def _node_kind(cls: type) -> int:
+    kind = _NODE_KINDS.get(cls)
+    if kind is None:
+        if issubclass(cls, brainstate.HiddenState):
+            kind = _HIDDEN
+        elif issubclass(cls, brainstate.graph.Node):
+            kind = _NODE
+        elif issubclass(cls, (list, tuple)):
+            kind = _ITEMS
+        elif issubclass(cls, dict):
+            kind = _MAPPING
+        else:
+            kind = _LEAF
+        _NODE_KINDS[cls] = kind
+    return kind
+
+
+def _holds_hidden_state(model: Any) -> bool:
+    pending, seen = [model], set()
+    while pending:
+        node = pending.pop()
+        kind = _node_kind(type(node))
+        if kind == _HIDDEN:
+            return True
+        if kind == _LEAF or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if kind == _NODE:
+            pending.extend(getattr(node, "__dict__", {}).values())
+        elif kind == _ITEMS:
+            pending.extend(node)
+        else:
+            pending.extend(node.values())
+    return False
 
 
 def ensure_states(model: Any, batch_size: int | None = None) -> None:
@@ -310,8 +363,6 @@ def exception_subject(exc: BaseException) -> ErrorSubject:
     canonicalisation holds the equations of its last sweep, a rejected
     relation holds the relation, a hidden group holds its states.
     """
-    from . import jaxpr_view as jv
-
     frames = []
     tb = exc.__traceback__
     while tb is not None:

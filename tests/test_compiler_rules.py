@@ -199,3 +199,46 @@ def test_compiler_warnings_and_jax_noise_stay_off_the_terminal():
     assert "ETL005" in proc.stdout
     for noise in ("Warning", "warn(", "non-parametric-tail", "DeprecationWarning", "jax"):
         assert noise not in proc.stderr, proc.stderr
+
+
+FACTORY_STATES = '''
+import brainstate
+import braintrace
+import jax.numpy as jnp
+
+
+class Cell(brainstate.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = braintrace.nn.Linear(3, 4)
+
+    def init_state(self, batch_size=None, **kwargs):
+        # a hidden state kept in a dict inside a list: still the model's state
+        self.memory = [{"v": brainstate.HiddenState(jnp.zeros((batch_size, 4)))}]
+
+    def update(self, x):
+        v = self.memory[0]["v"]
+        v.value = 0.9 * v.value + self.fc(x)
+        return v.value
+
+
+def etrace_target():
+    model = Cell()
+    brainstate.nn.init_all_states(model, batch_size=2)
+    return model, (jnp.ones((2, 3)),)
+
+
+def etrace_target_uninitialised():
+    return Cell(), (jnp.ones((1, 3)),), {"batch_size": 1}
+'''
+
+
+def test_states_the_factory_initialised_are_kept_and_missing_ones_are_made(tmp_path):
+    path = tmp_path / "factory_states.py"
+    path.write_text(FACTORY_STATES, encoding="utf-8")
+    findings, errors = lint_file(str(path))
+    assert not errors, [e.message for e in errors]
+    # re-initialised without the factory's batch of 2, the step would not trace
+    assert not [f for f in findings if f.level is Level.ERROR], [f.message for f in findings]
+    connected = {(f.target, f.properties.get("weight")) for f in findings if f.rule_id == "ETL001"}
+    assert connected == {("etrace_target", "fc.weight"), ("etrace_target_uninitialised", "fc.weight")}
