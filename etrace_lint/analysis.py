@@ -131,7 +131,10 @@ class StepFlow:
     """
 
     def __init__(self, jaxpr: Any, weight_invars: dict, hidden_outvars: dict):
-        self.successors: dict[Node, list[Node]] = {}
+        # (sources, destinations) per equation and per call boundary; the successor
+        # table is only built when a rule follows a path (most models never ask)
+        self._edges: list[tuple[Any, Any]] = []
+        self._successors: dict[Node, list[Node]] | None = None
         self.weights: dict[Node, frozenset] = {(TOP, v): frozenset([p]) for v, p in weight_invars.items()}
         self.hidden: dict[Node, tuple] = {(TOP, v): p for v, p in hidden_outvars.items()}
         self.consumers: list[WeightConsumer] = []
@@ -139,14 +142,25 @@ class StepFlow:
         self.etp_outputs: set[Node] = set()
         self._build(jv.open_jaxpr(jaxpr), TOP, ())
 
+    @property
+    def successors(self) -> dict[Node, list[Node]]:
+        if self._successors is None:
+            table: dict[Node, list[Node]] = {}
+            for sources, destinations in self._edges:
+                for node in sources:
+                    table.setdefault(node, []).extend(destinations)
+            self._successors = table
+        return self._successors
+
     def _edge(self, src: Node, dst: Node) -> None:
-        self.successors.setdefault(src, []).append(dst)
+        self._edges.append(((src,), (dst,)))
         carried = self.weights.get(src)
         if carried:
             self.weights[dst] = self.weights.get(dst, frozenset()) | carried
 
     def _build(self, jaxpr: Any, scope: int, parents: tuple) -> None:
-        successors, weights = self.successors, self.weights
+        edges, weights = self._edges, self.weights
+        is_etp = bt.is_etp_primitive
         for eqn in jaxpr.eqns:
             ins = [(scope, v) for v in jv.invars(eqn)]
             outs = [(scope, v) for v in eqn.outvars]
@@ -154,11 +168,10 @@ class StepFlow:
             if bindings:
                 self._build_call(eqn, bindings, scope, parents, outs)
                 continue
-            for node in ins:
-                successors.setdefault(node, []).extend(outs)
+            edges.append((ins, outs))
             if bindings is None:
                 continue  # a body laid out as we do not know: what happens inside is unknown, not plain
-            if bt.is_etp_primitive(eqn):
+            if is_etp(eqn):
                 self.etp_sites.append(jv.EqnSite(eqn, parents))
                 self.etp_outputs.update(outs)
                 continue
@@ -191,10 +204,7 @@ class StepFlow:
                 if jv.is_var(var):
                     self._edge((inner, var), (scope, outer))
         # a cond's branch index, a loop's predicate: they decide every output
-        for var in jv.invars(eqn):
-            if id(var) not in bound:
-                for out in outs:
-                    self.successors.setdefault((scope, var), []).append(out)
+        self._edges.append(([(scope, var) for var in jv.invars(eqn) if id(var) not in bound], outs))
 
     def weights_read_by(self, site: jv.EqnSite) -> frozenset:
         scope = id(site.parents[-1]) if site.parents else TOP
@@ -205,11 +215,12 @@ class StepFlow:
         seen = set(starts)
         pending = list(starts)
         found = set()
+        successors = self.successors
         while pending:
             node = pending.pop()
             if node in self.hidden:
                 found.add(self.hidden[node])
-            for nxt in self.successors.get(node, ()):
+            for nxt in successors.get(node, ()):
                 if nxt not in seen and nxt not in avoid:
                     seen.add(nxt)
                     pending.append(nxt)

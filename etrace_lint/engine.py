@@ -170,8 +170,9 @@ def finding_from_hit(rule: Rule, hit: Hit, locator: Any, name: str) -> Finding:
 
 
 def format_path(path: Any) -> str:
+    """A state path as users write it: ``('layers', 0, 'weight')`` -> ``layers.0.weight``."""
     if isinstance(path, (tuple, list)):
-        return ".".join(str(p) for p in path)
+        return ".".join(map(str, path))
     return str(path)
 
 

@@ -99,13 +99,15 @@ def user_frame_of(source_info: Any) -> SourceFrame | None:
         codes, lastis = traceback.raw_frames()
     except AttributeError:  # a JAX without raw frames: its decoded ones
         return _user_frame_of_decoded(traceback)
+    kinds = _FILE_KINDS
     for index, code in enumerate(codes):
-        kind = _file_kind(code.co_filename)
+        file_name = code.co_filename
+        kind = kinds.get(file_name) or _file_kind(file_name)
         if kind is _LINTER:
             return None
         if kind is _USER:
             # code objects compare equal across files when their bodies do: the file is part of the key
-            return _decoded(code.co_filename, code, lastis[index])
+            return _decoded(file_name, code, lastis[index])
     return None
 
 

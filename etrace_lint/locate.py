@@ -43,7 +43,7 @@ class Locator:
         self._sites: list[jv.EqnSite] | None = None
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
         self._weight_vars: dict[tuple, list] | None = None
-        self._state_locations: dict[int, Location | None] = {}
+        self._state_frames: dict[int, jv.SourceFrame | None] = {}
         self._weight_site_cache: dict[tuple, list] = {}
         self._weight_location_cache: dict[tuple, Location | None] = {}
         self._by_primitive: dict[str, list] = {}
@@ -163,10 +163,11 @@ class Locator:
     def of_state_object(self, state: Any, label: str = "") -> Location | None:
         """Where a state was created; decoded once per state (many records name the same one)."""
         key = id(state)
-        if key not in self._state_locations:
-            self._state_locations[key] = _as_location(jv.user_frame_of(bt.state_source_info(state)))
-        found = self._state_locations[key]
-        return Location(found.path, found.line, found.column, label) if found is not None else None
+        try:
+            frame = self._state_frames[key]
+        except KeyError:
+            frame = self._state_frames[key] = jv.user_frame_of(bt.state_source_info(state))
+        return None if frame is None else Location(frame.path, frame.line, frame.column, label)
 
     def _vars_of_weight(self, path: tuple) -> list:
         if self._weight_vars is None:
