@@ -266,6 +266,8 @@ def plain_uses(context: AnalysisContext) -> list[PlainUse]:
     weight itself.
     """
     flow = context.flow
+    if not flow.consumers:  # every weight goes through ETP ops or layout only
+        return []
     explained = explained_weights(context)
     learning = context.learning_weights
     found = []

@@ -95,9 +95,9 @@ def _candidate_locations(record: Any, kind: str, context: Mapping, weight_path: 
         yield locator.of_primitive(primitive)
 
 
-def record_properties(record: Any, kind: str | None = None) -> dict:
+def record_properties(record: Any, kind: str | None = None, level: str | None = None) -> dict:
     kind = bt.record_kind(record) if kind is None else kind
-    properties = {"braintraceKind": kind, "braintraceLevel": bt.record_level(record)}
+    properties = {"braintraceKind": kind, "braintraceLevel": bt.record_level(record) if level is None else level}
     weight_path = getattr(record, "weight_path", None)
     if weight_path:
         properties["weight"] = format_path(weight_path)
@@ -129,19 +129,19 @@ def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0
 
 
 def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, target: str, ordinal: int,
-             subject: Any) -> Finding:
+             subject: Any, record_level: str | None = None) -> Finding:
     primary, related = locate_record(record, locator, ordinal, subject, kind)
     return Finding(rule.id, level, record_message(record, kind), target, primary, tuple(related),
-                   record_properties(record, kind))
+                   record_properties(record, kind, record_level))
 
 
 _RECORD_LEVELS = {"info": Level.NOTE, "warning": Level.WARNING, "error": Level.ERROR}
 
 
-def graded_level(record: Any, rule: Any) -> Level:
+def graded_level(record: Any, rule: Any, record_level: str | None = None) -> Level:
     """The compiler grades some kinds differently by situation (a scan unroll
     skipped for length is informational, for a blocker it is a warning)."""
-    return _RECORD_LEVELS.get(bt.record_level(record), rule.level)
+    return _RECORD_LEVELS.get(bt.record_level(record) if record_level is None else record_level, rule.level)
 
 
 def _shown_level(level: Level, rule: Any, hidden_note_levels: dict[str, str]) -> Level:
@@ -167,17 +167,24 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
     subjects += [None] * (len(compilation.records) - len(subjects))
     left_out = {} if left_out is None else left_out
     findings, seen = [], {}
+    graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
     for record, subject in zip(compilation.records, subjects):
         kind = bt.record_kind(record)
         key = _ORDINAL_GROUP.get(kind, kind)
         ordinal = seen.get(key, 0)
         seen[key] = ordinal + 1
-        rule = rule_for_record_kind(kind)
-        level = graded_level(record, rule)
-        if hidden_note_levels is not None and _shown_level(level, rule, hidden_note_levels) is Level.NOTE:
+        record_level = bt.record_level(record)
+        grade = graded.get((kind, record_level))
+        if grade is None:
+            rule = rule_for_record_kind(kind)
+            level = graded_level(record, rule, record_level)
+            hidden = hidden_note_levels is not None and _shown_level(level, rule, hidden_note_levels) is Level.NOTE
+            grade = graded[(kind, record_level)] = (rule, level, hidden)
+        rule, level, hidden = grade
+        if hidden:
             left_out[rule.id] = left_out.get(rule.id, 0) + 1
             continue
-        findings.append(_finding(record, kind, rule, level, locator, target, ordinal, subject))
+        findings.append(_finding(record, kind, rule, level, locator, target, ordinal, subject, record_level))
     return findings
 
 
