@@ -131,11 +131,14 @@ class StepFlow:
     """
 
     def __init__(self, jaxpr: Any, weight_invars: dict, hidden_outvars: dict):
-        # (sources, destinations) per equation and per call boundary; the successor
-        # table is only built when a rule follows a path (most models never ask)
-        self._edges: list[tuple[Any, Any]] = []
+        # Edges are kept as the equations themselves (inputs -> outputs, built into
+        # (scope, var) nodes only when a rule follows a path: most models never ask)
+        # and as node pairs at call boundaries.
+        self._eqn_edges: list[tuple[int, Any]] = []
+        self._node_edges: list[tuple[Any, Any]] = []
         self._successors: dict[Node, list[Node]] | None = None
-        self.weights: dict[Node, frozenset] = {(TOP, v): frozenset([p]) for v, p in weight_invars.items()}
+        # the weights each var carries, per scope: a lookup needs no node built
+        self._weights: dict[int, dict[Any, frozenset]] = {TOP: {v: frozenset([p]) for v, p in weight_invars.items()}}
         self.hidden: dict[Node, tuple] = {(TOP, v): p for v, p in hidden_outvars.items()}
         self.consumers: list[WeightConsumer] = []
         self.etp_sites: list[jv.EqnSite] = []
@@ -146,49 +149,56 @@ class StepFlow:
     def successors(self) -> dict[Node, list[Node]]:
         if self._successors is None:
             table: dict[Node, list[Node]] = {}
-            for sources, destinations in self._edges:
+            for scope, eqn in self._eqn_edges:
+                outs = [(scope, v) for v in eqn.outvars]
+                for var in jv.invars(eqn):
+                    table.setdefault((scope, var), []).extend(outs)
+            for sources, destinations in self._node_edges:
                 for node in sources:
                     table.setdefault(node, []).extend(destinations)
             self._successors = table
         return self._successors
 
+    def _scope_weights(self, scope: int) -> dict[Any, frozenset]:
+        return self._weights.setdefault(scope, {})
+
     def _edge(self, src: Node, dst: Node) -> None:
-        self._edges.append(((src,), (dst,)))
-        carried = self.weights.get(src)
+        self._node_edges.append(((src,), (dst,)))
+        carried = self._scope_weights(src[0]).get(src[1])
         if carried:
-            self.weights[dst] = self.weights.get(dst, frozenset()) | carried
+            into = self._scope_weights(dst[0])
+            into[dst[1]] = into.get(dst[1], frozenset()) | carried
 
     def _build(self, jaxpr: Any, scope: int, parents: tuple) -> None:
-        edges, weights = self._edges, self.weights
+        edges, weights = self._eqn_edges, self._scope_weights(scope)
         is_etp = bt.is_etp_primitive
         for eqn in jaxpr.eqns:
-            ins = [(scope, v) for v in jv.invars(eqn)]
-            outs = [(scope, v) for v in eqn.outvars]
             bindings = jv.sub_jaxpr_bindings(eqn)
             if bindings:
-                self._build_call(eqn, bindings, scope, parents, outs)
+                self._build_call(eqn, bindings, scope, parents)
                 continue
-            edges.append((ins, outs))
+            edges.append((scope, eqn))
             if bindings is None:
                 continue  # a body laid out as we do not know: what happens inside is unknown, not plain
             if is_etp(eqn):
                 self.etp_sites.append(jv.EqnSite(eqn, parents))
-                self.etp_outputs.update(outs)
+                self.etp_outputs.update((scope, v) for v in eqn.outvars)
                 continue
             carried = None
-            for node in ins:
-                more = weights.get(node)
+            for var in jv.invars(eqn):
+                more = weights.get(var)
                 if more:
                     carried = more if carried is None else carried | more
             if not carried:
                 continue
             if jv.primitive_name(eqn) in LAYOUT_PRIMITIVES:
-                for out in outs:
+                for out in eqn.outvars:
                     weights[out] = carried
             else:
-                self.consumers.append(WeightConsumer(jv.EqnSite(eqn, parents), carried, tuple(outs)))
+                outs = tuple((scope, v) for v in eqn.outvars)
+                self.consumers.append(WeightConsumer(jv.EqnSite(eqn, parents), carried, outs))
 
-    def _build_call(self, eqn: Any, bindings: list, scope: int, parents: tuple, outs: list) -> None:
+    def _build_call(self, eqn: Any, bindings: list, scope: int, parents: tuple) -> None:
         inner = id(eqn)
         bound = set()
         for binding in bindings:
@@ -204,11 +214,13 @@ class StepFlow:
                 if jv.is_var(var):
                     self._edge((inner, var), (scope, outer))
         # a cond's branch index, a loop's predicate: they decide every output
-        self._edges.append(([(scope, var) for var in jv.invars(eqn) if id(var) not in bound], outs))
+        self._node_edges.append(([(scope, var) for var in jv.invars(eqn) if id(var) not in bound],
+                                 [(scope, v) for v in eqn.outvars]))
 
     def weights_read_by(self, site: jv.EqnSite) -> frozenset:
         scope = id(site.parents[-1]) if site.parents else TOP
-        return frozenset().union(*(self.weights.get((scope, v), frozenset()) for v in jv.invars(site.eqn)))
+        weights = self._weights.get(scope, {})
+        return frozenset().union(*(weights.get(v, frozenset()) for v in jv.invars(site.eqn)))
 
     def hidden_reached(self, starts: tuple, avoid: set | frozenset = frozenset()) -> list[tuple]:
         """Hidden states whose new value depends on ``starts``, not passing through ``avoid``."""
