@@ -61,14 +61,14 @@ class Compilation:
 
 
 # per code object: (the code, whether it is the compiler's, whether it has an ``eqn`` local);
-# keyed by id with the code kept, so a freed code's id never answers for another
+# keyed by id (a code's hash reads its whole body), the code kept so that its id stays its own
 _CODE_ROLES: dict[int, tuple[Any, bool, bool]] = {}
 
 
 def _code_role(frame: Any) -> tuple[Any, bool, bool]:
     code = frame.f_code
     role = _CODE_ROLES.get(id(code))
-    if role is None or role[0] is not code:
+    if role is None:
         compiler = str(frame.f_globals.get("__name__", "")).startswith("braintrace._compiler")
         role = (code, compiler, "eqn" in code.co_varnames or "eqn" in code.co_cellvars)
         _CODE_ROLES[id(code)] = role
