@@ -124,12 +124,13 @@ def record_message(record: Any, kind: str | None = None) -> str:
 
 def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
     kind = bt.record_kind(record)
-    rule = rule_for_record_kind(kind)
-    return _finding(record, kind, rule, graded_level(record, rule), locator, target, ordinal, subject)
+    record_level = bt.record_level(record)
+    rule, level, _ = _grade(kind, record_level, None)
+    return _finding(record, kind, rule, level, locator, target, ordinal, subject, record_level)
 
 
 def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, target: str, ordinal: int,
-             subject: Any, record_level: str | None = None) -> Finding:
+             subject: Any, record_level: str) -> Finding:
     primary, related = locate_record(record, locator, ordinal, subject, kind)
     return Finding(rule.id, level, record_message(record, kind), target, primary, tuple(related),
                    record_properties(record, kind, record_level))
@@ -138,23 +139,27 @@ def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, targ
 _RECORD_LEVELS = {"info": Level.NOTE, "warning": Level.WARNING, "error": Level.ERROR}
 
 
-def graded_level(record: Any, rule: Any, record_level: str | None = None) -> Level:
-    """The compiler grades some kinds differently by situation (a scan unroll
-    skipped for length is informational, for a blocker it is a warning)."""
-    return _RECORD_LEVELS.get(bt.record_level(record) if record_level is None else record_level, rule.level)
-
-
 def _shown_level(level: Level, rule: Any, hidden_note_levels: dict[str, str]) -> Level:
     configured = hidden_note_levels.get(rule.id)
     return Level(configured) if configured else level
+
+
+def _grade(kind: str, record_level: str, hidden_note_levels: dict[str, str] | None) -> tuple[Any, Level, bool]:
+    """A record's rule, its level, and whether a run hiding notes (``policy.hidden_note_levels``)
+    would hide its finding; the same for every record of one kind and level."""
+    rule = rule_for_record_kind(kind)
+    # the compiler grades some kinds by situation (a scan unroll skipped for length is
+    # informational, for a blocker it is a warning): its level wins over the rule's default
+    level = _RECORD_LEVELS.get(record_level, rule.level)
+    hidden = hidden_note_levels is not None and _shown_level(level, rule, hidden_note_levels) is Level.NOTE
+    return rule, level, hidden
 
 
 def is_hidden_note(record: Any, hidden_note_levels: dict[str, str] | None) -> bool:
     """Whether a run hiding notes (``policy.hidden_note_levels``) would hide this record's finding."""
     if hidden_note_levels is None:
         return False
-    rule = rule_for_record_kind(bt.record_kind(record))
-    return _shown_level(graded_level(record, rule), rule, hidden_note_levels) is Level.NOTE
+    return _grade(bt.record_kind(record), bt.record_level(record), hidden_note_levels)[2]
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Any, target: str,
@@ -176,10 +181,7 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
         record_level = bt.record_level(record)
         grade = graded.get((kind, record_level))
         if grade is None:
-            rule = rule_for_record_kind(kind)
-            level = graded_level(record, rule, record_level)
-            hidden = hidden_note_levels is not None and _shown_level(level, rule, hidden_note_levels) is Level.NOTE
-            grade = graded[(kind, record_level)] = (rule, level, hidden)
+            grade = graded[(kind, record_level)] = _grade(kind, record_level, hidden_note_levels)
         rule, level, hidden = grade
         if hidden:
             left_out[rule.id] = left_out.get(rule.id, 0) + 1
