@@ -37,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--output-format", choices=FORMATS, default=None, help="how findings are printed (text)")
     out.add_argument("--sarif", metavar="FILE", help="also write a SARIF 2.1.0 log to FILE")
     out.add_argument("-o", "--output-file", metavar="FILE", help="write the main output to FILE")
-    out.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary or progress")
+    out.add_argument("-q", "--quiet", action="store_true",
+                     help="print findings only, one line each, no summary, warnings or progress")
+    out.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
     out.add_argument("--show-info", action="store_true", help="also show note-level findings")
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     out.add_argument("--root", help="paths in the output are relative to this folder (default: cwd)")
@@ -76,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, metavar="SECONDS", help="per-target time limit (300)")
     run.add_argument("--no-cache", action="store_true", help="lint everything again, write no cache")
     run.add_argument("--cache-dir", metavar="DIR", help="where results are cached (.etrace-lint-cache)")
+    run.add_argument("--environ", action="append", default=None, metavar="KEY=VALUE",
+                     help="brainstate.environ setting to build and trace targets under, such as dt=0.1ms "
+                          "(repeatable or comma separated; a target's decorator overrides it)")
     run.add_argument("--config", metavar="PYPROJECT", help="read [tool.etrace-lint] from this file")
     run.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     return parser
@@ -160,8 +165,27 @@ def settings_from_args(args: argparse.Namespace):
             settings.run_options[flag] = getattr(args, flag)
     if args.verify_algorithms:
         settings.run_options["verify_algorithms"] = _split([args.verify_algorithms])
+    if args.environ:
+        settings.run_options["environ"] = {**settings.run_options.get("environ", {}), **_environ(args.environ)}
+    if args.statistics:
+        if settings.output_format not in ("text", "concise", "json"):
+            raise UsageError(f"--statistics prints text or json, not {settings.output_format}")
+        settings.statistics = True
     settings.color = {"always": True, "never": False}.get(args.color)
     return settings
+
+
+def _environ(values: list[str]) -> dict:
+    """``--environ dt=0.1ms,tau=2ms --environ ...``: plain values, checked but not converted."""
+    from .environ import EnvironError, parse_assignments
+
+    environ = {}
+    for value in values:
+        try:
+            environ.update(parse_assignments(value))
+        except EnvironError as exc:
+            raise UsageError(f"--environ {value}: {exc}") from None
+    return environ
 
 
 def _validate_selectors(selectors: list[str], where: str) -> None:
@@ -189,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("rule", "rules"):
         from .docs_cli import main_rule, main_rules
         return main_rule(argv[1:]) if argv[0] == "rule" else main_rules(argv[1:])
+    if argv and argv[0] == "server":
+        from .server import main as main_server
+        return main_server(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

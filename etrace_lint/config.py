@@ -29,6 +29,9 @@ Example::
     [tool.etrace-lint.verify]
     steps = 32
     algorithms = ["d_rtrl"]
+
+    [tool.etrace-lint.environ]    # brainstate.environ while building and tracing
+    dt = "0.1 ms"
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import os
 import tomllib
 from typing import Any
 
+from .environ import EnvironError, check_value
 from .findings import Level
 from .settings import Settings
 
@@ -158,6 +162,17 @@ def _verify_options(reader: _Reader, table: dict) -> dict:
     return options
 
 
+def _environ(reader: _Reader, table: dict) -> dict:
+    """Plain values, syntax checked; units become saiunit quantities only in a worker."""
+    values = {}
+    for key, value in table.items():
+        try:
+            values[key] = check_value(key, value)
+        except EnvironError as exc:
+            raise reader.fail(f"environ: {exc}") from None
+    return values
+
+
 def _apply(settings: Settings, key: str, value: Any, reader: _Reader, base: str) -> None:
     if key == "paths":
         settings.paths = [os.path.join(base, p) for p in reader.strings(value, key)]
@@ -191,10 +206,13 @@ def _apply(settings: Settings, key: str, value: Any, reader: _Reader, base: str)
         settings.compile_options = _compile_options(reader, reader.table(value, key))
     elif key == "verify":
         settings.run_options.update(_verify_options(reader, reader.table(value, key)))
+    elif key == "environ":
+        settings.run_options["environ"] = _environ(reader, reader.table(value, key))
 
 
 KNOWN_KEYS = ("paths", "exclude", "extend-exclude", "select", "extend-select", "ignore", "per-file-ignores",
-              "levels", "fail-level", "timeout", "jobs", "cache-dir", "show-info", "compile-options", "verify")
+              "levels", "fail-level", "timeout", "jobs", "cache-dir", "show-info", "compile-options", "verify",
+              "environ")
 
 
 def _read_toml(path: str, display: str) -> dict:

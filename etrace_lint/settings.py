@@ -31,7 +31,10 @@ class Settings:
     cache_dir: str = ".etrace-lint-cache"
     use_cache: bool = True
     compile_options: dict = field(default_factory=dict)
-    run_options: dict = field(default_factory=dict)  # opt-in analysis flags and verify settings
+    # opt-in analysis flags, verify settings, and "environ": brainstate.environ values as plain
+    # data (numbers, booleans, strings such as "0.1 ms"), made quantities only in a worker
+    run_options: dict = field(default_factory=dict)
+    statistics: bool = False  # print the number of findings per rule instead of the findings
     color: bool | None = None
     debug: bool = False
     include_suppressed: bool = False

@@ -1,0 +1,20 @@
+from etrace_lint.environ import how_to_set, unset_key
+from etrace_lint.findings import Level
+from etrace_lint.rule import ErrorMatch, Rule
+
+
+def describe(exc, compilation):
+    """Name the key and the three ways to set it; the line is the user's read of the key."""
+    key = unset_key(exc) or "?"
+    return f"the step reads brainstate.environ key {key!r}, which is not set; {how_to_set(key)}", None
+
+
+RULE = Rule(
+    id="ETL112",
+    name="environ-key-unset",
+    level=Level.ERROR,
+    summary="The model reads a brainstate.environ key (such as dt) that is not set while it is traced",
+    tags=("compiler", "error", "environ"),
+    error=ErrorMatch(types=("KeyError",), pattern=r"Key '[^']+' not found in environment"),
+    describe=describe,
+)
