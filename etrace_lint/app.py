@@ -39,6 +39,28 @@ def _dependents(cache, discovery, settings: Settings) -> list:
     return [spec for spec in found.targets if spec.key not in known]
 
 
+def paths_without_targets(settings: Settings, discovery) -> list[str]:
+    """Paths to lint that hold no target, as given (ruff warns of a path without Python files).
+
+    A path that does not exist, or holds a file that could not be read, is a
+    tool error already; a ``file::factory`` always names a target.
+    """
+    from .discover import IgnoreRules
+
+    found = [spec.path for spec in discovery.targets]
+    broken = [error.location.path for error in discovery.tool_errors]
+    ignore = IgnoreRules(settings.root, settings.excludes)
+    empty = []
+    for arg in settings.paths:
+        path = os.path.abspath(arg)
+        if "::" in arg or not os.path.exists(path) or (os.path.isfile(path) and ignore.excluded_by_config(path)):
+            continue
+        inside = path + os.sep
+        if not any(p == path or p.startswith(inside) for p in found + broken):
+            empty.append(arg)
+    return empty
+
+
 def run(settings: Settings, argv: list[str]) -> int:
     from .discover import discover
     from .progress import Progress
@@ -57,6 +79,11 @@ def run(settings: Settings, argv: list[str]) -> int:
         results = run_targets(specs, settings, progress, cache)
     finally:
         progress.close()
+    info.targets_failed = sum(1 for result in results if result.tool_errors)
+    if not settings.quiet:
+        for path in paths_without_targets(settings, discovery):
+            print(f"etrace-lint: warning: no lint target in {path} (a function decorated with "
+                  f"@etrace_lint.target, or a top-level function named etrace_target*)", file=sys.stderr)
     findings = [f for r in results for f in r.findings]
     notes_left_out: dict[str, int] = {}
     for result in results:
@@ -96,11 +123,7 @@ def write_outputs(outcome, info: RunInfo, settings: Settings) -> None:
             info.color = settings.color is True
         else:
             stream = sys.stdout
-        if settings.quiet and fmt == "text":
-            from .writers.text import write_text_quiet
-            write_text_quiet(outcome, info, stream)
-        else:
-            get_writer(fmt)(outcome, info, stream)
+        get_writer(fmt, quiet=settings.quiet, statistics=settings.statistics)(outcome, info, stream)
     if settings.sarif:
         with open(settings.sarif, "w", encoding="utf-8") as handle:
             get_writer("sarif")(outcome, info, handle)

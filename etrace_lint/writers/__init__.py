@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
@@ -22,6 +23,7 @@ class RunInfo:
     device: str = ""
     color: bool = False
     show_info: bool = False
+    targets_failed: int = 0  # of ``targets``, those that could not be linted
     summaries: list = field(default_factory=list)  # extra per-target tables (verify)
     verify_rows: list = field(default_factory=list)  # per-weight --verify results
 
@@ -39,10 +41,17 @@ class RunInfo:
 Writer = Callable[["object", RunInfo, TextIO], None]
 
 
-def get_writer(name: str) -> Writer:
-    if name == "text":
-        from .text import write_text
-        return write_text
+def get_writer(name: str, quiet: bool = False, statistics: bool = False) -> Writer:
+    """The writer of format ``name``: ``quiet`` (``-q``) and ``statistics`` choose among text forms."""
+    if statistics:
+        from .statistics import write_statistics_json
+        from .text import write_statistics
+        if name == "json":
+            return write_statistics_json
+        return functools.partial(write_statistics, summary=False) if quiet else write_statistics
+    if name in ("text", "concise"):
+        from .text import write_concise, write_text, write_text_quiet
+        return write_text_quiet if quiet else write_text if name == "text" else write_concise
     if name == "json":
         from .json_writer import write_json
         return write_json
@@ -55,4 +64,4 @@ def get_writer(name: str) -> Writer:
     raise KeyError(name)
 
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "concise", "json", "sarif", "github")

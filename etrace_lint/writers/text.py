@@ -1,4 +1,16 @@
-"""ruff-style text: ``path:line:col: ETL003 message [model]`` and a summary line."""
+"""ruff-style text.
+
+The full form (the default, like ruff's and rustc's full output) prints each
+finding's related locations under it, so the line to edit is visible::
+
+    models/net.py:20:12: ETL005 Wr reaches ... [etrace_target_gated]
+      = Wr is created here: models/net.py:14:19
+      = target factory: models/net.py:27:1
+
+The concise form (``--output-format concise``, ``-q``) keeps one line a
+finding; ``--statistics`` prints a count per rule instead of the findings.
+Every form ends with a summary line unless ``-q``.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +19,67 @@ from typing import TextIO
 from ..findings import Level
 
 _COLORS = {Level.ERROR: "\033[31m", Level.WARNING: "\033[33m", Level.NOTE: "\033[36m"}
-_BOLD, _RESET = "\033[1m", "\033[0m"
+_BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 
 def write_text(outcome, info, stream: TextIO, summary: bool = True) -> None:
+    """Each finding, its related locations under it, then the tables and the summary."""
+    _write_findings(outcome, info, stream, related=True)
+    if summary:
+        _write_tables(info, stream)
+        stream.write(summary_line(outcome, info) + "\n")
+
+
+def write_concise(outcome, info, stream: TextIO, summary: bool = True) -> None:
+    """One line a finding (``--output-format concise``), then the summary."""
+    _write_findings(outcome, info, stream, related=False)
+    if summary:
+        _write_tables(info, stream)
+        stream.write(summary_line(outcome, info) + "\n")
+
+
+def write_text_quiet(outcome, info, stream: TextIO) -> None:
+    """``-q``: one line a finding and the tool errors, no tables and no summary."""
+    write_concise(outcome, info, stream, summary=False)
+
+
+def write_statistics(outcome, info, stream: TextIO, summary: bool = True) -> None:
+    """``--statistics``: how many findings each rule has, most first (``ruff check --statistics``).
+
+    Tool errors are still printed one by one: each needs its own fix.
+    """
+    from .statistics import rule_counts
+
+    _write_tool_errors(outcome, info, stream)
+    rows = rule_counts(outcome)
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    for row in rows:
+        code = row["code"]
+        if info.color:
+            code = f"{_COLORS[Level(row['level'])]}{code}{_RESET}"
+        stream.write(f"{row['count']:>{width}}\t{code}\t{row['name']}\n")
+    if summary:
+        stream.write(summary_line(outcome, info) + "\n")
+
+
+def _where(loc, info) -> str:
+    return f"{info.relpath(loc.path)}:{loc.line}:{loc.column}"
+
+
+def _write_tool_errors(outcome, info, stream: TextIO) -> None:
     color = info.color
     for error in outcome.tool_errors:
-        where = f"{info.relpath(error.location.path)}:{error.location.line}:{error.location.column}"
+        where = _where(error.location, info)
         head = f"{_BOLD}{where}{_RESET}" if color else where
         tag = f"{_COLORS[Level.ERROR]}error{_RESET}" if color else "error"
         stream.write(f"{head}: {tag}: {error.message} [{error.target}]\n")
+
+
+def _write_findings(outcome, info, stream: TextIO, related: bool) -> None:
+    color = info.color
+    _write_tool_errors(outcome, info, stream)
     for finding in outcome.findings:
-        loc = finding.location
-        where = f"{info.relpath(loc.path)}:{loc.line}:{loc.column}"
+        where = _where(finding.location, info)
         rule = finding.rule_id
         if color:
             where = f"{_BOLD}{where}{_RESET}"
@@ -27,36 +87,41 @@ def write_text(outcome, info, stream: TextIO, summary: bool = True) -> None:
         model = f" [{finding.target}]" if finding.target else ""
         suppressed = f" (suppressed by {finding.suppressed})" if finding.suppressed else ""
         stream.write(f"{where}: {rule} {finding.message}{model}{suppressed}\n")
-    if not summary:
-        return
+        if related:
+            for loc in finding.related:
+                line = f"  = {loc.label or 'see also'}: {_where(loc, info)}"
+                stream.write(f"{_DIM}{line}{_RESET}\n" if color else f"{line}\n")
+
+
+def _write_tables(info, stream: TextIO) -> None:
     for table in info.summaries:
         stream.write(table)
     if info.verify_rows:
         from .verify_table import format_verify_table
         stream.write(format_verify_table(info.verify_rows))
-    stream.write(summary_line(outcome, info) + "\n")
 
 
-def write_text_quiet(outcome, info, stream: TextIO) -> None:
-    """``-q``: the finding lines and tool errors, no tables and no summary."""
-    write_text(outcome, info, stream, summary=False)
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 def summary_line(outcome, info) -> str:
+    """``Found 3 findings (1 error, 2 warnings) in 4 models. 1 target could not be linted.``
+
+    Models counts the targets that were linted; those that could not be are
+    counted apart, once each whatever the number of their errors.
+    """
     counts = {level: 0 for level in Level}
     for finding in outcome.findings:
         counts[finding.level] += 1
-    found = len(outcome.findings)
-    parts = [f"Found {found} finding{'s' if found != 1 else ''}"]
-    detail = [f"{counts[lvl]} {lvl.value}{'s' if counts[lvl] != 1 else ''}"
-              for lvl in (Level.ERROR, Level.WARNING, Level.NOTE) if counts[lvl]]
+    line = f"Found {_plural(len(outcome.findings), 'finding')}"
+    detail = [_plural(counts[lvl], lvl.value) for lvl in (Level.ERROR, Level.WARNING, Level.NOTE) if counts[lvl]]
     if detail:
-        parts[0] += f" ({', '.join(detail)})"
-    parts.append(f"in {info.targets} model{'s' if info.targets != 1 else ''}")
-    line = " ".join(parts) + "."
-    if outcome.tool_errors:
-        n = len(outcome.tool_errors)
-        line += f" {n} target{'s' if n != 1 else ''} could not be linted."
+        line += f" ({', '.join(detail)})"
+    line += f" in {_plural(info.targets - info.targets_failed, 'model')}."
+    failed = len({(error.target, error.location.path) for error in outcome.tool_errors})
+    if failed:
+        line += f" {_plural(failed, 'target')} could not be linted."
     if outcome.hidden_notes:
-        line += f" {outcome.hidden_notes} note{'s' if outcome.hidden_notes != 1 else ''} hidden (--show-info)."
+        line += f" {_plural(outcome.hidden_notes, 'note')} hidden (--show-info)."
     return line
