@@ -144,7 +144,8 @@ def test_settings_layer_target_then_run_options():
     assert (settings.steps, settings.batch, settings.algorithms, settings.cosine_floor) == (5, 3, ("pp_prop",), 0.2)
     assert settings.tolerance("float32") == 1e-3
     defaults = resolve_settings({}, {})
-    assert (defaults.steps, defaults.batch, defaults.seed, defaults.algorithms) == (16, 4, 0, ("d_rtrl", "pp_prop"))
+    # no batch: the target's own batch, or 4 for a model given unbatched
+    assert (defaults.steps, defaults.batch, defaults.seed, defaults.algorithms) == (16, None, 0, ("d_rtrl", "pp_prop"))
     assert defaults.tolerance("float32") == 1e-5 and defaults.tolerance("float64") == 1e-10
     with pytest.raises(VerifySettingsError, match="steps"):
         resolve_settings({"steps": 0}, {})

@@ -27,11 +27,6 @@ def _tell(text: str, progress: Callable[[str], None] | None) -> None:
             hook(text)
 
 
-def _describe(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:300]
-
-
 def verify_model(loaded: Any, context: Any, run_options: dict, findings: list | None = None,
                  progress: Callable[[str], None] | None = None) -> tuple[list, list[dict]]:
     """Findings and per-leaf rows of the gradient check of one compiled model.
@@ -39,7 +34,7 @@ def verify_model(loaded: Any, context: Any, run_options: dict, findings: list | 
     ``findings`` are the model's other findings, used to say why a weight does
     not learn; they are recomputed when not given.
     """
-    from .harness import Harness, HarnessError, device_label, on_device, select_device
+    from .harness import Harness, HarnessError, describe, device_label, on_device, select_device
 
     maker = FindingMaker(context, loaded.name, other_findings=findings)
     try:
@@ -53,7 +48,7 @@ def verify_model(loaded: Any, context: Any, run_options: dict, findings: list | 
             harness = Harness(context.model, loaded.inputs, loaded.batch_size,
                               _step_weights(context), settings, settings.loss)
         except Exception as exc:  # the model's inputs or states: reported, never raised
-            return [maker.not_run(f"--verify did not run: preparing the inputs raised {_describe(exc)}")], []
+            return [maker.not_run(f"--verify did not run: reading the model's states raised {describe(exc)}")], []
         try:
             return _verify(harness, GraphFacts(context), settings, maker, loaded.name, progress)
         finally:
@@ -68,18 +63,17 @@ def _step_weights(context: Any) -> Any:
 
 def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker, name: str,
             progress: Callable | None) -> tuple[list, list[dict]]:
-    from .harness import HarnessError
+    from .harness import HarnessError, LayoutError, describe
 
     findings, rows = [], []
     lengths = sorted({1, settings.steps}, reverse=True)
-    bptt = {}
-    for steps in lengths:
-        _tell(f"{name}: bptt T={steps}", progress)
-        try:
-            bptt[steps] = harness.bptt(steps)
-        except Exception as exc:  # the user's loss or model raised under BPTT
-            return [maker.not_run(f"--verify did not run: the BPTT gradient over {steps} steps raised "
-                                  f"{_describe(exc)}")], []
+    _tell(f"{name}: bptt T={lengths[0]}", progress)
+    try:
+        bptt = harness.settle(lengths, settings.algorithms[0] if settings.algorithms else None)
+    except LayoutError as exc:
+        return [maker.not_run(_layout_message(exc))], []
+    except Exception as exc:  # the model or the user's loss raised outside any one layout
+        return [maker.not_run(f"--verify did not run: {describe(exc)}")], []
     longest = bptt[lengths[0]]
     if not any(np.any(g != 0) for g in longest.grads.values()):
         findings.append(maker.not_run(
@@ -97,7 +91,7 @@ def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker,
                 online = harness.online(learner, steps)
             except Exception as exc:  # the learner failed to run on this model
                 findings.append(maker.not_run(f"--verify did not run {algorithm} over {steps} steps: "
-                                              f"{_describe(exc)}", algorithm))
+                                              f"{describe(exc)}", algorithm))
                 break
             reference = bptt[steps]
             if not _same_loss(online.loss, reference.loss, reference.dtypes, settings):
@@ -108,6 +102,23 @@ def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker,
             rows.extend(run_rows)
             findings.extend(_findings(run_rows, maker, algorithm, steps))
     return _once_per_weight(findings), rows
+
+
+def _layout_message(error: Any) -> str:
+    """Why BPTT ran under no layout, in the order tried, and what the user can set."""
+    from .layout import advice
+
+    whys = list(dict.fromkeys(why for _, why in error.failures))
+    if len(whys) == 1 and len(error.failures) == 1:
+        return f"--verify did not run: {whys[0]}"
+    if len(whys) == 1:  # the same error however the model is laid out: not a batching problem
+        return f"--verify did not run: {whys[0]} (tried {_tried(error.failures)})"
+    tried = "; ".join(f"{layout.describe()}, {why}" for layout, why in error.failures)
+    return f"--verify could not run the model: {tried}. To fix, {advice(error.layouts)}"
+
+
+def _tried(failures: list) -> str:
+    return " and ".join(layout.describe() for layout, _ in failures)
 
 
 def _same_loss(online: float, bptt: float, dtypes: dict, settings: Any) -> bool:

@@ -10,7 +10,9 @@ What silently changes the answer, and how it is avoided here:
   window): a window spanning the whole sequence is exact BPTT inside the
   window and would make the check vacuous;
 - the per-step losses are summed on both sides (``reduction='sum'``);
-- gradients of unit-carrying parameters are Quantities: mantissas are compared.
+- gradients of unit-carrying parameters are Quantities: mantissas are compared;
+- inputs that already carry the model's batch are not batched again
+  (``layout.py`` decides, and falls back to the other layout only on failure).
 """
 
 from __future__ import annotations
@@ -27,10 +29,27 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import braintrace_adapter as bt
+from .layout import Layout, plan_layouts
 
 
 class HarnessError(Exception):
     """The check could not run for a reason of the model or its options."""
+
+
+class LayoutError(HarnessError):
+    """BPTT ran under none of the layouts tried."""
+
+    def __init__(self, failures: list, layouts: list):
+        self.failures = failures
+        self.layouts = layouts
+        super().__init__("; ".join(f"{layout.describe()}: {why}" for layout, why in failures))
+
+
+def describe(exc: BaseException) -> str:
+    """An exception in one line: its type and the first line of its text, kept short."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines and lines[0] else type(exc).__name__
+    return text if len(text) <= 240 else text[:237] + "..."
 
 
 @dataclass
@@ -111,11 +130,6 @@ def _restore_values(pairs: list) -> None:
         st.value = value
 
 
-def _hidden_shapes(model: Any) -> dict:
-    return {tuple(path): [np.shape(mantissa(leaf)) for leaf in jax.tree.leaves(st.value, is_leaf=_is_quantity)]
-            for path, st in brainstate.graph.states(model).items() if isinstance(st, brainstate.HiddenState)}
-
-
 class Harness:
     """Runs BPTT and online gradients of one model; leaves the model as it found it."""
 
@@ -125,32 +139,73 @@ class Harness:
         self.settings = settings
         self.loss = loss or mean_squared_output
         self.weights = weights
+        self.example_inputs = example_inputs
         self._original = _snapshot(model)
-        self.batch = self._choose_batch(batch_size)
-        self._initial = _snapshot(model)
+        self.layouts = plan_layouts(model, example_inputs, batch_size, settings.batch, settings.seed,
+                                    _is_quantity, self.close)
+        self.layout: Layout | None = None
+        self.batch: int | None = None
+        self._initial: dict = {}
+        self._learners: dict[str, Any] = {}
         self._learner_values: dict[int, list] = {}
-        self.sequence = self._sequence(example_inputs, batch_size)
+        self.sequence: tuple = ()
 
     def close(self) -> None:
         _restore(self.model, self._original)
 
     # ------------------------------------------------------------------ setup
 
-    def _choose_batch(self, native_batch: int | None) -> int | None:
-        """The verify batch when every hidden state takes it, else the model's own layout."""
-        want = self.settings.batch
-        with brainstate.random.seed_context(self.settings.seed):
-            brainstate.nn.init_all_states(self.model)
-            single = _hidden_shapes(self.model)
-            brainstate.nn.init_all_states(self.model, batch_size=want)
-            batched = _hidden_shapes(self.model)
-        if single and all(b == [(want, *s) for s in single[p]] for p, b in batched.items()):
-            return want
-        # hidden states made at construction: keep them as the factory left them
-        _restore(self.model, self._original)
-        return native_batch
+    def use(self, layout: Layout) -> None:
+        """Lay the states and the input sequence out as ``layout`` says."""
+        self.close()
+        self.layout, self.batch = layout, layout.batch
+        self._learners, self._learner_values = {}, {}
+        if layout.reinit:
+            with brainstate.random.seed_context(self.settings.seed), bt.quiet([]):
+                if layout.batch is None:
+                    brainstate.nn.init_all_states(self.model)
+                else:
+                    brainstate.nn.init_all_states(self.model, batch_size=layout.batch)
+        self._initial = _snapshot(self.model)
+        self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
 
-    def _sequence(self, example_inputs: tuple, native_batch: int | None) -> tuple:
+    def settle(self, lengths: list[int], algorithm: str | None) -> dict[int, "GradientRun"]:
+        """The first layout under which BPTT runs and ``algorithm``'s learner builds, with its BPTT runs.
+
+        A learner that builds under no layout is the algorithm's problem: the
+        first layout under which BPTT runs is kept, and the learner's error is
+        reported for that algorithm. Raises LayoutError when BPTT runs under none.
+        """
+        failures: list[tuple[Layout, str]] = []
+        kept = None
+        for layout in self.layouts:
+            try:
+                self.use(layout)
+            except Exception as exc:  # the model's init_state, or the verify inputs callable
+                failures.append((layout, f"preparing its states and inputs raised {describe(exc)}"))
+                continue
+            try:
+                runs = {}
+                for steps in lengths:
+                    runs[steps] = self.bptt(steps)
+            except Exception as exc:  # the model does not run this way, or the loss raised
+                failures.append((layout, f"the BPTT gradient over {steps} step{'s' if steps != 1 else ''} "
+                                         f"raised {describe(exc)}"))
+                continue
+            if algorithm is None:
+                return runs
+            try:
+                self.learner(algorithm)
+            except HarnessError:
+                kept = kept or (layout, runs)
+                continue
+            return runs
+        if kept is not None:
+            self.use(kept[0])
+            return kept[1]
+        raise LayoutError(failures, self.layouts)
+
+    def _sequence(self, example_inputs: tuple, inputs_batched: bool) -> tuple:
         steps, seed = self.settings.steps, self.settings.seed
         if self.settings.inputs is not None:
             produced = self.settings.inputs(steps, self.batch, seed)
@@ -164,7 +219,7 @@ class Harness:
         drawn = []
         for index, leaf in enumerate(leaves):
             value = np.asarray(mantissa(leaf))
-            shape = value.shape[1:] if native_batch is not None else value.shape
+            shape = value.shape[1:] if inputs_batched else value.shape
             if self.batch is not None:
                 shape = (self.batch, *shape)
             drawn.append(_draw(jax.random.PRNGKey(seed + index), (steps, *shape), value, leaf))
@@ -188,18 +243,26 @@ class Harness:
         return self._timed(run, steps, _state_values(model))
 
     def learner(self, algorithm: str) -> Any:
-        """The compiled learner, with every state back at the snapshot."""
+        """The compiled learner, with every state back at the snapshot; built once per layout."""
+        if algorithm not in self._learners:
+            try:
+                self._learners[algorithm] = self._compile(algorithm)
+            except HarnessError as exc:
+                self._learners[algorithm] = exc
+            _restore(self.model, self._initial)
+        built = self._learners[algorithm]
+        if isinstance(built, HarnessError):
+            raise built
+        return built
+
+    def _compile(self, algorithm: str) -> Any:
         x0 = jax.tree.map(lambda a: a[0], self.sequence, is_leaf=_is_quantity)
         try:
             with bt.quiet([]):
-                learner = braintrace.compile(self.model, algorithm, *x0, batch_size=self.batch,
-                                             **self.settings.options_for(algorithm))
+                return braintrace.compile(self.model, algorithm, *x0, batch_size=self.batch,
+                                          **self.settings.options_for(algorithm))
         except Exception as exc:  # the learner is the model's problem, reported as not run
-            text = str(exc).strip().splitlines()
-            raise HarnessError(f"braintrace.compile(model, {algorithm!r}) raised "
-                               f"{type(exc).__name__}: {text[0] if text else ''}") from None
-        _restore(self.model, self._initial)
-        return learner
+            raise HarnessError(f"braintrace.compile(model, {algorithm!r}) raised {describe(exc)}") from None
 
     def online(self, learner: Any, steps: int) -> GradientRun:
         loss = self.loss

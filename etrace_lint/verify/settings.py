@@ -8,7 +8,10 @@ overridden the file. A target's options come from
 ``@etrace_lint.target(verify={...})``:
 
 ``steps``, ``batch``, ``seed``, ``algorithms``, ``cosine_floor``
-    as on the command line;
+    as on the command line; ``batch`` is the batch the check draws its
+    inputs with: unset, a model given batched keeps its own batch and one
+    given unbatched is checked at a batch of 4 when it initialises batched
+    (see ``layout.py``);
 ``loss``
     ``loss(output) -> scalar``, the loss of one step (default: the mean
     squared output);
@@ -43,7 +46,7 @@ class VerifySettingsError(ValueError):
 @dataclass(frozen=True)
 class VerifySettings:
     steps: int = 16
-    batch: int = 4
+    batch: int | None = None  # unset: the target's own batch, or 4 (layout.py)
     seed: int = 0
     algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
     cosine_floor: float = 0.5

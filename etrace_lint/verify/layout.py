@@ -1,0 +1,130 @@
+"""Batched or unbatched: how the gradient check lays out a model's states and inputs.
+
+The layout the target gave comes first. A target says it is batched with
+``@etrace_lint.target(batch_size=N)``; otherwise its states tell: hidden
+states that the model's own ``init_state`` makes as ``(N, *unbatched)`` were
+initialised with a batch of N, and example inputs with the same leading axis
+carry that batch. Such a model is checked at that batch, its inputs used as
+they are (never batched a second time).
+
+A model that initialises both ways and was given unbatched is checked at the
+verify batch (``verify={"batch": N}``, default 4): a batch of random
+sequences tests more of the gradient than one. A model that initialises only
+one way (only batched, or only unbatched, as many spiking networks are) keeps
+the layout it was given. The other layout is a fallback, tried only when the
+first one fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import brainstate
+import jax
+import numpy as np
+
+DEFAULT_BATCH = 4
+
+
+@dataclass(frozen=True)
+class Layout:
+    batch: int | None  # the batch braintrace.compile is told; None: unbatched
+    reinit: bool  # initialise the states at ``batch``; False: keep the target's own states
+    inputs_batched: bool  # the example inputs carry a batch axis (replaced by ``batch`` when drawing)
+    given: bool  # the layout the target gave
+
+    def describe(self) -> str:
+        shape = f"batched (batch {self.batch})" if self.batch is not None else "unbatched"
+        return f"{shape}, as the target gave it" if self.given else shape
+
+
+def hidden_shapes(model: Any, is_leaf: Callable) -> dict:
+    return {tuple(path): [np.shape(getattr(leaf, "mantissa", leaf))
+                          for leaf in jax.tree.leaves(st.value, is_leaf=is_leaf)]
+            for path, st in brainstate.graph.states(model).items() if isinstance(st, brainstate.HiddenState)}
+
+
+def _with_batch(shapes: dict, batch: int) -> dict:
+    return {path: [(batch, *shape) for shape in leaves] for path, leaves in shapes.items()}
+
+
+def _leading(shapes: list[tuple]) -> int | None:
+    """The leading axis every shape shares, None when one is a scalar or they differ."""
+    firsts = {shape[0] if shape else None for shape in shapes}
+    return firsts.pop() if len(firsts) == 1 else None
+
+
+def _initialised(model: Any, batch: int | None, seed: int, is_leaf: Callable) -> dict | None:
+    """The hidden-state shapes the model's own ``init_state`` makes, None when it raises."""
+    try:
+        with brainstate.random.seed_context(seed):
+            if batch is None:
+                brainstate.nn.init_all_states(model)
+            else:
+                brainstate.nn.init_all_states(model, batch_size=batch)
+    except Exception:  # a model that initialises only one way
+        return None
+    return hidden_shapes(model, is_leaf)
+
+
+def plan_layouts(model: Any, example_inputs: tuple, target_batch: int | None, verify_batch: int | None,
+                 seed: int, is_leaf: Callable, restore: Callable[[], None]) -> list[Layout]:
+    """The layouts to try, in order; leaves the model's states as ``restore`` puts them."""
+    given = hidden_shapes(model, is_leaf)
+    want = verify_batch or DEFAULT_BATCH
+    try:
+        single = _initialised(model, None, seed, is_leaf)
+        batched = _initialised(model, want, seed, is_leaf)
+    finally:
+        restore()
+    input_shapes = [np.shape(getattr(leaf, "mantissa", leaf))
+                    for leaf in jax.tree.leaves(example_inputs, is_leaf=is_leaf)]
+    input_lead = _leading(input_shapes)
+    state_shapes = [shape for leaves in given.values() for shape in leaves]
+    lead = _leading(state_shapes)
+    both_ways = single is not None and batched is not None and single != batched \
+        and batched == _with_batch(single, want)
+
+    if target_batch is not None:
+        own = target_batch
+    elif lead is None or not given:
+        own = None
+    elif single is None:  # it cannot be initialised unbatched: the factory batched it
+        own = lead
+    elif single != given:
+        own = lead if given == _with_batch(single, lead) else None
+    elif both_ways:
+        own = None
+    else:  # ``init_state`` leaves the factory's states alone: only the shapes can tell
+        own = lead if (lead == input_lead and all(len(s) >= 2 for s in state_shapes + input_shapes)) else None
+
+    layouts = []
+    if own is not None:
+        inputs_batched = input_lead == own
+        if verify_batch is not None and verify_batch != own and both_ways and inputs_batched:
+            layouts.append(Layout(verify_batch, True, True, False))
+        layouts.append(Layout(own, False, inputs_batched, True))
+        if single is not None and single != given:
+            layouts.append(Layout(None, True, inputs_batched, False))
+        elif single is not None:  # states made at construction: tell the compiler they are not batched
+            layouts.append(Layout(None, False, False, False))
+    else:
+        if both_ways:
+            layouts.append(Layout(want, True, False, False))
+        layouts.append(Layout(None, False, False, True))
+        if not both_ways and batched is not None and batched == _with_batch(given, want):
+            layouts.append(Layout(want, True, False, False))
+        elif not both_ways and lead is not None and lead == input_lead:
+            layouts.append(Layout(lead, False, True, False))
+    return list(dict.fromkeys(layouts))
+
+
+def advice(layouts: list[Layout]) -> str:
+    """What the user can set when no layout runs."""
+    sizes = sorted({layout.batch for layout in layouts if layout.batch is not None})
+    n = sizes[0] if sizes else "N"
+    return (f"tell etrace-lint how the model is batched: `@etrace_lint.target(batch_size={n})` when the example "
+            f"inputs and the states carry a batch axis of {n}, or `@etrace_lint.target(verify={{\"batch\": N}})` "
+            f"for the batch the check draws its inputs with; or give the inputs yourself with "
+            f"`verify={{\"inputs\": lambda steps, batch, seed: ...}}`")
