@@ -11,6 +11,7 @@ import sys
 from typing import Any, Iterator
 
 from .discover import TargetSpec
+from .environ import environ_context
 from .findings import Finding, Level, Location, TargetResult
 from .rule import Hit, Rule
 from .targets import TargetLoadError, load_target, project_files_imported
@@ -22,16 +23,17 @@ def lint_target(spec: TargetSpec, root: str, run_options: dict | None = None) ->
     before = set(sys.modules)
     result = TargetResult(target=spec.key)
     try:
-        loaded = load_target(spec)
+        loaded = load_target(spec, environ=run_options.get("environ"))
     except TargetLoadError as exc:
         result.tool_errors.append(exc.tool_error)
         result.dependencies = _dependencies(spec, before, root)
         return result
     compile_options = {**run_options.get("compile_options", {}), **loaded.compile_options}
-    result.findings = findings_for_model(loaded.model, loaded.inputs, compile_options,
-                                         loaded.name, loaded.factory_location, run_options,
-                                         batch_size=loaded.batch_size, loaded=loaded,
-                                         verify_rows=result.verify_rows, notes_left_out=result.notes_left_out)
+    with environ_context(loaded.environ):  # the step reads dt as it did when the factory built the model
+        result.findings = findings_for_model(loaded.model, loaded.inputs, compile_options,
+                                             loaded.name, loaded.factory_location, run_options,
+                                             batch_size=loaded.batch_size, loaded=loaded,
+                                             verify_rows=result.verify_rows, notes_left_out=result.notes_left_out)
     result.hidden_note_levels = _hidden_note_levels(run_options)
     result.dependencies = _dependencies(spec, before, root)
     return result

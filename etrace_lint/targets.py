@@ -16,6 +16,7 @@ from typing import Any
 
 from . import TARGET_ATTRIBUTE
 from .discover import TargetSpec
+from .environ import EnvironError, environ_context, how_to_set, target_environ, unset_key
 from .findings import Location, ToolError
 
 
@@ -35,6 +36,7 @@ class LoadedTarget:
     batch_size: int | None = None
     verify_options: dict = field(default_factory=dict)
     factory_location: Location | None = None
+    environ: dict = field(default_factory=dict)  # the brainstate.environ values it was built under
 
 
 _MODULES: dict[str, Any] = {}
@@ -93,12 +95,14 @@ def model_folder_on_path(path: str):
 
 
 def _describe(exc: BaseException) -> str:
+    if (key := unset_key(exc)) is not None:
+        return f"KeyError: it reads brainstate.environ key {key!r}, which is not set; {how_to_set(key)}"
     text = str(exc).strip().splitlines()
     first = text[0] if text else ""
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def load_target(spec: TargetSpec) -> LoadedTarget:
+def load_target(spec: TargetSpec, *, environ: dict | None = None) -> LoadedTarget:
     """Import, find and call the factory; normalise what it returns."""
     where = Location(spec.path, spec.line)
     label = f"{os.path.basename(spec.path)}::{spec.factory}"
@@ -117,7 +121,11 @@ def load_target(spec: TargetSpec) -> LoadedTarget:
     options = dict(getattr(factory, TARGET_ATTRIBUTE, None) or {})
     name = options.get("name") or spec.display_name
     try:
-        with model_folder_on_path(spec.path):
+        environ = target_environ(environ, options.get("environ"))
+    except EnvironError as exc:
+        raise TargetLoadError(ToolError(name, f"{label}: {exc}", where, "bad-environ")) from None
+    try:
+        with model_folder_on_path(spec.path), environ_context(environ):
             produced = factory()
     except Exception as exc:
         raise TargetLoadError(ToolError(name, f"{label}: the factory raised {_describe(exc)}",
@@ -127,7 +135,7 @@ def load_target(spec: TargetSpec) -> LoadedTarget:
     compile_options.update(extra)
     batch_size = compile_options.pop("batch_size", None) or options.get("batch_size")
     return LoadedTarget(spec, name, model, inputs, compile_options, batch_size,
-                        dict(options.get("verify") or {}), where)
+                        dict(options.get("verify") or {}), where, environ)
 
 
 def _unpack(produced: Any, name: str, label: str, where: Location) -> tuple[Any, tuple, dict]:
