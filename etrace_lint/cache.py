@@ -12,7 +12,6 @@ entry is a miss.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib.metadata
 import json
@@ -124,6 +123,20 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # missing, truncated or corrupted: lint again
 
+    def recorded_seconds(self, specs: Iterable[TargetSpec]) -> dict[str, float]:
+        """How long each target took when it was last linted with this configuration, stale or not:
+        the scheduler starts slow files first."""
+        found = {}
+        for spec in specs:
+            try:
+                with open(self._entry_path(self._key(spec)), encoding="utf-8") as handle:
+                    seconds = json.load(handle)["result"].get("seconds")
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue
+            if isinstance(seconds, (int, float)) and seconds > 0:
+                found[spec.key] = float(seconds)
+        return found
+
     def put(self, spec: TargetSpec, result: TargetResult) -> None:
         if not cacheable(result):
             return
@@ -188,75 +201,3 @@ class Cache:
             except OSError:
                 pass
             raise
-
-
-class DependencyTracker:
-    """The project files a target depends on, in a worker that lints many targets.
-
-    The engine records the project modules a target's import added to
-    ``sys.modules``; in a long-lived worker a module already imported for an
-    earlier target is not added again, so the imports of each project file
-    are also followed statically, through the modules this process holds.
-    """
-
-    def __init__(self, root: str):
-        self.root = os.path.abspath(root) + os.sep
-        self._imports: dict[str, set[str]] = {}
-        self._dynamic: dict[str, set[str]] = {}
-
-    def _project_modules(self) -> dict[str, str]:
-        found = {}
-        for name, module in list(sys.modules.items()):
-            file = getattr(module, "__file__", None)
-            if isinstance(file, str) and file.endswith(".py"):
-                file = os.path.abspath(file)
-                if file.startswith(self.root) and "site-packages" not in file:
-                    found[name] = file
-        return found
-
-    def _imported_names(self, path: str, module_name: str) -> set[str]:
-        if path in self._imports:
-            return self._imports[path]
-        names: set[str] = set()
-        try:
-            with open(path, "rb") as handle:
-                tree = ast.parse(handle.read(), filename=path)
-        except (OSError, SyntaxError, ValueError):
-            tree = None
-        is_package = os.path.basename(path) == "__init__.py"
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    package = module_name if is_package else module_name.rpartition(".")[0]
-                    for _ in range(node.level - 1):
-                        package = package.rpartition(".")[0]
-                    base = f"{package}.{base}".strip(".") if base else package
-                if base:
-                    names.add(base)
-                    names.update(f"{base}.{alias.name}" for alias in node.names)
-        closed = set()
-        for name in names:
-            parts = name.split(".")
-            closed.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-        self._imports[path] = closed
-        return closed
-
-    def complete(self, target_file: str, recorded: list[str]) -> list[str]:
-        target_file = os.path.abspath(target_file)
-        dynamic = self._dynamic.setdefault(target_file, set())
-        dynamic.update(os.path.abspath(p) for p in recorded)
-        modules = self._project_modules()
-        name_of = {file: name for name, file in modules.items()}
-        files, stack = set(), [target_file, *dynamic]
-        while stack:
-            file = stack.pop()
-            if file in files:
-                continue
-            files.add(file)
-            for name in self._imported_names(file, name_of.get(file, "")):
-                if name in modules:
-                    stack.append(modules[name])
-        return sorted(files)

@@ -14,7 +14,8 @@ from .discover import TargetSpec
 from .environ import environ_context
 from .findings import Finding, Level, Location, TargetResult
 from .rule import Hit, Rule
-from .targets import TargetLoadError, load_target, project_files_imported
+from .isolation import project_files
+from .targets import TargetLoadError, load_target
 
 
 def lint_target(spec: TargetSpec, root: str, run_options: dict | None = None) -> TargetResult:
@@ -23,7 +24,7 @@ def lint_target(spec: TargetSpec, root: str, run_options: dict | None = None) ->
     before = set(sys.modules)
     result = TargetResult(target=spec.key)
     try:
-        loaded = load_target(spec, environ=run_options.get("environ"))
+        loaded = load_target(spec, root, environ=run_options.get("environ"))
     except TargetLoadError as exc:
         result.tool_errors.append(exc.tool_error)
         result.dependencies = _dependencies(spec, before, root)
@@ -40,7 +41,7 @@ def lint_target(spec: TargetSpec, root: str, run_options: dict | None = None) ->
 
 
 def _dependencies(spec: TargetSpec, before: set[str], root: str) -> list[str]:
-    files = set(project_files_imported(before, root))
+    files = set(project_files(root, since=before))
     files.add(spec.path)
     return sorted(files)
 

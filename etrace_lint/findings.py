@@ -143,6 +143,7 @@ class TargetResult:
     # levels they were left out under (None: every note was built)
     notes_left_out: dict[str, int] = field(default_factory=dict)
     hidden_note_levels: dict[str, str] | None = None
+    seconds: float = 0.0  # how long linting took: the next run schedules slow files first
 
     def serves(self, hidden_note_levels: dict[str, str] | None) -> bool:
         """Whether this result holds every finding a run hiding notes this way shows."""
@@ -157,6 +158,7 @@ class TargetResult:
             "findings": [f.to_json() for f in self.findings],
             "tool_errors": [e.to_json() for e in self.tool_errors],
             "dependencies": list(self.dependencies),
+            "seconds": self.seconds,
         }
 
     @classmethod
@@ -169,4 +171,5 @@ class TargetResult:
             verify_rows=list(data.get("verify_rows", ())),
             notes_left_out=dict(data.get("notes_left_out") or {}),
             hidden_note_levels=data.get("hidden_note_levels"),
+            seconds=float(data.get("seconds") or 0.0),
         )

@@ -29,8 +29,12 @@ def open_cache(settings: Settings):
 
 def run_targets(specs: list[TargetSpec], settings: Settings,
                 progress: Callable[[int, int, TargetSpec], None] | None = None,
-                cache=None) -> list[TargetResult]:
-    """One result per spec, in the order of ``specs`` whatever the number of workers."""
+                cache=None, pool=None) -> list[TargetResult]:
+    """One result per spec, in the order of ``specs`` whatever the number of workers.
+
+    ``pool``: a :class:`~etrace_lint.workers.WorkerPool` to run on and keep (the
+    language server's); without one, the run starts a pool of its own and closes it.
+    """
     results: dict[int, TargetResult] = {}
     stale = []
     for index, spec in enumerate(specs):
@@ -40,12 +44,21 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         else:
             stale.append(index)
     if stale:
-        from .workers import default_jobs, run_in_workers
+        from .workers import WorkerPool, default_jobs
 
         run_options = dict(settings.run_options, compile_options=settings.compile_options,
                            hidden_note_levels=hidden_note_levels(settings))
-        fresh = run_in_workers([specs[i] for i in stale], settings.root, run_options,
-                               settings.jobs or default_jobs(), settings.timeout, progress)
+        todo = [specs[i] for i in stale]
+        durations = cache.recorded_seconds(todo) if cache is not None else None
+        own_pool = pool is None
+        if own_pool:
+            pool = WorkerPool(getattr(settings, "preload", ()))
+        try:
+            fresh = pool.run(todo, settings.root, run_options, settings.jobs or default_jobs(), settings.timeout,
+                             progress, durations)
+        finally:
+            if own_pool:
+                pool.close()
         for index, result in zip(stale, fresh):
             results[index] = result
             if cache is not None:

@@ -6,7 +6,6 @@ exist yet), never a finding.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import os
@@ -18,6 +17,7 @@ from . import TARGET_ATTRIBUTE
 from .discover import TargetSpec
 from .environ import EnvironError, environ_context, how_to_set, target_environ, unset_key
 from .findings import Location, ToolError
+from .isolation import search_path
 
 
 class TargetLoadError(Exception):
@@ -42,23 +42,14 @@ class LoadedTarget:
 _MODULES: dict[str, Any] = {}
 
 
-def project_files_imported(before: set[str], root: str) -> list[str]:
-    """Files of the project (under ``root``, outside site-packages) imported since ``before``."""
-    root = os.path.abspath(root) + os.sep
-    files = set()
-    for name, module in list(sys.modules.items()):
-        if name in before:
-            continue
-        file = getattr(module, "__file__", None)
-        if not file:
-            continue
-        file = os.path.abspath(file)
-        if file.startswith(root) and "site-packages" not in file and file.endswith(".py"):
-            files.add(file)
-    return sorted(files)
+def forget_imported_files() -> None:
+    """The next import of a model file runs it again (its modules were dropped)."""
+    for module in _MODULES.values():
+        sys.modules.pop(module.__name__, None)
+    _MODULES.clear()
 
 
-def import_file(path: str) -> Any:
+def import_file(path: str, root: str | None = None) -> Any:
     """Import a model file once per process under a name derived from its path."""
     if path in _MODULES:
         return _MODULES[path]
@@ -71,27 +62,13 @@ def import_file(path: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        with model_folder_on_path(path):
+        with search_path(path, root):
             spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(module_name, None)
         raise
     _MODULES[path] = module
     return module
-
-
-@contextlib.contextmanager
-def model_folder_on_path(path: str):
-    """Sibling modules of a model file import as they do when the user runs it."""
-    directory = os.path.dirname(path)
-    sys.path.insert(0, directory)
-    try:
-        yield
-    finally:
-        try:
-            sys.path.remove(directory)
-        except ValueError:
-            pass
 
 
 def _describe(exc: BaseException) -> str:
@@ -102,12 +79,12 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def load_target(spec: TargetSpec, *, environ: dict | None = None) -> LoadedTarget:
+def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict | None = None) -> LoadedTarget:
     """Import, find and call the factory; normalise what it returns."""
     where = Location(spec.path, spec.line)
     label = f"{os.path.basename(spec.path)}::{spec.factory}"
     try:
-        module = import_file(spec.path)
+        module = import_file(spec.path, root)
     except SystemExit as exc:
         raise TargetLoadError(ToolError(spec.display_name, f"{label}: importing the file called sys.exit({exc.code})",
                                         where, "import-error")) from None
@@ -125,7 +102,7 @@ def load_target(spec: TargetSpec, *, environ: dict | None = None) -> LoadedTarge
     except EnvironError as exc:
         raise TargetLoadError(ToolError(name, f"{label}: {exc}", where, "bad-environ")) from None
     try:
-        with model_folder_on_path(spec.path), environ_context(environ):
+        with search_path(spec.path, root), environ_context(environ):
             produced = factory()
     except Exception as exc:
         raise TargetLoadError(ToolError(name, f"{label}: the factory raised {_describe(exc)}",

@@ -1,14 +1,21 @@
-"""Long-lived worker processes: each imports JAX once and lints many targets.
+"""Worker processes that lint targets in parallel, isolated from each other's files.
+
+A :class:`WorkerPool` keeps its workers between runs (the language server
+holds one for its whole life; the command line uses one per run). Workers are
+forked from a warm fork server (:mod:`.zygote`) where the platform allows it,
+else spawned, each importing JAX once (``spawn`` is the fallback because
+forking a process whose JAX backend runs is unsafe).
+
+Scheduling: the targets of one file run on one worker, one after the other
+(the file is imported once); files are taken longest first, by the time
+their targets took on an earlier run when the cache knows it. Before a worker
+starts on another file it drops the modules the last one imported
+(:mod:`.isolation`).
 
 A target that runs past the timeout, or that kills its worker (a segfault,
-``os._exit``, running out of memory), becomes a tool error about that target;
-the worker is replaced and every other target is still linted. Workers are
-started with ``spawn``: forking a process that has imported JAX is unsafe.
-
-Protocol over one pipe per worker: the worker sends ``("ready",)`` once its
-imports are done (so a target's clock never counts the JAX import), then
-answers each ``(index, spec fields)`` with ``("result", index, json)``;
-``None`` asks it to leave.
+``os._exit``, running out of memory), becomes a tool error about that
+target; the worker is replaced, the rest of its file goes to another worker,
+and every other target is still linted.
 """
 
 from __future__ import annotations
@@ -16,16 +23,18 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from multiprocessing.connection import wait
 from typing import Callable
 
 from .discover import TargetSpec
-from .findings import Location, TargetResult, ToolError
+from .findings import TargetResult
+from .worker_loop import tool_error
 
-# Starting a worker imports JAX, brainstate and braintrace; on a loaded
-# machine that can take a while, but a worker that never gets ready must not
-# hang the run.
+# Starting the fork server or a spawned worker imports JAX, brainstate and
+# braintrace; on a loaded machine that can take a while, but a worker that
+# never gets ready must not hang the run.
 STARTUP_LIMIT = 180.0
 _POLL = 0.5  # how often the progress line is refreshed while waiting
 
@@ -37,73 +46,6 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _compiler_options(run_options: dict) -> dict:
-    """Build the compiler's objects from the plain data configuration holds."""
-    options = dict(run_options.get("compile_options") or {})
-    policy = options.get("control_flow")
-    if isinstance(policy, dict):
-        import braintrace
-
-        options["control_flow"] = braintrace.ControlFlowPolicy(**policy)
-    return dict(run_options, compile_options=options)
-
-
-def _warm_up() -> None:
-    """Import what every target needs once, before the first target's clock starts."""
-    import jax.numpy as jnp
-
-    from . import analysis, braintrace_adapter, locate, rules_compiler  # noqa: F401
-    from .registry import all_rules
-
-    all_rules()
-    jnp.zeros(()).block_until_ready()  # the backend starts on first use
-
-
-def _worker_main(conn, root: str, run_options: dict) -> None:
-    # the parent handles Ctrl-C; a worker dying of it would look like a crash
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # what a model prints must not end up in the JSON or SARIF on the parent's stdout
-    os.dup2(2, 1)
-    from .cache import DependencyTracker
-    from .engine import lint_target
-
-    setup_error = None
-    try:
-        run_options = _compiler_options(run_options)
-    except Exception as exc:  # a bad control-flow table: every target says so
-        setup_error = f"the configured compile options are not valid: {type(exc).__name__}: {exc}"
-    _warm_up()
-    tracker = DependencyTracker(root)
-    conn.send(("ready",))
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        index, spec_fields = message
-        spec = TargetSpec(*spec_fields)
-        if setup_error is not None:
-            result = TargetResult(target=spec.key, tool_errors=[_tool_error(spec, setup_error, "usage")])
-        else:
-            try:
-                result = lint_target(spec, root, run_options)
-                result.dependencies = tracker.complete(spec.path, result.dependencies)
-            except BaseException as exc:  # noqa: BLE001 - a factory may even call sys.exit()
-                result = TargetResult(target=spec.key, tool_errors=[_tool_error(
-                    spec, f"linting stopped with {type(exc).__name__}: {exc}", "internal-error")])
-        conn.send(("result", index, result.to_json()))
-
-
-def _label(spec: TargetSpec) -> str:
-    return f"{os.path.basename(spec.path)}::{spec.factory}"
-
-
-def _tool_error(spec: TargetSpec, message: str, reason: str) -> ToolError:
-    return ToolError(spec.display_name, f"{_label(spec)}: {message}", Location(spec.path, spec.line), reason)
-
-
 def _crash_message(exitcode: int | None) -> str:
     if exitcode is not None and exitcode < 0:
         try:
@@ -112,27 +54,64 @@ def _crash_message(exitcode: int | None) -> str:
             name = f"signal {-exitcode}"
         hint = " (out of memory?)" if name == "SIGKILL" else ""
         return f"linting crashed the worker process with {name}{hint}; the model or a library it calls died"
+    if exitcode is None:
+        return "linting ended the worker process"
     return f"linting ended the worker process (exit code {exitcode})"
 
 
+def group_by_file(specs: list[TargetSpec], durations: dict[str, float] | None = None) -> list[list[int]]:
+    """Indices of ``specs`` grouped by file, the slowest files first (then in the order given)."""
+    groups: dict[str, list[int]] = {}
+    for index, spec in enumerate(specs):
+        groups.setdefault(spec.path, []).append(index)
+    ordered = list(groups.values())
+    if durations:
+        known = [durations[specs[i].key] for i in range(len(specs)) if specs[i].key in durations]
+        typical = sum(known) / len(known) if known else 0.0
+        cost = {id(g): sum(durations.get(specs[i].key, typical) for i in g) for g in ordered}
+        ordered.sort(key=lambda g: -cost[id(g)])  # stable: ties keep the order of the files
+    return ordered
+
+
 class _Worker:
-    def __init__(self, context, root: str, run_options: dict):
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, root, run_options), daemon=True,
-                                       name="etrace-lint-worker")
-        self.process.start()
-        child.close()
+    """The parent's handle on one worker: its pipe, and the targets of the file it is on."""
+
+    def __init__(self, conn, pid: int | None = None, process=None):
+        self.conn = conn
+        self.pid = pid
+        self.process = process  # spawned workers only; forked ones belong to the fork server
         self.ready = False
         self.born = time.monotonic()
         self.index: int | None = None
         self.started = 0.0
+        self.queue: list[int] = []  # the rest of this worker's file
+        self.exitcode: int | None = None
 
-    def give(self, index: int, spec: TargetSpec) -> None:
+    @property
+    def waitables(self) -> list:
+        return [self.conn] + ([self.process.sentinel] if self.process is not None else [])
+
+    def give(self, index: int, spec: TargetSpec, root: str, run_options: dict, new_group: bool) -> None:
         self.index, self.started = index, time.monotonic()
-        self.conn.send((index, (spec.path, spec.factory, spec.line, spec.name)))
+        self.conn.send(("lint", index, (spec.path, spec.factory, spec.line, spec.name), root, run_options,
+                        new_group))
 
     def deadline(self, timeout: float) -> float:
         return self.started + timeout if self.index is not None else self.born + STARTUP_LIMIT
+
+    def alive(self) -> bool:
+        if self.process is not None:
+            return self.process.is_alive()
+        return self.exitcode is None
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+        elif self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def stop(self, force: bool = False) -> None:
         if not force:
@@ -141,7 +120,70 @@ class _Worker:
             except (OSError, ValueError):
                 force = True
         if force:
-            self.process.kill()
+            self.kill()
+        if self.process is not None:
+            self.process.join(timeout=5)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(timeout=5)
+        self.conn.close()
+
+
+class _ForkServer:
+    """The parent's handle on the fork server (:mod:`.zygote`)."""
+
+    def __init__(self, context, preload: list[str]):
+        from . import zygote
+
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=zygote.serve_forks, args=(child, list(preload)), daemon=True,
+                                       name="etrace-lint-fork-server")
+        self.process.start()
+        child.close()
+        self.ready = False
+        self.unsafe: str | None = None
+        self.exits: dict[int, int] = {}
+
+    def wait_ready(self) -> bool:
+        """Block until the server has imported its modules; False when it cannot fork safely."""
+        deadline = time.monotonic() + STARTUP_LIMIT
+        while not self.ready and self.unsafe is None:
+            if not self.conn.poll(max(0.0, deadline - time.monotonic())):
+                self.unsafe = "did not start in time"
+                break
+            self.receive()
+        return self.ready
+
+    def receive(self) -> tuple | None:
+        try:
+            message = self.conn.recv()
+        except (EOFError, OSError):
+            self.ready, self.unsafe = False, self.unsafe or "stopped"
+            return None
+        if message[0] == "ready":
+            self.ready = True
+        elif message[0] == "unsafe":
+            self.unsafe = message[1] or "the backend started"
+        elif message[0] == "exit":
+            self.exits[message[1]] = message[2]
+        return message
+
+    def fork(self, context) -> _Worker:
+        parent_end, child_end = context.Pipe()
+        self.conn.send(("fork", child_end))
+        child_end.close()
+        while True:
+            message = self.receive()
+            if message is None:
+                raise OSError("the fork server stopped")
+            if message[0] == "forked":
+                return _Worker(parent_end, pid=message[1])
+
+    def close(self) -> None:
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
         self.process.join(timeout=5)
         if self.process.is_alive():
             self.process.kill()
@@ -149,13 +191,117 @@ class _Worker:
         self.conn.close()
 
 
+def _can_fork() -> bool:
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+class WorkerPool:
+    """Warm worker processes, kept between runs until :meth:`close`.
+
+    ``preload`` names libraries (``brainpy``, ...) the fork server imports
+    for every worker; one whose import starts JAX's backend cannot be
+    preloaded and is left to the workers, with a warning.
+    """
+
+    def __init__(self, preload: list[str] | tuple[str, ...] = (), start_method: str | None = None,
+                 warn: Callable[[str], None] | None = None):
+        self.preload = list(preload)
+        self.start_method = start_method or ("fork" if _can_fork() else "spawn")
+        self.warn = warn or (lambda text: print(f"etrace-lint: warning: {text}", file=sys.stderr))
+        self._context = multiprocessing.get_context("spawn")
+        self._server: _ForkServer | None = None
+        self.workers: list[_Worker] = []
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- starting workers -------------------------------------------------
+
+    def _fork_server(self) -> _ForkServer | None:
+        while self.start_method == "fork" and (self._server is None or not self._server.ready):
+            if self._server is not None:
+                self._server.close()
+            self._server = _ForkServer(self._context, self.preload)
+            if self._server.wait_ready():
+                break
+            unsafe = self._server.unsafe
+            if unsafe in self.preload:
+                self.warn(f"preload: importing {unsafe!r} starts JAX's backend, so it cannot be preloaded into "
+                          "the fork server; each worker imports it when a model needs it")
+                self.preload.remove(unsafe)
+                continue
+            self.warn(f"workers cannot be forked ({unsafe}); starting each worker afresh instead")
+            self._server.close()
+            self._server = None
+            self.start_method = "spawn"
+        return self._server
+
+    def _start_worker(self) -> _Worker:
+        server = self._fork_server()
+        if server is not None:
+            try:
+                return server.fork(self._context)
+            except OSError:
+                self._server = None
+                return self._start_worker()
+        from . import worker_loop
+
+        parent_end, child_end = self._context.Pipe()
+        process = self._context.Process(target=worker_loop.spawned_main, args=(child_end, self.preload),
+                                        daemon=True, name="etrace-lint-worker")
+        process.start()
+        child_end.close()
+        return _Worker(parent_end, process=process)
+
+    def _note_exits(self) -> None:
+        if self._server is None:
+            return
+        while self._server.conn.poll(0):
+            if self._server.receive() is None:
+                break
+        for worker in self.workers:
+            if worker.pid in self._server.exits:
+                worker.exitcode = self._server.exits.pop(worker.pid)
+
+    def _exitcode(self, worker: _Worker) -> int | None:
+        if worker.process is not None:
+            worker.process.join(timeout=1)
+            return worker.process.exitcode
+        deadline = time.monotonic() + 2.0  # the fork server reaps its children every 0.2 s
+        while worker.exitcode is None and time.monotonic() < deadline and self._server is not None:
+            if self._server.conn.poll(0.1):
+                self._server.receive()
+                worker.exitcode = self._server.exits.pop(worker.pid, None)
+        return worker.exitcode
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop(force=worker.index is not None or not worker.ready)
+        self.workers = []
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+
+    # -- a run ------------------------------------------------------------
+
+    def run(self, specs: list[TargetSpec], root: str, run_options: dict, jobs: int, timeout: float,
+            progress: Callable[[int, int, TargetSpec], None] | None = None,
+            durations: dict[str, float] | None = None) -> list[TargetResult]:
+        """Lint ``specs`` on up to ``jobs`` workers; results come back in the order of ``specs``."""
+        return _Run(self, specs, root, run_options, jobs, timeout, progress, durations).run()
+
+
 class _Scaling:
-    """How many workers are worth starting: a start costs seconds of importing JAX.
+    """How many workers are worth starting.
 
     One worker starts first. More start once the work left, judged by the
     targets linted so far, would keep each of them busy for longer than a
     start costs, or once a target has run longer than a start (slow models,
-    or one that hangs while the rest wait).
+    or one that hangs while the rest wait). A forked worker starts in a
+    fraction of a second, so with the fork server this soon means all.
     """
 
     def __init__(self):
@@ -182,84 +328,123 @@ class _Scaling:
         return max(0, min(most, wanted) - len(workers))
 
 
-def run_in_workers(specs: list[TargetSpec], root: str, run_options: dict, jobs: int, timeout: float,
-                   progress: Callable[[int, int, TargetSpec], None] | None = None) -> list[TargetResult]:
-    """Lint ``specs`` in up to ``jobs`` worker processes; results come back in the order of ``specs``."""
-    if not specs:
-        return []
-    results: list[TargetResult | None] = [None] * len(specs)
-    context = multiprocessing.get_context("spawn")
-    pending = list(range(len(specs)))[::-1]
-    most = max(1, min(jobs, len(specs)))
-    workers = [_Worker(context, root, run_options)]
-    scaling = _Scaling()
-    failed_starts = 0
-    done = 0
-    current = specs[0]
+class _Run:
+    def __init__(self, pool: WorkerPool, specs, root, run_options, jobs, timeout, progress, durations):
+        self.pool, self.specs, self.root = pool, specs, os.path.abspath(root)
+        self.run_options, self.timeout, self.progress = run_options, timeout, progress
+        self.results: list[TargetResult | None] = [None] * len(specs)
+        self.groups = group_by_file(specs, durations)
+        self.most = max(1, min(jobs, len(self.groups)))
+        self.scaling = _Scaling()
+        self.done = 0
+        self.current = specs[0] if specs else None
 
-    def finish(index: int, result: TargetResult) -> None:
-        nonlocal done
-        results[index] = result
-        done += 1
+    def finish(self, index: int, result: TargetResult) -> None:
+        self.results[index] = result
+        self.done += 1
 
-    try:
-        while done < len(specs):
-            for _ in range(scaling.more_workers(workers, len(pending), most)):
-                workers.append(_Worker(context, root, run_options))
-            for worker in workers:
-                if worker.ready and worker.index is None and pending:
-                    index = pending.pop()
-                    current = specs[index]
-                    worker.give(index, current)
-            if progress is not None:
-                progress(done, len(specs), current)
-            deadline = min(w.deadline(timeout) for w in workers if w.index is not None or not w.ready) \
-                if any(w.index is not None or not w.ready for w in workers) else time.monotonic() + _POLL
-            ready = wait([w.conn for w in workers] + [w.process.sentinel for w in workers],
-                         timeout=max(0.0, min(deadline - time.monotonic(), _POLL)))
-            for slot, worker in enumerate(workers):
-                message = None
-                if worker.conn in ready:
-                    try:
-                        message = worker.conn.recv()
-                    except (EOFError, OSError):
-                        message = None
-                if message is not None and message[0] == "ready":
-                    worker.ready, failed_starts = True, 0
-                    scaling.started(time.monotonic() - worker.born)
+    def pending(self) -> int:
+        return len(self.groups) + sum(1 for w in self.pool.workers if w.queue)
+
+    def assign(self) -> None:
+        for worker in self.pool.workers:
+            if not worker.ready or worker.index is not None:
+                continue
+            new_group = not worker.queue
+            if new_group:
+                if not self.groups:
                     continue
-                if message is not None and message[0] == "result" and message[1] == worker.index:
-                    scaling.finished(time.monotonic() - worker.started)
-                    finish(worker.index, TargetResult.from_json(message[2]))
-                    worker.index = None
-                    continue
-                dead = worker.process.sentinel in ready or worker.conn in ready or not worker.process.is_alive()
-                overdue = time.monotonic() >= worker.deadline(timeout)
-                if not dead and not overdue:
-                    continue
-                if worker.index is not None:
-                    spec = specs[worker.index]
-                    worker.process.join(timeout=1 if dead else 0)
-                    if dead or not worker.process.is_alive():
-                        error = _tool_error(spec, _crash_message(worker.process.exitcode), "crash")
+                worker.queue = list(self.groups.pop(0))
+            index = worker.queue.pop(0)
+            self.current = self.specs[index]
+            worker.give(index, self.current, self.root, self.run_options, new_group)
+
+    def replace(self, slot: int, worker: _Worker, why: str, reason: str) -> None:
+        """A worker died or overran: its target fails, the rest of its file goes to another worker."""
+        if worker.index is not None:
+            spec = self.specs[worker.index]
+            self.finish(worker.index, TargetResult(target=spec.key, tool_errors=[tool_error(spec, why, reason)]))
+            worker.index = None
+        if worker.queue:
+            self.groups.insert(0, worker.queue)
+            worker.queue = []
+        worker.stop(force=True)
+        self.pool.workers.pop(slot)
+
+    def run(self) -> list[TargetResult]:
+        if not self.specs:
+            return []
+        pool = self.pool
+        if not pool.workers:
+            pool.workers.append(pool._start_worker())
+        failed_starts = 0
+        try:
+            while self.done < len(self.specs):
+                for _ in range(self.scaling.more_workers(pool.workers, self.pending(), self.most)):
+                    pool.workers.append(pool._start_worker())
+                if not pool.workers:
+                    pool.workers.append(pool._start_worker())
+                self.assign()
+                if self.progress is not None and self.current is not None:
+                    self.progress(self.done, len(self.specs), self.current)
+                waiting = [w for w in pool.workers if w.index is not None or not w.ready]
+                deadline = min((w.deadline(self.timeout) for w in waiting), default=time.monotonic() + _POLL)
+                waitables = [x for w in pool.workers for x in w.waitables]
+                if pool._server is not None:
+                    waitables.append(pool._server.conn)
+                ready = wait(waitables, timeout=max(0.0, min(deadline - time.monotonic(), _POLL)))
+                pool._note_exits()
+                for slot in range(len(pool.workers) - 1, -1, -1):
+                    worker = pool.workers[slot]
+                    message = None
+                    if worker.conn in ready:
+                        try:
+                            message = worker.conn.recv()
+                        except (EOFError, OSError):
+                            message = None
+                    if message is not None and message[0] == "ready":
+                        worker.ready, failed_starts = True, 0
+                        self.scaling.started(time.monotonic() - worker.born)
+                        continue
+                    if message is not None and message[0] == "result" and message[1] == worker.index:
+                        self.scaling.finished(time.monotonic() - worker.started)
+                        self.finish(worker.index, TargetResult.from_json(message[2]))
+                        worker.index = None
+                        continue
+                    dead = (worker.conn in ready or not worker.alive()
+                            or any(x in ready for x in worker.waitables[1:]))
+                    overdue = time.monotonic() >= worker.deadline(self.timeout)
+                    if not dead and not overdue:
+                        continue
+                    if worker.index is None and not worker.ready:
+                        failed_starts += 1
+                    if dead:
+                        why, reason = _crash_message(pool._exitcode(worker)), "crash"
                     else:
-                        error = _tool_error(spec, f"linting took longer than the timeout of {timeout:g} s "
-                                                  "and was stopped (--timeout)", "timeout")
-                    finish(worker.index, TargetResult(target=spec.key, tool_errors=[error]))
-                else:
-                    failed_starts += 1
-                worker.stop(force=True)
-                workers[slot] = _Worker(context, root, run_options)
-            if failed_starts > 2 * len(workers):
-                reason = "no worker process could start (see the messages above)"
-                while pending:
-                    index = pending.pop()
-                    finish(index, TargetResult(target=specs[index].key,
-                                               tool_errors=[_tool_error(specs[index], reason, "worker-start")]))
-                if all(w.index is None for w in workers):
-                    break
-    finally:
-        for worker in workers:
-            worker.stop(force=worker.index is not None or not worker.ready)
-    return [r for r in results if r is not None]
+                        why, reason = (f"linting took longer than the timeout of {self.timeout:g} s "
+                                       "and was stopped (--timeout)"), "timeout"
+                    self.replace(slot, worker, why, reason)
+                if failed_starts > 2 * self.most:
+                    failed_starts = 0
+                    self.give_up("no worker process could start (see the messages above)")
+        except BaseException:
+            pool.close()  # Ctrl-C or a bug of ours: no worker may outlive the run
+            raise
+        return [r for r in self.results if r is not None]
 
+    def give_up(self, reason: str) -> None:
+        for group in self.groups:
+            for index in group:
+                spec = self.specs[index]
+                self.finish(index, TargetResult(target=spec.key,
+                                                tool_errors=[tool_error(spec, reason, "worker-start")]))
+        self.groups = []
+
+
+def run_in_workers(specs: list[TargetSpec], root: str, run_options: dict, jobs: int, timeout: float,
+                   progress: Callable[[int, int, TargetSpec], None] | None = None,
+                   durations: dict[str, float] | None = None, preload: list[str] | tuple[str, ...] = ()
+                   ) -> list[TargetResult]:
+    """One run on a pool of its own."""
+    with WorkerPool(preload) as pool:
+        return pool.run(specs, root, run_options, jobs, timeout, progress, durations)

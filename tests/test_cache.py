@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from etrace_lint.cache import Cache, DependencyTracker
+from etrace_lint.cache import Cache
 from etrace_lint.discover import TargetSpec
 from etrace_lint.findings import Finding, Level, Location, TargetResult, ToolError
 from helpers import fixture, run_cli
@@ -128,26 +128,6 @@ def test_dependents_are_found_by_recorded_imports(project):
     _cache(root).put(spec, _result(spec, str(root / "helper.py")))
     assert _cache(root).dependents([str(root / "helper.py")]) == [spec]
     assert _cache(root).dependents([str(root / "other.py")]) == []
-
-
-def test_dependencies_survive_modules_imported_for_an_earlier_target(tmp_path, monkeypatch):
-    """In a long-lived worker the second model importing a helper must still depend on it."""
-    from etrace_lint.targets import import_file
-
-    package = f"shared_{os.getpid()}"
-    (tmp_path / package).mkdir()
-    (tmp_path / package / "__init__.py").write_text("")
-    (tmp_path / package / "deep.py").write_text("VALUE = 1\n")
-    (tmp_path / package / "layer.py").write_text("from . import deep\n")
-    for name in ("first.py", "second.py"):
-        (tmp_path / name).write_text(f"from {package} import layer\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    tracker = DependencyTracker(str(tmp_path))
-    import_file(str(tmp_path / "first.py"))
-    import_file(str(tmp_path / "second.py"))  # the helpers are already imported by now
-    expected = {str(tmp_path / p) for p in ("second.py", f"{package}/__init__.py", f"{package}/layer.py",
-                                            f"{package}/deep.py")}
-    assert set(tracker.complete(str(tmp_path / "second.py"), [str(tmp_path / "second.py")])) == expected
 
 
 # --- the command line: a warm run imports no JAX and prints what the cold run printed ---

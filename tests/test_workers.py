@@ -11,7 +11,8 @@ import time
 import pytest
 
 from etrace_lint.discover import discover
-from etrace_lint.workers import _compiler_options, run_in_workers
+from etrace_lint.worker_loop import _compiler_options
+from etrace_lint.workers import run_in_workers
 from helpers import fixture, run_cli
 
 TIMEOUT = 8.0

@@ -1,0 +1,202 @@
+"""What keeps one target's result independent of the targets a worker ran before it.
+
+A worker process lints many targets. Two kinds of state could carry over
+from one to the next, and both are reset here:
+
+- Modules. Each file's targets import that file with its own folder (and the
+  project root) first on ``sys.path``; a helper module of the same name in
+  another folder (``a/_shared.py``, ``b/_shared.py``) must never be found in
+  ``sys.modules`` from the last file. Before a worker starts on another file,
+  every module that does not come from an installed package is dropped, and
+  ``sys.path`` is put back as it was. JAX, brainstate and braintrace stay
+  imported.
+- Global settings a factory or a model can change: ``brainstate.environ``,
+  the default random key (and NumPy's), and JAX's configuration flags. Each
+  target starts from the same seed and the worker's own settings, and what it
+  changed is undone afterwards.
+
+Nothing here imports JAX at module level: the parent process uses
+:func:`is_installed` too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import site
+import sys
+import sysconfig
+from functools import lru_cache
+from typing import Iterator
+
+SEED = 0  # every target starts from this seed, whichever process runs it and whenever
+_OWN_PACKAGE = __name__.rpartition(".")[0]
+
+
+@lru_cache(maxsize=1)
+def _installed_roots() -> tuple[str, ...]:
+    roots = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.add(os.path.realpath(path))
+    try:
+        roots.update(os.path.realpath(p) for p in site.getsitepackages())
+    except AttributeError:  # some virtualenv layouts lack it
+        pass
+    user_site = getattr(site, "USER_SITE", None)
+    if user_site:
+        roots.add(os.path.realpath(user_site))
+    return tuple(sorted(root.rstrip(os.sep) + os.sep for root in roots))
+
+
+def is_installed(file: str) -> bool:
+    """Whether a module's file comes from the interpreter or an installed package."""
+    real = os.path.realpath(file)
+    return real.startswith(_installed_roots()) or f"{os.sep}site-packages{os.sep}" in real
+
+
+def _is_own(name: str) -> bool:
+    return name == _OWN_PACKAGE or name.startswith(_OWN_PACKAGE + ".")
+
+
+def _module_files(module) -> list[str]:
+    file = getattr(module, "__file__", None)
+    if isinstance(file, str):
+        return [file]
+    # a namespace package has a __path__ and no __file__
+    return [p for p in getattr(module, "__path__", None) or () if isinstance(p, str)]
+
+
+def is_user_module(name: str, module) -> bool:
+    """A module that came from the user's files rather than an installed package."""
+    if module is None or _is_own(name):
+        return False
+    files = _module_files(module)
+    return bool(files) and not all(is_installed(f) for f in files)
+
+
+def project_files(root: str, since: set[str] | None = None) -> list[str]:
+    """The ``.py`` files under ``root`` that this process has imported from the user's tree
+    (only modules absent from ``since``, a set of module names, when it is given)."""
+    root = os.path.abspath(root) + os.sep
+    found = set()
+    for name, module in list(sys.modules.items()):
+        if (since is not None and name in since) or not is_user_module(name, module):
+            continue
+        for file in _module_files(module):
+            file = os.path.abspath(file)
+            if file.startswith(root) and file.endswith(".py"):
+                found.add(file)
+    return sorted(found)
+
+
+class ModuleBaseline:
+    """The worker's ``sys.path`` as it was before any target ran, and the way back to it."""
+
+    def __init__(self):
+        self.path = list(sys.path)
+
+    def reset(self) -> int:
+        """Drop every module of the user's tree and restore ``sys.path``; returns how many were dropped."""
+        from . import targets
+
+        dropped = [name for name, module in list(sys.modules.items()) if is_user_module(name, module)]
+        for name in dropped:
+            sys.modules.pop(name, None)
+        targets.forget_imported_files()
+        sys.path[:] = self.path
+        import importlib
+
+        importlib.invalidate_caches()
+        return len(dropped)
+
+
+@contextlib.contextmanager
+def search_path(path: str, root: str | None = None) -> Iterator[None]:
+    """The model's folder, then the project root, first on ``sys.path``, as when the user runs the file."""
+    entries = [os.path.dirname(os.path.abspath(path))]
+    if root:
+        root = os.path.abspath(root)
+        if root not in entries:
+            entries.append(root)
+    sys.path[:0] = entries
+    try:
+        yield
+    finally:
+        for entry in entries:
+            try:
+                sys.path.remove(entry)
+            except ValueError:
+                pass
+
+
+def drop_environment(names: list[str]) -> list[str]:
+    """Remove the variables matching ``names`` (exact names or ``fnmatch`` patterns) from the environment."""
+    if not names:
+        return []
+    dropped = sorted(key for key in os.environ if any(fnmatch.fnmatchcase(key, pattern) for pattern in names))
+    for key in dropped:
+        os.environ.pop(key, None)
+    return dropped
+
+
+class GlobalState:
+    """Snapshot of the settings a target may change; :meth:`restore` puts them back."""
+
+    def __init__(self):
+        import brainstate.environ as environ
+        import jax
+
+        self._environ_state = environ._ENV_STATE
+        self._environ = {name: _copy(value) for name, value in vars(environ._ENV_STATE).items()
+                         if name in ("settings", "contexts", "functions")}
+        self._jax_flags = dict(jax.config.values)
+
+    def restore(self) -> None:
+        import jax
+
+        state = self._environ_state
+        for name, saved in self._environ.items():
+            current = getattr(state, name)
+            current.clear()
+            current.update(_copy(saved))
+        local = getattr(state, "_local", None)
+        if local is not None:  # brainstate >= 0.6 keeps open contexts per thread
+            for name in list(vars(local)):
+                value = getattr(local, name)
+                if hasattr(value, "clear"):
+                    value.clear()
+        for name, value in self._jax_flags.items():
+            if jax.config.values.get(name, value) != value:
+                try:
+                    jax.config.update(name, value)
+                except Exception:  # noqa: BLE001 - a flag that can only be set at start-up
+                    pass
+
+
+def _copy(value):
+    if isinstance(value, dict):
+        copied = type(value)(value.default_factory) if hasattr(value, "default_factory") else {}
+        copied.update({k: list(v) if isinstance(v, list) else v for k, v in value.items()})
+        return copied
+    return value
+
+
+def reseed() -> None:
+    """The same random state for every target, whichever worker runs it."""
+    import brainstate
+
+    brainstate.random.seed(SEED)
+
+
+@contextlib.contextmanager
+def target_state() -> Iterator[None]:
+    """Run one target from the worker's clean settings and undo what it changed."""
+    saved = GlobalState()
+    reseed()
+    try:
+        yield
+    finally:
+        saved.restore()

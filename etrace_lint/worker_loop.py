@@ -1,0 +1,146 @@
+"""What runs inside a worker process: lint the targets the parent sends, one at a time.
+
+A worker is either forked from the warm fork server (:mod:`.zygote`), which has
+already imported JAX, brainstate and braintrace, or spawned afresh and imports
+them itself. Either way it starts JAX's backend, says ``("ready", pid)`` and
+then answers each ``("lint", index, spec fields, root, run options, new_group)``
+with ``("result", index, json)``; ``None`` or a closed pipe asks it to leave.
+
+``new_group`` marks the first target of a file on this worker: every module of
+the user's tree that an earlier file imported is dropped first
+(:mod:`.isolation`), so no file sees another file's modules.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import time
+
+# What every worker needs before its first target: imported once in the fork
+# server, so that no forked worker pays for it again.
+WARM_MODULES = ("jax", "jax.numpy", "brainstate", "braintrace", "saiunit",
+                "etrace_lint.engine", "etrace_lint.analysis", "etrace_lint.braintrace_adapter",
+                "etrace_lint.locate", "etrace_lint.rules_compiler", "etrace_lint.isolation",
+                "etrace_lint.verify")
+
+
+def import_warm_modules() -> None:
+    for name in WARM_MODULES:
+        importlib.import_module(name)
+    from .registry import all_rules
+
+    all_rules()
+
+
+def backend_started() -> bool:
+    """Whether JAX's backend (and its threads) exist in this process: forking is then unsafe."""
+    from jax._src import xla_bridge
+
+    return bool(getattr(xla_bridge, "_backends", None))
+
+
+def _start_backend() -> None:
+    import jax.numpy as jnp
+
+    jnp.zeros(()).block_until_ready()  # the backend starts on first use, not on a target's clock
+
+
+def _compiler_options(run_options: dict) -> dict:
+    """Build the compiler's objects from the plain data configuration holds."""
+    options = dict(run_options.get("compile_options") or {})
+    policy = options.get("control_flow")
+    if isinstance(policy, dict):
+        import braintrace
+
+        options["control_flow"] = braintrace.ControlFlowPolicy(**policy)
+    return dict(run_options, compile_options=options)
+
+
+def _label(spec) -> str:
+    return f"{os.path.basename(spec.path)}::{spec.factory}"
+
+
+def tool_error(spec, message: str, reason: str):
+    from .findings import Location, ToolError
+
+    return ToolError(spec.display_name, f"{_label(spec)}: {message}", Location(spec.path, spec.line), reason)
+
+
+def lint_one(spec, root: str, run_options: dict):
+    """One target, from clean global settings, with its dependencies as the files this worker imported."""
+    from . import isolation
+    from .engine import lint_target
+    from .findings import TargetResult
+
+    isolation.drop_environment(run_options.get("drop_env") or [])
+    try:
+        options = _compiler_options(run_options)
+    except Exception as exc:  # a bad control-flow table: every target says so
+        message = f"the configured compile options are not valid: {type(exc).__name__}: {exc}"
+        return TargetResult(target=spec.key, tool_errors=[tool_error(spec, message, "usage")])
+    started = time.perf_counter()
+    try:
+        with isolation.target_state():
+            result = lint_target(spec, root, options)
+    except BaseException as exc:  # noqa: BLE001 - a factory may even call sys.exit()
+        result = TargetResult(target=spec.key, tool_errors=[tool_error(
+            spec, f"linting stopped with {type(exc).__name__}: {exc}", "internal-error")])
+    result.seconds = round(time.perf_counter() - started, 3)
+    # since this worker dropped the last file's modules, whatever is imported belongs to this file's targets
+    result.dependencies = sorted(set(isolation.project_files(root)) | {spec.path})
+    return result
+
+
+def serve(conn) -> None:
+    """Answer the parent until it says goodbye; the modules and backend are ready."""
+    from . import isolation
+    from .discover import TargetSpec
+
+    baseline = isolation.ModuleBaseline()
+    linted = False
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        _, index, spec_fields, root, run_options, new_group = message
+        if new_group:
+            if linted:
+                baseline.reset()
+            os.chdir(root)  # relative paths in a model resolve as in the user's project
+        spec = TargetSpec(*spec_fields)
+        result = lint_one(spec, root, run_options)
+        linted = True
+        conn.send(("result", index, result.to_json()))
+
+
+def prepare_process() -> None:
+    # the parent handles Ctrl-C; a worker dying of it would look like a crash
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # what a model prints must not end up in the JSON or SARIF on the parent's stdout
+    os.dup2(2, 1)
+
+
+def forked_main(conn) -> None:
+    """A worker forked from the fork server: the modules are there, the backend is not."""
+    prepare_process()
+    _start_backend()
+    serve(conn)
+
+
+def spawned_main(conn, preload: list[str]) -> None:
+    """A worker started afresh (no fork server on this platform, or it could not be used)."""
+    prepare_process()
+    import_warm_modules()
+    for name in preload:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a target that needs it says so itself
+            pass
+    _start_backend()
+    serve(conn)

@@ -1,0 +1,89 @@
+"""A fork server: one process imports JAX, brainstate and braintrace once, then forks warm workers.
+
+Importing those libraries costs seconds of CPU; a worker forked from a
+process that has done it is ready in a fraction of a second, and no import is
+paid twice. Forking is only safe while JAX's backend has not started (it runs
+threads), so the fork server never creates an array: it imports, checks that
+the backend is still down, and says so. A library named in ``preload`` whose
+import starts the backend (brainpy.state does) is reported back instead, and
+the parent starts a fork server without it.
+
+Protocol over one pipe: the server sends ``("ready", pid)`` or
+``("unsafe", module)``; then it answers ``("fork", connection)`` with
+``("forked", pid)`` and reports each worker that ends with ``("exit", pid,
+code)`` (``code`` as ``Process.exitcode``: the exit status, or minus the
+signal). ``None`` or a closed pipe stops it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import threading
+from multiprocessing.connection import wait
+
+_REAP_EVERY = 0.2
+
+
+def serve_forks(conn, preload: list[str]) -> None:
+    from . import worker_loop
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker_loop.import_warm_modules()
+    for name in preload:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a target that needs it will say why
+            continue
+        if worker_loop.backend_started():
+            conn.send(("unsafe", name))
+            return
+    if worker_loop.backend_started() or threading.active_count() > 1:
+        conn.send(("unsafe", ""))
+        return
+    conn.send(("ready", os.getpid()))
+    children: set[int] = set()
+    try:
+        while True:
+            if wait([conn], timeout=_REAP_EVERY):
+                try:
+                    message = conn.recv()
+                except (EOFError, OSError):
+                    return
+                if message is None:
+                    return
+                child_conn = message[1]
+                pid = os.fork()
+                if pid == 0:  # the new worker
+                    code = 0
+                    try:
+                        conn.close()
+                        worker_loop.forked_main(child_conn)
+                    except BaseException:  # noqa: BLE001 - the parent reports the exit code
+                        code = 1
+                    finally:
+                        os._exit(code)
+                child_conn.close()
+                children.add(pid)
+                conn.send(("forked", pid))
+            for pid, code in _reap(children):
+                conn.send(("exit", pid, code))
+    finally:
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _reap(children: set[int]):
+    for pid in list(children):
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            children.discard(pid)
+            continue
+        if done:
+            children.discard(pid)
+            yield pid, (-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
