@@ -108,6 +108,27 @@ def test_wrong_etp_rule_is_an_error_even_at_one_step(broken):
     assert found[0].properties["verify"]["relError"] > 0.5
 
 
+def test_a_multiple_of_bptt_is_named_as_such(broken):
+    (found,) = verify_findings(broken["etrace_target_wrong_rule"])
+    assert "online gradient is 2.00x BPTT's, same direction" in found.message
+    assert found.properties["verify"]["scale"] == pytest.approx(2.0, rel=1e-3)
+
+
+def test_lstm_input_and_candidate_gates_are_twice_bptt_at_one_step():
+    # braintrace 0.2.6 and 0.2.8 alike: c is computed from these gates and h from c's new value in the
+    # same step, and the path through c is counted for c and again for h
+    result = verified("scaled.py")["etrace_target_lstm"]
+    found = verify_findings(result, "ETL401")
+    assert {f.properties["weight"].split(".")[0] for f in found} == {"Wi", "Wg"}
+    for finding in found:
+        assert finding.level is Level.ERROR
+        assert finding.line == marked_line("scaled.py", "LSTMCell(")
+        assert "online gradient is 2.00x BPTT's, same direction" in finding.message
+        assert "counts one path from the weight to the loss twice" in finding.message
+        assert "relative error" not in finding.message
+    assert "wrong(2.00x)" in format_verify_table(result.verify_rows)
+
+
 def test_harness_mismatch_is_reported_not_compared(broken):
     result = broken["etrace_target_counting"]
     assert {f.rule_id for f in verify_findings(result)} == {"ETL499"}
@@ -153,6 +174,49 @@ def test_settings_layer_target_then_run_options():
         resolve_settings({"stepz": 3}, {})
 
 
+@pytest.fixture(scope="module")
+def batched():
+    return verified("batched.py", verify_algorithms=["d_rtrl"])
+
+
+@pytest.mark.parametrize("target, batch", [("etrace_target_batched_init", 3), ("etrace_target_only_batched", 2),
+                                           ("etrace_target_only_unbatched", None)])
+def test_batched_models_are_checked_as_they_were_given(batched, target, batch):
+    result = batched[target]
+    assert not result.tool_errors
+    assert verify_findings(result) == []
+    rows = result.verify_rows
+    assert rows and {r["batch"] for r in rows} == {batch}
+    assert all(r["verdict"] == "exact" for r in rows)
+    assert all(r["bpttNorm"] > 0 for r in rows if r["steps"] == 16)
+
+
+def test_a_step_written_for_one_sample_falls_back_to_unbatched(batched):
+    result = batched["etrace_target_written_unbatched"]
+    assert [f.rule_id for f in verify_findings(result) if f.rule_id in ("ETL401", "ETL405", "ETL499")] == []
+    assert {r["batch"] for r in result.verify_rows} == {None}
+    assert all(r["verdict"] == "exact" for r in result.verify_rows if r["steps"] == 1)
+
+
+def test_an_explicit_verify_batch_rebatches_only_a_model_that_initialises_both_ways():
+    both = verified("batched.py::etrace_target_batched_init", verify_algorithms=["d_rtrl"], verify_batch=2)
+    assert {r["batch"] for r in both["etrace_target_batched_init"].verify_rows} == {2}
+    one = verified("batched.py::etrace_target_only_unbatched", verify_algorithms=["d_rtrl"], verify_batch=2)
+    assert {r["batch"] for r in one["etrace_target_only_unbatched"].verify_rows} == {None}
+
+
+def test_a_model_no_layout_runs_is_told_what_to_set(batched):
+    (found,) = verify_findings(batched["etrace_target_wrong_batch_size"])
+    assert (found.rule_id, found.level) == ("ETL405", Level.WARNING)
+    assert found.line == marked_line("batched.py", "def etrace_target_wrong_batch_size")
+    message = found.message
+    assert "batched (batch 5), as the target gave it: one step on inputs of shape (5, 4, 3) turns hidden " \
+           "state h of shape (4, 6) into (5, 4, 6)" in message
+    assert "unbatched: one step on inputs of shape (4, 3) turns hidden state h of shape (6,) into (4, 6)" in message
+    assert "`@etrace_lint.target(batch_size=4)`" in message and 'verify={"batch": N}' in message
+    assert "scan body" not in message and "<class" not in message and "\\n" not in message
+
+
 def test_verdicts_tell_a_bug_from_an_approximation():
     same = compare.metrics([1.0, 2.0], [1.0, 2.0])
     double = compare.metrics([2.0, 4.0], [1.0, 2.0])
@@ -165,3 +229,15 @@ def test_verdicts_tell_a_bug_from_an_approximation():
     assert compare.verdict(zero, True, 1e-5, 0.5, 0.0) == compare.NOT_LEARNING
     assert compare.verdict(compare.metrics([math.nan], [1.0]), False, 1e-5, 0.5, 0.0) == compare.NONFINITE
     assert math.isclose(double.rel_error, 1.0) and math.isclose(double.cosine, 1.0)
+
+
+def test_a_multiple_of_bptt_is_told_from_an_error():
+    tolerance = 1e-5
+    assert compare.scale(compare.metrics([2.0, 4.0], [1.0, 2.0]), tolerance) == pytest.approx(2.0)
+    assert compare.scale(compare.metrics([-0.5, -1.0], [1.0, 2.0]), tolerance) == pytest.approx(-0.5)
+    assert compare.scale(compare.metrics([1.0, 2.0], [1.0, 2.0]), tolerance) is None
+    assert compare.scale(compare.metrics([2.0, 1.0], [1.0, 2.0]), tolerance) is None  # another direction
+    assert compare.scale(compare.metrics([0.0, 0.0], [1.0, 2.0]), tolerance) is None
+    assert compare.describe_scale(2.0) == "2.00x BPTT's, same direction"
+    assert compare.describe_scale(-1.0) == "1.00x BPTT's, opposite direction"
+    assert compare.describe_scale(0.004) == "0.004x BPTT's, same direction"

@@ -108,17 +108,16 @@ def _layout_message(error: Any) -> str:
     """Why BPTT ran under no layout, in the order tried, and what the user can set."""
     from .layout import advice
 
-    whys = list(dict.fromkeys(why for _, why in error.failures))
-    if len(whys) == 1 and len(error.failures) == 1:
-        return f"--verify did not run: {whys[0]}"
-    if len(whys) == 1:  # the same error however the model is laid out: not a batching problem
-        return f"--verify did not run: {whys[0]} (tried {_tried(error.failures)})"
-    tried = "; ".join(f"{layout.describe()}, {why}" for layout, why in error.failures)
-    return f"--verify could not run the model: {tried}. To fix, {advice(error.layouts)}"
-
-
-def _tried(failures: list) -> str:
-    return " and ".join(layout.describe() for layout, _ in failures)
+    whys = list(dict.fromkeys(why for _, why, _ in error.failures))
+    about_layout = len(whys) > 1 or any(blamed for _, _, blamed in error.failures)
+    if len(error.failures) == 1:
+        text = f"--verify did not run: {whys[0]}"
+    elif len(whys) == 1:
+        text = f"--verify did not run: {whys[0]} (tried {' and '.join(l.describe() for l, _, _ in error.failures)})"
+    else:
+        tried = "; ".join(f"{layout.describe()}: {why}" for layout, why, _ in error.failures)
+        text = f"--verify could not run the model: {tried}"
+    return f"{text}. To fix, {advice(error.leading)}" if about_layout else text
 
 
 def _same_loss(online: float, bptt: float, dtypes: dict, settings: Any) -> bool:
@@ -144,11 +143,12 @@ def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorit
         tolerance = settings.tolerance(reference.dtypes.get(key, "float32"))
         m = compare.metrics(online_grad, bptt_grad)
         verdict = compare.verdict(m, expected.exact, tolerance, settings.cosine_floor, tolerance * scale)
+        factor = compare.scale(m, tolerance) if verdict != compare.EXACT else None
         rows.append({
             "model": name, "algorithm": algorithm, "steps": steps, "weight": format_path(weight),
             "weightPath": list(map(str, weight)), "leaf": leaf, "expected": expected.label,
             "reason": expected.reason, "verdict": verdict, "relError": compare.json_number(m.rel_error),
-            "cosine": compare.json_number(m.cosine), "onlineNorm": compare.json_number(m.online_norm),
+            "cosine": compare.json_number(m.cosine), "scale": factor, "onlineNorm": compare.json_number(m.online_norm),
             "bpttNorm": compare.json_number(m.bptt_norm), "tolerance": tolerance,
             "cosineFloor": settings.cosine_floor, "device": device, "batch": batch,
             "seconds": round(online.seconds, 4), "bpttSeconds": round(reference.seconds, 4),

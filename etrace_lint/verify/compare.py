@@ -54,6 +54,29 @@ def verdict(m: Metrics, exact_expected: bool, tolerance: float, cosine_floor: fl
     return APPROXIMATION if m.cosine >= cosine_floor else MISALIGNED
 
 
+# |cosine| at least this: the online gradient is a multiple of BPTT's (an angle under about 0.8 degrees)
+SCALED_COSINE = 1.0 - 1e-4
+
+
+def scale(m: Metrics, tolerance: float) -> float | None:
+    """``k`` when the online gradient is (nearly) ``k`` times BPTT's with ``k != 1``; None otherwise.
+
+    A negative ``k`` points the opposite way. Told apart from a plain error
+    because it says what is wrong: a path counted twice, a sign flipped.
+    """
+    if not m.finite or m.online_norm == 0 or m.bptt_norm == 0 or abs(m.cosine) < SCALED_COSINE:
+        return None
+    k = math.copysign(m.online_norm / m.bptt_norm, m.cosine)
+    return None if abs(k - 1.0) <= max(tolerance, 1e-3) else k
+
+
+def describe_scale(k: float) -> str:
+    """"2.00x BPTT's, same direction"; the factor's digits kept for small ones."""
+    size = abs(k)
+    factor = f"{size:.2f}" if size >= 0.1 else f"{size:.2g}"
+    return f"{factor}x BPTT's, {'same' if k > 0 else 'opposite'} direction"
+
+
 def json_number(value: float) -> float | None:
     """JSON has no NaN or infinity: those become null."""
     return value if isinstance(value, float) and math.isfinite(value) else None

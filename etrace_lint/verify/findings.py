@@ -23,6 +23,20 @@ def _number(value: Any) -> str:
     return f"{value:.3g}"
 
 
+def _why_scaled(factor: float) -> str:
+    """What a multiple of the exact gradient usually means."""
+    size = abs(factor)
+    whole = round(size)
+    if factor > 0 and whole >= 2 and abs(size - whole) < 0.01:
+        times = {2: "twice", 3: "three times"}.get(whole, f"{whole} times")
+        return (f"a whole multiple usually means the online rule counts one path from the weight to the loss "
+                f"{times}, as braintrace does when a hidden state is computed in the same step from "
+                f"another hidden state's new value (braintrace.nn.LSTMCell's c feeding h)")
+    if factor < 0:
+        return "the sign is flipped: an ETP rule or the compiler is wrong"
+    return "an ETP rule or the compiler scales this gradient"
+
+
 class FindingMaker:
     """Knows where a model's weights live and which other findings explain them."""
 
@@ -78,14 +92,22 @@ class FindingMaker:
         properties = {"weight": format_path(weight), "verify": self._verify_properties(worst)}
         if len(rows) > 1:
             properties["verify"]["leaves"] = [self._verify_properties(r) for r in rows]
-        if rule_id == "ETL401":
-            what = ("is NaN or infinite" if worst["verdict"] == compare.NONFINITE
-                    else f"differs from BPTT ({numbers})")
-            message = (f"{algorithm} online gradient of {shown}{more} {what} over {steps} step"
-                       f"{'s' if steps != 1 else ''}, although it must equal BPTT here "
-                       f"({worst['reason']}): an ETP rule or the compiler is wrong")
+        factor = worst.get("scale")
+        span = f"over {steps} step{'s' if steps != 1 else ''}"
+        scaled = (f"{shown}{more} under {algorithm} {span}: online gradient is "
+                  f"{compare.describe_scale(factor)}" if factor is not None else "")
+        if rule_id == "ETL401" and worst["verdict"] == compare.NONFINITE:
+            message = (f"{algorithm} online gradient of {shown}{more} is NaN or infinite {span}, although it "
+                       f"must equal BPTT here ({worst['reason']}): an ETP rule or the compiler is wrong")
+        elif rule_id == "ETL401" and factor is not None:
+            message = (f"{scaled}, although it must equal BPTT here ({worst['reason']}): "
+                       f"{_why_scaled(factor)}")
+        elif rule_id == "ETL401":
+            message = (f"{algorithm} online gradient of {shown}{more} differs from BPTT ({numbers}) {span}, "
+                       f"although it must equal BPTT here ({worst['reason']}): an ETP rule or the compiler "
+                       f"is wrong")
         elif rule_id == "ETL402":
-            message = (f"{shown} gets no online gradient under {algorithm} over {steps} steps while its "
+            message = (f"{shown} gets no online gradient under {algorithm} {span} while its "
                        f"BPTT gradient is not zero: it will not learn online")
             explained = self.explanation(weight)
             if explained is not None:
@@ -93,11 +115,16 @@ class FindingMaker:
                 properties["explainedBy"] = explained.rule_id
                 related.insert(0, Location(explained.location.path, explained.location.line,
                                            explained.location.column, f"{explained.rule_id}: why it is left out"))
+        elif rule_id == "ETL403" and factor is not None:
+            message = f"{scaled}, an approximation ({worst['reason']})"
         elif rule_id == "ETL403":
-            message = (f"{algorithm} online gradient of {shown}{more} approximates BPTT over {steps} steps: "
+            message = (f"{algorithm} online gradient of {shown}{more} approximates BPTT {span}: "
                        f"{numbers} ({worst['reason']})")
+        elif factor is not None:
+            message = (f"{scaled}: cosine {_number(worst['cosine'])} is below the floor "
+                       f"{worst['cosineFloor']} ({worst['reason']})")
         else:
-            message = (f"{algorithm} online gradient of {shown}{more} points away from BPTT over {steps} steps: "
+            message = (f"{algorithm} online gradient of {shown}{more} points away from BPTT {span}: "
                        f"cosine {_number(worst['cosine'])} is below the floor {worst['cosineFloor']} "
                        f"({worst['reason']})")
         return self._finding(rule_id, message, primary, related, properties)
@@ -105,7 +132,8 @@ class FindingMaker:
     def _verify_properties(self, row: dict) -> dict:
         return {"algorithm": row["algorithm"], "steps": row["steps"], "weight": row["weight"],
                 "leaf": row["leaf"], "verdict": row["verdict"], "expected": row["expected"],
-                "relError": row["relError"], "cosine": row["cosine"], "device": row["device"]}
+                "relError": row["relError"], "cosine": row["cosine"], "scale": row.get("scale"),
+                "device": row["device"]}
 
     def not_run(self, message: str, algorithm: str = "") -> Finding:
         properties = {"verify": {"algorithm": algorithm, "device": self.device}}

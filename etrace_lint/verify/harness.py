@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import braintrace_adapter as bt
-from .layout import Layout, plan_layouts
+from .layout import Layout, hidden_shapes, leading_axes, plan_layouts
 
 
 class HarnessError(Exception):
@@ -39,10 +39,11 @@ class HarnessError(Exception):
 class LayoutError(HarnessError):
     """BPTT ran under none of the layouts tried."""
 
-    def __init__(self, failures: list, layouts: list):
-        self.failures = failures
+    def __init__(self, failures: list, layouts: list, leading: tuple):
+        self.failures = failures  # (layout, why, whether the layout is to blame)
         self.layouts = layouts
-        super().__init__("; ".join(f"{layout.describe()}: {why}" for layout, why in failures))
+        self.leading = leading  # the leading axis of the hidden states and of the example inputs
+        super().__init__("; ".join(f"{layout.describe()}: {why}" for layout, why, _ in failures))
 
 
 def describe(exc: BaseException) -> str:
@@ -141,6 +142,7 @@ class Harness:
         self.weights = weights
         self.example_inputs = example_inputs
         self._original = _snapshot(model)
+        self.leading = leading_axes(model, example_inputs, _is_quantity)
         self.layouts = plan_layouts(model, example_inputs, batch_size, settings.batch, settings.seed,
                                     _is_quantity, self.close)
         self.layout: Layout | None = None
@@ -176,13 +178,22 @@ class Harness:
         first layout under which BPTT runs is kept, and the learner's error is
         reported for that algorithm. Raises LayoutError when BPTT runs under none.
         """
-        failures: list[tuple[Layout, str]] = []
+        failures: list[tuple[Layout, str, bool]] = []  # (layout, why, whether the layout is to blame)
         kept = None
         for layout in self.layouts:
             try:
                 self.use(layout)
             except Exception as exc:  # the model's init_state, or the verify inputs callable
-                failures.append((layout, f"preparing its states and inputs raised {describe(exc)}"))
+                failures.append((layout, f"preparing its states and inputs raised {describe(exc)}", False))
+                continue
+            try:
+                changed = self._step_changes_shapes()
+            except Exception as exc:  # the model does not run on inputs laid out this way
+                failures.append((layout, f"one step on inputs of shape {self._step_shapes()} raised "
+                                         f"{describe(exc)}", True))
+                continue
+            if changed:
+                failures.append((layout, changed, True))
                 continue
             try:
                 runs = {}
@@ -190,7 +201,7 @@ class Harness:
                     runs[steps] = self.bptt(steps)
             except Exception as exc:  # the model does not run this way, or the loss raised
                 failures.append((layout, f"the BPTT gradient over {steps} step{'s' if steps != 1 else ''} "
-                                         f"raised {describe(exc)}"))
+                                         f"raised {describe(exc)}", False))
                 continue
             if algorithm is None:
                 return runs
@@ -203,7 +214,36 @@ class Harness:
         if kept is not None:
             self.use(kept[0])
             return kept[1]
-        raise LayoutError(failures, self.layouts)
+        raise LayoutError(failures, self.layouts, self.leading)
+
+    def _first_step(self) -> tuple:
+        return jax.tree.map(lambda a: a[0], self.sequence, is_leaf=_is_quantity)
+
+    def _step_shapes(self) -> str:
+        shapes = [str(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(self._first_step(), is_leaf=_is_quantity)]
+        return " and ".join(shapes) if shapes else "()"
+
+    def _step_changes_shapes(self) -> str | None:
+        """Why one step does not keep every hidden state's shape, in the user's words; None when it does.
+
+        A scan over the sequence would fail on it with a message about carry
+        types; this names the state and both shapes instead.
+        """
+        from ..engine import format_path
+
+        before = hidden_shapes(self.model, _is_quantity)
+        try:
+            with bt.quiet([]):
+                self.model(*self._first_step())
+            after = hidden_shapes(self.model, _is_quantity)
+        finally:
+            _restore(self.model, self._initial)
+        for path, shapes in before.items():
+            if after.get(path, shapes) != shapes:
+                old, new = (", ".join(map(str, s)) for s in (shapes, after[path]))
+                return (f"one step on inputs of shape {self._step_shapes()} turns hidden state "
+                        f"{format_path(path)} of shape {old} into {new}")
+        return None
 
     def _sequence(self, example_inputs: tuple, inputs_batched: bool) -> tuple:
         steps, seed = self.settings.steps, self.settings.seed
@@ -256,7 +296,7 @@ class Harness:
         return built
 
     def _compile(self, algorithm: str) -> Any:
-        x0 = jax.tree.map(lambda a: a[0], self.sequence, is_leaf=_is_quantity)
+        x0 = self._first_step()
         try:
             with bt.quiet([]):
                 return braintrace.compile(self.model, algorithm, *x0, batch_size=self.batch,

@@ -55,6 +55,13 @@ def _leading(shapes: list[tuple]) -> int | None:
     return firsts.pop() if len(firsts) == 1 else None
 
 
+def leading_axes(model: Any, example_inputs: tuple, is_leaf: Callable) -> tuple[int | None, int | None]:
+    """The leading axis all hidden states share, and the one all example inputs share (None: none shared)."""
+    states = [shape for leaves in hidden_shapes(model, is_leaf).values() for shape in leaves]
+    inputs = [np.shape(getattr(leaf, "mantissa", leaf)) for leaf in jax.tree.leaves(example_inputs, is_leaf=is_leaf)]
+    return _leading(states), _leading(inputs)
+
+
 def _initialised(model: Any, batch: int | None, seed: int, is_leaf: Callable) -> dict | None:
     """The hidden-state shapes the model's own ``init_state`` makes, None when it raises."""
     try:
@@ -120,11 +127,17 @@ def plan_layouts(model: Any, example_inputs: tuple, target_batch: int | None, ve
     return list(dict.fromkeys(layouts))
 
 
-def advice(layouts: list[Layout]) -> str:
-    """What the user can set when no layout runs."""
-    sizes = sorted({layout.batch for layout in layouts if layout.batch is not None})
-    n = sizes[0] if sizes else "N"
-    return (f"tell etrace-lint how the model is batched: `@etrace_lint.target(batch_size={n})` when the example "
-            f"inputs and the states carry a batch axis of {n}, or `@etrace_lint.target(verify={{\"batch\": N}})` "
-            f"for the batch the check draws its inputs with; or give the inputs yourself with "
+def advice(leading: tuple[int | None, int | None]) -> str:
+    """What the user can set when no layout runs, with the batch the model seems to carry."""
+    state_batch, input_batch = leading
+    seen = []
+    if state_batch is not None:
+        seen.append(f"its hidden states have a leading axis of {state_batch}")
+    if input_batch is not None:
+        seen.append(f"its example inputs of {input_batch}")
+    n = state_batch if state_batch is not None else "N"
+    return (f"tell etrace-lint how the model is batched{' (' + ', '.join(seen) + ')' if seen else ''}: "
+            f"`@etrace_lint.target(batch_size={n})` when the example inputs and the states carry a batch "
+            f"axis of that size, or `@etrace_lint.target(verify={{\"batch\": N}})` for the batch the check "
+            f"draws its inputs with; or give the inputs yourself with "
             f"`verify={{\"inputs\": lambda steps, batch, seed: ...}}`")

@@ -13,6 +13,12 @@ def _number(value) -> str:
     return f"{value:.2e}" if value and abs(value) < 1e-2 else f"{value:.3f}"
 
 
+def _verdict(row: dict) -> str:
+    """The verdict, with the factor when the online gradient is a multiple of BPTT's: ``wrong(2.00x)``."""
+    factor = row.get("scale")
+    return row["verdict"] if factor is None else f"{row['verdict']}({factor:.2f}x)"
+
+
 def _shown(rows: list[dict]) -> list[dict]:
     longest = {}
     for row in rows:
@@ -38,7 +44,7 @@ def format_verify_table(rows: list[dict]) -> str:
             line = [weight, str(steps)]
             for algorithm in algorithms:
                 row = by_algorithm.get(algorithm)
-                line += ([row["verdict"], _number(row["relError"]), _number(row["cosine"])]
+                line += ([_verdict(row), _number(row["relError"]), _number(row["cosine"])]
                          if row else ["-", "-", "-"])
             table.append(line)
         widths = [max(len(line[i]) for line in table) for i in range(len(header))]
