@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import sys
 from contextlib import ExitStack
@@ -71,6 +72,14 @@ def run(settings: Settings, argv: list[str]) -> int:
     discovery = discover(settings.paths, settings.root, settings.excludes)
     cache = open_cache(settings)
     specs = list(discovery.targets) + _dependents(cache, discovery, settings)
+    if settings.list_targets:
+        write_target_list(specs, info, settings)
+        return 0
+    discovery_errors = list(discovery.tool_errors)
+    if settings.shard:
+        specs, info.shard = _shard(specs, settings, cache)
+        if info.shard["index"] != 1:
+            discovery_errors = []  # a file that cannot be read is reported once, by the first shard
     info.targets = len(specs)
     info.files_seen = discovery.files_seen
     info.files_without_targets = discovery.files_without_targets
@@ -89,7 +98,7 @@ def run(settings: Settings, argv: list[str]) -> int:
     for result in results:
         for rule_id, count in result.notes_left_out.items():
             notes_left_out[rule_id] = notes_left_out.get(rule_id, 0) + count
-    tool_errors = list(discovery.tool_errors) + [e for r in results for e in r.tool_errors]
+    tool_errors = discovery_errors + [e for r in results for e in r.tool_errors]
     # ETL301 only speaks about files whose every target was linted: a target
     # that timed out reported nothing, so its suppressions are not known unused
     broken = {spec.path for spec, result in zip(specs, results) if result.tool_errors}
@@ -113,6 +122,38 @@ def run(settings: Settings, argv: list[str]) -> int:
     info.color = settings.color if settings.color is not None else (stream_is_tty and "NO_COLOR" not in os.environ)
     write_outputs(outcome, info, settings)
     return outcome.exit_code(settings)
+
+
+def _shard(specs: list, settings: Settings, cache) -> tuple[list, dict]:
+    """This shard's targets, and the record `etrace-lint merge` checks the shards against."""
+    from .shards import parse_shard, select
+
+    shard = parse_shard(settings.shard)
+    seconds = cache.recorded_seconds(specs) if cache is not None else None
+    mine = select(specs, settings.root, shard, seconds)
+    record = {"index": shard.index, "count": shard.count, "total": len(specs),
+              "targets": [f"{os.path.relpath(spec.path, settings.root).replace(os.sep, '/')}::{spec.factory}"
+                          for spec in mine]}
+    return mine, record
+
+
+def write_target_list(specs: list, info: RunInfo, settings: Settings) -> None:
+    """``--list-targets``: what a run would import and call, found without importing anything."""
+    rows = [{"path": info.relpath(spec.path), "line": spec.line, "factory": spec.factory,
+             "name": spec.display_name} for spec in specs]
+    with ExitStack() as stack:
+        stream = stack.enter_context(open(settings.output_file, "w", encoding="utf-8")) \
+            if settings.output_file else sys.stdout
+        if settings.output_format == "json":
+            json.dump({"targets": rows}, stream, indent=2, sort_keys=True)
+            stream.write("\n")
+            return
+        for row in rows:
+            name = f" [{row['name']}]" if row["name"] != row["factory"] else ""
+            stream.write(f"{row['path']}:{row['line']}: {row['factory']}{name}\n")
+        if not settings.quiet:
+            count = len(rows)
+            print(f"{count} target{'s' if count != 1 else ''} would be imported and run", file=sys.stderr)
 
 
 def write_outputs(outcome, info: RunInfo, settings: Settings) -> None:

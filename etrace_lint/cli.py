@@ -81,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--environ", action="append", default=None, metavar="KEY=VALUE",
                      help="brainstate.environ setting to build and trace targets under, such as dt=0.1ms "
                           "(repeatable or comma separated; a target's decorator overrides it)")
+    run.add_argument("--shard", metavar="K/N",
+                     help="lint only part K of N of the targets (each file in one part), for N CI runners; "
+                          "combine their logs with `etrace-lint merge`")
+    run.add_argument("--list-targets", action="store_true",
+                     help="print the targets a run would execute (import nothing, run nothing) and exit")
+    run.add_argument("--drop-env", action="append", default=None, metavar="NAMES",
+                     help="environment variables (or patterns such as AWS_*) removed before any model code runs")
     run.add_argument("--config", metavar="PYPROJECT", help="read [tool.etrace-lint] from this file")
     run.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     return parser
@@ -167,6 +174,16 @@ def settings_from_args(args: argparse.Namespace):
         settings.run_options["verify_algorithms"] = _split([args.verify_algorithms])
     if args.environ:
         settings.run_options["environ"] = {**settings.run_options.get("environ", {}), **_environ(args.environ)}
+    if args.shard:
+        from .shards import ShardError, parse_shard
+        try:
+            parse_shard(args.shard)
+        except ShardError as exc:
+            raise UsageError(str(exc)) from None
+        settings.shard = args.shard
+    if args.drop_env:
+        settings.drop_env = settings.drop_env + _split(args.drop_env)
+    settings.list_targets = args.list_targets
     if args.statistics:
         if settings.output_format not in ("text", "concise", "json"):
             raise UsageError(f"--statistics prints text or json, not {settings.output_format}")
@@ -213,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("rule", "rules"):
         from .docs_cli import main_rule, main_rules
         return main_rule(argv[1:]) if argv[0] == "rule" else main_rules(argv[1:])
+    if argv and argv[0] == "merge":
+        from .merge_cli import main_merge
+        return main_merge(argv[1:])
     if argv and argv[0] == "server":
         from .server import main as main_server
         return main_server(argv[1:])

@@ -208,11 +208,15 @@ def _apply(settings: Settings, key: str, value: Any, reader: _Reader, base: str)
         settings.run_options.update(_verify_options(reader, reader.table(value, key)))
     elif key == "environ":
         settings.run_options["environ"] = _environ(reader, reader.table(value, key))
+    elif key == "preload":
+        settings.preload = reader.strings(value, key)
+    elif key == "drop-env":
+        settings.drop_env = reader.strings(value, key)
 
 
 KNOWN_KEYS = ("paths", "exclude", "extend-exclude", "select", "extend-select", "ignore", "per-file-ignores",
               "levels", "fail-level", "timeout", "jobs", "cache-dir", "show-info", "compile-options", "verify",
-              "environ")
+              "environ", "preload", "drop-env")
 
 
 def _read_toml(path: str, display: str) -> dict:

@@ -47,7 +47,7 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         from .workers import WorkerPool, default_jobs
 
         run_options = dict(settings.run_options, compile_options=settings.compile_options,
-                           hidden_note_levels=hidden_note_levels(settings))
+                           hidden_note_levels=hidden_note_levels(settings), drop_env=list(settings.drop_env))
         todo = [specs[i] for i in stale]
         durations = cache.recorded_seconds(todo) if cache is not None else None
         own_pool = pool is None

@@ -42,6 +42,11 @@ class Settings:
     write_baseline: str | None = None
     baseline_fingerprints: set[str] | None = None  # read from ``baseline`` before any linting
 
+    preload: list[str] = field(default_factory=list)  # libraries the fork server imports for every worker
+    drop_env: list[str] = field(default_factory=list)  # variables (or fnmatch patterns) removed before user code runs
+    shard: str | None = None  # "K/N": lint only that part of the targets
+    list_targets: bool = False  # print the targets a run would execute, import nothing
+
     config_file: str | None = None
 
     @property

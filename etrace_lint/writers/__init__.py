@@ -26,6 +26,7 @@ class RunInfo:
     targets_failed: int = 0  # of ``targets``, those that could not be linted
     summaries: list = field(default_factory=list)  # extra per-target tables (verify)
     verify_rows: list = field(default_factory=list)  # per-weight --verify results
+    shard: dict | None = None  # --shard: which part of the targets this run linted (see merge.py)
 
     def relpath(self, path: str) -> str:
         """Forward-slash path relative to the root; paths outside it stay as given."""

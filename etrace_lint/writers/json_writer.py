@@ -32,5 +32,9 @@ def write_json(outcome, info, stream: TextIO) -> None:
         "summary": {"models": info.targets, "files": info.files_seen,
                     "findings": len(outcome.findings), "toolErrors": len(outcome.tool_errors)},
     }
+    if info.shard:
+        from ..merge import SHARD_PROPERTY
+
+        document[SHARD_PROPERTY] = info.shard
     json.dump(document, stream, indent=2, sort_keys=True, default=str)
     stream.write("\n")

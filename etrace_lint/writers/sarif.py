@@ -17,6 +17,7 @@ import sarif_om as om
 from .. import __version__
 from ..findings import Finding, Level, Location, ToolError
 from ..registry import active_rules
+from ..merge import SHARD_PROPERTY
 from .fingerprints import primary_location_line_hash
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -136,6 +137,8 @@ def build_log(outcome, info) -> dict:
         run_properties["device"] = info.device
     if info.versions:
         run_properties["versions"] = dict(sorted(info.versions.items()))
+    if info.shard:
+        run_properties[SHARD_PROPERTY] = info.shard
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(
             name="etrace-lint", semantic_version=__version__, version=__version__,

@@ -1,0 +1,111 @@
+"""--shard K/N splits a run across CI runners; `etrace-lint merge` gives back the log of one run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+
+import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+from etrace_lint.discover import TargetSpec
+from etrace_lint.shards import ShardError, parse_shard, split
+from helpers import FIXTURES, run_cli
+
+SOURCES = [("compiler", "relations.py"), ("own", "plain_op.py"), ("clean", "lstm.py"),
+           ("bad", "broken_factories.py"), ("daily", "suppressed.py")]
+_TIMES = re.compile(r'"(startTimeUtc|endTimeUtc)": "[^"]*"')
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("shards")
+    (root / "models").mkdir()
+    for folder, name in SOURCES:
+        shutil.copy(os.path.join(FIXTURES, folder, name), root / "models" / f"{folder}_{name}")
+    return root
+
+
+def _read(path) -> str:
+    return _TIMES.sub(r'"\1": ""', path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def unsharded(tree):
+    proc = run_cli("models", "--sarif", "all.sarif", "-o", "all.json", "--output-format", "json", "-q",
+                   cwd=str(tree))
+    assert proc.returncode == 2, proc.stderr  # broken_factories.py holds targets that cannot be linted
+    return proc
+
+
+@pytest.fixture(scope="module")
+def shards(tree, unsharded):
+    """Three shards, balanced by the times the cache recorded in the unsharded run."""
+    codes = []
+    for k in (1, 2, 3):
+        proc = run_cli("models", "--shard", f"{k}/3", "--sarif", f"s{k}.sarif", "-o", f"s{k}.json",
+                       "--output-format", "json", "-q", cwd=str(tree))
+        codes.append(proc.returncode)
+    return codes
+
+
+def test_merged_sarif_equals_the_unsharded_log(tree, shards):
+    proc = run_cli("merge", "s3.sarif", "s1.sarif", "s2.sarif", "-o", "merged.sarif", cwd=str(tree))
+    assert proc.returncode == 2, proc.stderr  # the unsharded run's exit code: a target could not be linted
+    assert _read(tree / "merged.sarif") == _read(tree / "all.sarif")
+
+
+def test_merged_json_equals_the_unsharded_output(tree, shards):
+    proc = run_cli("merge", "s1.json", "s2.json", "s3.json", cwd=str(tree))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == (tree / "all.json").read_text(encoding="utf-8")
+
+
+def test_every_target_is_in_exactly_one_shard(tree, shards):
+    linted = []
+    for k in (1, 2, 3):
+        record = json.loads((tree / f"s{k}.json").read_text())["etraceLintShard"]
+        assert (record["index"], record["count"]) == (k, 3)
+        linted += record["targets"]
+    listed = json.loads(run_cli("models", "--list-targets", "--output-format", "json", cwd=str(tree)).stdout)
+    assert sorted(linted) == sorted(f"{t['path']}::{t['factory']}" for t in listed["targets"])
+    assert len(set(linted)) == len(linted)
+
+
+def test_merge_refuses_a_missing_or_repeated_shard(tree, shards):
+    missing = run_cli("merge", "s1.sarif", "s2.sarif", cwd=str(tree))
+    assert missing.returncode == 2 and "missing shard 3/3" in missing.stderr
+    twice = run_cli("merge", "s1.sarif", "s1.sarif", "s2.sarif", cwd=str(tree))
+    assert twice.returncode == 2 and "both shard 1/3" in twice.stderr
+    unsharded = run_cli("merge", "all.sarif", cwd=str(tree))
+    assert unsharded.returncode == 2 and "not the output of a --shard run" in unsharded.stderr
+
+
+def test_a_bad_shard_value_is_a_usage_error(tree):
+    proc = run_cli("models", "--shard", "4/3", cwd=str(tree))
+    assert proc.returncode == 2 and "--shard 4/3" in proc.stderr
+    with pytest.raises(ShardError):
+        parse_shard("1-3")
+
+
+_files = st.lists(st.tuples(st.sampled_from("abcdefgh"), st.integers(1, 3)), min_size=1, max_size=12,
+                  unique_by=lambda t: t[0])
+
+
+@hypothesis_settings(max_examples=60, deadline=None)
+@given(files=_files, count=st.integers(1, 5), timed=st.booleans())
+def test_split_is_a_stable_partition_that_keeps_files_whole(files, count, timed):
+    specs = [TargetSpec(f"/repo/{name}.py", f"etrace_target_{i}") for name, n in files for i in range(n)]
+    seconds = {spec.key: 0.5 + (hash(spec.key) % 7) for spec in specs} if timed else None
+    parts = split(specs, "/repo", count, seconds)
+    assert len(parts) == count
+    assert sorted(s.key for part in parts for s in part) == sorted(s.key for s in specs)
+    owner = {spec.path: k for k, part in enumerate(parts) for spec in part}
+    assert all(owner[spec.path] == k for k, part in enumerate(parts) for spec in part), "a file in two shards"
+    assert split(list(reversed(specs)), "/repo", count, seconds) == [list(reversed(p)) for p in parts], \
+        "the split depends on the order the targets were found in"
+    if not timed and len(files) >= count:
+        sizes = [len(part) for part in parts]
+        assert max(sizes) - min(sizes) <= 3, "files are dealt out to the least loaded shard"
