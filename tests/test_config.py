@@ -57,6 +57,10 @@ algorithms = ["d_rtrl"]
 seed = 7
 cosine-floor = 0.95
 device = "cpu"
+
+[tool.etrace-lint.environ]
+dt = "0.1 ms"
+precision = 64
 """
 
 
@@ -72,7 +76,8 @@ def test_file_values_reach_settings(tmp_path, monkeypatch):
     assert settings.compile_options == {"include_recurrent_mixing": True,
                                         "control_flow": {"cond": "opaque", "scan_unroll_limit": 4}}
     assert settings.run_options == {"verify_steps": 32, "verify_batch": 2, "verify_algorithms": ["d_rtrl"],
-                                    "verify_seed": 7, "verify_cosine_floor": 0.95, "device": "cpu"}
+                                    "verify_seed": 7, "verify_cosine_floor": 0.95, "device": "cpu",
+                                    "environ": {"dt": "0.1 ms", "precision": 64}}
 
 
 def test_selection_levels_and_per_file_ignores_apply(tmp_path, monkeypatch):
@@ -97,6 +102,13 @@ def test_command_line_overrides_the_file(tmp_path, monkeypatch):
     assert settings.fail_level is Level.WARNING and settings.timeout == 3 and settings.jobs == 1
     assert settings.excludes == ("skip", "models/legacy")
     assert settings.run_options["verify_steps"] == 4 and settings.run_options["verify_batch"] == 2
+
+
+def test_environ_flags_override_the_file_per_key_and_change_the_cache_key(tmp_path, monkeypatch):
+    from_file = _settings(tmp_path, monkeypatch, FULL)
+    settings = _settings(tmp_path, monkeypatch, FULL, "--environ", "dt=0.2ms,tau=2 ms", "--environ", "i=3")
+    assert settings.run_options["environ"] == {"dt": "0.2ms", "precision": 64, "tau": "2 ms", "i": 3}
+    assert settings.fingerprint_data() != from_file.fingerprint_data()
 
 
 def test_defaults_without_a_file_and_with_isolated(tmp_path, monkeypatch):
@@ -147,9 +159,23 @@ def test_search_starts_at_the_first_path(tmp_path, monkeypatch):
     ('[tool.etrace-lint]\nselect = [1, 2]\n', ["select must be a string or a list of strings"]),
     ('[tool.etrace-lint]\nselect = [\n', ["pyproject.toml", "not valid TOML"]),
     ('tool = 3\n', ["pyproject.toml", "[tool] must be a table"]),
+    ('[tool.etrace-lint.environ]\ndt = "fast"\n', ["pyproject.toml", "environ", "dt = 'fast'", "0.1 ms"]),
+    ('[tool.etrace-lint.environ]\ndt = [1]\n', ["pyproject.toml", "environ", "dt:"]),
+    ('[tool.etrace-lint]\nenviron = "dt=1"\n', ["pyproject.toml", "environ must be a table"]),
 ])
 def test_mistakes_are_usage_errors_naming_the_file(tmp_path, monkeypatch, capsys, toml, words):
     err = _usage_error(tmp_path, monkeypatch, capsys, toml)
+    for word in words:
+        assert word in err
+
+
+@pytest.mark.parametrize("flag, words", [
+    ("dt", ["--environ dt", "KEY=VALUE"]),
+    ("dt=soon", ["--environ dt=soon", "dt = 'soon'"]),
+    ("2dt=1", ["--environ 2dt=1", "'2dt'"]),
+])
+def test_bad_environ_flags_are_usage_errors_naming_the_flag(tmp_path, monkeypatch, capsys, flag, words):
+    err = _usage_error(tmp_path, monkeypatch, capsys, "", "--environ", flag)
     for word in words:
         assert word in err
 

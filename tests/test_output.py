@@ -72,6 +72,8 @@ def project(tmp_path_factory):
     (root / "models" / "net.py").write_text(GATED, encoding="utf-8")
     (root / "broken").mkdir()
     (root / "broken" / "data.py").write_text(BROKEN, encoding="utf-8")
+    (root / "helpers").mkdir()
+    (root / "helpers" / "io.py").write_text("def load():\n    return None\n", encoding="utf-8")
     return root
 
 
@@ -134,6 +136,60 @@ def test_text_format_and_summary(lint):
     assert re.fullmatch(r"Found 1 finding \(1 warning\) in 2 models\. \d+ notes hidden \(--show-info\)\.", summary)
 
 
+def test_related_locations_are_printed_under_their_finding(lint):
+    code, out, _ = lint("models")
+    lines = out.splitlines()
+    (index,) = [i for i, line in enumerate(lines) if LINE_RE.match(line)]
+    related = []
+    for line in lines[index + 1:]:
+        if not line.startswith("  = "):
+            break
+        label, _, where = line[4:].rpartition(": ")
+        related.append((label, where))
+    source = GATED.splitlines()
+    factory = next(i for i, text in enumerate(source, start=1) if "def etrace_target_gated" in text)
+    created = next(i for i, text in enumerate(source, start=1) if "self.Wr = " in text)
+    assert ("target factory", f"models/net.py:{factory}:1") in related
+    # the line to edit is visible without JSON or SARIF: where the excluded weight is created
+    assert any(label.startswith("Wr") and where.startswith(f"models/net.py:{created}:") for label, where in related)
+    assert lines[index + 1 + len(related)].startswith("Found 1 finding")
+
+
+def test_concise_keeps_one_line_a_finding(lint):
+    code, out, _ = lint("models", "--output-format", "concise")
+    lines = out.splitlines()
+    assert code == 1 and len(lines) == 2
+    assert LINE_RE.match(lines[0])["rule"] == "ETL005" and lines[1].startswith("Found 1 finding")
+
+
+def test_statistics_count_findings_per_rule(lint):
+    _, shown, _ = lint("models", "--show-info", "--output-format", "concise")
+    expected = {}
+    for match in _finding_lines(shown):
+        expected[match["rule"]] = expected.get(match["rule"], 0) + 1
+    code, out, _ = lint("models", "--show-info", "--statistics")
+    lines = out.splitlines()
+    assert code == 1 and lines[-1] == shown.splitlines()[-1]  # the same summary
+    rows = [line.split("\t") for line in lines[:-1]]
+    assert {code: int(count.strip()) for count, code, _ in rows} == expected
+    assert [int(count) for count, _, _ in rows] == sorted(expected.values(), reverse=True)
+    assert ["1", "ETL005", "weight-to-weight-exclusion"] in [[c.strip(), r, n] for c, r, n in rows]
+    _, out, _ = lint("models", "--show-info", "--statistics", "--output-format", "json")
+    assert {row["code"]: row["count"] for row in json.loads(out)} == expected
+    code, _, err = lint("models", "--statistics", "--output-format", "sarif")
+    assert code == 2 and "--statistics" in err
+
+
+def test_a_path_without_targets_is_named_in_a_warning(lint):
+    code, out, err = lint("helpers")
+    assert code == 0
+    assert "warning" in err and "helpers" in err and "no lint target" in err
+    assert out.strip() == "Found 0 findings in 0 models."
+    code, _, err = lint("models", "helpers/io.py")
+    assert code == 1 and "helpers/io.py" in err and "models" not in err
+    assert "warning" not in lint("helpers", "-q")[2]
+
+
 def test_show_info_adds_the_notes(lint):
     code, out, _ = lint("models", "--show-info")
     assert code == 1
@@ -175,7 +231,8 @@ def test_exit_codes(lint):
     code, out, _ = lint("models", "broken")
     assert code == 2
     assert "no data on this machine" in out and "broken/data.py" in out
-    assert "1 target could not be linted" in out
+    # the models linted and the targets that could not be are counted apart
+    assert out.strip().splitlines()[-1].startswith("Found 1 finding (1 warning) in 2 models. 1 target could not be linted.")
     assert lint("models", "broken", "--exit-zero")[0] == 2  # a tool error is never hidden
     code, _, err = lint("models", "--select", "ETL5")
     assert code == 2 and "unknown rule" in err and "ETL5" in err
