@@ -21,6 +21,7 @@ import importlib
 import os
 import signal
 import threading
+import time
 from multiprocessing.connection import wait
 
 _REAP_EVERY = 0.2
@@ -70,11 +71,23 @@ def serve_forks(conn, preload: list[str]) -> None:
             for pid, code in _reap(children):
                 conn.send(("exit", pid, code))
     finally:
-        for pid in children:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        _stop_children(children)
+
+
+def _stop_children(children: set[int]) -> None:
+    """Workers asked to leave get a moment to do so; then they are killed. All are reaped, so
+    their CPU time counts in the parent's resource usage and no zombie stays behind."""
+    deadline = time.monotonic() + 2.0
+    while children and time.monotonic() < deadline:
+        for _ in _reap(children):
+            pass
+        time.sleep(0.02)
+    for pid in children:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
 
 
 def _reap(children: set[int]):
