@@ -12,11 +12,21 @@ from typing import Any, Callable
 # An installed etrace-lint carries its rules as ``etrace_lint/rules``; a source
 # checkout keeps them in ``rules/`` at the top of the repository. When this
 # package is imported from a checkout (``python -m etrace_lint`` or pytest from
-# the repository root), let ``etrace_lint.rules`` resolve to that folder.
+# the repository root), ``etrace_lint.rules`` is that folder, and only it: the
+# rest of the repository (tests, bench, examples) is not part of the package.
 _here = _os.path.dirname(_os.path.abspath(__file__))
+_checkout_rules = _os.path.join(_os.path.dirname(_here), "rules")
 if not _os.path.isdir(_os.path.join(_here, "rules")) and _os.path.isfile(
-        _os.path.join(_os.path.dirname(_here), "rules", "__init__.py")):
-    __path__.append(_os.path.dirname(_here))  # noqa: F821 - a package's own __path__
+        _os.path.join(_checkout_rules, "__init__.py")):
+    import importlib.util as _util
+    import sys as _sys
+
+    if __name__ + ".rules" not in _sys.modules:
+        _spec = _util.spec_from_file_location(__name__ + ".rules", _os.path.join(_checkout_rules, "__init__.py"),
+                                              submodule_search_locations=[_checkout_rules])
+        rules = _util.module_from_spec(_spec)
+        _sys.modules[_spec.name] = rules
+        _spec.loader.exec_module(rules)
 
 __version__ = "0.1.0"
 __all__ = ["target", "__version__"]

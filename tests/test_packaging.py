@@ -89,3 +89,17 @@ def test_readme_rule_table_is_in_sync():
     assert replace_readme_table(readme) == readme, (
         "the README's rule table is out of date; regenerate it with\n"
         "  python -c \"from etrace_lint.docs_cli import update_readme; update_readme('README.md')\"")
+
+
+def test_only_the_rules_folder_of_a_checkout_belongs_to_the_package():
+    code = ("import importlib, etrace_lint.rules\n"
+            "for name in ('tests', 'bench', 'examples'):\n"
+            "    try:\n"
+            "        importlib.import_module('etrace_lint.' + name)\n"
+            "    except ImportError:\n"
+            "        continue\n"
+            "    raise SystemExit('etrace_lint.' + name + ' imports')\n"
+            "print(etrace_lint.rules.__path__[0])\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert os.path.basename(proc.stdout.strip()) == "rules"
