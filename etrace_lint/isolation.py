@@ -100,12 +100,9 @@ class ModuleBaseline:
 
     def reset(self) -> int:
         """Drop every module of the user's tree and restore ``sys.path``; returns how many were dropped."""
-        from . import targets
-
         dropped = [name for name, module in list(sys.modules.items()) if is_user_module(name, module)]
         for name in dropped:
             sys.modules.pop(name, None)
-        targets.forget_imported_files()
         sys.path[:] = self.path
         import importlib
 

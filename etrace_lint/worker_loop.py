@@ -97,6 +97,7 @@ def serve(conn) -> None:
     """Answer the parent until it says goodbye; the modules and backend are ready."""
     from . import isolation
     from .discover import TargetSpec
+    from .targets import forget_imported_files
 
     baseline = isolation.ModuleBaseline()
     linted = False
@@ -112,6 +113,7 @@ def serve(conn) -> None:
         if new_group:
             if linted:
                 baseline.reset()
+                forget_imported_files()
             os.chdir(root)  # relative paths in a model resolve as in the user's project
         spec = TargetSpec(*spec_fields)
         result = lint_one(spec, root, run_options)
