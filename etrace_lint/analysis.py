@@ -309,3 +309,26 @@ def opaque_transform_of(site: jv.EqnSite) -> jv.EqnSite | None:
         if jv.primitive_name(parent) in OPAQUE_TRANSFORMS:
             return jv.EqnSite(parent, site.parents[:index])
     return None
+
+
+def owner_module(model: Any, path: tuple) -> Any:
+    """The object that holds the state at ``path`` (the layer a weight belongs to), or None."""
+    node = model
+    for part in path[:-1]:
+        try:
+            node = getattr(node, part) if isinstance(part, str) and hasattr(node, part) else node[part]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return None
+    return node
+
+
+def etp_layer_for(layer: Any) -> str:
+    """``braintrace.nn.Linear`` for a ``brainstate.nn.Linear``: the layer of braintrace.nn with the same
+    name as a plain layer of another library, which does the same through an ETP op."""
+    import braintrace
+
+    cls = type(layer)
+    if layer is None or cls.__module__.startswith("braintrace"):
+        return ""
+    twin = getattr(braintrace.nn, cls.__name__, None)
+    return f"braintrace.nn.{cls.__name__}" if isinstance(twin, type) else ""

@@ -41,10 +41,17 @@ class Compilation:
     warnings: list = field(default_factory=list)  # (category name, message) pairs
     state_writes: list = field(default_factory=list)  # StateWrite per user write, in order
     seconds: float = 0.0
+    inputs_shown: str = ""  # the example inputs' shapes, as a message shows them
 
     @property
     def traced(self) -> bool:
         return self.module_info is not None
+
+    @property
+    def step_traced(self) -> bool:
+        """Whether JAX finished tracing the step: the compiler's passes had a jaxpr to work on
+        (a failure after this point is the compiler's, before it the model's)."""
+        return self.module_info is not None or self.raw_jaxpr is not None or self.traced_jaxpr is not None
 
     @property
     def param_writes(self) -> list:
@@ -291,7 +298,7 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict,
     ``needs_subject``: which records will be located (the equation a pass was
     working on is read from its frame while it emits, for those only).
     """
-    result = Compilation()
+    result = Compilation(inputs_shown=describe_inputs(inputs))
     minfo_holder: list = []
     jaxpr_holder: list = []
     raw_holder: list = []
@@ -318,6 +325,35 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict,
     if result.graph is not None:
         result.module_info = result.graph.module_info
     return result
+
+
+def describe_inputs(inputs: tuple) -> str:
+    """``(4,) float32, (2, 3) int32``: the shape and dtype of each example input (a pytree's leaves
+    in brackets); what a shape error while tracing is measured against."""
+    import jax
+
+    def one(value: Any) -> str:
+        unit = getattr(value, "unit", None)
+        if unit is not None and hasattr(value, "shape"):  # a saiunit quantity: one array with a unit
+            shown = f"{tuple(value.shape)} {getattr(value, 'dtype', '')}".strip()
+            return f"{shown} {unit}" if not getattr(unit, "is_unitless", False) else shown
+        leaves = jax.tree.leaves(value)
+        shown = []
+        for leaf in leaves:
+            shape = getattr(leaf, "shape", None)
+            dtype = getattr(leaf, "dtype", None)
+            if shape is None:
+                shown.append(type(leaf).__name__)
+            else:
+                shown.append(f"{tuple(shape)} {dtype}" if dtype is not None else str(tuple(shape)))
+        if len(shown) == 1 and leaves and leaves[0] is value:
+            return shown[0]
+        return "[" + ", ".join(shown) + "]"
+
+    try:
+        return ", ".join(one(value) for value in inputs)
+    except Exception:  # an input JAX cannot flatten: the message goes without shapes
+        return ""
 
 
 # --------------------------------------------------------------------------- records
@@ -355,22 +391,29 @@ class ErrorSubject:
     states: tuple = ()
 
 
+def _is_jaxpr_var(value: Any) -> bool:
+    return type(value).__name__ == "Var" and hasattr(value, "aval")
+
+
 def exception_subject(exc: BaseException) -> ErrorSubject:
-    """Read the compiler's frames on an exception's traceback, innermost first.
+    """Read braintrace's frames on an exception's traceback, innermost first.
 
     The compiler's exceptions name the offending equation only in their text;
     the frame that raised still holds it (``eqn``), a non-converging
     canonicalisation holds the equations of its last sweep, a rejected
-    relation holds the relation, a hidden group holds its states.
+    relation holds the relation, a hidden group holds its states. A crash of
+    braintrace itself (a ``KeyError`` deep in a pass) is read the same way:
+    the innermost braintrace frame holding an equation, under any name, or
+    else a var of the step, says what was being handled.
     """
     frames = []
     tb = exc.__traceback__
     while tb is not None:
         frames.append(tb.tb_frame)
         tb = tb.tb_next
-    compiler = [f for f in reversed(frames) if str(f.f_globals.get("__name__", "")).startswith("braintrace._compiler")]
+    ours = [f for f in reversed(frames) if str(f.f_globals.get("__name__", "")).startswith("braintrace.")]
     eqns, vars_, states = [], [], []
-    for frame in compiler:
+    for frame in ours:
         local = frame.f_locals
         sweep = local.get("last_sweep")
         if isinstance(sweep, (list, tuple)) and sweep:
@@ -378,9 +421,14 @@ def exception_subject(exc: BaseException) -> ErrorSubject:
             eqns.extend(e for e in sweep if jv.is_eqn(e))
         elif jv.is_eqn(local.get("eqn")):
             eqns.append(local["eqn"])
+        else:
+            eqns.extend(v for v in local.values() if jv.is_eqn(v))
+            del eqns[1:]
         relation = local.get("relation")
         if relation is not None and getattr(relation, "y_var", None) is not None:
             vars_.append(relation.y_var)
+        elif not eqns:
+            vars_.extend(v for v in local.values() if _is_jaxpr_var(v))
         owner = local.get("self")
         hidden_states = getattr(owner, "hidden_states", None) if owner is not None else None
         if isinstance(hidden_states, (list, tuple)):

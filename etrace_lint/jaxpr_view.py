@@ -234,9 +234,18 @@ def count_eqns(jaxpr_like: Any) -> int:
     return sum(1 for _ in walk(jaxpr_like))
 
 
+_EQN_TYPE = getattr(_core, "JaxprEqn", None)
+
+
 def is_eqn(obj: Any) -> bool:
-    """True for a jaxpr equation (duck-typed: JAX moves the class between modules)."""
-    return hasattr(obj, "primitive") and hasattr(obj, "source_info") and hasattr(obj, "outvars")
+    """True for a jaxpr equation (duck-typed where JAX moved the class; an object whose
+    attribute lookup raises something else than AttributeError is not one)."""
+    if _EQN_TYPE is not None and isinstance(obj, _EQN_TYPE):
+        return True
+    try:
+        return hasattr(obj, "primitive") and hasattr(obj, "source_info") and hasattr(obj, "outvars")
+    except Exception:  # a mapping that answers attribute lookups with KeyError
+        return False
 
 
 def _is_jit_call(eqn: Any) -> bool:

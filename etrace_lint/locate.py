@@ -54,6 +54,7 @@ class Locator:
         self._raw_jaxpr = None
         self._traced_site_list: list[jv.EqnSite] | None = None
         self._jit_index: tuple[dict, dict] | None = None
+        self._copies: dict[tuple, list] = {}
         self._alive: list = []  # keeps the equations behind the id() keys of the jit tables alive
         self.use_jaxprs(traced_jaxpr, raw_jaxpr)
 
@@ -254,6 +255,45 @@ class Locator:
             if relevant:
                 return self.of_site(relevant[min(ordinal, len(relevant) - 1)], label)
         return self.of_nth_primitive(primitive_name, ordinal, label)
+
+    def weight_path_of_var(self, var: Any) -> tuple | None:
+        """The ParamState path behind an input var of the step (a record's ``invar``)."""
+        try:
+            return self._weight_var_to_path.get(var)
+        except TypeError:  # not a var
+            return None
+
+    def unrolled_iteration(self, eqn: Any) -> tuple[int, int]:
+        """(1-based index, count) of ``eqn`` among the copies of its source line's op that an
+        unrolled scan left in the step; (1, 1) when the op has no copies."""
+        key = (jv.primitive_name(eqn), id(eqn.source_info.traceback) if eqn.source_info else 0)
+        copies = self._copies.get(key)
+        if copies is None:
+            copies = self._copies[key] = [
+                s.eqn for s in self._sites_named(key[0])
+                if (id(s.eqn.source_info.traceback) if s.eqn.source_info else 0) == key[1]]
+        for index, copy in enumerate(copies):
+            if copy is eqn:
+                return index + 1, len(copies)
+        return 1, 1
+
+    def of_primitive_on_hidden_path(self, primitive_name: str, hidden_paths: list, label: str = "") -> Location | None:
+        """The first ``primitive_name`` equation that reads one of ``hidden_paths`` (directly or
+        through the equations before it): an op of those states' transition."""
+        if self.module_info is None:
+            return None
+        reached = {var for var, path in bt.hidden_invars(self.module_info).items() if path in set(hidden_paths)}
+        if not reached:
+            return None
+        for eqn in jv.open_jaxpr(bt.traced_jaxpr(self.module_info)).eqns:
+            if not any(v in reached for v in jv.invars(eqn)):
+                continue
+            if jv.primitive_name(eqn) == primitive_name:
+                found = self.of_eqn(eqn, label)
+                if found is not None:
+                    return found
+            reached.update(jv.outvars(eqn))
+        return None
 
     def of_nth_primitive(self, primitive_name: str, ordinal: int, label: str = "") -> Location | None:
         """The ``ordinal``-th equation of a primitive in the step as traced (before rewriting)."""

@@ -45,17 +45,21 @@ def active_rules() -> dict[str, Rule]:
 
 
 @functools.lru_cache(maxsize=1)
-def rule_for_kind() -> dict[str, Rule]:
-    table: dict[str, Rule] = {}
+def rule_for_kind() -> dict[tuple[str, str], Rule]:
+    """(DiagnosticKind value, braintrace level or "") -> rule; "" stands for any level."""
+    table: dict[tuple[str, str], Rule] = {}
     for rule in active_rules().values():
         for kind in rule.kinds:
-            table[kind] = rule
+            for level in rule.record_levels or ("",):
+                table[(kind, level)] = rule
     return table
 
 
-def rule_for_record_kind(kind_value: str) -> Rule:
-    """The rule for a DiagnosticKind value; an unknown kind gets the generic rule."""
-    return rule_for_kind().get(kind_value) or all_rules()[GENERIC_RECORD_RULE]
+def rule_for_record_kind(kind_value: str, level: str = "") -> Rule:
+    """The rule for a DiagnosticKind value at a braintrace level; an unknown kind gets the generic rule."""
+    table = rule_for_kind()
+    return (table.get((kind_value, level)) or table.get((kind_value, ""))
+            or all_rules()[GENERIC_RECORD_RULE])
 
 
 def error_rules() -> list[Rule]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from .findings import Level
 
@@ -31,7 +31,7 @@ class ErrorMatch:
 
     types: tuple[str, ...] = ()
     pattern: str = ""
-    origin: str = "any"
+    origin: str = "any"  # "any", "user" (raised while tracing the step) or a module prefix
     kinds: tuple[str, ...] = ()
     at_write: str = ""  # "param": the first ParamState write; "last": the write that failed
 
@@ -40,9 +40,13 @@ class ErrorMatch:
         """Rules that look at the message or the raising module are tried first."""
         return 0 if self.pattern or self.origin not in ("any", "user") else 1
 
-    def matches(self, class_names: Iterable[str], message: str, raised_in: str, through_user_code: bool) -> bool:
+    def matches(self, class_names: Iterable[str], message: str, raised_in: str, through_user_code: bool,
+                tracing: bool | None = None) -> bool:
         """``raised_in`` is the module of the innermost frame; ``through_user_code``
-        tells whether the exception passed through the user's own code (tracing)."""
+        tells whether the exception passed through the user's own code; ``tracing``
+        whether it was raised before the step's jaxpr existed (a stock layer traced
+        with the wrong inputs fails in library code only), None when unknown: then
+        passing through the user's code stands for it."""
         names = set(class_names)
         if self.types and not names.intersection(self.types):
             return False
@@ -51,7 +55,7 @@ class ErrorMatch:
         if self.origin == "any":
             return True
         if self.origin == "user":
-            return through_user_code
+            return through_user_code if tracing is None else tracing
         return raised_in.startswith(self.origin)
 
 
@@ -68,6 +72,45 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class RecordFacts:
+    """What a compiler record says, in the user's names, for a rule to word its message.
+
+    Paths are already display names (``cell.Wr.weight``); lines are lines of the
+    user's file where the compiler's text only names an op or a weight.
+    """
+
+    kind: str
+    level: str  # the level braintrace gave the record
+    text: str  # braintrace's own message, on one line, with paths shown by name
+    weight: str = ""
+    hidden: tuple[str, ...] = ()
+    weights: tuple[str, ...] = ()  # the weights a record lists (a scan's, an output path's)
+    blocking: tuple[str, ...] = ()  # blocking weights, each with the line of its op: "Wh.weight (line 13)"
+    primitive: str = ""
+    op: str = ""  # the primitive as the user wrote it: "a matmul (braintrace.matmul / braintrace.nn.Linear)"
+    context: Mapping[str, Any] = field(default_factory=dict)
+    iterations: tuple[int, ...] = ()  # the unrolled scan iterations this weight's op belongs to (1-based)
+    iteration_count: int = 0
+
+    @property
+    def weight_or_op(self) -> str:
+        return self.weight or "this op's weight"
+
+    def where_in_scan(self) -> str:
+        """`` in unrolled iterations 1-2 of 3 of the scan``, or nothing outside an unrolled scan."""
+        if not self.iterations or self.iteration_count < 2:
+            return ""
+        its = sorted(self.iterations)
+        if len(its) == 1:
+            which = f"iteration {its[0]}"
+        elif its == list(range(its[0], its[-1] + 1)):
+            which = f"iterations {its[0]}-{its[-1]}"
+        else:
+            which = "iterations " + ", ".join(map(str, its))
+        return f" in {which} of the {self.iteration_count} unrolled iterations of its scan"
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     name: str
@@ -80,6 +123,12 @@ class Rule:
     # for exception rules: (exception, Compilation) -> (message, SourceFrame or None), when the
     # exception's own text is not the best thing to show
     describe: Callable[..., tuple[str, Any]] | None = None
+    # for record rules: RecordFacts -> the message a modeller reads (braintrace's own text is kept
+    # in the finding's properties); without it the record's text is shown, paths by name
+    explain: Callable[[RecordFacts], str] | None = None
+    # for record rules: the braintrace levels of its kinds this rule takes (empty: every level),
+    # when the compiler grades one kind two ways that mean different things for the weight
+    record_levels: tuple[str, ...] = ()
     enabled: bool = True  # on by default
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"

@@ -9,14 +9,16 @@ two are one problem and are reported once.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any, Iterator, Mapping
 
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .engine import format_path
 from .findings import Finding, Level, Location
-from .registry import error_rules, rule_for_record_kind
+from .naming import display_name, path_key
+from .registry import GENERIC_ERROR_RULE, error_rules, rule_for_record_kind
+from .rule import RecordFacts
 
 
 def _class_names(exc: BaseException) -> list[str]:
@@ -55,15 +57,20 @@ def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = No
     related = []
     for blocking in context.get("blocking_weight_paths", ()) or ():
         if blocking:
-            loc = locator.of_weight(tuple(blocking), label=f"blocking weight {format_path(blocking)}")
+            loc = locator.of_weight(tuple(blocking), label=f"blocking weight {display_name(blocking)}")
             if loc is not None:
                 related.append(loc)
     if weight_path:
-        created = locator.of_state(tuple(weight_path), f"{format_path(weight_path)} is created here")
+        created = locator.of_state(tuple(weight_path), f"{display_name(weight_path)} is created here")
         if created is not None and created != primary:
             related.append(created)
     related.append(locator.factory_related)
     return primary, related
+
+
+# "equation 'slice' on the hidden path ...", "the mixing equation 'conv' registered no ...":
+# the primitive a record is about when its fields only name hidden states
+_NAMED_PRIMITIVE = re.compile(r"equation '(\w+)'|rule of '(\w+)'")
 
 
 def _candidate_locations(record: Any, kind: str, context: Mapping, weight_path: Any, locator: Any,
@@ -84,7 +91,14 @@ def _candidate_locations(record: Any, kind: str, context: Mapping, weight_path: 
         yield locator.of_weight(tuple(weight_path), primitive)
     if context.get("state") is not None:
         yield locator.of_state_object(context["state"])
-    for path in (context.get("state_path"), *(getattr(record, "hidden_paths", ()) or ()), context.get("hidden_path")):
+    hidden_paths = [tuple(p) for p in (*(getattr(record, "hidden_paths", ()) or ()), context.get("hidden_path"))
+                    if isinstance(p, (tuple, list))]
+    named = _NAMED_PRIMITIVE.search(str(getattr(record, "message", "")))
+    if named and hidden_paths:
+        # the compiler names the op it could not analyse and gives only the states: the op is
+        # on the way from those states to their new values
+        yield locator.of_primitive_on_hidden_path(named.group(1) or named.group(2), hidden_paths)
+    for path in (context.get("state_path"), *hidden_paths):
         if isinstance(path, (tuple, list)):
             yield locator.of_state(tuple(path))
     for key in ("params", "weight_paths"):
@@ -95,31 +109,131 @@ def _candidate_locations(record: Any, kind: str, context: Mapping, weight_path: 
         yield locator.of_primitive(primitive)
 
 
+def _paths_in(value: Any) -> list[tuple]:
+    """Paths held by a record field: a path, or a tuple/list of paths."""
+    if isinstance(value, (tuple, list)) and value and all(isinstance(p, (tuple, list)) for p in value):
+        return [tuple(p) for p in value]
+    if isinstance(value, tuple) and value and all(isinstance(p, (str, int)) for p in value):
+        return [value]
+    return []
+
+
+def _record_paths(record: Any) -> list[tuple]:
+    paths = []
+    if getattr(record, "weight_path", None):
+        paths.append(tuple(record.weight_path))
+    paths.extend(tuple(p) for p in getattr(record, "hidden_paths", ()) or ())
+    for value in bt.record_context(record).values():
+        paths.extend(_paths_in(value))
+    return paths
+
+
+_PATH_REPR = re.compile(r"\((?:'[^']*'|\"[^\"]*\"|\d+)(?:,\s*(?:'[^']*'|\"[^\"]*\"|\d+))*,?\)")
+
+
+def plain_text(text: str, paths: Any = (), states: Any = ()) -> str:
+    """A compiler or library text with its paths shown by name and its jargon put plainly.
+
+    ``('cell', 'h')`` becomes ``cell.h`` and ``[('h',), ('c',)]`` becomes
+    ``h, c``; ``ETP primitive etp_mv`` becomes ``ETP op `etp_mv```. ``paths``
+    are the paths the text may name; ``states`` more of them, looked at only
+    when a tuple is still left.
+    """
+    text = " ".join(str(text).split())
+    known = {repr(tuple(p)): display_name(p) for p in paths}
+    if "('" in text or '("' in text:
+        known.update({repr(tuple(p)): display_name(p) for p in states if repr(tuple(p)) not in known})
+    for shown in sorted(known, key=len, reverse=True):
+        if shown in text:
+            text = text.replace(f"[{shown}]", known[shown]).replace(shown, known[shown])
+
+    def literal(match: re.Match) -> str:  # a path the text names that the record did not list
+        try:
+            value = ast.literal_eval(match.group(0))
+        except (ValueError, SyntaxError):
+            return match.group(0)
+        if isinstance(value, tuple) and any(isinstance(part, str) for part in value):
+            return display_name(value)
+        return match.group(0)  # a shape
+
+    text = _PATH_REPR.sub(literal, text)
+    text = re.sub(r"\[((?:[\w.\[\]<>]+(?:, )?)+)\]", lambda m: m.group(1) if "," in m.group(1) else m.group(0), text)
+    text = re.sub(r"ETP primitive '?(\w+)'?", r"ETP op `\1`", text)
+    return text
+
+
+# what a modeller calls each ETP primitive: the API that emits it
+_OP_NAMES = {"etp_mv": "matmul", "etp_mm": "matmul", "etp_elemwise": "element-wise op",
+             "etp_conv": "convolution", "etp_einsum": "einsum", "etp_sparse_mv": "sparse matmul",
+             "etp_lora": "LoRA op"}
+
+
+def op_phrase(primitive: str) -> str:
+    return _OP_NAMES.get(primitive, f"`{primitive}` op" if primitive else "op")
+
+
 def record_properties(record: Any, kind: str | None = None, level: str | None = None) -> dict:
     kind = bt.record_kind(record) if kind is None else kind
-    properties = {"braintraceKind": kind, "braintraceLevel": bt.record_level(record) if level is None else level}
+    properties = {"braintraceKind": kind, "braintraceLevel": bt.record_level(record) if level is None else level,
+                  "braintraceMessage": " ".join(str(getattr(record, "message", "")).split())}
     weight_path = getattr(record, "weight_path", None)
     if weight_path:
-        properties["weight"] = format_path(weight_path)
+        properties["weight"] = display_name(weight_path)
+        properties["weightPath"] = path_key(weight_path)
     hidden = getattr(record, "hidden_paths", ()) or ()
     if hidden:
-        properties["hiddenStates"] = [format_path(h) for h in hidden]
+        properties["hiddenStates"] = [display_name(h) for h in hidden]
+        properties["hiddenStatePaths"] = [path_key(h) for h in hidden]
     primitive = bt.record_primitive_name(record)
     if primitive:
         properties["primitive"] = primitive
     return properties
 
 
-def record_message(record: Any, kind: str | None = None) -> str:
-    message = " ".join(str(record.message).split())
-    kind = bt.record_kind(record) if kind is None else kind
-    if kind == "relation_included" and getattr(record, "weight_path", None):
-        # the compiler's text ("etp_mv(('w',)) -> [0]") is for its own logs
-        hidden = ", ".join(format_path(h) for h in getattr(record, "hidden_paths", ()) or ())
-        op = bt.record_primitive_name(record) or "its ETP op"
-        return (f"{format_path(record.weight_path)} learns online: {op} connects it to "
-                f"{hidden or 'a hidden state'}")
-    return message
+def _line_of(location: Location | None, primary: Location) -> str:
+    if location is None:
+        return ""
+    if location.path == primary.path:
+        return f"line {location.line}"
+    return f"{location.path}:{location.line}"
+
+
+def record_facts(record: Any, kind: str, locator: Any, primary: Location, iterations: tuple = (),
+                 iteration_count: int = 0) -> RecordFacts:
+    """What a rule words its message from: the record's paths by name, lines of the ops it names."""
+    context = bt.record_context(record)
+    weight_path = getattr(record, "weight_path", None)
+    if not weight_path and context.get("invar") is not None:
+        weight_path = locator.weight_path_of_var(context["invar"])
+    blocking = []
+    for path in context.get("blocking_weight_paths", ()) or ():
+        if path:
+            line = _line_of(locator.of_weight(tuple(path)), primary)
+            blocking.append(f"{display_name(path)}'s op ({line})" if line else f"{display_name(path)}'s op")
+    weights = []
+    for key in ("weight_paths", "params", "sources"):
+        weights.extend(_paths_in(context.get(key)))
+    paths = _record_paths(record)
+    primitive = bt.record_primitive_name(record)
+    return RecordFacts(
+        kind=kind, level=bt.record_level(record),
+        text=plain_text(getattr(record, "message", ""), paths, locator.states if _has_tuple(record) else ()),
+        weight=display_name(weight_path) if weight_path else "",
+        hidden=tuple(display_name(h) for h in getattr(record, "hidden_paths", ()) or ()),
+        weights=tuple(dict.fromkeys(display_name(w) for w in weights)),
+        blocking=tuple(blocking), primitive=primitive, op=op_phrase(primitive),
+        context=context, iterations=iterations, iteration_count=iteration_count)
+
+
+def _has_tuple(record: Any) -> bool:
+    message = str(getattr(record, "message", ""))
+    return "('" in message or '("' in message
+
+
+def record_message(record: Any, kind: str, rule: Any, facts: RecordFacts) -> str:
+    if rule.explain is not None:
+        return rule.explain(facts)
+    return facts.text
 
 
 def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
@@ -130,28 +244,32 @@ def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0
 
 
 def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, target: str, ordinal: int,
-             subject: Any, record_level: str) -> Finding:
+             subject: Any, record_level: str, unrolled: bool = False) -> Finding:
     primary, related = locate_record(record, locator, ordinal, subject, kind)
-    return Finding(rule.id, level, record_message(record, kind), target, primary, tuple(related),
-                   record_properties(record, kind, record_level))
-
-
-_RECORD_LEVELS = {"info": Level.NOTE, "warning": Level.WARNING, "error": Level.ERROR}
-
-
-def _shown_level(level: Level, rule: Any, hidden_note_levels: dict[str, str]) -> Level:
-    configured = hidden_note_levels.get(rule.id)
-    return Level(configured) if configured else level
+    iterations, count = (), 0
+    if unrolled and subject is not None and bt.is_etp_primitive(subject):
+        index, count = locator.unrolled_iteration(subject)
+        iterations = (index,) if count > 1 else ()
+    facts = record_facts(record, kind, locator, primary, iterations, count)
+    properties = record_properties(record, kind, record_level)
+    if iterations:
+        properties["iterations"] = list(iterations)
+    return Finding(rule.id, level, record_message(record, kind, rule, facts), target, primary, tuple(related),
+                   properties)
 
 
 def _grade(kind: str, record_level: str, hidden_note_levels: dict[str, str] | None) -> tuple[Any, Level, bool]:
     """A record's rule, its level, and whether a run hiding notes (``policy.hidden_note_levels``)
-    would hide its finding; the same for every record of one kind and level."""
-    rule = rule_for_record_kind(kind)
-    # the compiler grades some kinds by situation (a scan unroll skipped for length is
-    # informational, for a blocker it is a warning): its level wins over the rule's default
-    level = _RECORD_LEVELS.get(record_level, rule.level)
-    hidden = hidden_note_levels is not None and _shown_level(level, rule, hidden_note_levels) is Level.NOTE
+    would hide its finding; the same for every record of one kind and level.
+
+    The level is the rule's: it says what happens to learning, on every braintrace line.
+    Where the compiler grades one kind two ways that mean different things (an ETP op in
+    a loop excluded, or refused by the policy), each way has its rule.
+    """
+    rule = rule_for_record_kind(kind, record_level)
+    level = rule.level
+    hidden = hidden_note_levels is not None and (Level(hidden_note_levels[rule.id]) if hidden_note_levels.get(rule.id)
+                                                 else level) is Level.NOTE
     return rule, level, hidden
 
 
@@ -160,6 +278,28 @@ def is_hidden_note(record: Any, hidden_note_levels: dict[str, str] | None) -> bo
     if hidden_note_levels is None:
         return False
     return _grade(bt.record_kind(record), bt.record_level(record), hidden_note_levels)[2]
+
+
+def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> list[Finding]:
+    """One finding per weight, rule and line across the iterations of an unrolled scan."""
+    groups: dict[tuple, list[int]] = {}
+    for index, finding in enumerate(findings):
+        if "iterations" in finding.properties:
+            key = (finding.rule_id, finding.location, finding.properties.get("weight"))
+            groups.setdefault(key, []).append(index)
+    drop = set()
+    for indices in groups.values():
+        if len(indices) < 2:
+            continue
+        first = findings[indices[0]]
+        iterations = tuple(sorted({i for n in indices for i in findings[n].properties["iterations"]}))
+        record, kind, rule, locator, count = records[indices[0]]
+        facts = record_facts(record, kind, locator, first.location, iterations, count)
+        findings[indices[0]] = Finding(first.rule_id, first.level, record_message(record, kind, rule, facts),
+                                       first.target, first.location, first.related,
+                                       dict(first.properties, iterations=list(iterations)))
+        drop.update(indices[1:])
+    return [f for i, f in enumerate(findings) if i not in drop]
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Any, target: str,
@@ -171,7 +311,9 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
     subjects = list(compilation.record_subjects)
     subjects += [None] * (len(compilation.records) - len(subjects))
     left_out = {} if left_out is None else left_out
+    unrolled = any(bt.record_kind(r) == "scan_unrolled" for r in compilation.records)
     findings, seen = [], {}
+    merge_inputs: dict[int, tuple] = {}
     graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
     for record, subject in zip(compilation.records, subjects):
         kind = bt.record_kind(record)
@@ -186,41 +328,51 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
         if hidden:
             left_out[rule.id] = left_out.get(rule.id, 0) + 1
             continue
-        findings.append(_finding(record, kind, rule, level, locator, target, ordinal, subject, record_level))
-    return findings
+        finding = _finding(record, kind, rule, level, locator, target, ordinal, subject, record_level, unrolled)
+        if "iterations" in finding.properties:
+            merge_inputs[len(findings)] = (record, kind, rule, locator, locator.unrolled_iteration(subject)[1])
+        findings.append(finding)
+    return _merge_iterations(findings, merge_inputs) if merge_inputs else findings
 
 
-def classify_error(exc: BaseException):
+def classify_error(exc: BaseException, tracing: bool | None = None):
+    """The rule of a compiler or tracing exception; ``tracing``: raised before the step's jaxpr
+    existed (None: unknown, an exception through the user's code counts as raised while tracing)."""
     names = _class_names(exc)
     message = str(exc)
     modules = jv.exception_modules(exc)
     raised_in = modules[0] if modules else ""
     through_user_code = jv.user_frame_of_exception(exc) is not None
     for rule in error_rules():
-        if rule.error.matches(names, message, raised_in, through_user_code):
+        if rule.error.matches(names, message, raised_in, through_user_code, tracing):
             return rule
     raise LookupError("no generic error rule is registered")
 
 
-def _error_message(rule: Any, exc: BaseException, limit: int = 300) -> str:
-    """The exception's first sentence (its first line, or two when the first is short)."""
+def error_sentence(exc: BaseException, limit: int = 300) -> str:
+    """The exception's first sentence (its first line, or two when the first is short), with a
+    parenthesis that follows it (saiunit names the units there), prefixed by its class."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     text = lines[0] if lines else type(exc).__name__
     if len(lines) > 1 and len(text) < 60:
         text = f"{text} {lines[1]}"
-    sentence = re.match(r"(.{40,}?[.!?])(\s|$)", text)
+    sentence = re.match(r"(.{40,}?[.!?])(\s*\([^()]*\)\.?)?(\s|$)", text)
     if sentence:
-        text = sentence.group(1)
+        text = sentence.group(1) + (sentence.group(2) or "")
     if len(text) > limit:
         text = text[: limit - 3].rstrip() + "..."
     return f"{type(exc).__name__}: {text}"
+
+
+def _error_message(rule: Any, exc: BaseException, locator: Any) -> str:
+    return plain_text(error_sentence(exc), (), locator.states)
 
 
 def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
                         record_findings: list[Finding]) -> list[Finding]:
     """Add the compiler/tracing exception to the record findings, merged when explained."""
     exc = compilation.error
-    rule = classify_error(exc)
+    rule = classify_error(exc, tracing=not compilation.step_traced)
     error_name = type(exc).__name__
     explained = [i for i, f in enumerate(record_findings)
                  if f.properties.get("braintraceLevel") == "error" and f.properties.get("braintraceKind") in rule.error.kinds]
@@ -233,9 +385,10 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
                                          merged.location, merged.related, properties)
         return record_findings
     frame = jv.user_frame_of_exception(exc)
-    message = _error_message(rule, exc)
+    message = _error_message(rule, exc, locator)
     if rule.describe is not None:
         message, described_at = rule.describe(exc, compilation)
+        message = plain_text(message, (), locator.states)
         frame = described_at or frame
     write = None
     if rule.error.at_write == "param" and compilation.param_writes:
@@ -253,7 +406,14 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
         *(locator.of_state_object(state) for state in subject.states),
         locator.of_primitive(named_op.group(1)) if named_op else None,
     )
-    properties = {"braintraceError": error_name, "phase": "compile" if compilation.traced else "trace"}
+    properties = {"braintraceError": error_name, "phase": "compile" if compilation.step_traced else "trace",
+                  "braintraceMessage": " ".join(str(exc).split())[:2000]}
+    if rule.id == GENERIC_ERROR_RULE and subject.eqns:
+        handled = jv.primitive_name(subject.eqns[0])
+        properties["primitive"] = handled
+        if primary != locator.factory:
+            message = (f"the compiler crashed while handling this line's `{handled}` ({message}); "
+                       f"etrace-lint does not know this error: the model may be fine, report it to braintrace")
     # a canonicalisation that did not settle names every equation it was still rewriting
     others = [loc for eqn in subject.eqns[1:] if (loc := locator.of_eqn(eqn, "also involved")) is not None]
     related = tuple(loc for loc in others if (loc.path, loc.line) != (primary.path, primary.line))

@@ -1,6 +1,12 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    hidden = ", ".join(f.hidden) or "a hidden state"
+    return f"{f.weight_or_op} learns online: its {f.op} here drives {hidden}"
+
+
 RULE = Rule(
     id="ETL001",
     name="relation-included",
@@ -8,4 +14,5 @@ RULE = Rule(
     summary="A weight is connected to the hidden states it drives and will learn online",
     tags=('compiler', 'learning'),
     kinds=("relation_included",),
+    explain=explain,
 )

@@ -1,11 +1,18 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    return (f"{f.weight_or_op} reaches no hidden state: it learns from same-step gradients only, which is exact "
+            f"for a readout; if it should drive a state, feed its output into that state's update")
+
+
 RULE = Rule(
     id="ETL003",
     name="non-temporal-weight",
-    level=Level.WARNING,
+    level=Level.NOTE,
     summary="A weight's ETP op reaches no hidden state; it is trained only through same-step gradients",
     tags=('compiler', 'learning'),
     kinds=("relation_excluded_non_temporal",),
+    explain=explain,
 )

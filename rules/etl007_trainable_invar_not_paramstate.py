@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    key = f.context.get("key") or "trainable operand"
+    return (f"the {key} of this {f.op} is a constant, not a ParamState, so it is not trained; make it a "
+            f"brainstate.ParamState if it should learn")
+
+
 RULE = Rule(
     id="ETL007",
     name="constant-trainable-operand",
@@ -8,4 +15,5 @@ RULE = Rule(
     summary="An ETP op's trainable operand (often a bias) is a constant, so it is not trained",
     tags=('compiler', 'learning'),
     kinds=("trainable_invar_not_paramstate",),
+    explain=explain,
 )

@@ -1,6 +1,12 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    return ("this cond was flattened so that the weights in it can learn online: both branches now run every "
+            "step and a select keeps the right result (same values, more compute)")
+
+
 RULE = Rule(
     id="ETL008",
     name="cond-if-converted",
@@ -8,4 +14,5 @@ RULE = Rule(
     summary="A `cond` touching ETP ops was if-converted: both branches now run every step",
     tags=('compiler', 'control-flow'),
     kinds=("cond_if_converted",),
+    explain=explain,
 )

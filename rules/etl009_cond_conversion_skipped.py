@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    reason = f.context.get("reason") or "a branch cannot be flattened"
+    return (f"this cond could not be flattened ({reason}), so it stays opaque: weights used inside it cannot "
+            f"learn online. Move that part out of the branch")
+
+
 RULE = Rule(
     id="ETL009",
     name="cond-conversion-skipped",
@@ -8,4 +15,5 @@ RULE = Rule(
     summary="A `cond` touching ETP ops could not be if-converted and stays opaque",
     tags=('compiler', 'control-flow'),
     kinds=("cond_conversion_skipped",),
+    explain=explain,
 )

@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    length = f.context.get("length")
+    copies = f" into {length} copies of its body" if length else ""
+    return f"this scan was unrolled{copies} so that the weights in it can learn online (same values)"
+
+
 RULE = Rule(
     id="ETL010",
     name="scan-unrolled",
@@ -8,4 +15,5 @@ RULE = Rule(
     summary="A short `scan` touching ETP ops was unrolled by the compiler",
     tags=('compiler', 'control-flow'),
     kinds=("scan_unrolled",),
+    explain=explain,
 )

@@ -1,11 +1,22 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    reason = f.context.get("reason") or "it cannot be unrolled"
+    if f.level == "info":
+        return f"this scan was not unrolled ({reason}); the compiler handles it by structured descent instead"
+    return (f"this scan was not unrolled ({reason}) and stays opaque: what happens to its weights is reported "
+            f"on this line; raise scan_unroll_limit in the compile options or shorten the loop if they should "
+            f"learn online")
+
+
 RULE = Rule(
     id="ETL011",
     name="scan-unroll-skipped",
-    level=Level.WARNING,
+    level=Level.NOTE,
     summary="A `scan` touching ETP ops was not unrolled",
     tags=('compiler', 'control-flow'),
     kinds=("scan_unroll_skipped",),
+    explain=explain,
 )

@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    return ("this scan iterates over a stacked weight (passed as xs), so each iteration uses a slice of it; the "
+            "compiler cannot attribute slices and the weight will not learn online. Give each iteration its own "
+            "ParamState, or keep the loop out of the online step")
+
+
 RULE = Rule(
     id="ETL012",
     name="sliced-weight-in-scan",
@@ -8,4 +15,5 @@ RULE = Rule(
     summary="A scan iterates over a stacked trainable weight; its slices cannot be attributed and the weight is excluded",
     tags=('compiler', 'control-flow', 'learning'),
     kinds=("relation_excluded_sliced_weight",),
+    explain=explain,
 )

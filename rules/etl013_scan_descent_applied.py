@@ -1,6 +1,15 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    length = f.context.get("length")
+    long = f" of length {length}" if length else ""
+    verb = "learns" if len(f.weights) == 1 else "learn"
+    learning = f": {', '.join(f.weights)} {verb} online through it" if f.weights else ""
+    return f"this scan{long} is handled by structured descent{learning}"
+
+
 RULE = Rule(
     id="ETL013",
     name="scan-descent-applied",
@@ -8,4 +17,5 @@ RULE = Rule(
     summary="A long scan was compiled with structured descent",
     tags=('compiler', 'control-flow'),
     kinds=("scan_descent_applied",),
+    explain=explain,
 )

@@ -1,6 +1,15 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    weights = ", ".join(f.weights) or "some weights"
+    verb = "is" if len(f.weights) == 1 else "are"
+    return (f"{weights} {verb} used inside this long scan through plain JAX ops, so "
+            f"{'it' if verb == 'is' else 'they'} will not learn online; use braintrace.matmul or "
+            f"braintrace.nn.Linear inside the scan body if {'it' if verb == 'is' else 'they'} should")
+
+
 RULE = Rule(
     id="ETL015",
     name="scan-weights-not-learning",
@@ -8,4 +17,5 @@ RULE = Rule(
     summary="Weights used inside a descended scan through plain ops produce no ETP relation and do not learn online",
     tags=('compiler', 'control-flow', 'learning'),
     kinds=("scan_descent_no_relations",),
+    explain=explain,
 )

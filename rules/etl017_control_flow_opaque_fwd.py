@@ -1,6 +1,20 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    if "n_detached" in f.context:  # the inputs of a hidden-producing while detached in the perturbed step
+        return ("same-step gradients through this while loop's inputs are cut; the loop's own hidden state still "
+                "learns exactly, but a weight whose only same-step path to the output crosses the loop gets none "
+                "of that gradient")
+    from etrace_lint.naming import display_name
+
+    path = f.context.get("hidden_path")
+    hidden = ", ".join(f.hidden) or (display_name(path) if path else "a hidden state")
+    return (f"{hidden} is computed by a weight-free loop or branch; the compiler treats it as one opaque step "
+            f"and its gradient stays exact")
+
+
 RULE = Rule(
     id="ETL017",
     name="opaque-forward-control-flow",
@@ -8,4 +22,5 @@ RULE = Rule(
     summary="A weight-free loop or branch producing a hidden state is kept as an opaque forward node",
     tags=('compiler', 'control-flow'),
     kinds=("control_flow_opaque_fwd",),
+    explain=explain,
 )

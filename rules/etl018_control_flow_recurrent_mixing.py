@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    return ("this loop mixes the hidden state through a recurrent weight; the compiler leaves it out of the "
+            "state-to-state transition, so credit through it uses the e-prop approximation. Pass "
+            "include_recurrent_mixing=True in the compile options to trace through it")
+
+
 RULE = Rule(
     id="ETL018",
     name="recurrent-mixing-in-control-flow",
@@ -8,4 +15,5 @@ RULE = Rule(
     summary="An opaque loop applies a recurrent weight to the hidden state; its temporal credit falls back to the e-prop approximation",
     tags=('compiler', 'control-flow', 'approximation'),
     kinds=("control_flow_recurrent_mixing",),
+    explain=explain,
 )

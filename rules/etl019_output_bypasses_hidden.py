@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    weights = ", ".join(f.weights) or "some weights"
+    return (f"{weights} reach the step's output without going through a new hidden state; their exact "
+            f"same-step gradient is added to the online one (as for a readout)")
+
+
 RULE = Rule(
     id="ETL019",
     name="output-bypasses-hidden",
@@ -8,4 +15,5 @@ RULE = Rule(
     summary="Parameters reach the step output without passing through a new hidden state; their same-step gradient is added",
     tags=('compiler',),
     kinds=("output_bypasses_hidden",),
+    explain=explain,
 )

@@ -1,6 +1,14 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    weights = ", ".join(f.weights) or "some weights"
+    return (f"{weights} reach the step's output through a while loop or an op with side effects, bypassing "
+            f"every hidden state; that part of their same-step gradient is zero. Compute the output outside the "
+            f"loop")
+
+
 RULE = Rule(
     id="ETL020",
     name="output-bypass-dropped",
@@ -8,4 +16,5 @@ RULE = Rule(
     summary="Part of a parameter's same-step gradient crosses a `while` loop or an effect and is dropped",
     tags=('compiler', 'learning'),
     kinds=("output_bypass_dropped",),
+    explain=explain,
 )

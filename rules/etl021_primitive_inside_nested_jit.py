@@ -1,6 +1,12 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    return (f"this {f.op} sits inside a nested jit the compiler could not flatten, so "
+            f"{f.weight or 'its weight'} will not learn online through it; call it outside the jit")
+
+
 RULE = Rule(
     id="ETL021",
     name="etp-op-inside-nested-jit",
@@ -8,4 +14,5 @@ RULE = Rule(
     summary="An ETP op sits inside a nested `jit` the compiler could not flatten",
     tags=('compiler', 'control-flow'),
     kinds=("primitive_inside_nested_jit",),
+    explain=explain,
 )

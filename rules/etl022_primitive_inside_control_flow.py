@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    return (f"this {f.op} sits inside a loop or branch the compiler could not flatten, so its weight will not "
+            f"learn online through it. Move it out of the loop body, or use a fixed-length scan within the "
+            f"unroll limit")
+
+
 RULE = Rule(
     id="ETL022",
     name="etp-op-inside-control-flow",
@@ -8,4 +15,6 @@ RULE = Rule(
     summary="An ETP op inside a scan/while/cond body that the compiler could not flatten is excluded",
     tags=('compiler', 'control-flow', 'learning'),
     kinds=("primitive_inside_control_flow",),
+    record_levels=("info", "warning"),  # an error is the policy refusing it: ETL104
+    explain=explain,
 )

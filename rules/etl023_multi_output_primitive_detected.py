@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    n, index = f.context.get("num_outvars"), f.context.get("y_outvar_index")
+    outputs = f" has {n} outputs;" if n else " has several outputs;"
+    return f"this {f.op}{outputs} the compiler takes output {index if index is not None else 0} as the one that drives hidden states"
+
+
 RULE = Rule(
     id="ETL023",
     name="multi-output-etp-op",
@@ -8,4 +15,5 @@ RULE = Rule(
     summary="An ETP primitive has several outputs; the compiler picked one as its output",
     tags=('compiler',),
     kinds=("multi_output_primitive_detected",),
+    explain=explain,
 )

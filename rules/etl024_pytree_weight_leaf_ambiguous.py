@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    weight = f.weight or "a pytree ParamState"
+    return (f"the compiler could not tell which leaf of {weight} this {f.op} uses and assumed the first, so its "
+            f"online gradient may go to the wrong leaf; give each array its own ParamState")
+
+
 RULE = Rule(
     id="ETL024",
     name="ambiguous-pytree-weight-leaf",
@@ -8,4 +15,5 @@ RULE = Rule(
     summary="The leaf of a pytree-valued ParamState used by an ETP op could not be resolved; leaf 0 was assumed",
     tags=('compiler', 'learning'),
     kinds=("pytree_weight_leaf_ambiguous",),
+    explain=explain,
 )

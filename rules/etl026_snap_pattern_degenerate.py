@@ -1,6 +1,14 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    hidden = ", ".join(f.hidden) or "a hidden group"
+    n = f.context.get("sparse_n")
+    snap = f"SnAp-{n}" if n else "SnAp-n"
+    return f"the units of {hidden} do not interact, so {snap} computes exactly what the coupled rule computes"
+
+
 RULE = Rule(
     id="ETL026",
     name="snap-pattern-degenerate",
@@ -8,4 +16,5 @@ RULE = Rule(
     summary="A hidden group has no cross-position coupling; SnAp-n coincides with the coupled rule",
     tags=('compiler', 'approximation'),
     kinds=("snap_pattern_degenerate",),
+    explain=explain,
 )

@@ -1,6 +1,11 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    return f"the state-to-state transition was cut at a tail the compiler could not follow: {f.text}"
+
+
 RULE = Rule(
     id="ETL027",
     name="transition-tail-bounded",
@@ -8,4 +13,5 @@ RULE = Rule(
     summary="The hidden-to-hidden transition was bounded at a tail",
     tags=('compiler',),
     kinds=("transition_tail_bounded",),
+    explain=explain,
 )

@@ -1,6 +1,11 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    return f"{', '.join(f.hidden) or 'some hidden states'} feed each other, so the compiler tracks them together as one group"
+
+
 RULE = Rule(
     id="ETL028",
     name="hidden-group-merged",
@@ -8,4 +13,5 @@ RULE = Rule(
     summary="Mutually recurrent hidden states were merged into one hidden group",
     tags=('compiler',),
     kinds=("hidden_group_merged",),
+    explain=explain,
 )

@@ -1,6 +1,14 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    state = f.context.get("state")
+    kind = type(state).__name__ if state is not None else "A state"
+    return (f"a {kind} the step uses is not part of the model (made inside update, or held outside its "
+            f"modules); the compiler added it for this trace. Create it in __init__ or init_state")
+
+
 RULE = Rule(
     id="ETL029",
     name="state-mismatch",
@@ -8,4 +16,5 @@ RULE = Rule(
     summary="The states seen while tracing differ from the states of the model",
     tags=('compiler', 'state'),
     kinds=("state_mismatch",),
+    explain=explain,
 )

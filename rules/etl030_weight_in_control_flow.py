@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(f):
+    op = f.context.get("op_name") or "loop or branch"
+    return (f"{f.weight_or_op} is used inside a {op} the compiler cannot look into, so the model cannot be "
+            f"compiled for online learning; apply the weight outside the {op}")
+
+
 RULE = Rule(
     id="ETL030",
     name="weight-in-control-flow",
@@ -8,4 +15,5 @@ RULE = Rule(
     summary="A weight is used inside a control-flow region the compiler cannot trace through",
     tags=('compiler', 'control-flow', 'error'),
     kinds=("weight_in_control_flow",),
+    explain=explain,
 )

@@ -1,6 +1,17 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import ErrorMatch, Rule
 
+
+def describe(exc, compilation):
+    """The exception's first sentence, and the example inputs the step was traced with: a shape or
+    dtype error is almost always a mismatch between the two."""
+    from etrace_lint.rules_compiler import error_sentence
+
+    shown = getattr(compilation, "inputs_shown", "")
+    given = f" with the example inputs {shown}" if shown else " with the example inputs"
+    return f"the step does not trace{given}: {error_sentence(exc)}", None
+
+
 RULE = Rule(
     id="ETL100",
     name="model-does-not-trace",
@@ -8,4 +19,5 @@ RULE = Rule(
     summary="The model's step cannot be traced with the target's example inputs",
     tags=("compiler", "error"),
     error=ErrorMatch(types=("Exception",), origin="user"),
+    describe=describe,
 )

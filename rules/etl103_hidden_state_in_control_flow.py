@@ -1,5 +1,16 @@
+import re
+
 from etrace_lint.findings import Level
 from etrace_lint.rule import ErrorMatch, Rule
+
+def describe(exc, compilation):
+    named = re.search(r"within a (\w+) (?:function|region)", str(exc))
+    op = named.group(1) if named else "loop or branch"
+    fix = ("a fixed-length scan/fori_loop that the compiler can unroll" if op == "while"
+           else f"computing the state's new value outside the {op}")
+    return (f"a hidden state is computed inside a {op}, which the compiler refuses, so the model cannot be "
+            f"compiled for online learning; try {fix}"), None
+
 
 RULE = Rule(
     id="ETL103",
@@ -7,5 +18,6 @@ RULE = Rule(
     level=Level.ERROR,
     summary="A hidden state is computed inside a loop or branch the compiler refuses",
     tags=("compiler", "error"),
+    describe=describe,
     error=ErrorMatch(types=("NotImplementedError",), pattern=r"hidden states are computed within a"),
 )

@@ -1,11 +1,18 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import ErrorMatch, Rule
 
+def describe(exc, compilation):
+    return ("one operation here reads two hidden states, and the compiler follows one hidden state per "
+            "operation, so the model cannot be compiled; compute each state's contribution in an operation "
+            "of its own"), None
+
+
 RULE = Rule(
     id="ETL106",
     name="several-hidden-states-in-one-equation",
     level=Level.ERROR,
     summary="One equation consumes two hidden states; the compiler supports one",
     tags=("compiler", "error"),
+    describe=describe,
     error=ErrorMatch(types=("ValueError",), pattern=r"only support one hidden state in a single equation"),
 )

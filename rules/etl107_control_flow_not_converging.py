@@ -1,5 +1,15 @@
+import re
+
 from etrace_lint.findings import Level
 from etrace_lint.rule import ErrorMatch, Rule
+
+def describe(exc, compilation):
+    limit = re.search(r"within (\d+) sweeps?", str(exc))
+    within = f" within {limit.group(1)} sweep{'s' if limit.group(1) != '1' else ''}" if limit else ""
+    return (f"the compiler's flattening of loops and branches did not settle{within}, so the model cannot be "
+            f"compiled; raise ControlFlowPolicy(fixpoint_iteration_limit=...) in the compile options, or nest "
+            f"fewer loops and branches here"), None
+
 
 RULE = Rule(
     id="ETL107",
@@ -7,5 +17,6 @@ RULE = Rule(
     level=Level.ERROR,
     summary="Control-flow canonicalisation did not converge",
     tags=("compiler", "error"),
+    describe=describe,
     error=ErrorMatch(types=("CompilationError",), pattern=r"did not reach a fixpoint"),
 )

@@ -1,11 +1,18 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import ErrorMatch, Rule
 
+def describe(exc, compilation):
+    from etrace_lint.rules_compiler import error_sentence
+
+    return f"an ETP op on this line is called with arguments it does not accept: {error_sentence(exc)}", None
+
+
 RULE = Rule(
     id="ETL108",
     name="etp-op-misused",
     level=Level.ERROR,
     summary="An ETP op was called with arguments it does not accept",
     tags=("compiler", "error"),
+    describe=describe,
     error=ErrorMatch(types=("Exception",), origin="braintrace._op"),
 )

@@ -1,11 +1,18 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import ErrorMatch, Rule
 
+def describe(exc, compilation):
+    return ("an ETP op outside a long scan drives a hidden state that the scan carries, which structured "
+            "descent does not support, so the model cannot be compiled; move the op into the scan body, or "
+            "set ControlFlowPolicy(scan_descent='off')"), None
+
+
 RULE = Rule(
     id="ETL110",
     name="relation-into-descended-scan",
     level=Level.ERROR,
     summary="An ETP op outside a long scan targets a hidden state carried by the scan",
     tags=("compiler", "error"),
+    describe=describe,
     error=ErrorMatch(types=("NotImplementedError",), pattern=r"outside a descended scan"),
 )

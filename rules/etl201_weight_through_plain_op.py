@@ -1,27 +1,50 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Hit, Rule
 
+# the ETP op that does what a plain primitive does
+_ETP_FOR = {
+    "dot_general": "braintrace.matmul instead of `@` / jnp.dot on this line",
+    "mul": "braintrace.element_wise instead of a plain product on this line",
+    "conv_general_dilated": "braintrace.conv instead of a plain convolution on this line",
+}
+
+
+def _fix(context, use, weight: str) -> str:
+    """Where the fix goes: the layer that owns the weight when a braintrace twin of it exists,
+    else the op on this line."""
+    from etrace_lint.analysis import etp_layer_for, owner_module
+    from etrace_lint.jaxpr_view import primitive_name
+
+    owner = owner_module(context.model, use.weight)
+    twin = etp_layer_for(owner)
+    if twin:
+        created = context.locator.of_state(use.weight)
+        where = f" (created on line {created.line})" if created is not None else ""
+        return f"make {weight}'s layer a {twin} instead of a {type(owner).__module__.split('.')[0]}.nn.{type(owner).__name__}{where}"
+    etp = _ETP_FOR.get(primitive_name(use.site.eqn))
+    return f"use {etp}" if etp else "use an ETP op such as braintrace.matmul or braintrace.element_wise here"
+
 
 def check(context):
     from etrace_lint.analysis import first_per_weight
-    from etrace_lint.engine import format_path
     from etrace_lint.jaxpr_view import primitive_name
+    from etrace_lint.naming import display_name, path_key
 
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     uses = first_per_weight([u for u in context.plain_uses if not u.decomposed])
     for use in uses:
         op = primitive_name(use.site.eqn)
-        weight, hidden = format_path(use.weight), ", ".join(format_path(h) for h in use.hidden)
+        weight, hidden = display_name(use.weight), ", ".join(display_name(h) for h in use.hidden)
+        fix = _fix(context, use, weight)
         if use.partial:
-            message = (f"weight {weight} learns online through an ETP op, but this plain `{op}` also "
-                       f"carries it into hidden state {hidden}; that path is missing from its online gradient")
+            message = (f"{weight} learns online through an ETP op, but this plain `{op}` also carries it into "
+                       f"{hidden}; that path is missing from its online gradient: {fix}")
         else:
-            message = (f"weight {weight} reaches hidden state {hidden} through a plain `{op}` instead of "
-                       f"an ETP op, so it gets no online gradient")
+            message = f"{weight} reaches {hidden} through a plain `{op}`, so it gets no online gradient: {fix}"
         yield Hit(message=message, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight),),
-                  properties={"hiddenStates": [format_path(h) for h in use.hidden], "primitive": op,
-                              "partial": use.partial})
+                  properties={"hiddenStates": [display_name(h) for h in use.hidden], "primitive": op,
+                              "partial": use.partial, "weight": weight, "weightPath": path_key(use.weight)})
 
 
 RULE = Rule(

@@ -12,7 +12,7 @@ import pytest
 from etrace_lint import registry
 from etrace_lint.braintrace_adapter import Compilation
 from etrace_lint.findings import Level
-from etrace_lint.rules_compiler import classify_error
+from etrace_lint.rules_compiler import classify_error, plain_text
 from helpers import FIXTURES, fixture
 from test_compiler_rules import assert_matches_markers, linted
 
@@ -26,7 +26,7 @@ RAISED_BY_A_MODEL = {
     "ETL101": ("errors_units.py", "etrace_target_unit_swap", "ETL101"),
     "ETL102": ("errors_param_write.py", "etrace_target_hebbian", "ETL102"),
     "ETL103": ("control_flow.py", "etrace_target_hidden_in_while_refused", "ETL103"),
-    "ETL104": ("errors_compile.py", "etrace_target_etp_op_in_while", "ETL022"),
+    "ETL104": ("errors_compile.py", "etrace_target_etp_op_in_while", "ETL104"),
     "ETL105": ("control_flow.py", "etrace_target_weight_in_while", "ETL016"),
     "ETL106": ("errors_compile.py", "etrace_target_two_hidden_states_in_one_equation", "ETL106"),
     "ETL107": ("errors_compile.py", "etrace_target_canonicalisation_limit", "ETL107"),
@@ -79,7 +79,9 @@ def test_tracing_and_compiling_are_told_apart():
     (compile_,) = [f for f in findings_of("errors_compile.py", "etrace_target_two_hidden_states_in_one_equation")
                    if f.rule_id == "ETL106"]
     assert (trace.properties["phase"], compile_.properties["phase"]) == ("trace", "compile")
-    assert trace.message.startswith("TypeError: dot_general requires contracting dimensions")
+    # the shapes the step was traced with are what a shape error is measured against
+    assert trace.message.startswith("the step does not trace with the example inputs (5,) float32: "
+                                    "TypeError: dot_general requires contracting dimensions")
 
 
 def test_a_unit_mismatch_names_both_units_on_the_line_that_writes_the_state():
@@ -95,6 +97,8 @@ def test_braintraces_own_unit_check_names_both_units():
     message, _ = rule.describe(exc, Compilation(error=exc))
     assert rule.id == "ETL101"
     assert message == "unit mismatch: state ('v',) holds mV but the step writes it with mA"
+    # what a reader sees: the state by name
+    assert plain_text(message) == "unit mismatch: state v holds mV but the step writes it with mA"
 
 
 def test_a_param_write_is_reported_where_it_happens_and_names_the_state():
@@ -102,7 +106,7 @@ def test_a_param_write_is_reported_where_it_happens_and_names_the_state():
     assert finding.rule_id == "ETL102"
     assert finding.line == 16
     if braintrace.__version__ >= "0.2.8":  # 0.2.6 names the state by its repr only
-        assert "('w',)" in finding.message
+        assert "ParamState w is written" in finding.message
 
 
 def test_a_canonicalisation_that_does_not_settle_shows_every_equation_it_was_rewriting():

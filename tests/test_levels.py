@@ -1,0 +1,89 @@
+"""A finding's level says what happens to learning, and it is the level its rule documents.
+
+error: the model cannot be compiled or trained online, or a gradient is wrong;
+warning: a weight silently gets no online gradient, or only part of it;
+note: worth knowing, the gradient is still what the algorithm promises.
+braintrace grades its records by its own measure; that grade is kept in
+``properties.braintraceLevel`` and never decides the finding's level.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+
+import braintrace
+import pytest
+
+from etrace_lint import registry
+from etrace_lint.findings import Level
+from helpers import FIXTURES, REPO, fixture, lint_file, run_cli
+
+# every model the test suite lints for its compiler records, errors and own rules
+CORPUS = sorted(
+    glob.glob(os.path.join(FIXTURES, "compiler", "*.py"))
+    + glob.glob(os.path.join(FIXTURES, "own", "*.py"))
+    + glob.glob(os.path.join(FIXTURES, "clean", "*.py"))
+    + glob.glob(os.path.join(REPO, "examples", "models", "*.py")))
+
+
+@functools.lru_cache(maxsize=None)
+def corpus_findings() -> tuple:
+    """Every finding of the corpus, notes included (one lint per session)."""
+    found = []
+    for path in CORPUS:
+        findings, _ = lint_file(path)
+        found.extend(findings)
+    return tuple(found)
+
+
+def test_every_finding_has_its_rules_documented_level():
+    rules = registry.all_rules()
+    wrong = [(f.rule_id, f.level.value, rules[f.rule_id].level.value, f.target)
+             for f in corpus_findings() if f.level is not rules[f.rule_id].level]
+    assert not wrong, f"braintrace {braintrace.__version__}: {wrong}"
+
+
+def test_the_corpus_reaches_the_rules_whose_level_changed_with_the_record():
+    # these kinds come from braintrace with another level than the rule documents: the
+    # test above would hold nothing if none of them were in the corpus
+    by_rule = {}
+    for finding in corpus_findings():
+        by_rule.setdefault(finding.rule_id, set()).add(finding.properties.get("braintraceLevel"))
+    assert "warning" in by_rule["ETL003"]  # an ordinary readout: braintrace warns
+    assert "warning" in by_rule["ETL017"]  # a weight-free loop's inputs detached
+    assert "error" in by_rule["ETL104"]  # one kind, two rules: the refused op is ETL104, not ETL022
+    assert by_rule["ETL022"] == {"warning"}
+
+
+def test_the_documented_level_is_the_one_etrace_lint_rule_shows():
+    for rule_id in ("ETL003", "ETL011", "ETL017", "ETL025"):
+        proc = run_cli("rule", rule_id)
+        assert proc.returncode == 0, proc.stderr
+        assert "note" in proc.stdout.lower(), proc.stdout
+
+
+def test_verify_findings_use_their_rules_levels():
+    from etrace_lint.verify import findings as verify_findings
+
+    rules = registry.all_rules()
+    for rule_id, level in verify_findings._LEVELS.items():
+        assert rules[rule_id].level is level, (rule_id, level, rules[rule_id].level)
+
+
+def test_a_model_built_the_ordinary_way_passes_the_default_run():
+    # a recurrent layer of braintrace ops plus a braintrace.nn.Linear readout
+    proc = run_cli(fixture("clean", "ordinary.py"), "--no-cache", "-j", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    shown = run_cli(fixture("clean", "ordinary.py"), "--no-cache", "-j", "1", "--show-info")
+    assert "ETL003" in shown.stdout and shown.returncode == 0
+
+
+@pytest.mark.parametrize("rule_id, level", [
+    ("ETL003", Level.NOTE), ("ETL011", Level.NOTE), ("ETL017", Level.NOTE), ("ETL025", Level.NOTE),
+    ("ETL005", Level.WARNING), ("ETL006", Level.WARNING), ("ETL201", Level.WARNING), ("ETL022", Level.WARNING),
+    ("ETL016", Level.ERROR), ("ETL030", Level.ERROR), ("ETL104", Level.ERROR),
+])
+def test_levels_follow_what_happens_to_the_weight(rule_id, level):
+    assert registry.all_rules()[rule_id].level is level
