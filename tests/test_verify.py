@@ -129,6 +129,17 @@ def test_lstm_input_and_candidate_gates_are_twice_bptt_at_one_step():
     assert "wrong(2.00x)" in format_verify_table(result.verify_rows)
 
 
+def test_a_partial_path_is_an_approximation_even_at_one_step():
+    result = verified("partial.py")["etrace_target_minimal_rnn"]
+    assert verify_findings(result, "ETL401") == []
+    phi = [r for r in result.verify_rows if r["weight"].startswith("phi")]
+    assert phi and all(r["expected"] == "approximation" and r["steps"] == 1 for r in phi)
+    assert all(r["relError"] > 0.01 for r in phi)  # it does miss a part: the label is not vacuous
+    assert "another weight's op" in phi[0]["reason"]
+    others = [r for r in result.verify_rows if not r["weight"].startswith("phi")]
+    assert others and all(r["verdict"] == "exact" for r in others)
+
+
 def test_harness_mismatch_is_reported_not_compared(broken):
     result = broken["etrace_target_counting"]
     assert {f.rule_id for f in verify_findings(result)} == {"ETL499"}

@@ -1,6 +1,8 @@
 """Which online gradients must equal BPTT, read from the compiled graph.
 
-Exact: every algorithm at T=1 (there is no history yet); weights that reach
+Exact: every algorithm at T=1 (there is no history yet), except for a
+weight part of whose path to its hidden state crosses another ETP op (the
+online gradient leaves that part out within the step); weights that reach
 the loss without passing through a hidden state (readouts); and, under
 D-RTRL, a weight whose ETP op feeds hidden groups that are element-wise
 (each unit's new state reads only its own old state), whose op output lands
@@ -23,6 +25,7 @@ from .. import braintrace_graph as bg
 from .. import jaxpr_view as jv
 
 EXACT_ALGORITHMS = frozenset({"d_rtrl"})  # exact on element-wise groups
+_MIXED = "mixed"  # braintrace's PathClassification.MIXED: some paths direct, some through another ETP op
 
 
 @dataclass(frozen=True)
@@ -77,9 +80,13 @@ def _names(paths) -> str:
 
 def expectation(facts: GraphFacts, weight: tuple, algorithm: str, steps: int) -> Expectation:
     """Whether ``weight``'s online gradient under ``algorithm`` must equal BPTT over ``steps``."""
+    relations = facts.relations_of(weight)
+    if any(c == _MIXED for relation in relations for c in relation.classifications):
+        # missed within the step already, at T=1 too (the compiler reports it as ETL006)
+        return Expectation(False, "part of its path to the hidden state goes through another weight's op, "
+                                  "which the online gradient leaves out")
     if steps <= 1:
         return Expectation(True, "one step: no history to approximate")
-    relations = facts.relations_of(weight)
     if not relations:
         if tuple(weight) in facts.reaching_hidden:
             return Expectation(False, "reaches a hidden state without an eligibility trace")
