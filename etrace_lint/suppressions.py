@@ -99,3 +99,63 @@ class SuppressionIndex:
                 if idle:
                     report.append((path, suppression, idle))
         return report
+
+
+def _string_spans(text: str) -> list[tuple[int, int]]:
+    """(first, last) line of every string token that spans lines: no comment fits inside one."""
+    spans, fstrings = [], []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == getattr(tokenize, "FSTRING_START", None):  # Python 3.12 splits f-strings
+                fstrings.append(token.start[0])
+            elif token.type == getattr(tokenize, "FSTRING_END", None) and fstrings:
+                spans.append((fstrings.pop(), token.end[0]))
+            elif token.type == tokenize.STRING and token.start[0] != token.end[0]:
+                spans.append((token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass
+    return spans
+
+
+def _with_code(codes_text: str, rule_id: str) -> str:
+    codes = list(_codes(codes_text))
+    return ", ".join(codes if rule_id in codes else [*codes, rule_id])
+
+
+def line_with_ignore(text: str, line: int, rule_id: str) -> str | None:
+    """Line ``line`` of ``text`` with ``rule_id`` added to its ``# etrace-lint: ignore[...]``
+    comment, or with such a comment appended; None when no comment can end that line
+    (inside a string that goes on, or after a backslash continuation)."""
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    current = lines[line - 1]
+    if current.rstrip().endswith("\\") or any(first <= line < last for first, last in _string_spans(text)):
+        return None
+    for number, column, comment in _comments(text):
+        if number != line:
+            continue
+        match = _IGNORE.search(comment)
+        if match:
+            start, end = column + match.start("codes"), column + match.end("codes")
+            return current[:start] + _with_code(match.group("codes"), rule_id) + current[end:]
+    return f"{current.rstrip()}  # etrace-lint: ignore[{rule_id}]"
+
+
+def file_ignore_edit(text: str, rule_id: str) -> tuple[int, bool, str]:
+    """Where ``# etrace-lint: file-ignore[rule_id]`` goes: (line, replaces that line?, new text).
+
+    An existing file-ignore comment gets the code added; otherwise a new line
+    is inserted after a shebang and an encoding cookie, which must stay first.
+    """
+    for number, column, comment in _comments(text):
+        match = _FILE_IGNORE.search(comment)
+        if match:
+            current = text.splitlines()[number - 1]
+            start, end = column + match.start("codes"), column + match.end("codes")
+            return number, True, current[:start] + _with_code(match.group("codes"), rule_id) + current[end:]
+    lines = text.splitlines()
+    at = 1
+    while at <= min(2, len(lines)) and (lines[at - 1].startswith("#!") or re.match(r"^[ \t\f]*#.*?coding[:=]", lines[at - 1])):
+        at += 1
+    return at, False, f"# etrace-lint: file-ignore[{rule_id}]"

@@ -1,0 +1,96 @@
+"""Hover and code actions, from the diagnostics published for a document.
+
+Hover shows the rule's documentation, the same text as ``etrace-lint rule
+ID``. Code actions add a suppression comment through the helpers of
+``etrace_lint.suppressions`` (merged with a comment already on the line), and
+are offered only when the edited source still parses.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from lsprotocol import types
+
+from ..docs_cli import format_rule
+from ..registry import all_rules
+from ..suppressions import file_ignore_edit, line_with_ignore
+from .diagnostics import SOURCE
+
+_RULE_ID = re.compile(r"ETL\d{3}")
+
+
+def _ours(diagnostic: types.Diagnostic) -> bool:
+    return diagnostic.source == SOURCE and isinstance(diagnostic.code, str) and diagnostic.code in all_rules()
+
+
+def rule_hover(diagnostics: list[types.Diagnostic], line_text: str, position: types.Position) -> types.Hover | None:
+    """The documentation of the rules flagged on the hovered line, or of the rule id under the cursor."""
+    rule_ids = []
+    for match in _RULE_ID.finditer(line_text):
+        if match.start() <= position.character <= match.end() and match.group() in all_rules():
+            rule_ids.append(match.group())
+    if not rule_ids:
+        rule_ids = [d.code for d in diagnostics if _ours(d) and d.range.start.line == position.line]
+    rule_ids = list(dict.fromkeys(rule_ids))
+    if not rule_ids:
+        return None
+    text = "\n\n---\n\n".join(format_rule(all_rules()[rule_id]) for rule_id in rule_ids)
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+
+
+def _parses_after(source: str, edited: str) -> bool:
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return True  # it did not parse before either: the edit cannot make that worse
+    try:
+        ast.parse(edited)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _replace_line(lines: list[str], index: int, new: str) -> types.TextEdit:
+    return types.TextEdit(range=types.Range(types.Position(index, 0), types.Position(index, _units(lines[index]))),
+                          new_text=new)
+
+
+def suppression_actions(uri: str, source: str, diagnostics: list[types.Diagnostic],
+                        wanted: types.Range) -> list[types.CodeAction]:
+    """"Ignore ETLxxx on this line" and "... in this file" for our diagnostics on the lines of ``wanted``."""
+    lines = source.splitlines()
+    actions: list[types.CodeAction] = []
+    seen: set[tuple[str, int]] = set()
+    file_seen: set[str] = set()
+    for diagnostic in diagnostics:
+        line = diagnostic.range.start.line
+        if not _ours(diagnostic) or not wanted.start.line <= line <= wanted.end.line or line >= len(lines):
+            continue
+        rule_id = diagnostic.code
+        new_line = line_with_ignore(source, line + 1, rule_id)
+        if new_line is not None and (rule_id, line) not in seen:
+            edited = "\n".join(lines[:line] + [new_line] + lines[line + 1:])
+            if _parses_after(source, edited):
+                seen.add((rule_id, line))
+                actions.append(types.CodeAction(
+                    title=f"Ignore {rule_id} on this line", kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    edit=types.WorkspaceEdit(changes={uri: [_replace_line(lines, line, new_line)]})))
+        if rule_id not in file_seen:
+            file_seen.add(rule_id)
+            at, replaces, text = file_ignore_edit(source, rule_id)
+            if replaces:
+                edit = _replace_line(lines, at - 1, text)
+            else:
+                start = types.Position(at - 1, 0)
+                edit = types.TextEdit(range=types.Range(start, start), new_text=text + "\n")
+            actions.append(types.CodeAction(
+                title=f"Ignore {rule_id} in this file", kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic], edit=types.WorkspaceEdit(changes={uri: [edit]})))
+    return actions

@@ -1,0 +1,76 @@
+"""What one lint of the server does, in the lint thread: which targets a save touches, and running them.
+
+The same discovery, runner, cache and workers as the CLI: the targets in the
+saved files, and the targets elsewhere whose recorded imports include one of
+them (from the cache, and from the results the server holds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..discover import TargetSpec, discover
+from ..findings import TargetResult, ToolError
+from ..runner import run_targets
+from .folders import Folder
+
+
+class RunStopped(Exception):
+    """A lint stopped before its end: cancelled, or superseded by a newer save."""
+
+
+@dataclass
+class LintPlan:
+    folder: Folder
+    specs: list[TargetSpec] = field(default_factory=list)
+    rediscovered: list[str] = field(default_factory=list)  # files whose targets were discovered afresh
+    file_errors: dict[str, ToolError] = field(default_factory=dict)  # those that cannot be parsed
+    verify: bool = False
+    cache: Any = None
+
+    def reads(self) -> set[str]:
+        """The files this lint depends on, as far as is known before it runs."""
+        return set(self.rediscovered) | self.folder.store.reads(self.specs)
+
+
+def plan_lint(folder: Folder, files: list[str]) -> LintPlan:
+    """The targets in ``files`` (those the folder lints) and the targets that import one of them."""
+    settings = folder.settings
+    plan = LintPlan(folder, cache=folder.open_cache())
+    named = sorted(f for f in set(files) if folder.lints(f) and os.path.isfile(f))
+    dependents = set(folder.store.dependents(files))
+    if plan.cache is not None:
+        dependents.update(plan.cache.dependents(files))
+    others = sorted({spec.path for spec in dependents} - set(named))
+    others = [f for f in others if folder.lints(f) and os.path.isfile(f)]
+    known: set[str] = set()
+    for group in (named, others):
+        # discovered again: a target deleted since it was cached is not resurrected
+        found = discover(group, folder.root, settings.excludes)
+        plan.specs.extend(spec for spec in found.targets if spec.key not in known)
+        known.update(spec.key for spec in found.targets)
+        plan.rediscovered.extend(group)
+        for error in found.tool_errors:
+            plan.file_errors[os.path.abspath(error.location.path)] = error
+    return plan
+
+
+def plan_verify(folder: Folder, path: str) -> LintPlan:
+    found = discover([path], folder.root, folder.settings.excludes) if folder.lints(path) else None
+    plan = LintPlan(folder, verify=True)
+    if found is not None:
+        plan.specs = list(found.targets)
+        plan.rediscovered = [path]
+        plan.file_errors = {os.path.abspath(e.location.path): e for e in found.tool_errors}
+    return plan
+
+
+def run_plan(plan: LintPlan, pool, progress: Callable[[int, int, TargetSpec], None]) -> list[TargetResult]:
+    """One result per spec of the plan. ``progress`` may raise RunStopped to stop the run."""
+    settings = plan.folder.settings
+    if plan.verify:
+        settings = dataclasses.replace(settings, run_options={**settings.run_options, "verify": True})
+    return run_targets(plan.specs, settings, progress, plan.folder.open_cache(settings), pool=pool)

@@ -1,0 +1,317 @@
+"""The language server: one handler per LSP method, over the scheduler, the store and the runner.
+
+JAX is never imported here: models run in the warm worker processes of one
+long-lived pool, with the CLI's crash and timeout isolation, and the lint
+thread only waits on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from .. import __version__
+from ..discover import TargetSpec, read_source, targets_in_source
+from ..findings import TargetResult
+from . import trust
+from .actions import rule_hover, suppression_actions
+from .diagnostics import Lines, finding_diagnostic, notice_diagnostic, tool_error_diagnostic
+from .folders import Folder, Folders, OptionsError, ServerOptions
+from .linting import LintPlan, RunStopped, plan_lint, plan_verify, run_plan
+from .progress import WorkDone
+from .scheduler import Run, Scheduler
+from .store import PlacedToolError
+from .uris import path_to_uri, uri_to_path
+
+log = logging.getLogger(__name__)
+
+VERIFY_COMMAND = "etrace-lint.verify"
+
+
+class _Protocol(LanguageServerProtocol):
+    """Tells the server about ``$/cancelRequest``: pygls cancels the request's future, but a
+    command keeps running in the lint thread until it is told to stop."""
+
+    def _handle_cancel_notification(self, msg_id):
+        super()._handle_cancel_notification(msg_id)
+        self._server.cancel_request(msg_id)
+
+
+class EtraceLintServer(LanguageServer):
+    def __init__(self):
+        super().__init__("etrace-lint", __version__, protocol_cls=_Protocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        self.options = ServerOptions()
+        self.folders = Folders(self.options)
+        self.published: dict[str, list[types.Diagnostic]] = {}
+        self._shown: dict[str, list] = {}  # uri -> the problems its published diagnostics show
+        self.notices: dict[str, types.Diagnostic] = {}  # path -> what the server says instead of linting
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="etrace-lint-lint")
+        self.pool = None
+        self.scheduler: Scheduler | None = None
+        self._requests: dict = {}  # request id -> Run of a running command
+        self._closed = False
+
+    # -- set-up -------------------------------------------------------------
+
+    def setup(self, params: types.InitializeParams) -> None:
+        try:
+            self.options = ServerOptions.parse(params.initialization_options)
+        except OptionsError as exc:
+            self.options = ServerOptions()
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"etrace-lint: {exc}"))
+        os.environ.update(self.options.environ)  # before any worker starts, so every worker sees it
+        self.folders = Folders(self.options)
+        roots = [uri_to_path(f.uri) for f in params.workspace_folders or ()]
+        if not roots and (params.root_uri or params.root_path):
+            roots = [uri_to_path(params.root_uri) if params.root_uri else os.path.abspath(params.root_path)]
+        for root in filter(None, roots):
+            self.folders.add(root)
+        self.scheduler = Scheduler(self._plan, self._execute, self._apply)
+
+    def start_pool(self) -> None:
+        """Start the warm workers once a workspace may run code: the first save then pays no start-up.
+        Runs in the lint thread, as everything that touches the pool."""
+        if self.pool is not None or not any(f.trusted and f.settings for f in self.folders):
+            return
+        from ..workers import WorkerPool
+
+        settings = next(f.settings for f in self.folders if f.trusted and f.settings)
+        self.pool = WorkerPool(preload=list(getattr(settings, "preload", ()) or ()),
+                               warn=lambda text: log.warning("%s", text))
+        # the fork server imports JAX, brainstate and braintrace now, not on the first save
+        warm = getattr(self.pool, "warm", None) or getattr(self.pool, "_fork_server", None)
+        if warm is not None:
+            warm()
+
+    def close(self) -> None:
+        """Stop what runs, then the workers (in the lint thread, once the run there has stopped)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.scheduler is not None:
+            self.scheduler.stop_all()
+
+        def close_pool() -> None:
+            pool, self.pool = self.pool, None
+            if pool is not None:
+                pool.close()
+
+        try:
+            self.executor.submit(close_pool).result(timeout=30)
+        except Exception:
+            log.exception("the workers did not stop")
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- documents ------------------------------------------------------------
+
+    def file_event(self, uri: str) -> None:
+        """A document was opened or saved."""
+        path = uri_to_path(uri)
+        if path is None:
+            return
+        folder = self.folders.folder_of(path)
+        if folder is None:
+            log.info("not linting %s: outside the workspace folders", path)
+            return
+        if os.path.basename(path) == "pyproject.toml":
+            self.reload(folder)
+            return
+        if not path.endswith(".py"):
+            return
+        if folder.error is not None:
+            self.notices[path] = self._notice(path, f"etrace-lint: {folder.error}", types.DiagnosticSeverity.Error)
+            self.publish()
+            return
+        if not folder.trusted:
+            if _has_targets(path):
+                self.notices[path] = self._notice(path, trust.untrusted_message(folder.root),
+                                                  types.DiagnosticSeverity.Information)
+                self.publish()
+            return
+        if self.notices.pop(path, None) is not None:
+            self.publish()
+        self.executor.submit(self.start_pool)
+        self.scheduler.request(folder, path)
+
+    def reload(self, folder: Folder) -> None:
+        """pyproject.toml was saved: read the settings again, and lint the open files anew."""
+        folder = self.folders.reload(folder.root)
+        for path in [p for p in self.notices if self.folders.folder_of(p) is folder]:
+            del self.notices[path]
+        self.publish()
+        for uri in list(self.workspace.text_documents):
+            path = uri_to_path(uri)
+            if path and path.endswith(".py") and self.folders.folder_of(path) is folder:
+                self.file_event(uri)
+
+    def _notice(self, path: str, message: str, severity) -> types.Diagnostic:
+        lines = Lines().of(path)
+        return notice_diagnostic(message, severity, lines, encoding=self.workspace.position_encoding)
+
+    # -- linting ----------------------------------------------------------------
+
+    async def _plan(self, folder: Folder, files: list[str]) -> LintPlan:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, plan_lint, folder, files)
+
+    async def _execute(self, plan: LintPlan, run: Run) -> list[TargetResult]:
+        names = sorted({os.path.basename(spec.path) for spec in plan.specs})
+        title = f"etrace-lint: {'verifying' if plan.verify else 'linting'} {', '.join(names) or 'nothing'}"
+        progress = WorkDone(self, title, on_cancel=lambda: setattr(run, "cancelled", True))
+        await progress.begin()
+
+        def report(done: int, total: int, spec: TargetSpec) -> None:
+            run.check()  # a stopped run ends here, in the runner's loop, which stops its workers
+            progress.report(done, total, spec)
+
+        def work() -> list[TargetResult]:
+            run.check()
+            return run_plan(plan, self.pool, report)
+
+        outcome = "stopped"
+        try:
+            results = await asyncio.get_running_loop().run_in_executor(self.executor, work)
+            outcome = f"{len(results)} model{'s' if len(results) != 1 else ''}"
+            return results
+        finally:
+            progress.end(outcome)
+
+    def _apply(self, plan: LintPlan, pairs: list[tuple[TargetSpec, TargetResult]], rediscovered: list[str]) -> None:
+        if not pairs and not rediscovered:
+            return  # everything was stale: the newer save's lint publishes
+        errors = {path: error for path, error in plan.file_errors.items() if path in rediscovered}
+        plan.folder.store.update(rediscovered, errors, pairs)
+        # files just linted are sent even when nothing changed: the editor learns the lint is done
+        touched = set(rediscovered) | {spec.path for spec, _ in pairs} | {
+            f.path for _, result in pairs for f in result.findings}
+        self.publish(touched)
+
+    async def verify(self, uri: str) -> dict:
+        """Run ``--verify`` for the targets of one file and publish what it finds."""
+        path = uri_to_path(uri)
+        folder = self.folders.folder_of(path) if path else None
+        if folder is None or not folder.trusted or folder.settings is None:
+            raise ValueError(f"etrace-lint does not run {uri}: it is outside the workspace folders, "
+                             "or the workspace is not trusted or not configured")
+        plan = await asyncio.get_running_loop().run_in_executor(self.executor, plan_verify, folder, path)
+        run = Run()
+        msg_id = self.protocol.msg_id
+        self._requests[msg_id] = run
+        self.executor.submit(self.start_pool)
+        try:
+            await self.scheduler.run_once(plan, run)
+        except RunStopped:
+            return {"targets": len(plan.specs), "verified": False}
+        finally:
+            self._requests.pop(msg_id, None)
+        return {"targets": len(plan.specs), "verified": True}
+
+    def cancel_request(self, msg_id) -> None:
+        run = self._requests.get(msg_id)
+        if run is not None:
+            run.cancelled = True
+
+    # -- publishing ---------------------------------------------------------------
+
+    def publish(self, touched: set[str] = frozenset()) -> None:
+        """Send every file whose problems changed, an empty list where they went away, and the
+        ``touched`` files whatever they hold. A file whose problems did not change keeps the
+        diagnostics it was sent, even if its text changed since: a newer lint will say."""
+        encoding = self.workspace.position_encoding
+        lines = Lines()
+        wanted: dict[str, list] = {}
+        for folder in self.folders:
+            if folder.settings is not None and folder.trusted:
+                for path, problems in folder.store.problems(folder.settings).items():
+                    wanted[path_to_uri(path)] = problems
+        for path, notice in self.notices.items():
+            wanted[path_to_uri(path)] = [notice]
+        touched_uris = {path_to_uri(path) for path in touched}
+        published = {}
+        for uri in sorted(set(wanted) | set(self._shown) | touched_uris):
+            problems = wanted.get(uri, [])
+            if problems == self._shown.get(uri, []) and uri not in touched_uris:
+                published[uri] = self.published.get(uri, [])
+                continue
+            published[uri] = [self._diagnostic(p, lines, encoding) for p in problems]
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=published[uri]))
+        self._shown = {uri: problems for uri, problems in wanted.items() if problems}
+        self.published = {uri: d for uri, d in published.items() if d}
+
+    @staticmethod
+    def _diagnostic(problem, lines: Lines, encoding) -> types.Diagnostic:
+        if isinstance(problem, types.Diagnostic):
+            return problem
+        if isinstance(problem, PlacedToolError):
+            return tool_error_diagnostic(problem.error, problem.place, lines, encoding)
+        return finding_diagnostic(problem, lines, encoding)
+
+
+def _has_targets(path: str) -> bool:
+    """Static: would linting this file run anything?"""
+    try:
+        return bool(targets_in_source(path, read_source(path)))
+    except (OSError, SyntaxError, ValueError):
+        return False
+
+
+def build_server() -> EtraceLintServer:
+    server = EtraceLintServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: EtraceLintServer, params: types.InitializeParams):
+        ls.setup(params)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: EtraceLintServer, params: types.InitializedParams):
+        # the workers import JAX while the user reads the file; the first save finds them warm
+        if ls.pool is None and any(f.trusted and f.settings for f in ls.folders):
+            ls.executor.submit(ls.start_pool)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: EtraceLintServer, params: types.DidOpenTextDocumentParams):
+        ls.file_event(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: EtraceLintServer, params: types.DidSaveTextDocumentParams):
+        ls.file_event(params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls: EtraceLintServer, params: types.DidChangeWorkspaceFoldersParams):
+        for removed in params.event.removed:
+            if (path := uri_to_path(removed.uri)) is not None:
+                ls.folders.remove(path)
+        for added in params.event.added:
+            if (path := uri_to_path(added.uri)) is not None:
+                ls.folders.add(path)
+        ls.publish()
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: EtraceLintServer, params: types.HoverParams):
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        lines = document.lines
+        line_text = lines[params.position.line] if params.position.line < len(lines) else ""
+        return rule_hover(ls.published.get(params.text_document.uri, []), line_text, params.position)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    def code_action(ls: EtraceLintServer, params: types.CodeActionParams):
+        uri = params.text_document.uri
+        source = ls.workspace.get_text_document(uri).source
+        return suppression_actions(uri, source, ls.published.get(uri, []), params.range) or None
+
+    @server.command(VERIFY_COMMAND)
+    async def verify(ls: EtraceLintServer, uri: str):
+        return await ls.verify(uri)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: EtraceLintServer, *args):
+        ls.close()
+
+    return server

@@ -1,0 +1,148 @@
+"""When the server lints: one lint at a time, per document the newest save wins.
+
+Saves that arrive together are coalesced into one lint. A save of a file
+that a running lint reads supersedes that lint: it may go on for about as
+long as starting the workers again would cost (a small model's compile ends
+well within that) and is then stopped, so a hanging model never holds up
+the newest save for its whole timeout. Either way none of its results that
+read the saved file are published, and the file is linted again.
+Staleness is decided per target, from the files its import actually read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from typing import Awaitable, Callable, Iterable
+
+from ..discover import TargetSpec
+from ..findings import TargetResult
+from .folders import Folder
+from .linting import LintPlan, RunStopped
+
+log = logging.getLogger(__name__)
+
+COALESCE_SECONDS = 0.05
+STALE_GRACE_SECONDS = 3.0  # about what restarting the fork server costs
+
+
+class Run:
+    """One lint in flight, as the lint thread sees it: checked between steps of the runner."""
+
+    def __init__(self, reads: Iterable[str] = ()):
+        self.reads = frozenset(reads)
+        self.superseded_at: float | None = None
+        self.cancelled = False
+
+    def supersede(self) -> None:
+        if self.superseded_at is None:
+            self.superseded_at = time.monotonic()
+
+    def check(self) -> None:
+        """Raise RunStopped in the lint thread once the run should end."""
+        if self.cancelled:
+            raise RunStopped("cancelled")
+        if self.superseded_at is not None and time.monotonic() - self.superseded_at > STALE_GRACE_SECONDS:
+            raise RunStopped("superseded by a newer save")
+
+
+class Scheduler:
+    def __init__(self, plan: Callable[[Folder, list[str]], Awaitable[LintPlan]],
+                 execute: Callable[[LintPlan, Run], Awaitable[list[TargetResult]]],
+                 apply: Callable[[LintPlan, list[tuple[TargetSpec, TargetResult]], list[str]], None]):
+        self._plan, self._execute, self._apply = plan, execute, apply
+        self._generation: dict[str, int] = defaultdict(int)
+        self._dirty: dict[str, tuple[Folder, set[str]]] = {}
+        self._running: set[Run] = set()
+        self._lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self.lints_started = 0
+
+    def stop_all(self) -> None:
+        self._dirty.clear()
+        for run in self._running:
+            run.cancelled = True
+
+    def request(self, folder: Folder, path: str) -> None:
+        """``path`` was opened or saved: lint it, and what imports it, soon."""
+        self._generation[path] += 1
+        for run in self._running:
+            if path in run.reads:
+                run.supersede()
+        self._queue(folder, [path])
+
+    def _queue(self, folder: Folder, paths: Iterable[str]) -> None:
+        entry = self._dirty.setdefault(folder.root, (folder, set()))
+        if entry[0] is not folder:  # the folder's settings were reloaded
+            entry = self._dirty[folder.root] = (folder, entry[1])
+        entry[1].update(paths)
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._loop())
+
+    def changed_since(self, snapshot: dict, paths: Iterable[str]) -> bool:
+        return any(self._generation.get(p, 0) != snapshot.get(p, 0) for p in paths)
+
+    async def _loop(self) -> None:
+        while self._dirty:
+            await asyncio.sleep(COALESCE_SECONDS)
+            self._wake.clear()
+            batch, self._dirty = self._dirty, {}
+            for folder, files in batch.values():
+                try:
+                    await self.lint(folder, sorted(files))
+                except Exception:  # the server stays up; the next save tries again
+                    log.exception("linting %s failed", ", ".join(sorted(files)))
+
+    async def lint(self, folder: Folder, files: list[str]) -> None:
+        async with self._lock:
+            snapshot = dict(self._generation)
+            run = Run(files)
+            self._running.add(run)
+            try:
+                plan = await self._plan(folder, files)
+                run.reads = run.reads | plan.reads()
+                if self.changed_since(snapshot, run.reads):
+                    self._queue(folder, files)  # saved again while planning
+                    return
+                self.lints_started += 1
+                log.info("linting %d targets for %s", len(plan.specs), ", ".join(files))
+                results = await self._execute(plan, run)
+            except RunStopped as stopped:
+                log.info("lint of %s stopped: %s", ", ".join(files), stopped)
+                self._queue(folder, files)
+                return
+            finally:
+                self._running.discard(run)
+            self.finish(plan, results, snapshot)
+
+    async def run_once(self, plan: LintPlan, run: Run) -> None:
+        """Run a plan made elsewhere (a command), in turn with the lints; may raise RunStopped."""
+        async with self._lock:
+            snapshot = dict(self._generation)
+            run.reads = run.reads | plan.reads()
+            self._running.add(run)
+            try:
+                results = await self._execute(plan, run)
+            finally:
+                self._running.discard(run)
+            self.finish(plan, results, snapshot)
+
+    def finish(self, plan: LintPlan, results: list[TargetResult], snapshot: dict) -> None:
+        """Keep what no save made stale; lint the rest again."""
+        fresh, again = [], set()
+        for spec, result in zip(plan.specs, results):
+            if self.changed_since(snapshot, {spec.path, *result.dependencies}):
+                again.add(spec.path)
+            else:
+                fresh.append((spec, result))
+        current = [f for f in plan.rediscovered if not self.changed_since(snapshot, [f])]
+        if again:
+            log.info("results of %s are stale: linting again", ", ".join(sorted(again)))
+        again.update(set(plan.rediscovered) - set(current))
+        self._apply(plan, fresh, current)
+        if again:
+            self._queue(plan.folder, again)

@@ -1,0 +1,93 @@
+"""The latest result of every target linted in one workspace folder.
+
+What is shown is decided by the policy layer, exactly as for the CLI: the
+findings of every target held here go through ``apply_policy`` together, so
+suppressions, selection, levels and ETL301 mean the same in the editor.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..discover import TargetSpec
+from ..findings import Finding, Location, TargetResult, ToolError
+from ..policy import apply_policy
+from ..settings import Settings
+
+
+@dataclass(frozen=True)
+class PlacedToolError:
+    """A tool error and the place it is shown: its factory, or where a file fails to parse."""
+
+    error: ToolError
+    place: Location
+
+
+class ResultStore:
+    def __init__(self):
+        self._results: dict[str, tuple[TargetSpec, TargetResult]] = {}
+        self._file_errors: dict[str, ToolError] = {}  # files that cannot be parsed or read
+
+    def update(self, rediscovered: Iterable[str], file_errors: dict[str, ToolError],
+               pairs: Iterable[tuple[TargetSpec, TargetResult]]) -> None:
+        """``rediscovered``: files whose targets were discovered afresh (a target gone from one
+        is forgotten); ``file_errors``: those of them that cannot be parsed, whose earlier
+        results are kept, as a file with a syntax error loses nothing else."""
+        pairs = list(pairs)
+        fresh_keys = {spec.key for spec, _ in pairs}
+        for path in rediscovered:
+            if path in file_errors:
+                self._file_errors[path] = file_errors[path]
+                continue
+            self._file_errors.pop(path, None)
+            for key, (spec, _) in list(self._results.items()):
+                if spec.path == path and key not in fresh_keys:
+                    del self._results[key]
+        for spec, result in pairs:
+            self._results[spec.key] = (spec, result)
+
+    def forget_file(self, path: str) -> None:
+        self._file_errors.pop(path, None)
+        for key, (spec, _) in list(self._results.items()):
+            if spec.path == path:
+                del self._results[key]
+
+    def dependents(self, files: Iterable[str]) -> list[TargetSpec]:
+        """Targets held here whose recorded imports include one of ``files``."""
+        files = {os.path.abspath(f) for f in files}
+        return [spec for spec, result in self._results.values()
+                if files.intersection(result.dependencies) or spec.path in files]
+
+    def reads(self, specs: Iterable[TargetSpec]) -> set[str]:
+        """Every file the last results of ``specs`` depended on."""
+        found = set()
+        for spec in specs:
+            found.add(spec.path)
+            held = self._results.get(spec.key)
+            if held is not None:
+                found.update(held[1].dependencies)
+        return found
+
+    def problems(self, settings: Settings) -> dict[str, list[Finding | PlacedToolError]]:
+        """What to show, per file."""
+        held = list(self._results.values())
+        findings = [f for _, result in held for f in result.findings]
+        notes_left_out: dict[str, int] = {}
+        for _, result in held:
+            for rule_id, count in result.notes_left_out.items():
+                notes_left_out[rule_id] = notes_left_out.get(rule_id, 0) + count
+        broken = {spec.path for spec, result in held if result.tool_errors} | set(self._file_errors)
+        linted = sorted({spec.path for spec, _ in held} - broken)
+        outcome = apply_policy(findings, [], settings, linted, use_baseline=False, notes_left_out=notes_left_out)
+        shown: dict[str, list] = defaultdict(list)
+        for finding in outcome.findings:
+            shown[finding.path].append(finding)
+        for spec, result in held:
+            for error in result.tool_errors:
+                shown[spec.path].append(PlacedToolError(error, Location(spec.path, spec.line)))
+        for path, error in self._file_errors.items():
+            shown[path] = [PlacedToolError(error, error.location)]  # nothing else is true of it now
+        return dict(shown)
