@@ -6,7 +6,7 @@ from etrace_lint.rule import ErrorMatch, Rule
 def describe(exc, compilation):
     """Name the key and the three ways to set it; the line is the user's read of the key."""
     key = unset_key(exc) or "?"
-    return f"the step reads brainstate.environ key {key!r}, which is not set; {how_to_set(key)}", None
+    return f"the model reads brainstate.environ key {key!r}, which is not set; {how_to_set(key)}", None
 
 
 RULE = Rule(
