@@ -1,0 +1,109 @@
+"""The server runs no code of a workspace that has not opted in, and never a file outside its folders."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("pygls")
+from lsprotocol import types  # noqa: E402
+
+from helpers import fixture  # noqa: E402
+
+sys.path.insert(0, fixture("server"))
+from lsp_session import LspSession, uri  # noqa: E402
+
+# Importing this file leaves a marker beside it; its model has one weight through a plain `@`.
+MARKER_MODEL = '''"""Leaves a marker when imported."""
+
+import pathlib
+
+import braintrace
+import brainstate
+import jax.numpy as jnp
+
+pathlib.Path(__file__).with_name(pathlib.Path(__file__).stem + ".imported").write_text("imported")
+
+
+class PlainInput(brainstate.nn.Module):
+    def __init__(self, n_in=3, n=4):
+        super().__init__()
+        self.w_in = brainstate.ParamState(jnp.ones((n_in, n)) * 0.1)
+        self.w_rec = brainstate.ParamState(jnp.eye(n) * 0.5)
+        self.h = brainstate.HiddenState(jnp.zeros((n,)))
+
+    def update(self, x):
+        drive = x @ self.w_in.value
+        self.h.value = jnp.tanh(drive + braintrace.matmul(self.h.value, self.w_rec.value))
+        return self.h.value
+
+
+def etrace_target_marker():
+    return PlainInput(), (jnp.ones((3,)),)
+'''
+PLAIN_LINE = 20
+
+
+def _project(root, table: bool):
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "models"\nversion = "0"\n'
+                                         + ("\n[tool.etrace-lint]\n" if table else ""))
+    model = root / "model.py"
+    model.write_text(MARKER_MODEL)
+    return model
+
+
+def _marker(model) -> bool:
+    return model.with_name(model.stem + ".imported").exists()
+
+
+def test_an_untrusted_workspace_runs_nothing_until_it_opts_in(tmp_path):
+    model = _project(tmp_path / "untrusted", table=False)
+    session = LspSession(model.parent)
+    try:
+        session.open(model)
+        session.save(model)
+        [notice] = session.wait_for(lambda s: s.diagnostics.get(uri(model)), what="the trust notice")
+        assert notice.severity == types.DiagnosticSeverity.Information and notice.source == "etrace-lint"
+        assert "[tool.etrace-lint]" in notice.message and '"trusted": true' in notice.message
+        time.sleep(2)  # a lint, had one started, would have imported the file by now
+        assert not _marker(model)
+        assert len(session.diagnostics[uri(model)]) == 1
+        # the project opts in: saving pyproject.toml is enough
+        pyproject = model.parent / "pyproject.toml"
+        session.open(pyproject)
+        session.save(pyproject, pyproject.read_text() + "\n[tool.etrace-lint]\n")
+        session.wait_for(lambda s: s.codes(model) == [(PLAIN_LINE, "ETL201")], what="the lint once trusted")
+        assert _marker(model)
+    finally:
+        session.close()
+
+
+def test_trusted_by_the_editor_but_never_a_file_outside_the_folders(tmp_path):
+    model = _project(tmp_path / "project", table=False)
+    outside = _project(tmp_path / "elsewhere", table=True)
+    session = LspSession(model.parent, init_options={"trusted": True})
+    try:
+        session.open(outside)
+        session.save(outside)
+        session.open(model)
+        session.wait_for(lambda s: s.codes(model) == [(PLAIN_LINE, "ETL201")], what="the trusted lint")
+        assert _marker(model)
+        assert not _marker(outside) and uri(outside) not in session.diagnostics
+    finally:
+        session.close()
+
+
+def test_bad_initialization_options_are_reported_and_trust_nothing(tmp_path):
+    model = _project(tmp_path / "project", table=False)
+    session = LspSession(model.parent, init_options={"trusted": "yes", "selct": ["ETL2"]})
+    try:
+        session.open(model)
+        session.wait_for(lambda s: s.diagnostics.get(uri(model)), what="the trust notice")
+        assert any("initialization option" in m for m in session.messages)
+        assert not _marker(model)
+    finally:
+        session.close()
