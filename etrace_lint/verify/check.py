@@ -113,7 +113,8 @@ def _layout_message(error: Any) -> str:
     if len(error.failures) == 1:
         text = f"--verify did not run: {whys[0]}"
     elif len(whys) == 1:
-        text = f"--verify did not run: {whys[0]} (tried {' and '.join(l.describe() for l, _, _ in error.failures)})"
+        tried = " and ".join(layout.describe() for layout, _, _ in error.failures)
+        text = f"--verify did not run: {whys[0]} (tried {tried})"
     else:
         tried = "; ".join(f"{layout.describe()}: {why}" for layout, why, _ in error.failures)
         text = f"--verify could not run the model: {tried}"

@@ -178,7 +178,7 @@ class Harness:
         first layout under which BPTT runs is kept, and the learner's error is
         reported for that algorithm. Raises LayoutError when BPTT runs under none.
         """
-        failures: list[tuple[Layout, str, bool]] = []  # (layout, why, whether the layout is to blame)
+        failures: list[tuple[Layout, str, bool]] = []  # (layout, why, whether it is surely the layout's fault)
         kept = None
         for layout in self.layouts:
             try:
@@ -190,7 +190,7 @@ class Harness:
                 changed = self._step_changes_shapes()
             except Exception as exc:  # the model does not run on inputs laid out this way
                 failures.append((layout, f"one step on inputs of shape {self._step_shapes()} raised "
-                                         f"{describe(exc)}", True))
+                                         f"{describe(exc)}", False))
                 continue
             if changed:
                 failures.append((layout, changed, True))
