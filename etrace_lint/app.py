@@ -40,15 +40,17 @@ def _dependents(cache, discovery, settings: Settings) -> list:
     return [spec for spec in found.targets if spec.key not in known]
 
 
-def paths_without_targets(settings: Settings, discovery) -> list[str]:
+def paths_without_targets(settings: Settings, discovery, imported: set[str] = frozenset()) -> list[str]:
     """Paths to lint that hold no target, as given (ruff warns of a path without Python files).
 
     A path that does not exist, or holds a file that could not be read, is a
-    tool error already; a ``file::factory`` always names a target.
+    tool error already; a ``file::factory`` always names a target. A helper
+    module that a linted target ``imported`` was linted through it (as
+    pre-commit names a changed helper).
     """
     from .discover import IgnoreRules
 
-    found = [spec.path for spec in discovery.targets]
+    found = [spec.path for spec in discovery.targets] + [os.path.abspath(path) for path in imported]
     broken = [error.location.path for error in discovery.tool_errors]
     ignore = IgnoreRules(settings.root, settings.excludes)
     empty = []
@@ -90,7 +92,8 @@ def run(settings: Settings, argv: list[str]) -> int:
         progress.close()
     info.targets_failed = sum(1 for result in results if result.tool_errors)
     if not settings.quiet:
-        for path in paths_without_targets(settings, discovery):
+        imported = {path for result in results for path in result.dependencies}
+        for path in paths_without_targets(settings, discovery, imported):
             print(f"etrace-lint: warning: no lint target in {path} (a function decorated with "
                   f"@etrace_lint.target, or a top-level function named etrace_target*)", file=sys.stderr)
     findings = [f for r in results for f in r.findings]
