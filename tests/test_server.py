@@ -42,8 +42,17 @@ def second(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def session(workspace, second):
-    lsp = LspSession(workspace, folders=[workspace, second],
+def unconfigured(tmp_path_factory):
+    """A third folder whose pyproject.toml has no [tool.etrace-lint]: trusted only by the editor's option."""
+    root = tmp_path_factory.mktemp("unconfigured")
+    (root / "pyproject.toml").write_text('[project]\nname = "models"\nversion = "0"\n')
+    shutil.copy(fixture("server", "workspace", "rnn.py"), root / "rnn.py")
+    return root
+
+
+@pytest.fixture(scope="module")
+def session(workspace, second, unconfigured):
+    lsp = LspSession(workspace, folders=[workspace, second, unconfigured], init_options={"trusted": True},
                      server_args=os.environ.get("ETRACE_LINT_TEST_SERVER_ARGS", "").split())
     yield lsp
     lsp.close()
@@ -80,6 +89,12 @@ def test_open_publishes_a_located_documented_diagnostic(session, workspace):
     assert "w_in" in diagnostic.message and diagnostic.message.endswith("[etrace_target_rnn]")
     related = {(r.location.uri, r.location.range.start.line + 1, r.message) for r in diagnostic.related_information}
     assert (uri(path), 11, "weight created here") in related
+
+
+def test_a_folder_without_configuration_is_linted_when_the_editor_trusts_it(session, unconfigured):
+    path = str(unconfigured / "rnn.py")
+    session.open(path)
+    _published(session, path, [(RNN_BAD_LINE, "ETL201")])
 
 
 def test_hover_shows_the_rules_documentation(session, workspace):

@@ -1,4 +1,6 @@
-"""The server runs no code of a workspace that has not opted in, and never a file outside its folders."""
+"""The server runs no code of a workspace that has not opted in, and never a file outside its folders.
+
+(A folder trusted by the editor's ``trusted`` option is linted in test_server.py.)"""
 
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ def _marker(model) -> bool:
 
 def test_an_untrusted_workspace_runs_nothing_until_it_opts_in(tmp_path):
     model = _project(tmp_path / "untrusted", table=False)
+    outside = _project(tmp_path / "elsewhere", table=True)
     session = LspSession(model.parent)
     try:
         session.open(model)
@@ -74,23 +77,11 @@ def test_an_untrusted_workspace_runs_nothing_until_it_opts_in(tmp_path):
         assert len(session.diagnostics[uri(model)]) == 1
         # the project opts in: saving pyproject.toml is enough
         pyproject = model.parent / "pyproject.toml"
+        session.open(outside)  # a configured project, but not a folder of this workspace
+        session.save(outside)
         session.open(pyproject)
         session.save(pyproject, pyproject.read_text() + "\n[tool.etrace-lint]\n")
         session.wait_for(lambda s: s.codes(model) == [(PLAIN_LINE, "ETL201")], what="the lint once trusted")
-        assert _marker(model)
-    finally:
-        session.close()
-
-
-def test_trusted_by_the_editor_but_never_a_file_outside_the_folders(tmp_path):
-    model = _project(tmp_path / "project", table=False)
-    outside = _project(tmp_path / "elsewhere", table=True)
-    session = LspSession(model.parent, init_options={"trusted": True})
-    try:
-        session.open(outside)
-        session.save(outside)
-        session.open(model)
-        session.wait_for(lambda s: s.codes(model) == [(PLAIN_LINE, "ETL201")], what="the trusted lint")
         assert _marker(model)
         assert not _marker(outside) and uri(outside) not in session.diagnostics
     finally:
