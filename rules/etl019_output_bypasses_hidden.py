@@ -4,8 +4,10 @@ from etrace_lint.rule import Rule
 
 def explain(f):
     weights = ", ".join(f.weights) or "some weights"
-    return (f"{weights} reach the step's output without going through a new hidden state; their exact "
-            f"same-step gradient is added to the online one (as for a readout)")
+    one = len(f.weights) == 1
+    return (f"{weights} {'reaches' if one else 'reach'} the step's output without going through a new hidden "
+            f"state; {'its' if one else 'their'} exact same-step gradient is added to the online one (as for a "
+            f"readout)")
 
 
 RULE = Rule(

@@ -5,7 +5,7 @@ from etrace_lint.rule import Hit, Rule
 def check(context):
     from etrace_lint.analysis import OPAQUE_TRANSFORMS, opaque_transform_of
     from etrace_lint.braintrace_graph import relation_output_ids
-    from etrace_lint.engine import format_path
+    from etrace_lint.naming import display_name as format_path
     from etrace_lint.jaxpr_view import outvars, primitive_name
 
     connected = relation_output_ids(context.graph)
@@ -20,8 +20,9 @@ def check(context):
         api = OPAQUE_TRANSFORMS[kind]
         names = ", ".join(format_path(w) for w in weights)
         yield Hit(
-            message=(f"ETP op `{primitive_name(site.eqn)}` on weight {names} is inside `{api}`, which the "
-                     f"ETrace compiler does not look into: this op gives {names} no online gradient"),
+            message=(f"the ETP op `{primitive_name(site.eqn)}` on {names} is inside `{api}`, which the "
+                     f"compiler does not look into, so {names} gets no online gradient from it; apply `{api}` "
+                     f"around the rest of the step, not around the ETP op"),
             weight_path=weights[0], eqn=site,
             related=((f"`{api}` applied here", transform),),
             properties={"transform": api, "primitive": kind, "weights": [format_path(w) for w in weights]})

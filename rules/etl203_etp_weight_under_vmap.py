@@ -6,7 +6,7 @@ def check(context):
     from etrace_lint.analysis import first_per_weight
     from etrace_lint.braintrace_graph import (is_vmap_decomposition, vmap_decomposition_warnings,
                                                 vmap_warning_primitive)
-    from etrace_lint.engine import format_path
+    from etrace_lint.naming import display_name as format_path
     from etrace_lint.jaxpr_view import primitive_name
 
     warnings = vmap_decomposition_warnings(context.compilation.warnings)
@@ -24,7 +24,9 @@ def check(context):
                         "braintraceWarning": warnings[0] if warnings else ""})
     if warnings and not uses and not any(is_vmap_decomposition(s.eqn) for s in context.sites):
         # the warning came, but the step keeps no trace of where: say what braintrace said
-        yield Hit(message=f"an ETP op was decomposed under vmap: {warnings[0]}",
+        from etrace_lint.rules_compiler import plain_text
+
+        yield Hit(message=f"an ETP op was decomposed under vmap: {plain_text(warnings[0])}",
                   properties={"braintraceWarning": warnings[0]})
 
 
