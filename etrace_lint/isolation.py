@@ -93,14 +93,35 @@ def project_files(root: str, since: set[str] | None = None) -> list[str]:
 
 
 class ModuleBaseline:
-    """The worker's ``sys.path`` as it was before any target ran, and the way back to it."""
+    """What the worker had before any target ran, and the way back to it.
+
+    Modules imported before the first target (JAX, brainstate, braintrace,
+    the preloaded libraries) are never dropped, wherever they come from, nor
+    are modules of libraries outside the user's folders (a package on
+    ``PYTHONPATH`` is a library, not the user's code). Dropped are the
+    modules that live in a project root or a target's folder and do not come
+    from an installed package.
+    """
 
     def __init__(self):
         self.path = list(sys.path)
+        self.modules = set(sys.modules)
+        self.trees: set[str] = set()
+
+    def enter(self, path: str, root: str) -> None:
+        """A file's targets start: its folder and the project root hold the user's modules."""
+        for tree in (os.path.dirname(os.path.abspath(path)), os.path.abspath(root)):
+            self.trees.add(os.path.realpath(tree).rstrip(os.sep) + os.sep)
+
+    def _from_user_tree(self, name: str, module) -> bool:
+        if name in self.modules or not is_user_module(name, module):
+            return False
+        trees = tuple(self.trees)
+        return any(os.path.realpath(f).startswith(trees) for f in _module_files(module))
 
     def reset(self) -> int:
-        """Drop every module of the user's tree and restore ``sys.path``; returns how many were dropped."""
-        dropped = [name for name, module in list(sys.modules.items()) if is_user_module(name, module)]
+        """Drop every module of the user's folders and restore ``sys.path``; returns how many were dropped."""
+        dropped = [name for name, module in list(sys.modules.items()) if self._from_user_tree(name, module)]
         for name in dropped:
             sys.modules.pop(name, None)
         sys.path[:] = self.path

@@ -42,6 +42,8 @@ def backend_started() -> bool:
 
 
 def _start_backend() -> None:
+    # several workers share one GPU: none may take three quarters of its memory up front
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     import jax.numpy as jnp
 
     jnp.zeros(()).block_until_ready()  # the backend starts on first use, not on a target's clock
@@ -114,6 +116,7 @@ def serve(conn) -> None:
             if linted:
                 baseline.reset()
                 forget_imported_files()
+            baseline.enter(spec_fields[0], root)
             os.chdir(root)  # relative paths in a model resolve as in the user's project
         spec = TargetSpec(*spec_fields)
         result = lint_one(spec, root, run_options)

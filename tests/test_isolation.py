@@ -8,6 +8,7 @@ global settings (``brainstate.environ``, the random seed, JAX flags).
 from __future__ import annotations
 
 import itertools
+import os
 import json
 import textwrap
 
@@ -160,3 +161,38 @@ def test_dependencies_are_the_files_the_target_imported(pool, tree):
     by_factory = {spec.factory: sorted(result.dependencies) for spec, result in zip(specs, results)}
     assert by_factory["etrace_target_a"] == [str(tree / "a/_shared.py"), str(tree / "a/model_a.py")]
     assert by_factory["etrace_target_b"] == [str(tree / "b/_shared.py"), str(tree / "b/model_b.py")]
+
+
+EXTERNAL_LIBRARY = """
+import jax
+
+
+class Box:
+    def __init__(self, value):
+        self.value = value
+
+
+# a second import of this module would register the class again and fail
+jax.tree_util.register_pytree_node(Box, lambda b: ((b.value,), None), lambda _, c: Box(*c))
+"""
+
+USES_LIBRARY = """
+import braintrace
+import jax.numpy as jnp
+import extlib
+
+
+def etrace_target_{name}():
+    return braintrace.nn.LSTMCell(4, 8), (jnp.ones((4,)),)
+"""
+
+
+def test_a_library_on_pythonpath_is_kept_like_an_installed_one(tmp_path):
+    libs, project = tmp_path / "libs", tmp_path / "project"
+    _write(libs, {"extlib.py": EXTERNAL_LIBRARY})
+    _write(project, {"one/first.py": USES_LIBRARY.format(name="first"),
+                     "two/second.py": USES_LIBRARY.format(name="second")})
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(libs), os.environ.get("PYTHONPATH", "")]))}
+    proc = run_cli(".", "-j", "1", "--no-cache", "--output-format", "json", cwd=str(project), env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["toolErrors"] == []
