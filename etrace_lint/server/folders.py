@@ -85,10 +85,21 @@ class Folder:
         return open_cache(settings) if settings is not None else None
 
     def lints(self, path: str) -> bool:
-        """Whether ``path`` is among the files ``paths`` names (the configured excludes apply too)."""
+        """Whether ``path`` is among the files ``paths`` names and no exclude (the configured
+        ones, the defaults such as ``.venv``, ``.gitignore``) leaves it out."""
         if self.settings is None or not path.endswith(".py"):
             return False
-        return any(_inside(path, os.path.abspath(p)) for p in self.settings.paths)
+        if not any(_inside(path, os.path.abspath(p)) for p in self.settings.paths):
+            return False
+        from ..discover import IgnoreRules
+
+        ignore = IgnoreRules(self.root, self.settings.excludes)
+        inner = os.path.dirname(path)
+        while _inside(inner, self.root) and inner != self.root:  # an excluded folder excludes its files
+            if ignore.excluded(inner, True):
+                return False
+            inner = os.path.dirname(inner)
+        return not ignore.excluded(path, False)
 
 
 def load_folder(root: str, options: ServerOptions) -> Folder:

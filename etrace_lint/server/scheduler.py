@@ -24,7 +24,7 @@ from .linting import LintPlan, RunStopped
 
 log = logging.getLogger(__name__)
 
-COALESCE_SECONDS = 0.05
+COALESCE_SECONDS = 0.02
 STALE_GRACE_SECONDS = 3.0  # about what restarting the fork server costs
 
 
@@ -103,7 +103,9 @@ class Scheduler:
             run = Run(files)
             self._running.add(run)
             try:
+                began = time.monotonic()
                 plan = await self._plan(folder, files)
+                planned = time.monotonic()
                 run.reads = run.reads | plan.reads()
                 if self.changed_since(snapshot, run.reads):
                     self._queue(folder, files)  # saved again while planning
@@ -117,7 +119,10 @@ class Scheduler:
                 return
             finally:
                 self._running.discard(run)
+            ran = time.monotonic()
             self.finish(plan, results, snapshot)
+            log.info("lint of %s: planned in %.3f s, ran in %.3f s, published in %.3f s", ", ".join(files),
+                     planned - began, ran - planned, time.monotonic() - ran)
 
     async def run_once(self, plan: LintPlan, run: Run) -> None:
         """Run a plan made elsewhere (a command), in turn with the lints; may raise RunStopped."""
