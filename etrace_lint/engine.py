@@ -14,13 +14,21 @@ from .discover import TargetSpec
 from .environ import environ_context
 from .findings import Finding, Level, Location, TargetResult
 from .rule import Hit, Rule
-from .isolation import project_files
+from .isolation import project_files, target_state
 from .targets import TargetLoadError, load_target
 
 
 def lint_target(spec: TargetSpec, root: str, run_options: dict | None = None) -> TargetResult:
-    """Lint one target in this process. Never raises for a problem of the target."""
-    run_options = dict(run_options or {})
+    """Lint one target in this process. Never raises for a problem of the target.
+
+    The target starts from the same random seed and this process's own global
+    settings, and whatever it changes in them is undone (:mod:`.isolation`).
+    """
+    with target_state():
+        return _lint_target(spec, root, dict(run_options or {}))
+
+
+def _lint_target(spec: TargetSpec, root: str, run_options: dict) -> TargetResult:
     before = set(sys.modules)
     result = TargetResult(target=spec.key)
     try:

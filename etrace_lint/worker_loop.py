@@ -84,8 +84,7 @@ def lint_one(spec, root: str, run_options: dict):
         return TargetResult(target=spec.key, tool_errors=[tool_error(spec, message, "usage")])
     started = time.perf_counter()
     try:
-        with isolation.target_state():
-            result = lint_target(spec, root, options)
+        result = lint_target(spec, root, options)
     except BaseException as exc:  # noqa: BLE001 - a factory may even call sys.exit()
         result = TargetResult(target=spec.key, tool_errors=[tool_error(
             spec, f"linting stopped with {type(exc).__name__}: {exc}", "internal-error")])

@@ -25,6 +25,7 @@ RAISED_BY_A_MODEL = {
     "ETL100": ("errors_trace.py", "etrace_target_wrong_shape", "ETL100"),
     "ETL101": ("errors_units.py", "etrace_target_unit_swap", "ETL101"),
     "ETL102": ("errors_param_write.py", "etrace_target_hebbian", "ETL102"),
+    "ETL112": ("../environ/leaky.py", "etrace_target_leaky", "ETL112"),
     "ETL103": ("control_flow.py", "etrace_target_hidden_in_while_refused", "ETL103"),
     "ETL104": ("errors_compile.py", "etrace_target_etp_op_in_while", "ETL104"),
     "ETL105": ("control_flow.py", "etrace_target_weight_in_while", "ETL016"),
