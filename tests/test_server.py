@@ -76,9 +76,13 @@ def _published(session, path, codes):
 
 
 def test_open_publishes_a_located_documented_diagnostic(session, workspace):
+    (workspace / ".venv").mkdir()
+    excluded = _copy(workspace, ".venv/vendored.py")  # a default exclude, as for the command line
     path = _copy(workspace, "opened.py")
+    session.open(excluded)
     session.open(path)
     _published(session, path, [(RNN_BAD_LINE, "ETL201")])
+    assert uri(excluded) not in session.diagnostics
     [diagnostic] = session.diagnostics[uri(path)]
     line = _lines(path)[RNN_BAD_LINE - 1]
     assert diagnostic.range.start.character == line.index("x @ self.w_in.value")

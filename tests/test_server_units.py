@@ -1,0 +1,139 @@
+"""The server's pieces that need no server process: suppression edits, ranges, staleness, folders."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+pytest.importorskip("pygls")
+from lsprotocol import types  # noqa: E402
+
+from etrace_lint.discover import TargetSpec  # noqa: E402
+from etrace_lint.findings import TargetResult  # noqa: E402
+from etrace_lint.server.actions import suppression_actions  # noqa: E402
+from etrace_lint.server.diagnostics import line_range  # noqa: E402
+from etrace_lint.server.folders import OptionsError, ServerOptions, load_folder  # noqa: E402
+from etrace_lint.server.linting import LintPlan  # noqa: E402
+from etrace_lint.server.scheduler import Run, Scheduler  # noqa: E402
+from etrace_lint.suppressions import file_ignore_edit, line_with_ignore, parse_suppressions  # noqa: E402
+
+SOURCE = '''#!/usr/bin/env python
+# -*- coding: utf-8 -*-
+"""A docstring."""
+drive = x @ w  # noqa: F401
+leak = a * h  # etrace-lint: ignore[ETL005]
+text = """one
+two"""
+total = a + \\
+    b
+'''
+
+
+@pytest.mark.parametrize("line, expected", [
+    (4, "drive = x @ w  # noqa: F401  # etrace-lint: ignore[ETL201]"),  # another tool's comment stays
+    (5, "leak = a * h  # etrace-lint: ignore[ETL005, ETL201]"),  # merged
+    (6, None),  # inside a string that goes on
+    (7, 'two"""  # etrace-lint: ignore[ETL201]'),  # where that string ends
+    (8, None),  # a backslash continuation
+    (9, "    b  # etrace-lint: ignore[ETL201]"),
+])
+def test_line_suppression_is_added_or_merged_where_a_comment_can_go(line, expected):
+    assert line_with_ignore(SOURCE, line, "ETL201") == expected
+    if expected is not None:
+        lines = SOURCE.splitlines()
+        lines[line - 1] = expected
+        edited = "\n".join(lines)
+        ast.parse(edited)
+        assert any(s.line == line and s.covers("ETL201") for s in parse_suppressions(edited))
+
+
+def test_an_id_already_suppressed_is_not_added_twice():
+    assert line_with_ignore(SOURCE, 5, "ETL005") == "leak = a * h  # etrace-lint: ignore[ETL005]"
+
+
+def test_file_suppression_goes_below_the_shebang_and_coding_lines_or_joins_the_existing_one():
+    assert file_ignore_edit(SOURCE, "ETL201") == (3, False, "# etrace-lint: file-ignore[ETL201]")
+    merged = "x = 1\n# etrace-lint: file-ignore[ETL005]\n"
+    assert file_ignore_edit(merged, "ETL201") == (2, True, "# etrace-lint: file-ignore[ETL005, ETL201]")
+
+
+def _diagnostic(line: int, code: str = "ETL201") -> types.Diagnostic:
+    return types.Diagnostic(range=types.Range(types.Position(line - 1, 8), types.Position(line - 1, 13)),
+                            message="m", code=code, source="etrace-lint")
+
+
+def test_no_line_action_where_the_edit_would_not_parse():
+    actions = suppression_actions("file:///m.py", SOURCE, [_diagnostic(6)],
+                                  types.Range(types.Position(5, 0), types.Position(5, 0)))
+    assert [a.title for a in actions] == ["Ignore ETL201 in this file"]
+
+
+def test_no_action_for_other_tools_or_other_lines():
+    other = types.Diagnostic(range=types.Range(types.Position(3, 0), types.Position(3, 1)), message="m",
+                             code="F401", source="pyflakes")
+    actions = suppression_actions("file:///m.py", SOURCE, [other, _diagnostic(9)],
+                                  types.Range(types.Position(3, 0), types.Position(3, 5)))
+    assert actions == []
+
+
+def test_ranges_count_utf16_units_and_stop_at_the_end_of_the_code():
+    lines = ["    y = 'é😀' + w   "]
+    found = line_range(lines, 1, 5)
+    assert found.start == types.Position(0, 4)
+    assert found.end == types.Position(0, len("    y = 'é") + 2 + len("' + w"))  # the emoji is two units
+    assert line_range(lines, 1, 40).start == types.Position(0, 4)  # past the code: the whole line
+
+
+def test_options_are_checked():
+    assert ServerOptions.parse({"trusted": True, "ignore": "ETL005, ETL201"}).ignore == ["ETL005", "ETL201"]
+    with pytest.raises(OptionsError, match="'selct'"):
+        ServerOptions.parse({"selct": ["ETL2"]})
+    with pytest.raises(OptionsError, match="environ"):
+        ServerOptions.parse({"environ": {"A": 1}})
+
+
+def test_a_folder_reads_its_own_pyproject_and_the_options_on_top(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.etrace-lint]\nignore = ["ETL005"]\nextend-exclude = ["old"]\n')
+    (tmp_path / "old").mkdir()
+    (tmp_path / "models").mkdir()
+    folder = load_folder(str(tmp_path), ServerOptions(ignore=["ETL201"], paths=["models"]))
+    assert folder.trusted and folder.error is None
+    assert folder.settings.ignore == ["ETL005", "ETL201"]
+    assert folder.lints(str(tmp_path / "models" / "net.py"))
+    assert not folder.lints(str(tmp_path / "train.py"))  # outside `paths`
+    assert not load_folder(str(tmp_path), ServerOptions()).lints(str(tmp_path / "old" / "net.py"))
+    (tmp_path / "pyproject.toml").write_text('[tool.etrace-lint]\nselect = ["ETL9999x"]\n')
+    assert "unknown rule" in load_folder(str(tmp_path), ServerOptions()).error
+
+
+def test_a_result_that_read_a_file_saved_since_is_dropped_and_its_file_linted_again(tmp_path):
+    import asyncio
+
+    applied = []
+
+    async def scenario():
+        folder = load_folder(str(tmp_path), ServerOptions(trusted=True))
+        model, helper, other = (str(tmp_path / n) for n in ("model.py", "helper.py", "other.py"))
+        specs = [TargetSpec(model, "etrace_target_a"), TargetSpec(other, "etrace_target_b")]
+        plan = LintPlan(folder, specs=specs, rediscovered=[model, other])
+
+        async def plan_lint(folder, files):
+            return plan
+
+        async def execute(plan, run: Run):
+            scheduler.request(folder, helper)  # saved while the lint runs
+            return [TargetResult(specs[0].key, dependencies=[model, helper]),
+                    TargetResult(specs[1].key, dependencies=[other])]
+
+        scheduler = Scheduler(plan_lint, execute, lambda plan, pairs, current: applied.append((pairs, current)))
+        snapshot = {}
+        results = await execute(plan, Run())
+        scheduler.finish(plan, results, snapshot)
+        return scheduler, model, helper, other
+
+    scheduler, model, helper, other = asyncio.run(scenario())
+    [(pairs, current)] = applied
+    assert [spec.path for spec, _ in pairs] == [other]  # model.py's result read the saved helper
+    assert current == [model, other]
+    assert sorted(scheduler._dirty[str(tmp_path)][1]) == sorted([helper, model])
