@@ -52,7 +52,8 @@ def unconfigured(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def session(workspace, second, unconfigured):
-    lsp = LspSession(workspace, folders=[workspace, second, unconfigured], init_options={"trusted": True},
+    lsp = LspSession(workspace, folders=[workspace, second, unconfigured],
+                     init_options={"trusted": True, "environ": {"dt": "0.1 ms"}},
                      server_args=os.environ.get("ETRACE_LINT_TEST_SERVER_ARGS", "").split())
     yield lsp
     lsp.close()
@@ -99,6 +100,13 @@ def test_a_folder_without_configuration_is_linted_when_the_editor_trusts_it(sess
     path = str(unconfigured / "rnn.py")
     session.open(path)
     _published(session, path, [(RNN_BAD_LINE, "ETL201")])
+
+
+def test_environ_of_the_initialization_options_reaches_the_model(session, workspace):
+    path = str(workspace / "needs_dt.py")
+    session.open(path)
+    # without dt the model cannot be built (ETL112 on line 17); with it, its finding shows
+    _published(session, path, [(18, "ETL201")])
 
 
 def test_hover_shows_the_rules_documentation(session, workspace):

@@ -89,17 +89,21 @@ def test_options_are_checked():
     assert ServerOptions.parse({"trusted": True, "ignore": "ETL005, ETL201"}).ignore == ["ETL005", "ETL201"]
     with pytest.raises(OptionsError, match="'selct'"):
         ServerOptions.parse({"selct": ["ETL2"]})
+    assert ServerOptions.parse({"environ": {"dt": "0.1 ms", "precision": "32"}}).environ == {
+        "dt": "0.1 ms", "precision": 32}
     with pytest.raises(OptionsError, match="environ"):
-        ServerOptions.parse({"environ": {"A": 1}})
+        ServerOptions.parse({"environ": {"dt": "fast"}})
 
 
 def test_a_folder_reads_its_own_pyproject_and_the_options_on_top(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.etrace-lint]\nignore = ["ETL005"]\nextend-exclude = ["old"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.etrace-lint]\nignore = ["ETL005"]\nextend-exclude = ["old"]\n'
+                                             '[tool.etrace-lint.environ]\ndt = "1 ms"\nprecision = 64\n')
     (tmp_path / "old").mkdir()
     (tmp_path / "models").mkdir()
-    folder = load_folder(str(tmp_path), ServerOptions(ignore=["ETL201"], paths=["models"]))
+    folder = load_folder(str(tmp_path), ServerOptions(ignore=["ETL201"], paths=["models"], environ={"dt": "0.1 ms"}))
     assert folder.trusted and folder.error is None
     assert folder.settings.ignore == ["ETL005", "ETL201"]
+    assert folder.settings.run_options["environ"] == {"dt": "0.1 ms", "precision": 64}
     assert folder.lints(str(tmp_path / "models" / "net.py"))
     assert not folder.lints(str(tmp_path / "train.py"))  # outside `paths`
     assert not load_folder(str(tmp_path), ServerOptions()).lints(str(tmp_path / "old" / "net.py"))

@@ -2,8 +2,10 @@
 
 Settings come from ``[tool.etrace-lint]`` of the folder's pyproject.toml
 (``etrace_lint.config``, as for ``etrace-lint`` run in that folder), then the
-editor's initialization options: ``paths``, ``select``, ``ignore`` (added to
-the configured ones, like ``--ignore``), ``environ`` and ``trusted``.
+editor's initialization options, as the command line's flags would: ``paths``,
+``select``, ``ignore`` (added to the configured ones, like ``--ignore``),
+``environ`` (brainstate.environ values over ``[tool.etrace-lint.environ]``,
+like ``--environ``) and ``trusted``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class ServerOptions:
     paths: list[str] | None = None
     select: list[str] | None = None
     ignore: list[str] | None = None
-    environ: dict[str, str] = field(default_factory=dict)
+    environ: dict[str, Any] = field(default_factory=dict)  # brainstate.environ values, such as dt
 
     @classmethod
     def parse(cls, raw: Any) -> "ServerOptions":
@@ -50,10 +52,14 @@ class ServerOptions:
             if key in raw:
                 setattr(options, key, _strings(raw[key], key))
         environ = raw.get("environ") or {}
-        if not isinstance(environ, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                                     for k, v in environ.items()):
-            raise OptionsError("initialization option 'environ' must map names to strings")
-        options.environ = dict(environ)
+        if not isinstance(environ, dict):
+            raise OptionsError("initialization option 'environ' must map brainstate.environ keys to values")
+        from ..environ import EnvironError, check_value
+
+        try:
+            options.environ = {key: check_value(key, value) for key, value in environ.items()}
+        except EnvironError as exc:
+            raise OptionsError(f"initialization option 'environ': {exc}") from None
         return options
 
 
@@ -127,6 +133,8 @@ def load_folder(root: str, options: ServerOptions) -> Folder:
         settings.select = list(options.select)
     if options.ignore:
         settings.ignore = settings.ignore + list(options.ignore)
+    if options.environ:
+        settings.run_options["environ"] = {**settings.run_options.get("environ", {}), **options.environ}
     settings.quiet = True
     folder.settings = settings
     folder.trusted = is_trusted(settings.config_file, options.trusted)

@@ -66,7 +66,6 @@ class EtraceLintServer(LanguageServer):
         except OptionsError as exc:
             self.options = ServerOptions()
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"etrace-lint: {exc}"))
-        os.environ.update(self.options.environ)  # before any worker starts, so every worker sees it
         self.folders = Folders(self.options)
         roots = [uri_to_path(f.uri) for f in params.workspace_folders or ()]
         if not roots and (params.root_uri or params.root_path):
