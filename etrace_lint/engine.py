@@ -15,6 +15,7 @@ from .environ import environ_context
 from .findings import Finding, Level, Location, TargetResult
 from .rule import Hit, Rule
 from .isolation import project_files, target_state
+from .naming import format_path
 from .targets import TargetLoadError, load_target
 
 
@@ -178,13 +179,6 @@ def finding_from_hit(rule: Rule, hit: Hit, locator: Any, name: str) -> Finding:
         properties.setdefault("weight", format_path(hit.weight_path))
     return Finding(rule.id, rule.level, hit.message, name, primary,
                    tuple(related) + (locator.factory_related,), properties)
-
-
-def format_path(path: Any) -> str:
-    """A state path as users write it: ``('layers', 0, 'weight')`` -> ``layers.0.weight``."""
-    if isinstance(path, (tuple, list)):
-        return ".".join(map(str, path))
-    return str(path)
 
 
 __all__ = ["lint_target", "findings_for_model", "Level"]

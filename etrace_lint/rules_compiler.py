@@ -9,7 +9,6 @@ two are one problem and are reported once.
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any, Iterator, Mapping
 
@@ -17,6 +16,7 @@ from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .findings import Finding, Level, Location
 from .naming import display_name, path_key
+from .wording import error_sentence, one_line, op_phrase, plain_text
 from .registry import GENERIC_ERROR_RULE, error_rules, rule_for_record_kind
 from .rule import RecordFacts
 
@@ -128,54 +128,10 @@ def _record_paths(record: Any) -> list[tuple]:
     return paths
 
 
-_PATH_REPR = re.compile(r"\((?:'[^']*'|\"[^\"]*\"|\d+)(?:,\s*(?:'[^']*'|\"[^\"]*\"|\d+))*,?\)")
-
-
-def plain_text(text: str, paths: Any = (), states: Any = ()) -> str:
-    """A compiler or library text with its paths shown by name and its jargon put plainly.
-
-    ``('cell', 'h')`` becomes ``cell.h`` and ``[('h',), ('c',)]`` becomes
-    ``h, c``; ``ETP primitive etp_mv`` becomes ``ETP op `etp_mv```. ``paths``
-    are the paths the text may name; ``states`` more of them, looked at only
-    when a tuple is still left.
-    """
-    text = " ".join(str(text).split())
-    known = {repr(tuple(p)): display_name(p) for p in paths}
-    if "('" in text or '("' in text:
-        known.update({repr(tuple(p)): display_name(p) for p in states if repr(tuple(p)) not in known})
-    for shown in sorted(known, key=len, reverse=True):
-        if shown in text:
-            text = text.replace(f"[{shown}]", known[shown]).replace(shown, known[shown])
-
-    def literal(match: re.Match) -> str:  # a path the text names that the record did not list
-        try:
-            value = ast.literal_eval(match.group(0))
-        except (ValueError, SyntaxError):
-            return match.group(0)
-        if isinstance(value, tuple) and any(isinstance(part, str) for part in value):
-            return display_name(value)
-        return match.group(0)  # a shape
-
-    text = _PATH_REPR.sub(literal, text)
-    text = re.sub(r"\[((?:[\w.\[\]<>]+(?:, )?)+)\]", lambda m: m.group(1) if "," in m.group(1) else m.group(0), text)
-    text = re.sub(r"ETP primitive '?(\w+)'?", r"ETP op `\1`", text)
-    return text
-
-
-# what a modeller calls each ETP primitive: the API that emits it
-_OP_NAMES = {"etp_mv": "matmul", "etp_mm": "matmul", "etp_elemwise": "element-wise op",
-             "etp_conv": "convolution", "etp_einsum": "einsum", "etp_sparse_mv": "sparse matmul",
-             "etp_lora": "LoRA op"}
-
-
-def op_phrase(primitive: str) -> str:
-    return _OP_NAMES.get(primitive, f"`{primitive}` op" if primitive else "op")
-
-
 def record_properties(record: Any, kind: str | None = None, level: str | None = None) -> dict:
     kind = bt.record_kind(record) if kind is None else kind
     properties = {"braintraceKind": kind, "braintraceLevel": bt.record_level(record) if level is None else level,
-                  "braintraceMessage": " ".join(str(getattr(record, "message", "")).split())}
+                  "braintraceMessage": one_line(getattr(record, "message", ""))}
     weight_path = getattr(record, "weight_path", None)
     if weight_path:
         properties["weight"] = display_name(weight_path)
@@ -349,25 +305,6 @@ def classify_error(exc: BaseException, tracing: bool | None = None):
     raise LookupError("no generic error rule is registered")
 
 
-def error_sentence(exc: BaseException, limit: int = 300) -> str:
-    """The exception's first sentence (its first line, or two when the first is short), with a
-    parenthesis that follows it (saiunit names the units there), prefixed by its class."""
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    text = lines[0] if lines else type(exc).__name__
-    if len(lines) > 1 and len(text) < 60:
-        text = f"{text} {lines[1]}"
-    sentence = re.match(r"(.{40,}?[.!?])(\s*\([^()]*\)\.?)?(\s|$)", text)
-    if sentence:
-        text = sentence.group(1) + (sentence.group(2) or "")
-    if len(text) > limit:
-        text = text[: limit - 3].rstrip() + "..."
-    return f"{type(exc).__name__}: {text}"
-
-
-def _error_message(rule: Any, exc: BaseException, locator: Any) -> str:
-    return plain_text(error_sentence(exc), (), locator.states)
-
-
 def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
                         record_findings: list[Finding]) -> list[Finding]:
     """Add the compiler/tracing exception to the record findings, merged when explained."""
@@ -385,7 +322,7 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
                                          merged.location, merged.related, properties)
         return record_findings
     frame = jv.user_frame_of_exception(exc)
-    message = _error_message(rule, exc, locator)
+    message = plain_text(error_sentence(exc), (), locator.states)
     if rule.describe is not None:
         message, described_at = rule.describe(exc, compilation)
         message = plain_text(message, (), locator.states)
@@ -407,7 +344,7 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
         locator.of_primitive(named_op.group(1)) if named_op else None,
     )
     properties = {"braintraceError": error_name, "phase": "compile" if compilation.step_traced else "trace",
-                  "braintraceMessage": " ".join(str(exc).split())[:2000]}
+                  "braintraceMessage": one_line(exc, 2000)}
     if rule.id == GENERIC_ERROR_RULE and subject.eqns:
         handled = jv.primitive_name(subject.eqns[0])
         properties["primitive"] = handled

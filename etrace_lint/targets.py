@@ -18,6 +18,7 @@ from .discover import TargetSpec
 from .environ import EnvironError, environ_context, how_to_set, target_environ, unset_key
 from .findings import Location, ToolError
 from .isolation import search_path
+from .wording import exception_line
 
 
 class TargetLoadError(Exception):
@@ -74,9 +75,7 @@ def import_file(path: str, root: str | None = None) -> Any:
 def _describe(exc: BaseException) -> str:
     if (key := unset_key(exc)) is not None:
         return f"KeyError: it reads brainstate.environ key {key!r}, which is not set; {how_to_set(key)}"
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return exception_line(exc)
 
 
 def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict | None = None) -> LoadedTarget:

@@ -24,7 +24,7 @@ def check(context):
                         "braintraceWarning": warnings[0] if warnings else ""})
     if warnings and not uses and not any(is_vmap_decomposition(s.eqn) for s in context.sites):
         # the warning came, but the step keeps no trace of where: say what braintrace said
-        from etrace_lint.rules_compiler import plain_text
+        from etrace_lint.wording import plain_text
 
         yield Hit(message=f"an ETP op was decomposed under vmap: {plain_text(warnings[0])}",
                   properties={"braintraceWarning": warnings[0]})

@@ -27,12 +27,12 @@ def check(context):
     if not context.learning_weights:
         return  # nothing learns online: ETL204's business, and braintrace refuses to build a learner
     from etrace_lint.braintrace_graph import online_gradient_error
+    from etrace_lint.wording import exception_line
 
     error = online_gradient_error(context.model, context.inputs)
     if error is None:
         return
-    lines = str(error).strip().splitlines()
-    text = f"{type(error).__name__}: {lines[0] if lines else ''}"[:300]
+    text = exception_line(error, limit=300)
     yield Hit(message=f"the model compiles but one online (D-RTRL) gradient step cannot be built: {text}",
               eqn=culprit_site(context, str(error)),
               properties={"algorithm": "d_rtrl", "exception": type(error).__name__})

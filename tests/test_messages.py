@@ -17,7 +17,8 @@ from etrace_lint.discover import discover
 from etrace_lint.findings import Level
 from etrace_lint.locate import Locator
 from etrace_lint.naming import display_name
-from etrace_lint.rules_compiler import finding_from_record, findings_from_error, plain_text
+from etrace_lint.rules_compiler import finding_from_record, findings_from_error
+from etrace_lint.wording import plain_text
 from etrace_lint.targets import load_target
 from helpers import REPO, fixture, lint_file
 from test_compiler_rules import _Locator as _StubLocator, _record

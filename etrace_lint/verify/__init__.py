@@ -3,6 +3,6 @@
 Imported only when a run asks for it: it imports JAX, brainstate and braintrace.
 """
 
-from .check import set_progress, verify_model
+from .check import verify_model
 
-__all__ = ["verify_model", "set_progress"]
+__all__ = ["verify_model"]

@@ -12,31 +12,21 @@ from .expectations import GraphFacts, expectation
 from .findings import RULE_OF_VERDICT, FindingMaker
 from .settings import VerifySettingsError, resolve_settings
 
-_PROGRESS: Callable[[str], None] | None = None
-
-
-def set_progress(callback: Callable[[str], None] | None) -> None:
-    """Called with a short text ("model: d_rtrl T=16") before each gradient run."""
-    global _PROGRESS
-    _PROGRESS = callback
-
-
 def _tell(text: str, progress: Callable[[str], None] | None) -> None:
-    for hook in (progress, _PROGRESS):
-        if hook is not None:
-            hook(text)
+    if progress is not None:
+        progress(text)
 
 
-def verify_model(loaded: Any, context: Any, run_options: dict, findings: list | None = None,
+def verify_model(loaded: Any, context: Any, run_options: dict, *, findings: list,
                  progress: Callable[[str], None] | None = None) -> tuple[list, list[dict]]:
     """Findings and per-leaf rows of the gradient check of one compiled model.
 
     ``findings`` are the model's other findings, used to say why a weight does
-    not learn; they are recomputed when not given.
+    not learn.
     """
     from .harness import Harness, HarnessError, describe, device_label, on_device, select_device
 
-    maker = FindingMaker(context, loaded.name, other_findings=findings)
+    maker = FindingMaker(context, loaded.name, findings)
     try:
         settings = resolve_settings(loaded.verify_options, run_options)
         device = select_device(settings.device)
@@ -129,7 +119,7 @@ def _same_loss(online: float, bptt: float, dtypes: dict, settings: Any) -> bool:
 
 def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorithm: str, steps: int,
           name: str, device: str, batch: int | None) -> list[dict]:
-    from ..engine import format_path
+    from ..naming import format_path
 
     scale = max((float(np.linalg.norm(g)) for g in reference.grads.values() if np.all(np.isfinite(g))),
                 default=0.0)

@@ -14,7 +14,6 @@ EXACT = "exact"  # expected exact, and it is
 WRONG = "wrong"  # expected exact, and it is not
 APPROXIMATION = "approximation"  # expected approximate, points the right way
 MISALIGNED = "misaligned"  # expected approximate, cosine below the floor
-VERDICTS = (NONFINITE, NOT_LEARNING, EXACT, WRONG, APPROXIMATION, MISALIGNED)
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine import format_path
-from ..findings import Finding, Level, Location
+from ..naming import format_path
+from ..findings import Finding, Location
+from ..registry import all_rules
 from . import compare
 
 RULE_OF_VERDICT = {compare.NONFINITE: "ETL401", compare.WRONG: "ETL401", compare.NOT_LEARNING: "ETL402",
                    compare.APPROXIMATION: "ETL403", compare.MISALIGNED: "ETL404"}
 NOT_RUN, HARNESS = "ETL405", "ETL499"
-_LEVELS = {"ETL401": Level.ERROR, "ETL402": Level.WARNING, "ETL403": Level.NOTE, "ETL404": Level.WARNING,
-           NOT_RUN: Level.WARNING, HARNESS: Level.ERROR}
 # findings that say a weight is left out of online learning, most telling first
 _NOT_EXPLANATIONS = ("ETL001",)
 
@@ -40,7 +39,7 @@ def _why_scaled(factor: float) -> str:
 class FindingMaker:
     """Knows where a model's weights live and which other findings explain them."""
 
-    def __init__(self, context: Any, target: str, device: str = "", other_findings: list | None = None):
+    def __init__(self, context: Any, target: str, other_findings: list[Finding], device: str = ""):
         self.context = context
         self.locator = context.locator
         self.target = target
@@ -49,19 +48,10 @@ class FindingMaker:
 
     # ------------------------------------------------------------------ places
 
-    def _others_list(self) -> list[Finding]:
-        if self._others is None:
-            from ..engine import findings_from_checks
-            from ..rules_compiler import findings_from_records
-
-            self._others = (findings_from_records(self.context.compilation, self.locator, self.target)
-                            + findings_from_checks(self.context, self.target))
-        return self._others
-
     def explanation(self, weight: tuple) -> Finding | None:
         """The linter's own finding that tells why ``weight`` is left out, if there is one."""
         name = format_path(weight)
-        found = [f for f in self._others_list()
+        found = [f for f in self._others
                  if f.properties.get("weight") == name and f.rule_id not in _NOT_EXPLANATIONS
                  and not f.rule_id.startswith("ETL4")]
         found.sort(key=lambda f: (-f.level.rank, f.rule_id))
@@ -78,7 +68,7 @@ class FindingMaker:
     def _finding(self, rule_id: str, message: str, primary: Location, related: list[Location],
                  properties: dict) -> Finding:
         related = list(related) + [self.locator.factory_related]
-        return Finding(rule_id, _LEVELS[rule_id], message, self.target, primary, tuple(related), properties)
+        return Finding(rule_id, all_rules()[rule_id].level, message, self.target, primary, tuple(related), properties)
 
     # ------------------------------------------------------------------ findings
 

@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import braintrace_adapter as bt
+from ..wording import exception_line
 from .layout import Layout, hidden_shapes, leading_axes, plan_layouts
 
 
@@ -48,9 +49,7 @@ class LayoutError(HarnessError):
 
 def describe(exc: BaseException) -> str:
     """An exception in one line: its type and the first line of its text, kept short."""
-    lines = str(exc).strip().splitlines()
-    text = f"{type(exc).__name__}: {lines[0]}" if lines and lines[0] else type(exc).__name__
-    return text if len(text) <= 240 else text[:237] + "..."
+    return exception_line(exc, limit=240)
 
 
 @dataclass
@@ -229,7 +228,7 @@ class Harness:
         A scan over the sequence would fail on it with a message about carry
         types; this names the state and both shapes instead.
         """
-        from ..engine import format_path
+        from ..naming import format_path
 
         before = hidden_shapes(self.model, _is_quantity)
         try:
