@@ -172,7 +172,7 @@ def main() -> int:
     parser.add_argument("--keep", metavar="DIR", help="build the workspace in DIR and keep it")
     parser.add_argument("--server-args", default="", help="extra arguments of `etrace-lint server` (--log-file ...)")
     args = parser.parse_args()
-    from lsp_session import LspSession, uri
+    from lsp_session import LspSession
 
     root = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="etrace-lint-bench-server-")
     os.makedirs(root, exist_ok=True)

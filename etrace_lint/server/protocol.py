@@ -163,7 +163,8 @@ class EtraceLintServer(LanguageServer):
         names = sorted({os.path.basename(spec.path) for spec in plan.specs})
         title = f"etrace-lint: {'verifying' if plan.verify else 'linting'} {', '.join(names) or 'nothing'}"
         progress = WorkDone(self, title, on_cancel=lambda: setattr(run, "cancelled", True))
-        await progress.begin()
+        if plan.specs:  # a helper module nothing imports has nothing to show progress for
+            await progress.begin()
 
         def report(done: int, total: int, spec: TargetSpec) -> None:
             run.check()  # a stopped run ends here, in the runner's loop, which stops its workers

@@ -57,7 +57,6 @@ class Scheduler:
         self._dirty: dict[str, tuple[Folder, set[str]]] = {}
         self._running: set[Run] = set()
         self._lock = asyncio.Lock()
-        self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self.lints_started = 0
 
@@ -79,7 +78,6 @@ class Scheduler:
         if entry[0] is not folder:  # the folder's settings were reloaded
             entry = self._dirty[folder.root] = (folder, entry[1])
         entry[1].update(paths)
-        self._wake.set()
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._loop())
 
@@ -89,7 +87,6 @@ class Scheduler:
     async def _loop(self) -> None:
         while self._dirty:
             await asyncio.sleep(COALESCE_SECONDS)
-            self._wake.clear()
             batch, self._dirty = self._dirty, {}
             for folder, files in batch.values():
                 try:
