@@ -141,3 +141,27 @@ def test_a_result_that_read_a_file_saved_since_is_dropped_and_its_file_linted_ag
     assert [spec.path for spec, _ in pairs] == [other]  # model.py's result read the saved helper
     assert current == [model, other]
     assert sorted(scheduler._dirty[str(tmp_path)][1]) == sorted([helper, model])
+
+
+def test_a_rules_fix_becomes_a_preferred_code_action_with_utf16_positions(tmp_path):
+    from etrace_lint import findings
+    from etrace_lint.server.actions import fix_actions
+    from etrace_lint.server.diagnostics import Lines, finding_diagnostic
+
+    if not hasattr(findings, "Fix"):
+        pytest.skip("findings carry no fixes in this version")
+    path = tmp_path / "m.py"
+    path.write_text("s = 'é😀'; drive = x @ w\n")
+    column = len("s = 'é😀'; drive = ") + 1  # code points, 1-based
+    fix = findings.Fix("use braintrace.matmul", (findings.Edit(str(path), 1, column, 1, column + len("x @ w"),
+                                                               "braintrace.matmul(x, w)"),))
+    finding = findings.Finding("ETL201", findings.Level.WARNING, "m", "model", findings.Location(str(path), 1, column),
+                               fix=fix)
+    diagnostic = finding_diagnostic(finding, Lines(), types.PositionEncodingKind.Utf16)
+    [action] = fix_actions([diagnostic], types.Range(types.Position(0, 0), types.Position(0, 0)),
+                           lambda p: path.read_text(), lambda p: "file://" + p)
+    assert action.title == "Fix ETL201: use braintrace.matmul" and action.is_preferred
+    [edit] = action.edit.changes["file://" + str(path)]
+    start = len("s = 'é") + 2 + len("'; drive = ")  # the emoji counts two UTF-16 units
+    assert (edit.range.start.character, edit.range.end.character) == (start, start + len("x @ w"))
+    assert edit.new_text == "braintrace.matmul(x, w)"

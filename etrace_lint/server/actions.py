@@ -1,15 +1,19 @@
 """Hover and code actions, from the diagnostics published for a document.
 
 Hover shows the rule's documentation, the same text as ``etrace-lint rule
-ID``. Code actions add a suppression comment through the helpers of
-``etrace_lint.suppressions`` (merged with a comment already on the line), and
-are offered only when the edited source still parses.
+ID``. Code actions apply the rule's own fix where it has one (the edits the
+rule attached to its finding, as ``--fix`` applies them), and add a
+suppression comment through the helpers of ``etrace_lint.suppressions``
+(merged with a comment already on the line), offered only when the edited
+source still parses.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+
+from typing import Callable
 
 from lsprotocol import types
 
@@ -93,4 +97,36 @@ def suppression_actions(uri: str, source: str, diagnostics: list[types.Diagnosti
             actions.append(types.CodeAction(
                 title=f"Ignore {rule_id} in this file", kind=types.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic], edit=types.WorkspaceEdit(changes={uri: [edit]})))
+    return actions
+
+
+def _position(lines: list[str], line: int, column: int) -> types.Position:
+    """A 1-based line and code-point column -> an LSP position in UTF-16 units."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return types.Position(max(0, line - 1), _units(text[:max(0, column - 1)]))
+
+
+def fix_actions(diagnostics: list[types.Diagnostic], wanted: types.Range,
+                text_of: Callable[[str], str], uri_of: Callable[[str], str]) -> list[types.CodeAction]:
+    """The fixes rules attached to the findings on the lines of ``wanted``; a safe one is preferred.
+
+    ``text_of(path)``: the file's current text (an open document's buffer, else the disk).
+    """
+    actions = []
+    for diagnostic in diagnostics:
+        fix = (diagnostic.data or {}).get("fix") if isinstance(diagnostic.data, dict) else None
+        line = diagnostic.range.start.line
+        if not fix or not _ours(diagnostic) or not wanted.start.line <= line <= wanted.end.line:
+            continue
+        changes: dict[str, list[types.TextEdit]] = {}
+        for edit in fix["edits"]:
+            lines = text_of(edit["path"]).splitlines()
+            changes.setdefault(uri_of(edit["path"]), []).append(types.TextEdit(
+                range=types.Range(_position(lines, edit["line"], edit["column"]),
+                                  _position(lines, edit["end_line"], edit["end_column"])),
+                new_text=edit["replacement"]))
+        safe = fix.get("applicability", "safe") == "safe"
+        title = f"Fix {diagnostic.code}: {fix['message']}" + ("" if safe else " (unsafe: may change what the model computes)")
+        actions.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                                        is_preferred=safe, edit=types.WorkspaceEdit(changes=changes)))
     return actions

@@ -93,7 +93,16 @@ def finding_diagnostic(finding: Finding, lines: Lines, encoding: str) -> types.D
         code_description=types.CodeDescription(href=rule_doc_href(finding.rule_id)),
         source=SOURCE,
         related_information=[_related(loc, lines, encoding, "related location") for loc in finding.related] or None,
-        data={"rule": finding.rule_id, "model": finding.target})
+        data=_data(finding))
+
+
+def _data(finding: Finding) -> dict:
+    """What code actions need later: the rule, the model, and the rule's fix when it has one."""
+    data = {"rule": finding.rule_id, "model": finding.target}
+    fix = getattr(finding, "fix", None)
+    if fix is not None:
+        data["fix"] = fix.to_json()
+    return data
 
 
 def tool_error_diagnostic(error: ToolError, factory: Location, lines: Lines, encoding: str) -> types.Diagnostic:

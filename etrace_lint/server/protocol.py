@@ -20,7 +20,7 @@ from .. import __version__
 from ..discover import TargetSpec, read_source, targets_in_source
 from ..findings import TargetResult
 from . import trust
-from .actions import rule_hover, suppression_actions
+from .actions import fix_actions, rule_hover, suppression_actions
 from .diagnostics import Lines, finding_diagnostic, notice_diagnostic, tool_error_diagnostic
 from .folders import Folder, Folders, OptionsError, ServerOptions
 from .linting import LintPlan, RunStopped, plan_lint, plan_verify, run_plan
@@ -304,7 +304,10 @@ def build_server() -> EtraceLintServer:
     def code_action(ls: EtraceLintServer, params: types.CodeActionParams):
         uri = params.text_document.uri
         source = ls.workspace.get_text_document(uri).source
-        return suppression_actions(uri, source, ls.published.get(uri, []), params.range) or None
+        published = ls.published.get(uri, [])
+        actions = fix_actions(published, params.range, lambda path: ls.workspace.get_text_document(
+            path_to_uri(path)).source, path_to_uri)
+        return actions + suppression_actions(uri, source, published, params.range) or None
 
     @server.command(VERIFY_COMMAND)
     async def verify(ls: EtraceLintServer, uri: str):
