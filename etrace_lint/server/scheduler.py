@@ -58,7 +58,6 @@ class Scheduler:
         self._running: set[Run] = set()
         self._lock = asyncio.Lock()
         self._task: asyncio.Task | None = None
-        self.lints_started = 0
 
     def stop_all(self) -> None:
         self._dirty.clear()
@@ -107,7 +106,6 @@ class Scheduler:
                 if self.changed_since(snapshot, run.reads):
                     self._queue(folder, files)  # saved again while planning
                     return
-                self.lints_started += 1
                 log.info("linting %d targets for %s", len(plan.specs), ", ".join(files))
                 results = await self._execute(plan, run)
             except RunStopped as stopped:
