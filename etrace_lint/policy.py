@@ -108,6 +108,7 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
     suppression naming one may be what a hidden note needs.
     """
     from .findings import Location
+    from .rule import UnusedSuppression
     from .suppressions import SuppressionIndex
 
     index = SuppressionIndex()
@@ -124,11 +125,8 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
                      and not any(rid.startswith(c) for rid in unlocated))
         if not unknown and not idle:
             continue
-        where = "in this file" if suppression.form == "file-ignore" else "on this line"
-        reasons = ([f"{', '.join(idle)} reports nothing {where}"] if idle else []) + (
-            [f"{', '.join(unknown)} is not a rule of etrace-lint"] if unknown else [])
         codes = idle + unknown
-        marked.append(Finding(rule.id, rule.level, f"unused suppression: {'; '.join(reasons)}",
+        marked.append(Finding(rule.id, rule.level, rule.explain(UnusedSuppression(idle, unknown, suppression.form)),
                               "", Location(path, suppression.line, suppression.column),
                               properties={"codes": list(codes), "form": suppression.form}))
     return marked

@@ -14,9 +14,6 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .findings import Level
 
-DOC_SECTIONS = ("What it does", "Why it matters", "Example", "How to fix")
-
-
 @dataclass(frozen=True)
 class ErrorMatch:
     """Recognises a compiler or tracing exception that this rule reports.
@@ -111,7 +108,39 @@ class RecordFacts:
 
 
 @dataclass(frozen=True)
+class ErrorFacts:
+    """What a compiler or tracing exception says, for a rule to word its message once the
+    finding is placed."""
+
+    exc: BaseException
+    text: str  # the exception's first sentence, with paths shown by name
+    primitive: str = ""  # the primitive of the equation the compiler was handling, if it says
+    on_user_line: bool = False  # placed on a line of the user's step (not on the factory)
+
+
+@dataclass(frozen=True)
+class UnusedSuppression:
+    """A suppression comment that matched nothing, for ETL301 to word."""
+
+    idle: tuple[str, ...]  # codes of rules that ran and reported nothing there
+    unknown: tuple[str, ...]  # codes that name no rule
+    form: str  # "noqa", "file-ignore", ...
+
+
+@dataclass(frozen=True)
 class Rule:
+    """A rule: its metadata, and the optional callables through which it words and places
+    what it reports. The engine asks the rule; it keeps no table of its own per rule.
+
+    - a compiler-record rule lists its ``kinds`` (and ``record_levels``), words a record
+      through ``explain(RecordFacts)`` and says where a record without an equation is
+      placed (``control_flow``, ``ordinal_group``);
+    - an exception rule has an ``error`` matcher, and ``describe`` and ``explain`` hooks;
+    - a rule of our own has a ``check`` that yields :class:`Hit` records;
+    - a rule reported by another layer (--verify, suppressions) words its facts through
+      ``explain`` as well.
+    """
+
     id: str
     name: str
     level: Level
@@ -123,9 +152,18 @@ class Rule:
     # for exception rules: (exception, Compilation) -> (message, SourceFrame or None), when the
     # exception's own text is not the best thing to show
     describe: Callable[..., tuple[str, Any]] | None = None
-    # for record rules: RecordFacts -> the message a modeller reads (braintrace's own text is kept
-    # in the finding's properties); without it the record's text is shown, paths by name
-    explain: Callable[[RecordFacts], str] | None = None
+    # facts -> the message a modeller reads: RecordFacts for a record (braintrace's own text is
+    # kept in the finding's properties; without it the record's text is shown, paths by name),
+    # ErrorFacts for an exception (see explain_error), the reporting layer's facts otherwise
+    explain: Callable[[Any], str] | None = None
+    # for exception rules: ErrorFacts -> the message once the finding is placed; the compiler's
+    # primitive is then kept in the finding's properties
+    explain_error: Callable[[ErrorFacts], str] | None = None
+    # for record rules whose records name no equation: the control-flow primitive ("cond",
+    # "scan", "while") whose equations they are about, in the order they are reported; records
+    # of one ``ordinal_group`` (default: their kind) share that count
+    control_flow: str = ""
+    ordinal_group: str = ""
     # for record rules: the braintrace levels of its kinds this rule takes (empty: every level),
     # when the compiler grades one kind two ways that mean different things for the weight
     record_levels: tuple[str, ...] = ()
@@ -133,17 +171,11 @@ class Rule:
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"
     retired: bool = False
+    # (Finding, fixes.Sources) -> Fix or None: the mechanical edit that resolves a finding
+    fix: Callable[..., Any] | None = None
+    # (Locator, record or Hit) -> the route a finding describes, in the user's code (flows.py)
+    flow: Callable[..., Any] | None = None
     docs: str = ""  # the Markdown beside the rule file, filled in by the registry
-
-    @property
-    def origin(self) -> str:
-        if self.kinds:
-            return "compiler-record"
-        if self.error is not None:
-            return "compiler-error"
-        if self.check is not None:
-            return "analysis"
-        return "engine"
 
     def section(self, title: str) -> str:
         return doc_sections(self.docs).get(title, "")

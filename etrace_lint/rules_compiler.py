@@ -17,41 +17,30 @@ from . import jaxpr_view as jv
 from .findings import Finding, Level, Location
 from .naming import display_name, path_key
 from .wording import error_sentence, one_line, op_phrase, plain_text
-from .registry import GENERIC_ERROR_RULE, error_rules, rule_for_record_kind
-from .rule import RecordFacts
+from .registry import error_rules, rule_for_record_kind
+from .rule import ErrorFacts, RecordFacts, Rule
 
 
 def _class_names(exc: BaseException) -> list[str]:
     return [cls.__name__ for cls in type(exc).__mro__]
 
 
-# Records about a control-flow equation that carry no reference to it and are
-# emitted away from it (buffered until canonicalisation settles, or from a
-# later pass): the equation is found by its primitive, in the order the
-# compiler reported them. Kinds sharing a buffer share the count.
-_KIND_PRIMITIVE = {
-    "cond_if_converted": "cond", "cond_conversion_skipped": "cond",
-    "scan_unrolled": "scan", "scan_unroll_skipped": "scan", "relation_excluded_sliced_weight": "scan",
-    "scan_descent_applied": "scan", "scan_descent_skipped": "scan", "scan_descent_no_relations": "scan",
-    "control_flow_opaque_fwd": "while", "output_bypass_dropped": "while",
-}
-_ORDINAL_GROUP = {"scan_unroll_skipped": "scan-skips", "relation_excluded_sliced_weight": "scan-skips"}
-
-
 def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = None,
-                  kind: str | None = None) -> tuple[Location, list[Location]]:
+                  rule: Rule | None = None) -> tuple[Location, list[Location]]:
     """Primary location of a record, and related ones (blocking weights, the factory).
 
     ``subject`` is the equation the compiler was working on when it emitted
-    the record; it is the most precise answer when there is one.
+    the record; it is the most precise answer when there is one. Else the
+    record's rule may say which control-flow equation its records are about
+    (``Rule.control_flow``); ``ordinal`` counts its records so far.
     """
     context = bt.record_context(record)
     weight_path = getattr(record, "weight_path", None)
     # most records are placed by their subject equation: the other candidates are not even listed
     primary = locator.of_eqn(subject) if subject is not None else None
     if primary is None:
-        kind = bt.record_kind(record) if kind is None else kind
-        found = _candidate_locations(record, kind, context, weight_path, locator, ordinal)
+        rule = rule_for_record_kind(bt.record_kind(record), bt.record_level(record)) if rule is None else rule
+        found = _candidate_locations(record, rule.control_flow, context, weight_path, locator, ordinal)
         primary = next((loc for loc in found if loc is not None), locator.factory)
 
     related = []
@@ -73,12 +62,12 @@ def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = No
 _NAMED_PRIMITIVE = re.compile(r"equation '(\w+)'|rule of '(\w+)'")
 
 
-def _candidate_locations(record: Any, kind: str, context: Mapping, weight_path: Any, locator: Any,
+def _candidate_locations(record: Any, family: str, context: Mapping, weight_path: Any, locator: Any,
                          ordinal: int) -> Iterator[Location | None]:
     """Where a record without a subject equation may be placed, most precise first; each
-    is only worked out when the ones before found nothing."""
+    is only worked out when the ones before found nothing. ``family``: the control-flow
+    primitive the record's rule says it is about."""
     op_name = str(context.get("op_name", ""))
-    family = _KIND_PRIMITIVE.get(kind)
     if family:
         yield locator.of_nth_control_flow(op_name or family, ordinal)
     if op_name:
@@ -201,7 +190,7 @@ def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0
 
 def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, target: str, ordinal: int,
              subject: Any, record_level: str, unrolled: bool = False) -> Finding:
-    primary, related = locate_record(record, locator, ordinal, subject, kind)
+    primary, related = locate_record(record, locator, ordinal, subject, rule)
     iterations, count = (), 0
     if unrolled and subject is not None and bt.is_etp_primitive(subject):
         index, count = locator.unrolled_iteration(subject)
@@ -273,14 +262,14 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
     graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
     for record, subject in zip(compilation.records, subjects):
         kind = bt.record_kind(record)
-        key = _ORDINAL_GROUP.get(kind, kind)
-        ordinal = seen.get(key, 0)
-        seen[key] = ordinal + 1
         record_level = bt.record_level(record)
         grade = graded.get((kind, record_level))
         if grade is None:
             grade = graded[(kind, record_level)] = _grade(kind, record_level, hidden_note_levels)
         rule, level, hidden = grade
+        key = rule.ordinal_group or kind
+        ordinal = seen.get(key, 0)
+        seen[key] = ordinal + 1
         if hidden:
             left_out[rule.id] = left_out.get(rule.id, 0) + 1
             continue
@@ -345,12 +334,10 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
     )
     properties = {"braintraceError": error_name, "phase": "compile" if compilation.step_traced else "trace",
                   "braintraceMessage": one_line(exc, 2000)}
-    if rule.id == GENERIC_ERROR_RULE and subject.eqns:
+    if rule.explain_error is not None and subject.eqns:
         handled = jv.primitive_name(subject.eqns[0])
         properties["primitive"] = handled
-        if primary != locator.factory:
-            message = (f"the compiler crashed while handling this line's `{handled}` ({message}); "
-                       f"etrace-lint does not know this error: the model may be fine, report it to braintrace")
+        message = rule.explain_error(ErrorFacts(exc, message, handled, primary != locator.factory))
     # a canonicalisation that did not settle names every equation it was still rewriting
     others = [loc for eqn in subject.eqns[1:] if (loc := locator.of_eqn(eqn, "also involved")) is not None]
     related = tuple(loc for loc in others if (loc.path, loc.line) != (primary.path, primary.line))

@@ -14,5 +14,6 @@ RULE = Rule(
     summary="A `cond` touching ETP ops was if-converted: both branches now run every step",
     tags=('compiler', 'control-flow'),
     kinds=("cond_if_converted",),
+    control_flow="cond",  # its records name no equation: the nth `cond` of the step
     explain=explain,
 )

@@ -15,5 +15,6 @@ RULE = Rule(
     summary="A `cond` touching ETP ops could not be if-converted and stays opaque",
     tags=('compiler', 'control-flow'),
     kinds=("cond_conversion_skipped",),
+    control_flow="cond",  # its records name no equation: the nth `cond` of the step
     explain=explain,
 )

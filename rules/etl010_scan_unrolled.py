@@ -15,5 +15,6 @@ RULE = Rule(
     summary="A short `scan` touching ETP ops was unrolled by the compiler",
     tags=('compiler', 'control-flow'),
     kinds=("scan_unrolled",),
+    control_flow="scan",  # its records name no equation: the nth `scan` of the step
     explain=explain,
 )

@@ -18,5 +18,7 @@ RULE = Rule(
     summary="A `scan` touching ETP ops was not unrolled",
     tags=('compiler', 'control-flow'),
     kinds=("scan_unroll_skipped",),
+    control_flow="scan",  # its records name no equation: the nth `scan` of the step
+    ordinal_group="scan-skips",  # counted with the other records of the scans the compiler did not unroll
     explain=explain,
 )

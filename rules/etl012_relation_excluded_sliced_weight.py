@@ -15,5 +15,7 @@ RULE = Rule(
     summary="A scan iterates over a stacked trainable weight; its slices cannot be attributed and the weight is excluded",
     tags=('compiler', 'control-flow', 'learning'),
     kinds=("relation_excluded_sliced_weight",),
+    control_flow="scan",  # its records name no equation: the nth `scan` of the step
+    ordinal_group="scan-skips",  # counted with the other records of the scans the compiler did not unroll
     explain=explain,
 )

@@ -17,5 +17,6 @@ RULE = Rule(
     summary="A long scan was compiled with structured descent",
     tags=('compiler', 'control-flow'),
     kinds=("scan_descent_applied",),
+    control_flow="scan",  # its records name no equation: the nth `scan` of the step
     explain=explain,
 )

@@ -19,5 +19,6 @@ RULE = Rule(
     summary="Structured descent could not be applied to a long scan; the control-flow restrictions apply",
     tags=('compiler', 'control-flow'),
     kinds=("scan_descent_skipped",),
+    control_flow="scan",  # its records name no equation: the nth `scan` of the step
     explain=explain,
 )

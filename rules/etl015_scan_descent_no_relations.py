@@ -17,5 +17,6 @@ RULE = Rule(
     summary="Weights used inside a descended scan through plain ops produce no ETP relation and do not learn online",
     tags=('compiler', 'control-flow', 'learning'),
     kinds=("scan_descent_no_relations",),
+    control_flow="scan",  # its records name no equation: the nth `scan` of the step
     explain=explain,
 )

@@ -22,5 +22,6 @@ RULE = Rule(
     summary="A weight-free loop or branch producing a hidden state is kept as an opaque forward node",
     tags=('compiler', 'control-flow'),
     kinds=("control_flow_opaque_fwd",),
+    control_flow="while",  # its records name no equation: the nth `while` of the step
     explain=explain,
 )

@@ -1,6 +1,14 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import ErrorMatch, Rule
 
+
+def explain_error(facts):
+    """On the line of the equation the compiler was handling, say so: the model may well be fine."""
+    if not facts.on_user_line:
+        return facts.text
+    return (f"the compiler crashed while handling this line's `{facts.primitive}` ({facts.text}); "
+            f"etrace-lint does not know this error: the model may be fine, report it to braintrace")
+
 RULE = Rule(
     id="ETL199",
     name="compiler-error",
@@ -8,4 +16,5 @@ RULE = Rule(
     summary="The ETrace compiler raised an error etrace-lint does not recognise",
     tags=("compiler", "error"),
     error=ErrorMatch(types=("Exception",)),
+    explain_error=explain_error,
 )

@@ -1,10 +1,19 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(facts):
+    """An UnusedSuppression: which codes report nothing there, which name no rule."""
+    where = "in this file" if facts.form == "file-ignore" else "on this line"
+    reasons = ([f"{', '.join(facts.idle)} reports nothing {where}"] if facts.idle else []) + (
+        [f"{', '.join(facts.unknown)} is not a rule of etrace-lint"] if facts.unknown else [])
+    return f"unused suppression: {'; '.join(reasons)}"
+
 RULE = Rule(
     id="ETL301",
     name="unused-suppression",
     level=Level.WARNING,
     summary="A suppression comment names a rule that reports nothing on its line",
     tags=("housekeeping",),
+    explain=explain,
 )
