@@ -5,7 +5,7 @@ on fresh identical models:
 
 * ``compile``: bare ``braintrace.compile_etrace_graph(..., include_hidden_perturb=True)``,
   the floor (the linter has to run it once);
-* ``lint``: ``engine.findings_for_model`` on the same target as ``etrace-lint``
+* ``lint``: ``engine.lint_model`` on the same target as ``etrace-lint``
   runs it by default (notes hidden, so not built), and within it ``ours``:
   everything that is not the compiler call (locations, rules, records);
 * ``--show-info``: the same with every note built and located;
@@ -53,6 +53,7 @@ from etrace_lint import jaxpr_view as jv  # noqa: E402
 from etrace_lint.findings import Location  # noqa: E402
 from etrace_lint.policy import hidden_note_levels  # noqa: E402
 from etrace_lint.settings import Settings  # noqa: E402
+from etrace_lint.targets import LoadedTarget  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 N = 8
@@ -169,8 +170,8 @@ DEFAULT_RUN = {"hidden_note_levels": hidden_note_levels(Settings())}
 
 
 def lint(model, inputs, options, show_info: bool = False):
-    return engine.findings_for_model(model, inputs, options, "bench", Location(HERE, 1),
-                                     {} if show_info else DEFAULT_RUN)
+    loaded = LoadedTarget(None, "bench", model, inputs, options, factory_location=Location(HERE, 1))
+    return engine.lint_model(loaded, {} if show_info else DEFAULT_RUN).findings
 
 
 def _timed_lint(cls, knob, options, show_info: bool) -> tuple[float, float, int, int]:

@@ -28,7 +28,6 @@ LAYOUT_PRIMITIVES = frozenset({
 class AnalysisContext:
     model: Any
     inputs: tuple
-    compile_options: dict
     compilation: bt.Compilation
     locator: Locator
     options: dict  # settings of the run that rules may read (opt-in flags)
@@ -56,10 +55,6 @@ class AnalysisContext:
     @functools.cached_property
     def hidden_outvars(self) -> dict[Any, tuple]:
         return bt.hidden_outvars(self.module_info)
-
-    @functools.cached_property
-    def hidden_invars(self) -> dict[Any, tuple]:
-        return bt.hidden_invars(self.module_info)
 
     @functools.cached_property
     def jaxpr(self) -> Any:

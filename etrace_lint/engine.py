@@ -8,54 +8,51 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-from typing import Any, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
 
 from .discover import TargetSpec
 from .environ import environ_context
-from .findings import Finding, Level, Location, TargetResult
+from .findings import Finding, Location, TargetResult
 from .rule import Hit, Rule
 from .isolation import project_files, target_state
 from .naming import format_path
-from .targets import TargetLoadError, load_target
+from .targets import LoadedTarget, TargetLoadError, load_target
 
 
-def lint_target(spec: TargetSpec, root: str, run_options: dict | None = None) -> TargetResult:
-    """Lint one target in this process. Never raises for a problem of the target.
+@dataclass
+class ModelReport:
+    """What the engine found in one model."""
+
+    findings: list[Finding] = field(default_factory=list)  # sorted, each once
+    notes_left_out: dict[str, int] = field(default_factory=dict)  # notes the run hides: counted per rule, not built
+    verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
+
+
+def lint_target(spec: TargetSpec, root: str, run_options: Mapping[str, Any] | None = None) -> TargetResult:
+    """Load one target and lint it in this process. Never raises for a problem of the target.
 
     The target starts from the same random seed and this process's own global
     settings, and whatever it changes in them is undone (:mod:`.isolation`).
     """
+    run_options = dict(run_options or {})
     with target_state():
-        return _lint_target(spec, root, dict(run_options or {}))
-
-
-def _lint_target(spec: TargetSpec, root: str, run_options: dict) -> TargetResult:
-    before = set(sys.modules)
-    result = TargetResult(target=spec.key)
-    try:
-        loaded = load_target(spec, root, environ=run_options.get("environ"))
-    except TargetLoadError as exc:
-        result.tool_errors.append(exc.tool_error)
-        result.dependencies = _dependencies(spec, before, root)
+        before = set(sys.modules)
+        result = TargetResult(target=spec.key)
+        try:
+            loaded = load_target(spec, root, environ=run_options.get("environ"))
+        except TargetLoadError as exc:
+            result.tool_errors.append(exc.tool_error)
+        else:
+            report = lint_model(loaded, run_options)
+            result.findings, result.notes_left_out, result.verify_rows = (
+                report.findings, report.notes_left_out, report.verify_rows)
+            result.hidden_note_levels = _hidden_note_levels(run_options)
+        result.dependencies = sorted(set(project_files(root, since=before)) | {spec.path})
         return result
-    compile_options = {**run_options.get("compile_options", {}), **loaded.compile_options}
-    with environ_context(loaded.environ):  # the step reads dt as it did when the factory built the model
-        result.findings = findings_for_model(loaded.model, loaded.inputs, compile_options,
-                                             loaded.name, loaded.factory_location, run_options,
-                                             batch_size=loaded.batch_size, loaded=loaded,
-                                             verify_rows=result.verify_rows, notes_left_out=result.notes_left_out)
-    result.hidden_note_levels = _hidden_note_levels(run_options)
-    result.dependencies = _dependencies(spec, before, root)
-    return result
 
 
-def _dependencies(spec: TargetSpec, before: set[str], root: str) -> list[str]:
-    files = set(project_files(root, since=before))
-    files.add(spec.path)
-    return sorted(files)
-
-
-def _hidden_note_levels(run_options: dict) -> dict | None:
+def _hidden_note_levels(run_options: Mapping[str, Any]) -> dict | None:
     """How the run hides notes (``policy.hidden_note_levels``); None when every note is
     built: notes are shown, or ``--verify`` may point at one to say why a weight does not learn."""
     if run_options.get("verify"):
@@ -63,47 +60,47 @@ def _hidden_note_levels(run_options: dict) -> dict | None:
     return run_options.get("hidden_note_levels")
 
 
-def findings_for_model(model: Any, inputs: tuple, compile_options: dict, name: str,
-                       factory_location: Location, run_options: dict | None = None,
-                       batch_size: int | None = None, loaded: Any = None,
-                       verify_rows: list | None = None, notes_left_out: dict | None = None) -> list[Finding]:
-    """Compile one model and turn records, errors and our own checks into findings.
+def lint_model(loaded: LoadedTarget, run_options: Mapping[str, Any]) -> ModelReport:
+    """Compile one loaded model and turn records, errors and our own checks into its report.
 
-    Notes the run hides are not built, only counted per rule in ``notes_left_out``.
+    ``run_options``: the run's settings the engine reads (compile options, hidden
+    note levels, opt-in flags, verify settings). Notes the run hides are not
+    built, only counted per rule.
     """
     from . import braintrace_adapter as bt
     from .analysis import AnalysisContext
     from .locate import Locator
     from .rules_compiler import findings_from_error, findings_from_records, is_hidden_note
 
-    run_options = dict(run_options or {})
+    report = ModelReport()
     hidden_levels = _hidden_note_levels(run_options)
-    try:
-        bt.ensure_states(model, batch_size)
-    except Exception as exc:
-        compilation = bt.Compilation(error=exc)
-    else:
-        compilation = bt.compile_model(model, inputs, compile_options,
-                                       needs_subject=lambda record: not is_hidden_note(record, hidden_levels))
-    with collector_paused():
-        locator = Locator(model, compilation.module_info, factory_location, compilation.traced_jaxpr)
-        findings = findings_from_records(compilation, locator, name, hidden_levels,
-                                         notes_left_out if notes_left_out is not None else {})
-        if compilation.error is not None:
-            findings = findings_from_error(compilation, locator, name, findings)
-        if compilation.graph is not None:
-            context = AnalysisContext(model, inputs, compile_options, compilation, locator, run_options)
-            findings.extend(findings_from_checks(context, name))
-        verifying = compilation.graph is not None and run_options.get("verify") and loaded is not None
-        if not verifying:
-            return sorted(set_unique(findings), key=Finding.sort_key)
-    # --verify runs jitted code for a while: the collector stays on
-    from .verify import verify_model
-    verify_findings, rows = verify_model(loaded, context, run_options, findings=findings)
-    findings.extend(verify_findings)
-    if verify_rows is not None:
-        verify_rows.extend(rows)
-    return sorted(set_unique(findings), key=Finding.sort_key)
+    compile_options = {**run_options.get("compile_options", {}), **loaded.compile_options}
+    with environ_context(loaded.environ):  # the step reads dt as it did when the factory built the model
+        try:
+            bt.ensure_states(loaded.model, loaded.batch_size)
+        except Exception as exc:
+            compilation = bt.Compilation(error=exc)
+        else:
+            compilation = bt.compile_model(loaded.model, loaded.inputs, compile_options,
+                                           needs_subject=lambda record: not is_hidden_note(record, hidden_levels))
+        with collector_paused():
+            locator = Locator(loaded.model, compilation.module_info, loaded.factory_location,
+                              compilation.traced_jaxpr)
+            findings = findings_from_records(compilation, locator, loaded.name, hidden_levels,
+                                             report.notes_left_out)
+            if compilation.error is not None:
+                findings = findings_from_error(compilation, locator, loaded.name, findings)
+            if compilation.graph is not None:
+                context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, dict(run_options))
+                findings.extend(findings_from_checks(context, loaded.name))
+        if compilation.graph is not None and run_options.get("verify"):
+            # --verify runs jitted code for a while: the collector stays on
+            from .verify import verify_model
+            verify_findings, report.verify_rows = verify_model(loaded, context, dict(run_options),
+                                                               findings=findings)
+            findings.extend(verify_findings)
+    report.findings = sorted(set_unique(findings), key=Finding.sort_key)
+    return report
 
 
 @contextlib.contextmanager
@@ -177,8 +174,11 @@ def finding_from_hit(rule: Rule, hit: Hit, locator: Any, name: str) -> Finding:
     properties = dict(hit.properties)
     if hit.weight_path:
         properties.setdefault("weight", format_path(hit.weight_path))
-    return Finding(rule.id, rule.level, hit.message, name, primary,
-                   tuple(related) + (locator.factory_related,), properties)
+    from .flows import flow_for
+
+    finding = Finding(rule.id, rule.level, hit.message, name, primary,
+                      tuple(related) + (locator.factory_related,), properties)
+    return flow_for(rule, finding, locator, hit)
 
 
-__all__ = ["lint_target", "findings_for_model", "Level"]
+__all__ = ["ModelReport", "lint_model", "lint_target"]

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from etrace_lint import registry
-from etrace_lint.engine import findings_for_model
+from etrace_lint.engine import lint_model
 from etrace_lint.findings import Location
+from etrace_lint.targets import LoadedTarget
 from model_factory import LAYER_KINDS, OPS, WRAPS, Layer, ModelSpec, write_model
 
 # DiagnosticKind value of an exclusion -> the rule that reports it
@@ -79,7 +79,7 @@ def _report_exclusions(generated) -> dict[str, str | None] | None:
 def _lint(generated):
     model, inputs = generated.build()
     factory = Location(generated.path, generated.factory_line)
-    return findings_for_model(model, inputs, {}, "generated", factory)
+    return lint_model(LoadedTarget(None, "generated", model, inputs, factory_location=factory), {}).findings
 
 
 def _describe(generated, findings) -> str:
@@ -161,9 +161,8 @@ def test_generated_models_match_the_compilers_report(spec, model_dir):
         elif weight not in plain:
             assert "ETL012" in not_learning[weight], f"{weight} excluded without a reason" + detail
 
-    if PLAIN_OP_RULE in registry.active_rules():
-        flagged = {f.properties.get("weight") for f in findings if f.rule_id == PLAIN_OP_RULE}
-        direct = {t.attr for t in generated.weights.values() if not t.etp and t.feeds_hidden_directly}
-        assert direct <= flagged <= plain, (
-            f"{PLAIN_OP_RULE} flags {sorted(flagged)}; plain ops {sorted(plain)}, "
-            f"feeding a hidden state directly {sorted(direct)}" + detail)
+    flagged = {f.properties.get("weight") for f in findings if f.rule_id == PLAIN_OP_RULE}
+    direct = {t.attr for t in generated.weights.values() if not t.etp and t.feeds_hidden_directly}
+    assert direct <= flagged <= plain, (
+        f"{PLAIN_OP_RULE} flags {sorted(flagged)}; plain ops {sorted(plain)}, "
+        f"feeding a hidden state directly {sorted(direct)}" + detail)
