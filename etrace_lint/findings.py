@@ -53,6 +53,50 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Edit:
+    """Replace the text from (line, column) up to (end_line, end_column) of ``path``: lines
+    1-based, columns 1-based code points, the end exclusive; an empty range inserts."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    replacement: str
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "column": self.column, "end_line": self.end_line,
+                "end_column": self.end_column, "replacement": self.replacement}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Edit":
+        return cls(data["path"], data["line"], data["column"], data["end_line"], data["end_column"],
+                   data["replacement"])
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A rule's mechanical fix (ruff's ``Fix``): what it does and how safe it is.
+
+    ``applicability`` is ``"safe"`` (``--fix`` applies it) or ``"unsafe"`` (it
+    may change what the model computes: only with ``--unsafe-fixes``).
+    """
+
+    message: str
+    edits: tuple[Edit, ...]
+    applicability: str = "safe"
+
+    def to_json(self) -> dict:
+        return {"message": self.message, "applicability": self.applicability,
+                "edits": [edit.to_json() for edit in self.edits]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Fix":
+        return cls(data["message"], tuple(Edit.from_json(e) for e in data.get("edits", ())),
+                   data.get("applicability", "safe"))
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem about one model, on one line of the user's code."""
 
@@ -64,6 +108,9 @@ class Finding:
     related: tuple[Location, ...] = ()
     properties: dict[str, Any] = field(default_factory=dict, hash=False)
     suppressed: str = ""  # the suppression comment kind that silenced it, if any
+    # the route the message describes, in data-flow order: user lines only, each with its label
+    flow: tuple[Location, ...] = field(default=(), compare=False)
+    fix: Fix | None = field(default=None, compare=False)
 
     @property
     def path(self) -> str:
@@ -87,6 +134,8 @@ class Finding:
             "related": [loc.to_json() for loc in self.related],
             "properties": self.properties,
             "suppressed": self.suppressed,
+            "flow": [loc.to_json() for loc in self.flow],
+            "fix": self.fix.to_json() if self.fix is not None else None,
         }
 
     @classmethod
@@ -100,6 +149,8 @@ class Finding:
             related=tuple(Location.from_json(r) for r in data.get("related", ())),
             properties=dict(data.get("properties", {})),
             suppressed=data.get("suppressed", ""),
+            flow=tuple(Location.from_json(step) for step in data.get("flow") or ()),
+            fix=Fix.from_json(data["fix"]) if data.get("fix") else None,
         )
 
 

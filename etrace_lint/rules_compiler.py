@@ -199,8 +199,11 @@ def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, targ
     properties = record_properties(record, kind, record_level)
     if iterations:
         properties["iterations"] = list(iterations)
-    return Finding(rule.id, level, record_message(record, kind, rule, facts), target, primary, tuple(related),
-                   properties)
+    from .flows import flow_for
+
+    finding = Finding(rule.id, level, record_message(record, kind, rule, facts), target, primary, tuple(related),
+                      properties)
+    return flow_for(rule, finding, locator, record)
 
 
 def _grade(kind: str, record_level: str, hidden_note_levels: dict[str, str] | None) -> tuple[Any, Level, bool]:

@@ -1,4 +1,5 @@
 from etrace_lint.findings import Level
+from etrace_lint.flows import weight_flow
 from etrace_lint.rule import Rule
 
 
@@ -17,4 +18,5 @@ RULE = Rule(
     tags=('compiler', 'learning'),
     kinds=("relation_partial_path",),
     explain=explain,
+    flow=weight_flow,
 )

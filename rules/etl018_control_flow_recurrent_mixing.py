@@ -1,4 +1,5 @@
 from etrace_lint.findings import Level
+from etrace_lint.flows import weight_flow
 from etrace_lint.rule import Rule
 
 
@@ -16,4 +17,5 @@ RULE = Rule(
     tags=('compiler', 'control-flow', 'approximation'),
     kinds=("control_flow_recurrent_mixing",),
     explain=explain,
+    flow=weight_flow,
 )

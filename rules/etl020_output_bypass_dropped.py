@@ -1,4 +1,5 @@
 from etrace_lint.findings import Level
+from etrace_lint.flows import weight_flow
 from etrace_lint.rule import Rule
 
 
@@ -18,4 +19,5 @@ RULE = Rule(
     kinds=("output_bypass_dropped",),
     control_flow="while",  # its records name no equation: the nth `while` of the step
     explain=explain,
+    flow=weight_flow,
 )

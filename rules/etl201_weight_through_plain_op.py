@@ -1,4 +1,6 @@
 from etrace_lint.findings import Level
+from etrace_lint.fixes.etp import etp_fix
+from etrace_lint.flows import weight_flow
 from etrace_lint.rule import Hit, Rule
 
 # the ETP op that does what a plain primitive does
@@ -9,9 +11,9 @@ _ETP_FOR = {
 }
 
 
-def _fix(context, use, weight: str) -> str:
+def _fix(context, use, weight: str) -> tuple[str, str]:
     """Where the fix goes: the layer that owns the weight when a braintrace twin of it exists,
-    else the op on this line."""
+    else the op on this line; and the twin, if any."""
     from etrace_lint.analysis import etp_layer_for, owner_module
     from etrace_lint.jaxpr_view import primitive_name
 
@@ -20,9 +22,10 @@ def _fix(context, use, weight: str) -> str:
     if twin:
         created = context.locator.of_state(use.weight)
         where = f" (created on line {created.line})" if created is not None else ""
-        return f"make {weight}'s layer a {twin} instead of a {type(owner).__module__.split('.')[0]}.nn.{type(owner).__name__}{where}"
+        plain = f"{type(owner).__module__.split('.')[0]}.nn.{type(owner).__name__}"
+        return f"make {weight}'s layer a {twin} instead of a {plain}{where}", twin
     etp = _ETP_FOR.get(primitive_name(use.site.eqn))
-    return f"use {etp}" if etp else "use an ETP op such as braintrace.matmul or braintrace.element_wise here"
+    return (f"use {etp}" if etp else "use an ETP op such as braintrace.matmul or braintrace.element_wise here"), ""
 
 
 def check(context):
@@ -35,7 +38,7 @@ def check(context):
     for use in uses:
         op = primitive_name(use.site.eqn)
         weight, hidden = display_name(use.weight), ", ".join(display_name(h) for h in use.hidden)
-        fix = _fix(context, use, weight)
+        fix, twin = _fix(context, use, weight)
         if use.partial:
             message = (f"{weight} learns online through an ETP op, but this plain `{op}` also carries it into "
                        f"{hidden}; that path is missing from its online gradient: {fix}")
@@ -44,7 +47,8 @@ def check(context):
         yield Hit(message=message, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight),),
                   properties={"hiddenStates": [display_name(h) for h in use.hidden], "primitive": op,
-                              "partial": use.partial, "weight": weight, "weightPath": path_key(use.weight)})
+                              "partial": use.partial, "weight": weight, "weightPath": path_key(use.weight),
+                              **({"etpLayer": twin} if twin else {})})
 
 
 RULE = Rule(
@@ -54,4 +58,6 @@ RULE = Rule(
     summary="A weight reaches a hidden state through a plain JAX op instead of an ETP op, so that path gets no online gradient",
     tags=("learning", "analysis"),
     check=check,
+    fix=etp_fix,
+    flow=weight_flow,
 )

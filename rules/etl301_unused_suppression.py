@@ -1,4 +1,5 @@
 from etrace_lint.findings import Level
+from etrace_lint.fixes.suppression import remove_suppression_fix
 from etrace_lint.rule import Rule
 
 
@@ -16,4 +17,5 @@ RULE = Rule(
     summary="A suppression comment names a rule that reports nothing on its line",
     tags=("housekeeping",),
     explain=explain,
+    fix=remove_suppression_fix,
 )

@@ -1,0 +1,25 @@
+"""Automatic fixes: what a rule offers (``Rule.fix``), checked by linting the edited source again.
+
+- :mod:`.edits` applies edits to text, shows them as a diff, adds ``import braintrace``;
+- :mod:`.source` reads a file's concrete syntax (libcst) once for all its fixes;
+- :mod:`.etp` and :mod:`.suppression` are the fixes rules offer;
+- :mod:`.apply` checks and writes them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .apply import FixReport, attach_fixes, run_fixes
+from .source import Sources
+
+APPLICABILITIES = ("safe", "unsafe", "none")
+
+
+def documented_fix(docs: str) -> str:
+    """What a rule's documentation says of its fix: ``safe``, ``unsafe`` or ``none``."""
+    match = re.search(r"^Fix:\s*(safe|unsafe|none)\b", docs, re.M)
+    return match.group(1) if match else "none"
+
+
+__all__ = ["APPLICABILITIES", "FixReport", "Sources", "attach_fixes", "documented_fix", "run_fixes"]

@@ -1,0 +1,107 @@
+"""ETL201's fixes: a weight used through a plain matmul, or a plain layer, becomes an ETP op.
+
+- ``x @ W``, ``jnp.dot(x, W)``, ``jnp.matmul(x, W)`` (``W`` may be ``W.T`` or
+  ``self.w.value``) -> ``braintrace.matmul(x, W)``: the same operands, the same
+  forward value, so the fix is safe. A weight on the left (``W @ x``) is not
+  rewritten: which operand braintrace should treat as the input depends on
+  shapes the source does not show.
+- ``brainstate.nn.Linear(...)`` -> ``braintrace.nn.Linear(...)`` when every
+  argument is one braintrace's layer takes (the two share their signature
+  and initialisers).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..findings import Edit, Finding, Fix
+from .source import ParsedSource, Sources
+
+_MATMUL_FUNCTIONS = {"jnp.dot", "jnp.matmul", "jax.numpy.dot", "jax.numpy.matmul", "numpy.dot", "numpy.matmul",
+                     "np.dot", "np.matmul"}
+# brainstate.nn.Linear's parameters, all taken by braintrace.nn.Linear with the same defaults
+_LINEAR_PARAMETERS = {"in_size", "out_size", "w_init", "b_init", "w_mask", "name", "param_type"}
+# parts of a state path that name a container, not the weight
+_GENERIC_NAMES = {"value", "weight", "weights", "kernel", "self"}
+
+
+def weight_names(display: str) -> set[str]:
+    """Identifiers a use of the weight ``display`` (``cell.Wr.weight``, ``w_rec``) mentions in code."""
+    names = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", display)
+    specific = [n for n in names if n not in _GENERIC_NAMES]
+    # the attribute holding the state, and the module holding it: self.Wr.weight.value
+    return set(specific[-1:]) or set(names[-1:])
+
+
+def _mentions(source: ParsedSource, node, names: set[str]) -> bool:
+    return bool(names & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source.code(node))))
+
+
+def _matmul_operands(source: ParsedSource, node):
+    """(left, right) of a plain matmul expression, or None."""
+    import libcst as cst
+
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+        return node.left, node.right
+    if isinstance(node, cst.Call) and source.dotted(node.func) in _MATMUL_FUNCTIONS:
+        args = node.args
+        if len(args) == 2 and all(a.keyword is None and not a.star for a in args):
+            return args[0].value, args[1].value
+    return None
+
+
+def matmul_fix(finding: Finding, sources: Sources) -> Fix | None:
+    """``x @ W`` on the finding's line -> ``braintrace.matmul(x, W)``."""
+    if finding.properties.get("primitive") != "dot_general" or finding.properties.get("etpLayer"):
+        return None
+    source = sources.get(finding.location.path)
+    if source is None:
+        return None
+    names = weight_names(str(finding.properties.get("weight", "")))
+    candidates = [(node, ops) for node in source.nodes_starting_on(finding.location.line)
+                  if (ops := _matmul_operands(source, node)) is not None]
+    exact = [c for c in candidates if source.start(c[0]) == (finding.location.line, finding.location.column)]
+    # the op the compiler placed the finding on; else the one matmul of this weight on the line
+    chosen = exact or [c for c in candidates if _mentions(source, c[1][1], names)]
+    if len(chosen) != 1:
+        return None
+    node, (left, right) = chosen[0]
+    if not _mentions(source, right, names) or _mentions(source, left, names):
+        return None  # the weight on the left, or on both sides: not a plain x @ W
+    module = source.braintrace_alias()
+    replacement = f"{module or 'braintrace'}.matmul({source.code(left)}, {source.code(right)})"
+    edits = [source.replace(node, replacement)]
+    if module is None:
+        edits.append(source.import_braintrace())
+    return Fix(f"use braintrace.matmul({source.code(left)}, {source.code(right)})", tuple(edits), "safe")
+
+
+def linear_fix(finding: Finding, sources: Sources) -> Fix | None:
+    """The weight's ``brainstate.nn.Linear(...)`` -> ``braintrace.nn.Linear(...)``."""
+    import libcst as cst
+
+    if finding.properties.get("etpLayer") != "braintrace.nn.Linear":
+        return None
+    created = next((loc for loc in finding.related if loc.label == "weight created here"), None)
+    source = sources.get(created.path) if created is not None else None
+    if source is None:
+        return None
+    calls = [node for node in source.nodes_starting_on(created.line)
+             if isinstance(node, cst.Call) and source.is_brainstate_linear(node.func)]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    if any(a.star for a in call.args) or len(call.args) > len(_LINEAR_PARAMETERS):
+        return None
+    if any(a.keyword is not None and a.keyword.value not in _LINEAR_PARAMETERS for a in call.args):
+        return None
+    module = source.braintrace_alias()
+    edits = [source.replace(call.func, f"{module or 'braintrace'}.nn.Linear")]
+    if module is None:
+        edits.append(source.import_braintrace())
+    return Fix(f"make this layer a braintrace.nn.Linear (line {created.line})", tuple(edits), "safe")
+
+
+def etp_fix(finding: Finding, sources: Sources) -> Fix | None:
+    """ETL201's fix: whichever of the two applies."""
+    return linear_fix(finding, sources) or matmul_fix(finding, sources)
