@@ -16,10 +16,7 @@ import dataclasses
 from collections import deque
 from typing import Any, Iterable
 
-from . import braintrace_adapter as bt
-from . import jaxpr_view as jv
 from .findings import Finding, Location
-from .naming import display_name
 
 MAX_STEPS = 64  # a route longer than this is cut in the middle: its ends say the most
 _BOUNDARIES = {"while": "a `while` loop", "scan": "a `scan`", "cond": "a `cond`",
@@ -45,9 +42,11 @@ def merge_steps(steps: Iterable[Location | None]) -> tuple[Location, ...]:
     return tuple(merged)
 
 
-def _route(locator: Any, start: jv.EqnSite, targets: set[int]) -> list[jv.EqnSite]:
-    """The top-level equations from ``start`` to the first that writes one of ``targets`` (var ids),
-    by the fewest equations; empty when none is reached."""
+def _route(locator: Any, start: Any, targets: set[int]) -> list:
+    """The top-level equations (EqnSites) from ``start`` to the first that writes one of ``targets``
+    (var ids), by the fewest equations; empty when none is reached."""
+    from . import jaxpr_view as jv
+
     top = start.parents[0] if start.parents else start.eqn
     first = jv.EqnSite(top)
     if any(id(v) in targets for v in jv.outvars(top)):
@@ -73,6 +72,8 @@ def _route(locator: Any, start: jv.EqnSite, targets: set[int]) -> list[jv.EqnSit
 
 
 def _weight_of(locator: Any, eqn: Any) -> tuple | None:
+    from . import jaxpr_view as jv
+
     for var in jv.invars(eqn):
         path = locator.weight_path_of_var(var)
         if path:
@@ -83,6 +84,10 @@ def _weight_of(locator: Any, eqn: Any) -> tuple | None:
 def weight_flow(locator: Any, subject: Any) -> tuple[Location, ...]:
     """The route of a weight (a compiler record's ``weight_path``, a hit's ``weight_path``) to the
     hidden states it names (else any hidden state), through its use (a hit's or record's equation)."""
+    from . import braintrace_adapter as bt
+    from . import jaxpr_view as jv
+    from .naming import display_name
+
     weight = tuple(getattr(subject, "weight_path", None) or ())
     if not weight or locator.module_info is None:
         return ()
