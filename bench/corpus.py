@@ -33,6 +33,7 @@ import functools
 import importlib
 import importlib.util
 import os
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -52,6 +53,11 @@ class ModelFile:
     library: str                   # "braintrace" or "brainpy": what the models are built from
     needs: tuple[str, ...] = ()    # "module:Name" the installed libraries must have
     problem: str = ""              # the real problem it holds, if any (its targets should get findings)
+
+    @property
+    def targets(self) -> list[str]:
+        """The names of the lint targets the file declares (every corpus target is named)."""
+        return re.findall(r'@etrace_lint\.target\(name="([^"]+)"', self.source)
 
 
 def _source(text: str) -> str:
@@ -134,7 +140,8 @@ RNN_MODELS = [
                "CFNClassifier", "braintrace.nn.CFNCell(n_in, n_hidden)", "braintrace.nn:CFNCell",
                [{"name": "cfn"}]),
     _cell_file("rnn/lru.py", "A linear recurrent unit (LRU) whose output is read out linearly.",
-               "LRUClassifier", "braintrace.nn.LRUCell(n_in, n_hidden)  # its output has n_in features", "braintrace.nn:LRUCell",
+               "LRUClassifier", "braintrace.nn.LRUCell(n_in, n_hidden)  # its output has n_in features",
+               "braintrace.nn:LRUCell",
                [{"name": "lru", "n_in": 32, "n_hidden": 32}]),
 ]
 
@@ -342,7 +349,8 @@ SNN_MODELS = [
         class ALIFAlphaNet(brainstate.nn.Module):
             def __init__(self, n_in, n_rec, n_out):
                 super().__init__()
-                self.w_in = braintrace.nn.Linear(n_in, n_rec, w_init=_shared.current_init(), b_init=_shared.current_bias())
+                self.w_in = braintrace.nn.Linear(n_in, n_rec, w_init=_shared.current_init(),
+                                                 b_init=_shared.current_bias())
                 self.w_rec = braintrace.nn.Linear(n_rec, n_rec, w_init=_shared.current_init(1.0), b_init=None)
                 self.syn = braintrace.nn.Alpha(n_rec, tau=8.0 * u.ms, g_initializer=0.0 * u.mA)
                 self.neu = braintrace.nn.ALIF(n_rec, tau=_shared.TAU_MEM, tau_a=200.0 * u.ms,
@@ -421,11 +429,40 @@ SNN_MODELS = [
         def lif_delta_slow():
             return DeltaLIFNet(_shared.N_IN, 100, _shared.N_OUT, tau=100.0 * u.ms), (_shared.spike_input(),)
         ''', ("braintrace.nn:LIF",)),
+    _snn("snn/depressing_input.py", '''
+        """A recurrent LIF network whose input synapses depress with use (short-term depression)."""
+
+        import brainstate
+        import braintrace
+        import saiunit as u
+
+        import _shared
+        import etrace_lint
+
+
+        class DepressingInputNet(brainstate.nn.Module):
+            def __init__(self, n_in, n_rec, n_out):
+                super().__init__()
+                self.std = braintrace.nn.STD(n_in, tau=200.0 * u.ms, U=0.2)
+                self.w_in = braintrace.nn.Linear(n_in, n_rec, w_init=_shared.current_init(4.0),
+                                                 b_init=_shared.current_bias())
+                self.w_rec = braintrace.nn.Linear(n_rec, n_rec, w_init=_shared.current_init(), b_init=None)
+                self.neu = braintrace.nn.LIF(n_rec, tau=_shared.TAU_MEM, V_th=_shared.V_TH, spk_fun=_shared.surrogate())
+                self.readout = braintrace.nn.LeakyRateReadout(n_rec, n_out, tau=_shared.TAU_OUT)
+
+            def update(self, spikes):
+                current = self.w_in(self.std(spikes)) + self.w_rec(self.neu.get_spike())
+                return self.readout(self.neu(current))
+
+
+        @etrace_lint.target(name="depressing-input")
+        def depressing_input():
+            return DepressingInputNet(_shared.N_IN, 64, _shared.N_OUT), (_shared.spike_input(),)
+        ''', ("braintrace.nn:LIF", "braintrace.nn:STD")),
     _snn("snn/two_layer.py", '''
         """Two recurrent LIF layers stacked, each behind an exponential synapse, and a leaky readout."""
 
         import brainstate
-        import braintools
         import braintrace
         import saiunit as u
 
@@ -639,10 +676,10 @@ BRAINPY_MODELS = [
 
 
         class IzhikevichNet(brainstate.nn.Module):
-            def __init__(self, n=60):
+            def __init__(self, neuron=brainpy.state.Izhikevich, n=60):
                 super().__init__()
                 self.n_exc, self.n_inh = _shared.ei_sizes(n)
-                self.pop = brainpy.state.Izhikevich(n, spk_fun=braintools.surrogate.Sigmoid())
+                self.pop = neuron(n, spk_fun=braintools.surrogate.Sigmoid())
                 self.w_in = braintrace.nn.Linear(_shared.N_IN, n, b_init=None,
                                                  w_init=braintools.init.KaimingNormal(unit=u.mV / u.ms))
                 self.ampa = brainpy.state.AMPA(self.n_exc, g_initializer=0.0 / u.ms)
@@ -663,7 +700,13 @@ BRAINPY_MODELS = [
         @etrace_lint.target(name="izhikevich-ampa", environ={"t": "0 ms"})
         def izhikevich_ampa():
             return IzhikevichNet(), (_shared.input_spikes(),)
-        ''', ("brainpy.state:Izhikevich", "brainpy.state:AMPA", "brainpy.state:GABAa", "brainpy.state:CurrentProj")),
+
+
+        @etrace_lint.target(name="izhikevich-ref-ampa", environ={"t": "0 ms"})
+        def izhikevich_ref_ampa():
+            return IzhikevichNet(brainpy.state.IzhikevichRef), (_shared.input_spikes(),)
+        ''', ("brainpy.state:Izhikevich", "brainpy.state:IzhikevichRef", "brainpy.state:AMPA", "brainpy.state:GABAa",
+              "brainpy.state:CurrentProj")),
     _bp("brainpy_nets/exponential_if.py", '''
         """Exponential integrate-and-fire networks, plain (ExpIF) and adaptive (AdExIF), with recurrent synapses."""
 
@@ -756,10 +799,10 @@ BRAINPY_MODELS = [
 
 
         class HHNet(brainstate.nn.Module):
-            def __init__(self, n=40):
+            def __init__(self, neuron=brainpy.state.HH, n=40):
                 super().__init__()
                 self.n_exc, self.n_inh = _shared.ei_sizes(n)
-                self.pop = brainpy.state.HH(n, spk_fun=braintools.surrogate.Sigmoid())
+                self.pop = neuron(n, spk_fun=braintools.surrogate.Sigmoid())
                 self.inp = brainpy.state.AlignPostProj(
                     comm=braintrace.nn.Linear(_shared.N_IN, n, w_init=_shared.conductance_init(0.1), b_init=None),
                     syn=brainpy.state.Expon.desc(n, tau=5.0 * u.ms),
@@ -791,7 +834,12 @@ BRAINPY_MODELS = [
         @etrace_lint.target(name="hh-coba", environ={"dt": "0.01 ms"})
         def hh_coba():
             return HHNet(), (_shared.input_spikes(),)
-        ''', ("brainpy.state:HH", "brainpy.state:AlignPostProj", "brainpy.state:COBA")),
+
+
+        @etrace_lint.target(name="wang-buzsaki-coba", environ={"dt": "0.01 ms"})
+        def wang_buzsaki_coba():
+            return HHNet(brainpy.state.WangBuzsakiHH), (_shared.input_spikes(),)
+        ''', ("brainpy.state:HH", "brainpy.state:WangBuzsakiHH", "brainpy.state:AlignPostProj", "brainpy.state:COBA")),
     _bp("brainpy_nets/delta_coupled.py", '''
         """LIF populations whose recurrent spikes jump the membrane directly (DeltaProj), plain and refractory."""
 
@@ -1080,9 +1128,11 @@ PROBLEM_MODELS = [
         class PlainReadoutNet(brainstate.nn.Module):
             def __init__(self, n_in=16, n=48, n_out=3):
                 super().__init__()
-                self.pop = brainpy.state.LIF(n, tau=20.0 * u.ms, V_th=1.0 * u.mV, spk_fun=braintools.surrogate.ReluGrad())
+                self.pop = brainpy.state.LIF(n, tau=20.0 * u.ms, V_th=1.0 * u.mV,
+                                             spk_fun=braintools.surrogate.ReluGrad())
                 self.rec = brainpy.state.DeltaProj(
-                    comm=braintrace.nn.Linear(n_in + n, n, w_init=braintools.init.KaimingNormal(unit=u.mV), b_init=None),
+                    comm=braintrace.nn.Linear(n_in + n, n, b_init=None,
+                                              w_init=braintools.init.KaimingNormal(unit=u.mV)),
                     post=self.pop)
                 self.readout = brainpy.state.LeakyRateReadout(n, n_out, tau=10.0 * u.ms)
 
