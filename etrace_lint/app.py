@@ -69,8 +69,7 @@ def run(settings: Settings, argv: list[str]) -> int:
     from .progress import Progress
     from .runner import open_cache, run_targets
 
-    info = RunInfo(root=settings.root, command_line=["etrace-lint", *argv], start_time=_now(),
-                   show_info=settings.show_info)
+    info = RunInfo(root=settings.root, command_line=["etrace-lint", *argv], start_time=_now())
     discovery = discover(settings.paths, settings.root, settings.excludes)
     cache = open_cache(settings)
     specs = list(discovery.targets) + _dependents(cache, discovery, settings)

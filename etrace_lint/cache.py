@@ -87,7 +87,6 @@ class Cache:
         self._context = json.dumps({"root": self.root, "versions": environment or versions(),
                                     "configuration": configuration}, sort_keys=True, default=repr)
         self._digests: dict[str, str | None] = {}
-        self.hits = self.misses = 0
 
     def _digest(self, path: str) -> str | None:
         if path not in self._digests:
@@ -102,14 +101,6 @@ class Cache:
         return os.path.join(self.directory, "targets", key[:2], key + ".json")
 
     def get(self, spec: TargetSpec) -> TargetResult | None:
-        result = self._read(spec)
-        if result is None:
-            self.misses += 1
-        else:
-            self.hits += 1
-        return result
-
-    def _read(self, spec: TargetSpec) -> TargetResult | None:
         try:
             with open(self._entry_path(self._key(spec)), encoding="utf-8") as handle:
                 entry = json.load(handle)

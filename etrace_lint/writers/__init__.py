@@ -19,12 +19,9 @@ class RunInfo:
     files_without_targets: int = 0
     start_time: str = ""
     end_time: str = ""
-    versions: dict = field(default_factory=dict)
     device: str = ""
     color: bool = False
-    show_info: bool = False
     targets_failed: int = 0  # of ``targets``, those that could not be linted
-    summaries: list = field(default_factory=list)  # extra per-target tables (verify)
     verify_rows: list = field(default_factory=list)  # per-weight --verify results
     shard: dict | None = None  # --shard: which part of the targets this run linted (see merge.py)
 

@@ -215,8 +215,6 @@ def build_log(outcome, info, limits: SarifLimits = GITHUB_LIMITS) -> dict:
     run_properties = {}
     if info.device:
         run_properties["device"] = info.device
-    if info.versions:
-        run_properties["versions"] = dict(sorted(info.versions.items()))
     if info.shard:
         run_properties[SHARD_PROPERTY] = info.shard
     if left_out:

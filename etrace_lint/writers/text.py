@@ -94,8 +94,6 @@ def _write_findings(outcome, info, stream: TextIO, related: bool) -> None:
 
 
 def _write_tables(info, stream: TextIO) -> None:
-    for table in info.summaries:
-        stream.write(table)
     if info.verify_rows:
         from .verify_table import format_verify_table
         stream.write(format_verify_table(info.verify_rows))
