@@ -8,6 +8,7 @@ import os
 import sys
 from contextlib import ExitStack
 
+from .fixes import attach_fixes
 from .policy import apply_policy
 from .settings import Settings
 from .writers import RunInfo, get_writer
@@ -117,6 +118,12 @@ def run(settings: Settings, argv: list[str]) -> int:
             print(f"etrace-lint: recorded {count} finding{'s' if count != 1 else ''} in {settings.write_baseline}",
                   file=sys.stderr)
     outcome = apply_policy(findings, tool_errors, settings, linted_files, notes_left_out=notes_left_out)
+    outcome.findings = attach_fixes(outcome.findings)
+    info.show_flows = bool(getattr(settings, "show_flows", False))
+    if getattr(settings, "fix", False) or getattr(settings, "diff", False):
+        code = apply_fixes(outcome, info, settings, specs, results)
+        if code is not None:
+            return code
     info.verify_rows = [row for r in results for row in r.verify_rows]
     info.device = next((row.get("device", "") for row in info.verify_rows if row.get("device")), "")
     info.end_time = _now()
@@ -124,6 +131,33 @@ def run(settings: Settings, argv: list[str]) -> int:
     info.color = settings.color if settings.color is not None else (stream_is_tty and "NO_COLOR" not in os.environ)
     write_outputs(outcome, info, settings)
     return outcome.exit_code(settings)
+
+
+def apply_fixes(outcome, info: RunInfo, settings: Settings, specs: list, results: list) -> int | None:
+    """``--fix``: write the fixes that pass the check and report what remains; ``--diff``: print
+    them as a unified diff, which is then the whole output, and return the exit code (1 when
+    there is something to fix). Each fix is checked by linting the edited source again."""
+    from .fixes import run_fixes
+
+    diff_only = bool(getattr(settings, "diff", False))
+    report = run_fixes(outcome.findings, settings, specs, results, write=not diff_only,
+                       unsafe=bool(getattr(settings, "unsafe_fixes", False)))
+    for finding, why in report.refused:
+        where = f"{info.relpath(finding.path)}:{finding.line}:{finding.location.column}"
+        print(f"etrace-lint: {finding.rule_id} fix at {where} not applied: {why}", file=sys.stderr)
+    if diff_only:
+        sys.stdout.write(report.diff)
+        if report.applied and not settings.quiet:
+            count = len(report.applied)
+            print(f"etrace-lint: {count} fix{'es' if count != 1 else ''} would be applied (--fix)", file=sys.stderr)
+        return 2 if outcome.tool_errors else 1 if report.applied else 0
+    fixed = {id(finding) for finding in report.applied}
+    outcome.findings = [f for f in outcome.findings if id(f) not in fixed]
+    info.fixes = {"applied": len(report.applied), "remaining": sum(1 for f in outcome.findings if not f.suppressed)}
+    if settings.output_format not in ("text", "concise") and not settings.quiet:
+        print(f"etrace-lint: {info.fixes['applied']} fixes applied, {info.fixes['remaining']} remaining",
+              file=sys.stderr)
+    return None
 
 
 def _shard(specs: list, settings: Settings, cache) -> tuple[list, dict]:

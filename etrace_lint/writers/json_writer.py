@@ -11,6 +11,12 @@ def _location(loc, info) -> dict:
             **({"label": loc.label} if loc.label else {})}
 
 
+def _fix(fix, info) -> dict:
+    return {"message": fix.message, "applicability": fix.applicability,
+            "edits": [{"path": info.relpath(e.path), "line": e.line, "column": e.column, "endLine": e.end_line,
+                       "endColumn": e.end_column, "replacement": e.replacement} for e in fix.edits]}
+
+
 def write_json(outcome, info, stream: TextIO) -> None:
     document = {
         "findings": [{
@@ -22,6 +28,8 @@ def write_json(outcome, info, stream: TextIO) -> None:
             "related": [_location(r, info) for r in f.related],
             "properties": f.properties,
             **({"suppressed": f.suppressed} if f.suppressed else {}),
+            **({"flow": [_location(step, info) for step in f.flow]} if f.flow else {}),
+            **({"fix": _fix(f.fix, info)} if f.fix is not None else {}),
         } for f in outcome.findings],
         "toolErrors": [{
             "model": e.target,
@@ -30,7 +38,8 @@ def write_json(outcome, info, stream: TextIO) -> None:
             "location": _location(e.location, info),
         } for e in outcome.tool_errors],
         "summary": {"models": info.targets, "files": info.files_seen,
-                    "findings": len(outcome.findings), "toolErrors": len(outcome.tool_errors)},
+                    "findings": len(outcome.findings), "toolErrors": len(outcome.tool_errors),
+                    **({"fixesApplied": info.fixes["applied"]} if info.fixes is not None else {})},
     }
     if info.shard:
         from ..merge import SHARD_PROPERTY

@@ -88,8 +88,13 @@ def _write_findings(outcome, info, stream: TextIO, related: bool) -> None:
         suppressed = f" (suppressed by {finding.suppressed})" if finding.suppressed else ""
         stream.write(f"{where}: {rule} {finding.message}{model}{suppressed}\n")
         if related:
-            for loc in finding.related:
-                line = f"  = {loc.label or 'see also'}: {_where(loc, info)}"
+            lines = [f"  = {loc.label or 'see also'}: {_where(loc, info)}" for loc in finding.related]
+            if finding.fix is not None:
+                lines.append(f"  = fix ({finding.fix.applicability}): {finding.fix.message}")
+            if info.show_flows and finding.flow:
+                lines.append("  = path:")
+                lines += [f"      {n}. {_where(step, info)}  {step.label}" for n, step in enumerate(finding.flow, 1)]
+            for line in lines:
                 stream.write(f"{_DIM}{line}{_RESET}\n" if color else f"{line}\n")
 
 
@@ -122,4 +127,18 @@ def summary_line(outcome, info) -> str:
         line += f" {_plural(failed, 'target')} could not be linted."
     if outcome.hidden_notes:
         line += f" {_plural(outcome.hidden_notes, 'note')} hidden (--show-info)."
-    return line
+    return line + _fix_summary(outcome, info)
+
+
+def _fix_summary(outcome, info) -> str:
+    """`` 2 fixes applied, 1 remaining.`` after --fix; else how many --fix would apply."""
+    if info.fixes is not None:
+        applied = info.fixes["applied"]
+        return f" {applied} fix{'es' if applied != 1 else ''} applied, {info.fixes['remaining']} remaining."
+    fixable = [f.fix.applicability for f in outcome.findings if f.fix is not None and not f.suppressed]
+    parts = []
+    if fixable.count("safe"):
+        parts.append(f"{fixable.count('safe')} fixable with --fix")
+    if len(fixable) - fixable.count("safe"):
+        parts.append(f"{len(fixable) - fixable.count('safe')} more with --unsafe-fixes")
+    return f" {', '.join(parts)}." if parts else ""
