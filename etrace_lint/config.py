@@ -36,13 +36,13 @@ Example::
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
-from typing import Any
+from typing import Any, Callable
 
 from .environ import EnvironError, check_value
 from .findings import Level
+from .options import BY_KEY, KNOWN_KEYS, MINIMUM_WORDS, SECTIONS, Option, below_minimum, did_you_mean
 from .settings import Settings
 
 TABLE = "[tool.etrace-lint]"
@@ -68,13 +68,14 @@ class _Reader:
             return list(value)
         raise self.fail(f"{key} must be a string or a list of strings, not {_describe(value)}")
 
-    def number(self, value: Any, key: str, kind: type, positive: bool = False) -> Any:
+    def number(self, value: Any, key: str, kind: type, minimum: str | None = None) -> Any:
+        """An int or float; ``minimum`` is "zero" or "positive" (see :class:`~etrace_lint.options.Option`)."""
         wrong_kind = isinstance(value, bool) or not isinstance(value, (int, float)) or (
             kind is int and not isinstance(value, int))
         if wrong_kind:
             raise self.fail(f"{key} must be {'an integer' if kind is int else 'a number'}, not {_describe(value)}")
-        if value < 0 or (positive and value == 0):
-            raise self.fail(f"{key} must be {'positive' if positive else 'zero or more'}, not {value!r}")
+        if below_minimum(value, minimum):
+            raise self.fail(f"{key} must be {MINIMUM_WORDS[minimum]}, not {value!r}")
         return kind(value)
 
     def boolean(self, value: Any, key: str) -> bool:
@@ -108,14 +109,8 @@ def _describe(value: Any) -> str:
 
 
 def unknown_message(display: str, key: str, known) -> str:
-    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"{display}: unknown key {key!r} in {TABLE}{hint}"
+    return f"{display}: unknown key {key!r} in {TABLE}{did_you_mean(key, known, quote=True)}"
 
-
-VERIFY_KEYS = {"steps": ("verify_steps", int), "batch": ("verify_batch", int),
-               "algorithms": ("verify_algorithms", list), "seed": ("verify_seed", int),
-               "cosine-floor": ("verify_cosine_floor", float), "device": ("device", str)}
 
 # Every keyword of braintrace.compile_etrace_graph a user may set, over the
 # supported braintrace versions; the compiler itself judges the values.
@@ -146,22 +141,6 @@ def _compile_options(reader: _Reader, table: dict) -> dict:
     return options
 
 
-def _verify_options(reader: _Reader, table: dict) -> dict:
-    options = {}
-    for name, item in table.items():
-        if name not in VERIFY_KEYS:
-            raise ConfigError(unknown_message(reader.display, f"verify.{name}", [f"verify.{k}" for k in VERIFY_KEYS]))
-        option, kind = VERIFY_KEYS[name]
-        key = f"verify.{name}"
-        if kind is list:
-            options[option] = reader.strings(item, key)
-        elif kind is str:
-            options[option] = reader.string(item, key)
-        else:
-            options[option] = reader.number(item, key, kind, positive=name in ("steps", "batch"))
-    return options
-
-
 def _environ(reader: _Reader, table: dict) -> dict:
     """Plain values, syntax checked; units become saiunit quantities only in a worker."""
     values = {}
@@ -173,50 +152,38 @@ def _environ(reader: _Reader, table: dict) -> dict:
     return values
 
 
-def _apply(settings: Settings, key: str, value: Any, reader: _Reader, base: str) -> None:
-    if key == "paths":
-        settings.paths = [os.path.join(base, p) for p in reader.strings(value, key)]
-    elif key == "exclude":
-        settings.exclude = reader.strings(value, key)
-    elif key == "extend-exclude":
-        settings.extend_exclude = reader.strings(value, key)
-    elif key == "select":
-        settings.select = reader.strings(value, key)
-    elif key == "extend-select":
-        settings.extend_select = reader.strings(value, key)
-    elif key == "ignore":
-        settings.ignore = reader.strings(value, key)
-    elif key == "per-file-ignores":
-        settings.per_file_ignores = {glob: reader.strings(v, f"per-file-ignores.{glob!r}")
-                                     for glob, v in reader.table(value, key).items()}
-    elif key == "levels":
-        settings.levels = {rule.upper(): reader.level(v, f"levels.{rule}")
-                           for rule, v in reader.table(value, key).items()}
-    elif key == "fail-level":
-        settings.fail_level = reader.level(value, key)
-    elif key == "timeout":
-        settings.timeout = reader.number(value, key, float, positive=True)
-    elif key == "jobs":
-        settings.jobs = reader.number(value, key, int)
-    elif key == "cache-dir":
-        settings.cache_dir = os.path.join(base, reader.string(value, key))
-    elif key == "show-info":
-        settings.show_info = reader.boolean(value, key)
-    elif key == "compile-options":
-        settings.compile_options = _compile_options(reader, reader.table(value, key))
-    elif key == "verify":
-        settings.run_options.update(_verify_options(reader, reader.table(value, key)))
-    elif key == "environ":
-        settings.run_options["environ"] = _environ(reader, reader.table(value, key))
-    elif key == "preload":
-        settings.preload = reader.strings(value, key)
-    elif key == "drop-env":
-        settings.drop_env = reader.strings(value, key)
+# how a value of each kind of option is read: (reader, option, value, key, folder of the file) -> value
+_READERS: dict[str, Callable[[_Reader, Option, Any, str, str], Any]] = {
+    "flag": lambda r, o, v, k, base: r.boolean(v, k),
+    "int": lambda r, o, v, k, base: r.number(v, k, int, o.minimum),
+    "float": lambda r, o, v, k, base: r.number(v, k, float, o.minimum),
+    "str": lambda r, o, v, k, base: r.string(v, k),
+    "folder": lambda r, o, v, k, base: os.path.join(base, r.string(v, k)),
+    "paths": lambda r, o, v, k, base: [os.path.join(base, p) for p in r.strings(v, k)],
+    "list": lambda r, o, v, k, base: r.strings(v, k),
+    "level": lambda r, o, v, k, base: r.level(v, k),
+    "per-file-ignores": lambda r, o, v, k, base: {glob: r.strings(item, f"{k}.{glob!r}")
+                                                  for glob, item in r.table(v, k).items()},
+    "levels": lambda r, o, v, k, base: {rule.upper(): r.level(item, f"{k}.{rule}")
+                                        for rule, item in r.table(v, k).items()},
+    "compile-options": lambda r, o, v, k, base: _compile_options(r, r.table(v, k)),
+    "environ": lambda r, o, v, k, base: _environ(r, r.table(v, k)),
+}
 
 
-KNOWN_KEYS = ("paths", "exclude", "extend-exclude", "select", "extend-select", "ignore", "per-file-ignores",
-              "levels", "fail-level", "timeout", "jobs", "cache-dir", "show-info", "compile-options", "verify",
-              "environ", "preload", "drop-env")
+def _apply_table(settings: Settings, table: dict, reader: _Reader, base: str) -> None:
+    """Set the option of each key; ``[tool.etrace-lint.verify]`` holds the ``verify.*`` options."""
+    for key, value in table.items():
+        if key in SECTIONS:
+            items = [(f"{key}.{name}", item) for name, item in reader.table(value, key).items()]
+            known = [k for k in BY_KEY if k.startswith(f"{key}.")]
+        else:
+            items, known = [(key, value)], KNOWN_KEYS
+        for full_key, item in items:
+            option = BY_KEY.get(full_key)
+            if option is None:
+                raise ConfigError(unknown_message(reader.display, full_key, known))
+            setattr(settings, option.name, _READERS[option.kind](reader, option, item, full_key, base))
 
 
 def _read_toml(path: str, display: str) -> dict:
@@ -289,8 +256,5 @@ def load_settings(start: str, explicit: str | None = None) -> Settings:
     settings.config_file = path
     reader = _Reader(_display(path))
     base = os.path.dirname(path)
-    for key, value in table.items():
-        if key not in KNOWN_KEYS:
-            raise ConfigError(unknown_message(reader.display, key, KNOWN_KEYS))
-        _apply(settings, key, value, reader, base)
+    _apply_table(settings, table, reader, base)
     return settings

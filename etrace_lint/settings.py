@@ -1,53 +1,80 @@
-"""The effective configuration of a run, after defaults, pyproject.toml and the command line."""
+"""The effective configuration of a run, after defaults, pyproject.toml and the command line.
+
+:class:`Settings` has one typed field per row of :data:`~etrace_lint.options.OPTIONS`
+(same name, type and default), plus what a run learns while starting. The
+engine, verify and the workers read a plain dict instead, made by
+:func:`run_options` alone.
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+import copy
+from collections.abc import MutableMapping
+from dataclasses import InitVar, field, make_dataclass
+from typing import Any
 
-from .findings import Level
+from .options import OPTIONS, RUN_OPTIONS
+
+_BY_RUN_KEY = {option.run_key: option for option in RUN_OPTIONS}
 
 
-@dataclass
-class Settings:
-    paths: list[str] = field(default_factory=lambda: ["."])
-    root: str = field(default_factory=os.getcwd)
-    exclude: list[str] = field(default_factory=list)
-    extend_exclude: list[str] = field(default_factory=list)
-    select: list[str] = field(default_factory=list)  # empty: every rule on by default
-    extend_select: list[str] = field(default_factory=list)  # added to select, or to the defaults
-    ignore: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    levels: dict[str, Level] = field(default_factory=dict)  # selector -> level override
-    fail_level: Level = Level.WARNING
-    show_info: bool = False
-    exit_zero: bool = False
-    quiet: bool = False
-    output_format: str = "text"
-    sarif: str | None = None
-    output_file: str | None = None
-    jobs: int = 0  # 0: number of cores
-    timeout: float = 300.0
-    cache_dir: str = ".etrace-lint-cache"
-    use_cache: bool = True
-    compile_options: dict = field(default_factory=dict)
-    # opt-in analysis flags, verify settings, and "environ": brainstate.environ values as plain
-    # data (numbers, booleans, strings such as "0.1 ms"), made quantities only in a worker
-    run_options: dict = field(default_factory=dict)
-    statistics: bool = False  # print the number of findings per rule instead of the findings
-    color: bool | None = None
-    debug: bool = False
-    include_suppressed: bool = False
-    baseline: str | None = None
-    write_baseline: str | None = None
-    baseline_fingerprints: set[str] | None = None  # read from ``baseline`` before any linting
+def run_options(settings) -> dict:
+    """What the engine, verify and the workers read of the settings.
 
-    preload: list[str] = field(default_factory=list)  # libraries the fork server imports for every worker
-    drop_env: list[str] = field(default_factory=list)  # variables (or fnmatch patterns) removed before user code runs
-    shard: str | None = None  # "K/N": lint only that part of the targets
-    list_targets: bool = False  # print the targets a run would execute, import nothing
+    Keys are the options' ``run_key`` (``check_online_grad``, ``verify``,
+    ``verify_steps``, ``verify_batch``, ``verify_seed``, ``verify_cosine_floor``,
+    ``verify_algorithms``, ``device``, ``environ``); an option left unset is
+    absent, so the same configuration gives the same dict and cache key.
+    ``environ`` holds plain data (numbers, booleans, strings such as
+    ``"0.1 ms"``), made quantities only in a worker.
+    """
+    values = {}
+    for option in RUN_OPTIONS:
+        value = getattr(settings, option.name)
+        if value is not None and value is not False:
+            values[option.run_key] = value
+    return values
 
-    config_file: str | None = None
+
+class RunOptions(MutableMapping):
+    """``settings.run_options``: :func:`run_options` as a live view; writing a key sets its typed field.
+
+    Kept for callers written against the dict that preceded the typed
+    fields (``settings.run_options["environ"] = ...``); new code sets the
+    field (``settings.environ = ...``).
+    """
+
+    def __init__(self, settings):
+        self._settings = settings
+
+    def __getitem__(self, key: str) -> Any:
+        return run_options(self._settings)[key]
+
+    def __iter__(self):
+        return iter(run_options(self._settings))
+
+    def __len__(self) -> int:
+        return len(run_options(self._settings))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key not in _BY_RUN_KEY:
+            raise KeyError(f"{key!r} is not a run option (known: {', '.join(_BY_RUN_KEY)})")
+        setattr(self._settings, _BY_RUN_KEY[key].name, value)
+
+    def __delitem__(self, key: str) -> None:
+        self[key] = _BY_RUN_KEY[key].default if key in _BY_RUN_KEY else None
+
+    def __repr__(self) -> str:
+        return repr(run_options(self._settings))
+
+
+class _SettingsMethods:
+    def __post_init__(self, run_options: dict | None) -> None:
+        # Settings(run_options={...}) and dataclasses.replace(s, run_options={...}) set the
+        # typed fields; replace() passes the old object's view when none is given: ignored
+        if isinstance(run_options, dict):
+            for key, option in _BY_RUN_KEY.items():
+                setattr(self, option.name, run_options.get(key, _default(option)))
 
     @property
     def excludes(self) -> tuple[str, ...]:
@@ -61,4 +88,31 @@ class Settings:
         result that left hidden notes out does not serve a run that shows
         them (``--show-info``, or a level raising a note); see the cache.
         """
-        return {"compile_options": self.compile_options, "run_options": self.run_options}
+        return {"compile_options": self.compile_options, "run_options": run_options(self)}
+
+
+def _default(option) -> Any:
+    if option.factory is not None:
+        return option.factory()
+    return copy.deepcopy(option.default)
+
+
+def _field(option):
+    if option.factory is not None:
+        return field(default_factory=option.factory)
+    if isinstance(option.default, (list, dict)):
+        return field(default_factory=lambda: copy.deepcopy(option.default))
+    return field(default=option.default)
+
+
+Settings = make_dataclass(
+    "Settings",
+    [(option.name, option.type, _field(option)) for option in OPTIONS] + [
+        ("config_file", "str | None", field(default=None)),  # the pyproject.toml that was read
+        ("baseline_fingerprints", "set[str] | None", field(default=None)),  # read from ``baseline`` before linting
+        ("run_options", InitVar[dict | None], None),
+    ],
+    bases=(_SettingsMethods,),
+    namespace={"__module__": __name__, "__doc__": "One typed field per option of etrace_lint.options.OPTIONS."},
+)
+Settings.run_options = property(RunOptions, doc=RunOptions.__doc__)

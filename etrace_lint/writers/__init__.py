@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
@@ -41,27 +42,39 @@ class RunInfo:
 Writer = Callable[["object", RunInfo, TextIO], None]
 
 
+@dataclass(frozen=True)
+class OutputFormat:
+    """One ``--output-format``: the writer that prints it, by module and function, imported when used."""
+
+    name: str
+    module: str
+    writer: str
+    quiet_writer: str = ""  # with -q (default: the writer)
+    statistics: bool = False  # --statistics prints in it: json counts as json, the others as text
+
+    def load(self, quiet: bool = False) -> Writer:
+        module = importlib.import_module(f"{__name__}.{self.module}")
+        return getattr(module, (self.quiet_writer or self.writer) if quiet else self.writer)
+
+
+# the formats --output-format offers, in the order --help lists them
+OUTPUT_FORMATS = {fmt.name: fmt for fmt in (
+    OutputFormat("text", "text", "write_text", quiet_writer="write_text_quiet", statistics=True),
+    OutputFormat("concise", "text", "write_concise", quiet_writer="write_text_quiet", statistics=True),
+    OutputFormat("json", "json_writer", "write_json", statistics=True),
+    OutputFormat("sarif", "sarif", "write_sarif"),
+    OutputFormat("github", "github", "write_github"),
+)}
+FORMATS = tuple(OUTPUT_FORMATS)
+
+
 def get_writer(name: str, quiet: bool = False, statistics: bool = False) -> Writer:
     """The writer of format ``name``: ``quiet`` (``-q``) and ``statistics`` choose among text forms."""
+    fmt = OUTPUT_FORMATS[name]
     if statistics:
         from .statistics import write_statistics_json
         from .text import write_statistics
         if name == "json":
             return write_statistics_json
         return functools.partial(write_statistics, summary=False) if quiet else write_statistics
-    if name in ("text", "concise"):
-        from .text import write_concise, write_text, write_text_quiet
-        return write_text_quiet if quiet else write_text if name == "text" else write_concise
-    if name == "json":
-        from .json_writer import write_json
-        return write_json
-    if name == "sarif":
-        from .sarif import write_sarif
-        return write_sarif
-    if name == "github":
-        from .github import write_github
-        return write_github
-    raise KeyError(name)
-
-
-FORMATS = ("text", "concise", "json", "sarif", "github")
+    return fmt.load(quiet)

@@ -1,0 +1,220 @@
+"""Each option is declared once: its flag and its key reach the same typed setting, layered the same way."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from etrace_lint.cli import build_parser, main, settings_from_args
+from etrace_lint.docs_cli import OPTIONS_BEGIN, OPTIONS_END, options_markdown, replace_readme_options
+from etrace_lint.exit_codes import EXIT_ERROR
+from etrace_lint.findings import Level
+from etrace_lint.options import OPTIONS, flag_is_on, option_for_flag
+from etrace_lint.settings import Settings, run_options
+from etrace_lint.writers import FORMATS, OUTPUT_FORMATS
+from helpers import REPO
+
+WITH_FLAG = [o for o in OPTIONS if o.flags and not o.positional]
+WITH_KEY = [o for o in OPTIONS if o.key]
+
+# a value for one flag and what the settings hold after it, by kind (or by option where a kind does not say)
+FLAG_SAMPLES = {
+    "int": ("3", 3), "float": ("0.75", 0.75), "str": ("x.out", "x.out"), "level": ("error", Level.ERROR),
+    "list": ("ETL005,ETL2", ["ETL005", "ETL2"]), "environ": ("dt=0.1ms", {"dt": "0.1ms"}),
+    "shard": ("2/3", "2/3"), "color": ("never", False),
+}
+# a value in [tool.etrace-lint] (as TOML) and what the settings hold, given the file's folder
+KEY_SAMPLES = {
+    "flag": ("true", lambda base: True), "int": ("3", lambda base: 3), "float": ("0.75", lambda base: 0.75),
+    "str": ('"x"', lambda base: "x"), "level": ('"error"', lambda base: Level.ERROR),
+    "list": ('["ETL005"]', lambda base: ["ETL005"]),
+    "folder": ('"d"', lambda base: os.path.join(base, "d")),
+    "paths": ('["m"]', lambda base: [os.path.join(base, "m")]),
+    "per-file-ignores": ('{ "a/*" = ["ETL201"] }', lambda base: {"a/*": ["ETL201"]}),
+    "levels": ('{ etl005 = "error" }', lambda base: {"ETL005": Level.ERROR}),
+    "compile-options": ("{ sparse-n = 2 }", lambda base: {"sparse_n": 2}),
+    "environ": ('{ dt = "0.1 ms" }', lambda base: {"dt": "0.1 ms"}),
+}
+
+
+def _flag_sample(option, tmp_path):
+    if option.kind == "flag":
+        return [option.flag], option.const
+    if option.kind == "folder":
+        return [option.flag, "d"], str(tmp_path / "d")
+    if option.name == "output_format":
+        return [option.flag, "json"], "json"
+    if option.name == "config":
+        (tmp_path / "other.toml").write_text("[tool.etrace-lint]\n")
+        return [option.flag, "other.toml"], "other.toml"
+    if option.name == "baseline":
+        (tmp_path / "b.json").write_text(json.dumps({"format": 1, "fingerprints": []}))
+        return [option.flag, "b.json"], "b.json"
+    text, value = FLAG_SAMPLES[option.kind]
+    return [option.flag, text], value
+
+
+def _toml(option, text: str) -> str:
+    section, _, name = option.key.rpartition(".")
+    table = "tool.etrace-lint" + (f".{section}" if section else "")
+    return f"[{table}]\n{name} = {text}\n"
+
+
+def _settings(tmp_path, monkeypatch, *argv, toml=None):
+    if toml is not None:
+        (tmp_path / "pyproject.toml").write_text(toml, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return settings_from_args(build_parser().parse_args(list(argv)))
+
+
+def test_every_option_is_a_field_of_the_settings_with_its_default():
+    settings = Settings()
+    fields = [f.name for f in dataclasses.fields(Settings)]
+    assert fields[:len(OPTIONS)] == [o.name for o in OPTIONS]
+    for option in OPTIONS:
+        expected = option.factory() if option.factory else option.default
+        assert getattr(settings, option.name) == expected, option.name
+    # a list default is the settings' own: changing one never changes the next
+    settings.extend_select.append("ETL205")
+    assert Settings().extend_select == []
+
+
+@pytest.mark.parametrize("option", WITH_FLAG, ids=lambda o: o.flag)
+def test_every_flag_reaches_its_setting(tmp_path, monkeypatch, option):
+    argv, expected = _flag_sample(option, tmp_path)
+    settings = _settings(tmp_path, monkeypatch, *argv)
+    assert getattr(settings, option.name) == expected
+    untouched = _settings(tmp_path, monkeypatch)
+    assert getattr(untouched, option.name) == getattr(Settings(root=str(tmp_path)), option.name)
+
+
+@pytest.mark.parametrize("option", WITH_KEY, ids=lambda o: o.key)
+def test_every_key_reaches_its_setting_and_a_flag_wins(tmp_path, monkeypatch, option):
+    text, expected = KEY_SAMPLES[option.kind]
+    settings = _settings(tmp_path, monkeypatch, toml=_toml(option, text))
+    assert getattr(settings, option.name) == expected(str(tmp_path))
+    if not option.flags or option.positional:
+        return
+    argv, from_flag = _flag_sample(option, tmp_path)
+    layered = getattr(_settings(tmp_path, monkeypatch, *argv, toml=_toml(option, text)), option.name)
+    if option.combine == "extend":
+        assert layered == expected(str(tmp_path)) + from_flag
+    elif option.combine == "update":
+        assert layered == {**expected(str(tmp_path)), **from_flag}
+    else:
+        assert layered == from_flag
+
+
+@pytest.mark.parametrize("flag", ["--fix", "--unsafe-fixes", "--diff", "--show-flows"])
+def test_the_fix_and_flow_flags_parse_to_typed_settings(tmp_path, monkeypatch, flag):
+    settings = _settings(tmp_path, monkeypatch, flag)
+    name = option_for_flag(flag).name
+    assert getattr(settings, name) is True
+    assert getattr(_settings(tmp_path, monkeypatch), name) is False
+    # behaviour, not the engine's business: they never change what is linted or cached
+    assert settings.fingerprint_data() == _settings(tmp_path, monkeypatch).fingerprint_data()
+
+
+@pytest.mark.parametrize("toml, words", [
+    ('[tool.etrace-lint]\nunsafe-fix = true\n', ["unknown key 'unsafe-fix'", "did you mean 'unsafe-fixes'?"]),
+    ('[tool.etrace-lint]\nshow_flows = true\n', ["did you mean 'show-flows'?"]),
+    ('[tool.etrace-lint]\nfix = true\n', ["unknown key 'fix'"]),  # the command line only, as in ruff
+    ('[tool.etrace-lint.verify]\ncosine_floor = 0.9\n', ["'verify.cosine_floor'", "'verify.cosine-floor'"]),
+    ('[tool.etrace-lint]\nverify = 3\n', ["verify must be a table, not an integer (3)"]),
+    ('[tool.etrace-lint.verify]\nsteps = 0\n', ["verify.steps must be positive, not 0"]),
+    ('[tool.etrace-lint]\njobs = -1\n', ["jobs must be zero or more, not -1"]),
+])
+def test_file_mistakes_name_the_key_and_the_closest_one(tmp_path, monkeypatch, capsys, toml, words):
+    (tmp_path / "pyproject.toml").write_text(toml)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--no-cache", "--list-targets"]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    for word in words:
+        assert word in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--jobs", "-1"], "--jobs must be zero or more"),
+    (["--timeout", "0"], "--timeout must be positive"),
+    (["--verify-steps", "0"], "--verify-steps must be positive"),
+    (["--select", "ETL0005"], "unknown rule 'ETL0005'; did you mean ETL005?"),
+    (["--statistics", "--output-format", "sarif"], "--statistics prints text or json, not sarif"),
+    (["--shard", "3/2"], "--shard"),
+])
+def test_flag_mistakes_are_usage_errors(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(["--isolated", "--list-targets", *argv]) == EXIT_ERROR
+    assert message in capsys.readouterr().err
+
+
+def test_unknown_rule_suggestions_are_the_same_everywhere(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["rule", "weight-to-weigth"]) == EXIT_ERROR
+    from_rule = capsys.readouterr().err
+    assert main(["--isolated", "--ignore", "weight-to-weigth"]) == EXIT_ERROR
+    from_flag = capsys.readouterr().err
+    assert from_rule == from_flag
+    assert from_flag.startswith("etrace-lint: error: unknown rule 'weight-to-weigth'; did you mean weight-to-weight")
+
+
+def test_run_options_keep_their_keys_and_leave_unset_options_out(tmp_path, monkeypatch):
+    assert run_options(Settings()) == {}
+    toml = '[tool.etrace-lint.verify]\nsteps = 8\ndevice = "cpu"\n[tool.etrace-lint.environ]\ndt = "0.1 ms"\n'
+    settings = _settings(tmp_path, monkeypatch, "--verify", "--check-online-grad", "--verify-batch", "2",
+                         "--verify-seed", "0", "--verify-cosine-floor", "0.9", "--verify-algorithms", "d_rtrl",
+                         "--environ", "tau=2ms", "--fix", "--show-flows", toml=toml)
+    assert run_options(settings) == {
+        "check_online_grad": True, "verify": True, "verify_steps": 8, "verify_batch": 2, "verify_seed": 0,
+        "verify_cosine_floor": 0.9, "verify_algorithms": ["d_rtrl"], "device": "cpu",
+        "environ": {"dt": "0.1 ms", "tau": "2ms"}}
+    assert settings.run_options == run_options(settings)
+    assert settings.fingerprint_data()["run_options"] == run_options(settings)
+
+
+def test_run_options_written_as_a_dict_set_the_typed_fields():
+    settings = Settings()
+    settings.run_options["environ"] = {"dt": "0.1 ms"}
+    settings.run_options.update({"check_online_grad": True})
+    assert settings.environ == {"dt": "0.1 ms"} and settings.check_online_grad is True
+    verifying = dataclasses.replace(settings, run_options={**settings.run_options, "verify": True})
+    assert verifying.verify is True and verifying.environ == {"dt": "0.1 ms"} and settings.verify is False
+    # replace() without run_options keeps the typed fields it is given
+    assert dataclasses.replace(verifying, verify=False).verify is False
+    with pytest.raises(KeyError, match="not a run option"):
+        settings.run_options["verfy"] = True
+
+
+def test_every_opt_in_flag_names_an_option_the_engine_reads():
+    from etrace_lint.registry import all_rules
+
+    flags = {rule.opt_in_flag for rule in all_rules().values() if rule.opt_in_flag}
+    assert {"--verify", "--check-online-grad"} <= flags
+    for flag in flags:
+        assert option_for_flag(flag).run_key, flag
+    assert flag_is_on("--check-online-grad", {"check_online_grad": True})
+    assert not flag_is_on("--verify", {"check_online_grad": True})
+    with pytest.raises(KeyError, match=r"did you mean --verify\?"):
+        option_for_flag("--verfy")
+
+
+def test_every_output_format_has_a_writer():
+    assert tuple(build_parser()._option_string_actions["--output-format"].choices) == FORMATS
+    for name, fmt in OUTPUT_FORMATS.items():
+        assert callable(fmt.load()) and callable(fmt.load(quiet=True)), name
+
+
+def test_readme_configuration_reference_is_in_sync():
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    assert OPTIONS_BEGIN in readme and OPTIONS_END in readme
+    table = options_markdown()
+    assert table in readme
+    for option in OPTIONS:
+        assert all(f"`{flag}" in table for flag in option.flags if flag.startswith("-"))
+        assert not option.key or f"`{option.key}`" in table
+    assert replace_readme_options(readme) == readme, (
+        "the README's configuration reference is out of date; regenerate it with\n"
+        "  python -c \"from etrace_lint.docs_cli import update_readme; update_readme('README.md')\"")
