@@ -67,6 +67,7 @@ def paths_without_targets(settings: Settings, discovery, imported: set[str] = fr
 
 def run(settings: Settings, argv: list[str]) -> int:
     from .discover import discover
+    from .exit_codes import EXIT_OK
     from .progress import Progress
     from .runner import open_cache, run_targets
 
@@ -76,7 +77,7 @@ def run(settings: Settings, argv: list[str]) -> int:
     specs = list(discovery.targets) + _dependents(cache, discovery, settings)
     if settings.list_targets:
         write_target_list(specs, info, settings)
-        return 0
+        return EXIT_OK
     discovery_errors = list(discovery.tool_errors)
     if settings.shard:
         specs, info.shard = _shard(specs, settings, cache)
