@@ -2,7 +2,8 @@
 
 Every broken target is reported by file and name, every good target's
 findings survive, the SARIF is still written and valid, no traceback leaks,
-and the whole run ends within the timeout plus a minute.
+and the whole run ends within the timeout plus three minutes (the rest of
+the tree, each file in a fresh worker, on a machine that may be busy).
 """
 
 from __future__ import annotations
@@ -76,10 +77,10 @@ def test_exit_code_is_2_and_nothing_leaks(hostile_run):
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
-def test_run_ends_within_timeout_plus_a_minute(hostile_run):
+def test_run_ends_within_timeout_plus_three_minutes(hostile_run):
     *_, elapsed = hostile_run
-    # the hang costs one timeout; the rest of the tree has to fit in the minute after it
-    assert elapsed < TIMEOUT + 60 + 120, elapsed
+    # the hang costs one timeout; the rest of the tree has to fit in the three minutes after it
+    assert elapsed < TIMEOUT + 180, elapsed
 
 
 @pytest.mark.parametrize("model, words", [

@@ -271,8 +271,9 @@ def test_json_format(lint):
     document = json.loads(out)
     (finding,) = document["findings"]
     assert finding["rule"] == "ETL005" and finding["level"] == "warning"
+    source_line = GATED.splitlines()[_wr_line() - 1]
     assert finding["location"] == {"path": "models/net.py", "line": _wr_line(),
-                                   "column": finding["location"]["column"]}
+                                   "column": source_line.index("self.Wr(") + 1}  # the call that uses the weight
     assert finding["model"] == "etrace_target_gated"
     (error,) = document["toolErrors"]
     assert error["location"]["path"] == "broken/data.py" and error["model"] == "etrace_target_broken"
