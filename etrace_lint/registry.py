@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.resources
+import os
 import pkgutil
 
 from .rule import Rule
@@ -28,10 +29,19 @@ def all_rules() -> dict[str, Rule]:
             continue
         if rule.id in found:
             raise RuntimeError(f"rule id {rule.id} is defined twice ({info.name})")
-        doc = importlib.resources.files(rules_pkg).joinpath(f"{info.name}.md")
-        docs = doc.read_text(encoding="utf-8") if doc.is_file() else ""
-        found[rule.id] = _with_docs(rule, docs)
+        found[rule.id] = _with_docs(rule, _docs_beside(module, rules_pkg, info.name))
     return dict(sorted(found.items()))
+
+
+def _docs_beside(module, rules_pkg, name: str) -> str:
+    """The Markdown file beside the rule's module (in whichever folder of the package it was found)."""
+    path = getattr(module, "__file__", None)
+    doc = os.path.splitext(path)[0] + ".md" if path else ""
+    if doc and os.path.isfile(doc):
+        with open(doc, encoding="utf-8") as handle:
+            return handle.read()
+    resource = importlib.resources.files(rules_pkg).joinpath(f"{name}.md")
+    return resource.read_text(encoding="utf-8") if resource.is_file() else ""
 
 
 def _with_docs(rule: Rule, docs: str) -> Rule:
@@ -51,6 +61,9 @@ def rule_for_kind() -> dict[tuple[str, str], Rule]:
     for rule in active_rules().values():
         for kind in rule.kinds:
             for level in rule.record_levels or ("",):
+                if (kind, level) in table:
+                    raise RuntimeError(f"{rule.id} and {table[(kind, level)].id} both report {kind!r} records"
+                                       + (f" at level {level!r}" if level else ""))
                 table[(kind, level)] = rule
     return table
 
