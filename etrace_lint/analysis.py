@@ -26,6 +26,12 @@ LAYOUT_PRIMITIVES = frozenset({
 
 @dataclass
 class AnalysisContext:
+    """The rules' view of one compiled model: weights, hidden states, ops and paths.
+
+    Rules read the typed properties below; the compilation itself (graph,
+    module info) is for the adapter's views and --verify.
+    """
+
     model: Any
     inputs: tuple
     compilation: bt.Compilation
@@ -82,6 +88,34 @@ class AnalysisContext:
                 for out in jv.outvars(eqn):
                     flow[out] = sources
         return flow
+
+    @functools.cached_property
+    def relation_outputs(self) -> frozenset[int]:
+        """Identities of the ETP op outputs the compiler connected to a hidden state."""
+        return frozenset(bg.relation_output_ids(self.graph)) if self.graph is not None else frozenset()
+
+    @functools.cached_property
+    def vmap_warnings(self) -> list[str]:
+        """The compiler's warnings that an ETP op was decomposed into plain ops under ``vmap``."""
+        return bg.vmap_decomposition_warnings(self.compilation.warnings)
+
+    @functools.cached_property
+    def vmap_decomposed_ops(self) -> frozenset[str]:
+        """The ETP primitives those warnings name."""
+        return frozenset(bg.vmap_warning_primitive(w) for w in self.vmap_warnings) - {""}
+
+    def is_vmap_decomposition(self, site: jv.EqnSite) -> bool:
+        """Whether a plain equation is what an ETP op became under ``vmap``."""
+        return bg.is_vmap_decomposition(site.eqn)
+
+    @functools.cached_property
+    def compiler_warned(self) -> bool:
+        """Whether the compiler emitted a warning or error record (it then explains itself)."""
+        return any(bt.record_level(r) in ("warning", "error") for r in self.compilation.records)
+
+    def online_gradient_error(self) -> BaseException | None:
+        """What building one online (D-RTRL) gradient step of the model raises, if anything."""
+        return bg.online_gradient_error(self.model, self.inputs)
 
     def weights_reaching_hidden(self) -> dict[tuple, list[tuple]]:
         """ParamState path -> hidden state paths whose new value depends on it."""

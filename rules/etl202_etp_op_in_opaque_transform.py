@@ -4,11 +4,10 @@ from etrace_lint.rule import Hit, Rule
 
 def check(context):
     from etrace_lint.analysis import OPAQUE_TRANSFORMS, opaque_transform_of
-    from etrace_lint.braintrace_graph import relation_output_ids
     from etrace_lint.naming import display_name as format_path
     from etrace_lint.jaxpr_view import outvars, primitive_name
 
-    connected = relation_output_ids(context.graph)
+    connected = context.relation_outputs
     for site in context.flow.etp_sites:
         transform = opaque_transform_of(site)
         if transform is None or any(id(v) in connected for v in outvars(site.eqn)):

@@ -4,13 +4,11 @@ from etrace_lint.rule import Hit, Rule
 
 def check(context):
     from etrace_lint.analysis import first_per_weight
-    from etrace_lint.braintrace_graph import (is_vmap_decomposition, vmap_decomposition_warnings,
-                                                vmap_warning_primitive)
     from etrace_lint.naming import display_name as format_path
     from etrace_lint.jaxpr_view import primitive_name
 
-    warnings = vmap_decomposition_warnings(context.compilation.warnings)
-    etp_names = {vmap_warning_primitive(w) for w in warnings} - {""}
+    warnings = context.vmap_warnings
+    etp_names = context.vmap_decomposed_ops
     uses = first_per_weight([u for u in context.plain_uses if u.decomposed])
     for use in uses:
         weight, hidden = format_path(use.weight), ", ".join(format_path(h) for h in use.hidden)
@@ -22,7 +20,7 @@ def check(context):
             weight_path=use.weight, eqn=use.site,
             properties={"hiddenStates": [format_path(h) for h in use.hidden],
                         "braintraceWarning": warnings[0] if warnings else ""})
-    if warnings and not uses and not any(is_vmap_decomposition(s.eqn) for s in context.sites):
+    if warnings and not uses and not any(context.is_vmap_decomposition(s) for s in context.sites):
         # the warning came, but the step keeps no trace of where: say what braintrace said
         from etrace_lint.wording import plain_text
 

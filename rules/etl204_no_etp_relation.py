@@ -6,12 +6,10 @@ def check(context):
     if context.learning_weights:
         return
     from etrace_lint.analysis import opaque_transform_of
-    from etrace_lint.braintrace_adapter import record_level
-    from etrace_lint.braintrace_graph import vmap_decomposition_warnings
 
-    if any(record_level(r) in ("warning", "error") for r in context.compilation.records):
+    if context.compiler_warned:
         return  # the compiler explains its exclusions itself
-    if context.plain_uses or vmap_decomposition_warnings(context.compilation.warnings):
+    if context.plain_uses or context.vmap_warnings:
         return  # ETL201 / ETL203 name each weight on its line
     if any(opaque_transform_of(site) is not None for site in context.flow.etp_sites):
         return  # ETL202 names the op

@@ -26,10 +26,9 @@ def culprit_site(context, message: str):
 def check(context):
     if not context.learning_weights:
         return  # nothing learns online: ETL204's business, and braintrace refuses to build a learner
-    from etrace_lint.braintrace_graph import online_gradient_error
     from etrace_lint.wording import exception_line
 
-    error = online_gradient_error(context.model, context.inputs)
+    error = context.online_gradient_error()
     if error is None:
         return
     text = exception_line(error, limit=300)
