@@ -14,6 +14,7 @@ from . import braintrace_adapter as bt
 from . import braintrace_graph as bg
 from . import jaxpr_view as jv
 from .locate import Locator
+from .registry import rule_for_record_kind
 
 # Primitives that only move or re-type data: a weight passing through them is
 # still "the weight" (the compiler traces through the same kind of chain).
@@ -133,8 +134,6 @@ OPAQUE_TRANSFORMS = {
     "custom_jvp_call": "jax.custom_jvp", "custom_vjp_call": "jax.custom_vjp",
     "custom_vjp_call_jaxpr": "jax.custom_vjp", "custom_lin": "jax.custom_vjp",
 }
-
-_NOT_AN_EXPLANATION = frozenset({"relation_included", "output_bypasses_hidden", "output_bypass_dropped"})
 
 Node = tuple  # (scope, var): the id of the enclosing equation (0 at the top) and a jaxpr var
 TOP = 0
@@ -282,12 +281,13 @@ class PlainUse:
 def explained_weights(context: AnalysisContext) -> set[tuple]:
     """Weights a compiler record already explains (besides connecting them).
 
-    An output-bypass record lists every parameter on the step's output path,
+    A record's rule says whether it does (``Rule.explains_weight``): an
+    output-bypass record lists every parameter on the step's output path,
     which says nothing about how a weight reaches the hidden state.
     """
     explained = set()
     for record in context.compilation.records:
-        if bt.record_kind(record) in _NOT_AN_EXPLANATION:
+        if not rule_for_record_kind(bt.record_kind(record), bt.record_level(record)).explains_weight:
             continue
         if getattr(record, "weight_path", None):
             explained.add(tuple(record.weight_path))

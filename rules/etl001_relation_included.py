@@ -14,5 +14,6 @@ RULE = Rule(
     summary="A weight is connected to the hidden states it drives and will learn online",
     tags=('compiler', 'learning'),
     kinds=("relation_included",),
+    explains_weight=False,
     explain=explain,
 )

@@ -17,5 +17,6 @@ RULE = Rule(
     summary="Parameters reach the step output without passing through a new hidden state; their same-step gradient is added",
     tags=('compiler',),
     kinds=("output_bypasses_hidden",),
+    explains_weight=False,
     explain=explain,
 )

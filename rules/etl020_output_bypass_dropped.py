@@ -17,6 +17,7 @@ RULE = Rule(
     summary="Part of a parameter's same-step gradient crosses a `while` loop or an effect and is dropped",
     tags=('compiler', 'learning'),
     kinds=("output_bypass_dropped",),
+    explains_weight=False,
     control_flow="while",  # its records name no equation: the nth `while` of the step
     explain=explain,
     flow=weight_flow,
