@@ -135,10 +135,13 @@ class Rule:
     - a compiler-record rule lists its ``kinds`` (and ``record_levels``), words a record
       through ``explain(RecordFacts)`` and says where a record without an equation is
       placed (``control_flow``, ``ordinal_group``);
-    - an exception rule has an ``error`` matcher, and ``describe`` and ``explain`` hooks;
+    - an exception rule has an ``error`` matcher, and ``describe`` and ``explain_error``
+      hooks;
     - a rule of our own has a ``check`` that yields :class:`Hit` records;
-    - a rule reported by another layer (--verify, suppressions) words its facts through
-      ``explain`` as well.
+    - a rule reported by another layer words that layer's facts through ``explain`` as
+      well (ETL301: :class:`UnusedSuppression`); --verify's rules give their level.
+
+    Any rule may offer a ``fix`` and a ``flow``.
     """
 
     id: str
@@ -154,7 +157,7 @@ class Rule:
     describe: Callable[..., tuple[str, Any]] | None = None
     # facts -> the message a modeller reads: RecordFacts for a record (braintrace's own text is
     # kept in the finding's properties; without it the record's text is shown, paths by name),
-    # ErrorFacts for an exception (see explain_error), the reporting layer's facts otherwise
+    # the reporting layer's facts otherwise
     explain: Callable[[Any], str] | None = None
     # for exception rules: ErrorFacts -> the message once the finding is placed; the compiler's
     # primitive is then kept in the finding's properties
