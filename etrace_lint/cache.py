@@ -163,6 +163,10 @@ class Cache:
                     continue
         return found
 
+    def prepare(self) -> None:
+        """Create the cache folder with its tag, so that what is written inside is known as a cache."""
+        self._ensure_directory()
+
     def _ensure_directory(self) -> None:
         tag = os.path.join(self.directory, "CACHEDIR.TAG")
         if not os.path.exists(tag):

@@ -162,18 +162,19 @@ def merge_files(paths: list[str]) -> tuple[str, dict]:
 
 def exit_code(kind: str, document: dict, fail_rank: int, exit_zero: bool) -> int:
     """The exit code the unsharded run would have had: 2 for tool errors, 1 for findings at the fail level."""
+    from .exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
     from .findings import Level
 
     ranks = {level.value: level.rank for level in Level}
     if kind == "sarif":
         run = document["runs"][0]
         if not run["invocations"][0].get("executionSuccessful", True):
-            return 2
+            return EXIT_ERROR
         levels = [r.get("level", "warning") for r in run.get("results", []) if not r.get("suppressions")]
     else:
         if document["toolErrors"]:
-            return 2
+            return EXIT_ERROR
         levels = [f["level"] for f in document["findings"] if not f.get("suppressed")]
     if exit_zero:
-        return 0
-    return 1 if any(ranks.get(level, 0) >= fail_rank for level in levels) else 0
+        return EXIT_OK
+    return EXIT_FINDINGS if any(ranks.get(level, 0) >= fail_rank for level in levels) else EXIT_OK

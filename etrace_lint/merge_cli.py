@@ -39,6 +39,7 @@ def _fail_level(args) -> Level:
 
 
 def main_merge(argv: list[str]) -> int:
+    from .exit_codes import EXIT_ERROR
     from .merge import MergeError, exit_code, merge_files
 
     args = _parser().parse_args(argv)
@@ -46,7 +47,7 @@ def main_merge(argv: list[str]) -> int:
         kind, document = merge_files(args.logs)
     except MergeError as exc:
         print(f"etrace-lint merge: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     if kind == "sarif":
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     else:

@@ -27,6 +27,19 @@ def open_cache(settings: Settings):
                  hidden_note_levels=hidden_note_levels(settings))
 
 
+def _compilation_cache(cache) -> str | None:
+    """JAX's compiled programs beside the results, so that a later run compiles less; none without a cache."""
+    if cache is None:
+        return None
+    folder = os.path.join(cache.directory, "xla")
+    try:
+        cache.prepare()
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None  # a read-only tree: the pool keeps a temporary one
+    return folder
+
+
 def run_targets(specs: list[TargetSpec], settings: Settings,
                 progress: Callable[[int, int, TargetSpec], None] | None = None,
                 cache=None, pool=None) -> list[TargetResult]:
@@ -52,7 +65,7 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         durations = cache.recorded_seconds(todo) if cache is not None else None
         own_pool = pool is None
         if own_pool:
-            pool = WorkerPool(getattr(settings, "preload", ()))
+            pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(cache))
         try:
             fresh = pool.run(todo, settings.root, run_options, settings.jobs or default_jobs(), settings.timeout,
                              progress, durations)

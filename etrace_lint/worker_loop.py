@@ -26,6 +26,17 @@ WARM_MODULES = ("jax", "jax.numpy", "brainstate", "braintrace", "saiunit",
                 "etrace_lint.verify")
 
 
+def use_compilation_cache(directory: str | None) -> None:
+    """Compiled XLA programs shared on disk by the workers of a run (and by later runs when it is the
+    cache's folder): the second worker loads the small programs every model needs instead of
+    compiling them again. Set before JAX is imported; a user's own JAX_* settings win."""
+    if not directory:
+        return
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", directory)
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(512 * 1024 * 1024))
+
+
 def import_warm_modules() -> None:
     for name in WARM_MODULES:
         importlib.import_module(name)
@@ -137,9 +148,10 @@ def forked_main(conn) -> None:
     serve(conn)
 
 
-def spawned_main(conn, preload: list[str]) -> None:
+def spawned_main(conn, preload: list[str], compilation_cache: str | None = None) -> None:
     """A worker started afresh (no fork server on this platform, or it could not be used)."""
     prepare_process()
+    use_compilation_cache(compilation_cache)
     import_warm_modules()
     for name in preload:
         try:

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from multiprocessing.connection import wait
 from typing import Callable
@@ -132,12 +134,12 @@ class _Worker:
 class _ForkServer:
     """The parent's handle on the fork server (:mod:`.zygote`)."""
 
-    def __init__(self, context, preload: list[str]):
+    def __init__(self, context, preload: list[str], compilation_cache: str | None):
         from . import zygote
 
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=zygote.serve_forks, args=(child, list(preload)), daemon=True,
-                                       name="etrace-lint-fork-server")
+        self.process = context.Process(target=zygote.serve_forks, args=(child, list(preload), compilation_cache),
+                                       daemon=True, name="etrace-lint-fork-server")
         self.process.start()
         child.close()
         self.ready = False
@@ -201,11 +203,16 @@ class WorkerPool:
     ``preload`` names libraries (``brainpy``, ...) the fork server imports
     for every worker; one whose import starts JAX's backend cannot be
     preloaded and is left to the workers, with a warning.
+    ``compilation_cache``: a folder where the workers keep the programs XLA
+    compiled for them (JAX's persistent compilation cache); without one, a
+    temporary folder lives as long as the pool.
     """
 
     def __init__(self, preload: list[str] | tuple[str, ...] = (), start_method: str | None = None,
-                 warn: Callable[[str], None] | None = None):
+                 warn: Callable[[str], None] | None = None, compilation_cache: str | None = None):
         self.preload = list(preload)
+        self._own_compilation_cache = compilation_cache is None
+        self.compilation_cache = compilation_cache or tempfile.mkdtemp(prefix="etrace-lint-xla-")
         self.start_method = start_method or ("fork" if _can_fork() else "spawn")
         self.warn = warn or (lambda text: print(f"etrace-lint: warning: {text}", file=sys.stderr))
         self._context = multiprocessing.get_context("spawn")
@@ -224,7 +231,7 @@ class WorkerPool:
         while self.start_method == "fork" and (self._server is None or not self._server.ready):
             if self._server is not None:
                 self._server.close()
-            self._server = _ForkServer(self._context, self.preload)
+            self._server = _ForkServer(self._context, self.preload, self.compilation_cache)
             if self._server.wait_ready():
                 break
             unsafe = self._server.unsafe
@@ -250,7 +257,8 @@ class WorkerPool:
         from . import worker_loop
 
         parent_end, child_end = self._context.Pipe()
-        process = self._context.Process(target=worker_loop.spawned_main, args=(child_end, self.preload),
+        process = self._context.Process(target=worker_loop.spawned_main,
+                                        args=(child_end, self.preload, self.compilation_cache),
                                         daemon=True, name="etrace-lint-worker")
         process.start()
         child_end.close()
@@ -277,6 +285,17 @@ class WorkerPool:
                 worker.exitcode = self._server.exits.pop(worker.pid, None)
         return worker.exitcode
 
+    def warm(self) -> None:
+        """Start the fork server and one worker now, so that the first run does not wait for imports."""
+        if not self.workers:
+            self.workers.append(self._start_worker())
+
+    def stop_busy(self) -> None:
+        """Stop the workers in the middle of a target (their file's modules are in an unknown state)."""
+        for worker in [w for w in self.workers if w.index is not None or w.queue or not w.ready]:
+            worker.stop(force=True)
+            self.workers.remove(worker)
+
     def close(self) -> None:
         for worker in self.workers:
             worker.stop(force=worker.index is not None or not worker.ready)
@@ -284,6 +303,8 @@ class WorkerPool:
         if self._server is not None:
             self._server.close()
             self._server = None
+        if self._own_compilation_cache:
+            shutil.rmtree(self.compilation_cache, ignore_errors=True)
 
     # -- a run ------------------------------------------------------------
 
@@ -428,7 +449,9 @@ class _Run:
                     failed_starts = 0
                     self.give_up("no worker process could start (see the messages above)")
         except BaseException:
-            pool.close()  # Ctrl-C or a bug of ours: no worker may outlive the run
+            # Ctrl-C, a caller giving up (the server drops a stale lint) or a bug of ours: the
+            # targets in flight are stopped; idle workers and the fork server stay for the next run
+            pool.stop_busy()
             raise
         return [r for r in self.results if r is not None]
 

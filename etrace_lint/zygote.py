@@ -27,10 +27,11 @@ from multiprocessing.connection import wait
 _REAP_EVERY = 0.2
 
 
-def serve_forks(conn, preload: list[str]) -> None:
+def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) -> None:
     from . import worker_loop
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker_loop.use_compilation_cache(compilation_cache)
     worker_loop.import_warm_modules()
     for name in preload:
         try:
