@@ -6,7 +6,8 @@ Writes the corpus to a temporary folder and runs the ``etrace-lint`` of this
 Python there: ``-j 1`` cold, ``-j 2`` cold, the files in reversed order, each
 subfolder alone, and a cached rerun, all with ``--show-info`` and JSON output.
 The findings and tool errors of every target must be identical across these
-runs; any difference is printed and the script exits 1. It also prints the
+runs; any difference is printed and the script exits 1 (2 when a run gives
+no results at all). It also prints the
 exit code of a default run on the stock models that hold no real problem
 (expected: 0), and every distinct finding message, flagging those that show
 Python internals (a tuple path, a class repr, a braintrace primitive name).
@@ -74,8 +75,6 @@ def lint(label: str, root: str, args: list[str]) -> Run:
     shown = "" if document is None or "--output-format" not in args else (
         f", {len(document['findings'])} findings, {len(document['toolErrors'])} tool errors")
     print(f"  {label:<34} exit {done.returncode}  {seconds:6.1f} s{shown}", flush=True)
-    if "--output-format" in args and document is None:
-        print(f"    no JSON document; stderr ends: {done.stderr[-600:]}")
     return run
 
 
@@ -152,6 +151,13 @@ def check(root: str, only: list[str] | None) -> int:
     for folder in folders:
         run = lint(f"{folder}/ alone, cold", root, [*json_args, "-j", "2", "--cache-dir", cache + folder, folder])
         alone.append((run, {name for m in written_models if m.path.split("/")[0] == folder for name in m.targets}))
+
+    failed = [run for run in (reference, *runs, *(run for run, _ in alone)) if run.document is None]
+    if failed:
+        print("\nno results to compare from: " + "; ".join(
+            f"'{run.label}' (exit {run.returncode}: {(run.stderr.strip().splitlines() or [''])[-1][:200]})"
+            for run in failed))
+        return 2
 
     differences = []
     for run in runs:
