@@ -64,12 +64,21 @@ def test_the_documented_level_is_the_one_etrace_lint_rule_shows():
         assert "note" in proc.stdout.lower(), proc.stdout
 
 
-def test_verify_findings_use_their_rules_levels():
-    from etrace_lint.verify import findings as verify_findings
+def test_verify_findings_take_their_rules_levels():
+    from etrace_lint.findings import Location
+    from etrace_lint.verify.findings import FindingMaker
 
+    class _Locator:
+        factory = Location("model.py", 3)
+        factory_related = Location("model.py", 3, 1, "target factory")
+
+    class _Context:
+        locator = _Locator()
+
+    maker = FindingMaker(_Context(), "model", [])
     rules = registry.all_rules()
-    for rule_id, level in verify_findings._LEVELS.items():
-        assert rules[rule_id].level is level, (rule_id, level, rules[rule_id].level)
+    assert maker.not_run("--verify did not run").level is rules["ETL405"].level
+    assert maker.harness_mismatch("d_rtrl", 4, 1.0, 2.0).level is rules["ETL499"].level
 
 
 def test_a_model_built_the_ordinary_way_passes_the_default_run():
