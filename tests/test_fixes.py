@@ -1,0 +1,193 @@
+"""--fix, --diff and --unsafe-fixes on models written the way people write them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from helpers import fixture, lint_file, run_cli
+
+from etrace_lint.discover import discover
+from etrace_lint.engine import lint_target
+from etrace_lint.findings import Edit, Finding, Fix, Level, Location
+from etrace_lint.fixes import documented_fix, run_fixes
+from etrace_lint.fixes.edits import apply_edits
+from etrace_lint.registry import all_rules
+from etrace_lint.settings import Settings
+
+
+def _copy(tmp_path, *names: str) -> str:
+    for name in names:
+        shutil.copy(fixture("fixes", name), tmp_path / name)
+    return str(tmp_path)
+
+
+def _read(tmp_path, name: str) -> str:
+    return (tmp_path / name).read_text(encoding="utf-8")
+
+
+def _rules_found(path: str) -> list[str]:
+    findings, errors = lint_file(path)
+    assert not errors
+    return sorted(f.rule_id for f in findings if f.level is not Level.NOTE)
+
+
+@pytest.fixture(scope="module")
+def fixed_forms(tmp_path_factory):
+    """The matmul fixtures after `--diff`, then `--fix`, then `--diff` again."""
+    tmp_path = tmp_path_factory.mktemp("forms")
+    root = _copy(tmp_path, "leaky_matmul.py", "forms.py")
+    before = {name: _read(tmp_path, name) for name in ("leaky_matmul.py", "forms.py")}
+    diff = run_cli("--no-cache", "--diff", ".", cwd=root)
+    after_diff = {name: _read(tmp_path, name) for name in before}
+    fix = run_cli("--no-cache", "--fix", ".", cwd=root)
+    again = run_cli("--no-cache", "--diff", ".", cwd=root)
+    return tmp_path, before, diff, after_diff, fix, again
+
+
+def test_diff_shows_the_fixes_and_writes_nothing(fixed_forms):
+    _, before, diff, after_diff, _, _ = fixed_forms
+    assert diff.returncode == 1, diff.stderr
+    assert after_diff == before
+    assert "+        self.h.value = 0.8 * self.h.value + braintrace.matmul(x, self.w_in.value)  # input drive" \
+        in diff.stdout
+    assert "+import braintrace\n" in diff.stdout
+    assert "+        a = bt.matmul(x, self.w_dot.value)  # expect: ETL201" in diff.stdout
+
+
+def test_fix_rewrites_each_plain_matmul_keeping_comments_and_layout(fixed_forms):
+    tmp_path, before, _, _, fix, _ = fixed_forms
+    assert fix.returncode == 0, fix.stdout + fix.stderr
+    assert "5 fixes applied, 0 remaining." in fix.stdout  # one a target: two targets share a line
+    leaky = _read(tmp_path, "leaky_matmul.py")
+    compile(leaky, "leaky_matmul.py", "exec")
+    # the import goes after the others, once for the two targets that share the line
+    assert leaky.count("import braintrace\n") == 1
+    assert "\nimport etrace_lint\nimport braintrace\n" in leaky
+    assert "self.h.value = 0.8 * self.h.value + braintrace.matmul(x, self.w_in.value)  # input drive" in leaky
+    forms = _read(tmp_path, "forms.py")
+    assert "import braintrace as bt\n" in forms and "import braintrace\n" not in forms
+    assert "a = bt.matmul(x, self.w_dot.value)  # expect: ETL201" in forms
+    # a call over two lines keeps its line break inside the operands it did not touch
+    assert "b = bt.matmul(jnp.tanh(self.h.value), self.w_rec.value.T)  # expect: ETL201" in forms
+    assert "c = bt.matmul(x, self.inner.kernel.value.T)  # expect: ETL201" in forms
+    untouched = [line for line in before["forms.py"].splitlines() if "@" not in line and "jnp.dot" not in line
+                 and "jnp.matmul" not in line and "self.w_rec.value.T)" not in line]
+    assert all(line in forms.splitlines() for line in untouched)
+    assert _rules_found(str(tmp_path / "forms.py")) == []
+    assert _rules_found(str(tmp_path / "leaky_matmul.py")) == []
+
+
+def test_diff_on_a_fixed_tree_prints_nothing_and_exits_0(fixed_forms):
+    again = fixed_forms[-1]
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == ""
+
+
+def test_fixed_weight_learns_online_like_bptt(fixed_forms):
+    tmp_path = fixed_forms[0]
+    path = str(tmp_path / "leaky_matmul.py")
+    for spec in discover([path], str(tmp_path)).targets:
+        result = lint_target(spec, str(tmp_path), {"verify": True})
+        # D-RTRL is exact for an element-wise recurrence: the fixed weight's online gradient is BPTT's
+        rows = [r for r in result.verify_rows if r["weight"].startswith("w_in") and r["algorithm"] == "d_rtrl"]
+        assert rows and all(r["verdict"] == "exact" and r["cosine"] > 0.999 for r in rows), rows
+        assert all(r["onlineNorm"] > 0 for r in rows)
+        assert not [f for f in result.findings if f.rule_id in ("ETL401", "ETL402", "ETL201")]
+
+
+def test_linear_layer_becomes_braintraces_and_learns_online(tmp_path):
+    root = _copy(tmp_path, "leaky_linear.py")
+    result = run_cli("--no-cache", "--fix", ".", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = _read(tmp_path, "leaky_linear.py")
+    assert "self.fc = braintrace.nn.Linear(n_in, n, b_init=None)  # the input layer" in text
+    assert "bst.nn.Linear" not in text
+    (spec,) = discover([str(tmp_path / "leaky_linear.py")], root).targets
+    verified = lint_target(spec, root, {"verify": True})
+    rows = [r for r in verified.verify_rows if r["weight"].startswith("fc") and r["algorithm"] == "d_rtrl"]
+    assert rows and all(r["verdict"] == "exact" and r["onlineNorm"] > 0 for r in rows), rows
+    assert not [f for f in verified.findings if f.rule_id in ("ETL201", "ETL402", "ETL401")]
+
+
+def test_no_fix_where_the_operands_are_ambiguous(tmp_path):
+    root = _copy(tmp_path, "weight_on_the_left.py")
+    before = _read(tmp_path, "weight_on_the_left.py")
+    result = run_cli("--no-cache", "--fix", ".", cwd=root)
+    assert result.returncode == 1
+    assert "0 fixes applied, 1 remaining." in result.stdout
+    assert _read(tmp_path, "weight_on_the_left.py") == before
+
+
+def test_unused_suppressions_are_removed_and_the_rest_of_the_comment_kept(tmp_path):
+    root = _copy(tmp_path, "unused_suppression.py")
+    result = run_cli("--no-cache", "--fix", ".", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 fixes applied, 0 remaining." in result.stdout
+    text = _read(tmp_path, "unused_suppression.py")
+    assert "drive = braintrace.matmul(x, self.w.value)  # the input drive\n" in text
+    assert "self.h.value = 0.9 * self.h.value + drive\n" in text
+
+
+def _settings(root: str) -> Settings:
+    return Settings(paths=[root], root=root, use_cache=False, jobs=1)
+
+
+def test_a_fix_that_breaks_the_file_is_not_written(tmp_path):
+    root = _copy(tmp_path, "unused_suppression.py")
+    path = str(tmp_path / "unused_suppression.py")
+    before = _read(tmp_path, "unused_suppression.py")
+    broken = Finding("ETL301", Level.WARNING, "unused", "", Location(path, 15, 53),
+                     fix=Fix("break it", (Edit(path, 15, 9, 15, 14, "drive ="),)))
+    report = run_fixes([broken], _settings(root), [], [], write=True, unsafe=False)
+    assert report.applied == [] and "does not compile" in report.refused[0][1]
+    assert _read(tmp_path, "unused_suppression.py") == before
+
+
+def test_a_fix_that_adds_a_finding_is_not_written(tmp_path):
+    root = _copy(tmp_path, "unused_suppression.py")
+    path = str(tmp_path / "unused_suppression.py")
+    before = _read(tmp_path, "unused_suppression.py")
+    specs = discover([path], root).targets
+    results = [lint_target(spec, root, {}) for spec in specs]
+    line = before.splitlines()[14]
+    start = line.index("braintrace.matmul(x, self.w.value)") + 1
+    # an edit that undoes the ETP op (and its comment): linting the edited source finds ETL201 again
+    bad = Finding("ETL301", Level.WARNING, "unused", "", Location(path, 15, line.index("#") + 1),
+                  properties={"codes": ["ETL201"], "form": "noqa"},
+                  fix=Fix("plain matmul", (Edit(path, 15, start, 15, len(line) + 1, "x @ self.w.value"),)))
+    report = run_fixes([bad], _settings(root), specs, results, write=True, unsafe=False)
+    assert report.applied == []
+    assert report.refused and "adds ETL201" in report.refused[0][1]
+    assert _read(tmp_path, "unused_suppression.py") == before
+
+
+def test_unsafe_fixes_wait_for_their_flag(tmp_path):
+    path = str(tmp_path / "m.py")
+    (tmp_path / "m.py").write_text("x = 1\n", encoding="utf-8")
+    unsafe = Finding("ETL201", Level.WARNING, "m", "", Location(path, 1, 1),
+                     fix=Fix("change it", (Edit(path, 1, 5, 1, 6, "2"),), "unsafe"))
+    report = run_fixes([unsafe], _settings(str(tmp_path)), [], [], write=True, unsafe=False)
+    assert report.unsafe_left == 1 and report.applied == []
+    report = run_fixes([unsafe], _settings(str(tmp_path)), [], [], write=True, unsafe=True)
+    assert len(report.applied) == 1 and _read(tmp_path, "m.py") == "x = 2\n"
+
+
+def test_edits_keep_everything_outside_their_range():
+    text = "a = f(x)  # keep\nb = 2\n"
+    edits = [Edit("p", 1, 5, 1, 9, "g(x, y)"), Edit("p", 2, 1, 2, 1, "import braintrace\n")]
+    assert apply_edits(text, edits) == "a = g(x, y)  # keep\nimport braintrace\nb = 2\n"
+    with pytest.raises(ValueError):
+        apply_edits(text, [Edit("p", 1, 1, 1, 6, "z"), Edit("p", 1, 3, 1, 8, "w")])
+
+
+def test_every_rule_says_whether_it_has_a_fix():
+    for rule in all_rules().values():
+        if rule.retired:
+            continue
+        said = documented_fix(rule.docs)
+        assert said == ("safe" if rule.fix is not None else "none"), rule.id
+    shown = run_cli("rule", "ETL201")
+    assert shown.returncode == 0 and "Fix: safe" in shown.stdout
+    assert "Fix: none" in run_cli("rule", "ETL005").stdout
