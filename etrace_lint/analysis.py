@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import braintrace_adapter as bt
-from . import braintrace_graph as bg
 from . import jaxpr_view as jv
 from .locate import Locator
 from .registry import rule_for_record_kind
@@ -93,21 +92,21 @@ class AnalysisContext:
     @functools.cached_property
     def relation_outputs(self) -> frozenset[int]:
         """Identities of the ETP op outputs the compiler connected to a hidden state."""
-        return frozenset(bg.relation_output_ids(self.graph)) if self.graph is not None else frozenset()
+        return frozenset(bt.relation_output_ids(self.graph)) if self.graph is not None else frozenset()
 
     @functools.cached_property
     def vmap_warnings(self) -> list[str]:
         """The compiler's warnings that an ETP op was decomposed into plain ops under ``vmap``."""
-        return bg.vmap_decomposition_warnings(self.compilation.warnings)
+        return bt.vmap_decomposition_warnings(self.compilation.warnings)
 
     @functools.cached_property
     def vmap_decomposed_ops(self) -> frozenset[str]:
         """The ETP primitives those warnings name."""
-        return frozenset(bg.vmap_warning_primitive(w) for w in self.vmap_warnings) - {""}
+        return frozenset(bt.vmap_warning_primitive(w) for w in self.vmap_warnings) - {""}
 
     def is_vmap_decomposition(self, site: jv.EqnSite) -> bool:
         """Whether a plain equation is what an ETP op became under ``vmap``."""
-        return bg.is_vmap_decomposition(site.eqn)
+        return bt.is_vmap_decomposition(site.eqn)
 
     @functools.cached_property
     def compiler_warned(self) -> bool:
@@ -116,7 +115,7 @@ class AnalysisContext:
 
     def online_gradient_error(self) -> BaseException | None:
         """What building one online (D-RTRL) gradient step of the model raises, if anything."""
-        return bg.online_gradient_error(self.model, self.inputs)
+        return bt.online_gradient_error(self.model, self.inputs)
 
     def weights_reaching_hidden(self) -> dict[tuple, list[tuple]]:
         """ParamState path -> hidden state paths whose new value depends on it."""
@@ -316,7 +315,7 @@ def plain_uses(context: AnalysisContext) -> list[PlainUse]:
         weights = sorted(w for w in consumer.weights if w not in explained)
         if not weights:
             continue
-        decomposed = bg.is_vmap_decomposition(consumer.site.eqn)
+        decomposed = bt.is_vmap_decomposition(consumer.site.eqn)
         for weight in weights:
             partial = weight in learning
             hidden = flow.hidden_reached(consumer.outputs, flow.etp_outputs if partial else frozenset())

@@ -9,7 +9,7 @@ import re
 import braintrace
 import pytest
 
-from etrace_lint import braintrace_graph, registry
+from etrace_lint import braintrace_adapter, registry
 from helpers import FIXTURES, assert_fixture, lint_file
 
 OWN_FIXTURES = sorted(glob.glob(os.path.join(FIXTURES, "own", "*.py")))
@@ -75,13 +75,13 @@ def test_online_gradient_check_runs_only_when_asked(monkeypatch):
     rule = registry.all_rules()["ETL205"]
     assert rule.opt_in_flag == "--check-online-grad"
     calls = []
-    original = braintrace_graph.online_gradient_error
+    original = braintrace_adapter.online_gradient_error
 
     def spy(model, inputs):
         calls.append(model)
         return original(model, inputs)
 
-    monkeypatch.setattr(braintrace_graph, "online_gradient_error", spy)
+    monkeypatch.setattr(braintrace_adapter, "online_gradient_error", spy)
     path = ONLINE_GRAD + "::etrace_target_readout_while"
     findings, _ = lint_file(path)
     assert calls == [] and [f for f in findings if f.rule_id == "ETL205"] == []
@@ -104,7 +104,7 @@ def test_online_gradient_check_leaves_the_model_as_it_was():
         brainstate.nn.init_all_states(model)
         model.h.value = jnp.arange(4.0)
         before = {p: np.asarray(s.value) for p, s in brainstate.graph.states(model).items()}
-        error = braintrace_graph.online_gradient_error(model, (jnp.ones((4,)),))
+        error = braintrace_adapter.online_gradient_error(model, (jnp.ones((4,)),))
         assert (error is None) == (factory == "etrace_target_readout_scan")
         after = brainstate.graph.states(model)
         assert before.keys() == after.keys()

@@ -46,9 +46,9 @@ def verify_model(loaded: Any, context: Any, run_options: dict, *, findings: list
 
 
 def _step_weights(context: Any) -> Any:
-    from .. import braintrace_graph as bg
+    from .. import braintrace_adapter as bt
 
-    return bg.step_param_states(context.module_info)
+    return bt.step_param_states(context.module_info)
 
 
 def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker, name: str,

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import braintrace_adapter as bt
-from .. import braintrace_graph as bg
 from .. import jaxpr_view as jv
 
 EXACT_ALGORITHMS = frozenset({"d_rtrl"})  # exact on element-wise groups
@@ -43,8 +42,8 @@ class GraphFacts:
 
     def __init__(self, context: Any):
         self.jaxpr = bt.traced_jaxpr(context.module_info)
-        self.groups = {g.index: g for g in bg.group_views(context.graph)}
-        self.relations = bg.relation_views(context.graph)
+        self.groups = {g.index: g for g in bt.group_views(context.graph)}
+        self.relations = bt.relation_views(context.graph)
         self.reaching_hidden = set(context.weights_reaching_hidden())
         self._flows: dict = {}
 

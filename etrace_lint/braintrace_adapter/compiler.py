@@ -1,4 +1,4 @@
-"""The one place that touches braintrace's and brainstate's private layout.
+"""Running braintrace's compiler and reading what it leaves: records, exceptions, state tables.
 
 ``braintrace.compile_etrace_graph`` opens its own nested diagnostic context:
 when it raises, the records it emitted so far are dropped with that context.
@@ -23,7 +23,7 @@ from braintrace._compiler import diagnostics as _diagnostics
 from braintrace._compiler import graph as _graph_module
 from braintrace._compiler import module_info as _module_info_module
 
-from . import jaxpr_view as jv
+from .. import jaxpr_view as jv
 
 
 @dataclass

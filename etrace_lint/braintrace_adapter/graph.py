@@ -1,7 +1,7 @@
 """Read-only views of a compiled ETraceGraph, for --verify and the rules of our own.
 
-Like :mod:`etrace_lint.braintrace_adapter`, this is a place where braintrace's
-private layout is touched; the rest of etrace-lint sees plain records.
+Like :mod:`.compiler`, part of the adapter over braintrace's private layout;
+the rest of etrace-lint sees plain records.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import brainstate
 import braintrace
 
-from .braintrace_adapter import quiet
+from .compiler import quiet
 
 
 # --------------------------------------------------------------------------- verify: graph views
@@ -82,7 +82,7 @@ def is_vmap_decomposition(eqn: Any) -> bool:
     over with a batched weight (or without a batched counterpart) and fell back to its
     implementation. The rule's frame stays on the equation's creation traceback even when
     the warning itself was not raised in this trace (a cached jit body)."""
-    from . import jaxpr_view as jv
+    from .. import jaxpr_view as jv
 
     marker = f"{os.sep}braintrace{os.sep}_op{os.sep}"
     return any(marker in path and function.endswith("_batching")
