@@ -167,9 +167,10 @@ class Rule:
     # of one ``ordinal_group`` (default: their kind) share that count
     control_flow: str = ""
     ordinal_group: str = ""
-    # for record rules: a record of this rule that names a weight says how that weight reaches (or
-    # fails to reach) a hidden state; False when it names weights for another reason (it connects
-    # them, or lists every weight on the output path), so our own rules still look at them
+    # a finding of this rule that names a weight says how that weight reaches (or fails to reach) a
+    # hidden state; False when it names weights for another reason (it connects them, or lists
+    # every weight on the output path): our own rules still look at such a weight, and --verify
+    # does not point at such a finding to say why the weight does not learn
     explains_weight: bool = True
     # for record rules: the braintrace levels of its kinds this rule takes (empty: every level),
     # when the compiler grades one kind two ways that mean different things for the weight

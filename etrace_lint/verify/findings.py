@@ -12,8 +12,6 @@ from . import compare
 RULE_OF_VERDICT = {compare.NONFINITE: "ETL401", compare.WRONG: "ETL401", compare.NOT_LEARNING: "ETL402",
                    compare.APPROXIMATION: "ETL403", compare.MISALIGNED: "ETL404"}
 NOT_RUN, HARNESS = "ETL405", "ETL499"
-# findings that say a weight is left out of online learning, most telling first
-_NOT_EXPLANATIONS = ("ETL001",)
 
 
 def _number(value: Any) -> str:
@@ -52,7 +50,7 @@ class FindingMaker:
         """The linter's own finding that tells why ``weight`` is left out, if there is one."""
         name = format_path(weight)
         found = [f for f in self._others
-                 if f.properties.get("weight") == name and f.rule_id not in _NOT_EXPLANATIONS
+                 if f.properties.get("weight") == name and all_rules()[f.rule_id].explains_weight
                  and not f.rule_id.startswith("ETL4")]
         found.sort(key=lambda f: (-f.level.rank, f.rule_id))
         return found[0] if found else None
