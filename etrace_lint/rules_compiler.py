@@ -175,7 +175,8 @@ def _has_tuple(record: Any) -> bool:
     return "('" in message or '("' in message
 
 
-def record_message(record: Any, kind: str, rule: Any, facts: RecordFacts) -> str:
+def record_message(rule: Rule, facts: RecordFacts) -> str:
+    """The rule words the record; without an ``explain`` the compiler's text is shown, paths by name."""
     if rule.explain is not None:
         return rule.explain(facts)
     return facts.text
@@ -201,7 +202,7 @@ def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, targ
         properties["iterations"] = list(iterations)
     from .flows import flow_for
 
-    finding = Finding(rule.id, level, record_message(record, kind, rule, facts), target, primary, tuple(related),
+    finding = Finding(rule.id, level, record_message(rule, facts), target, primary, tuple(related),
                       properties)
     return flow_for(rule, finding, locator, record)
 
@@ -243,7 +244,7 @@ def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> lis
         iterations = tuple(sorted({i for n in indices for i in findings[n].properties["iterations"]}))
         record, kind, rule, locator, count = records[indices[0]]
         facts = record_facts(record, kind, locator, first.location, iterations, count)
-        findings[indices[0]] = Finding(first.rule_id, first.level, record_message(record, kind, rule, facts),
+        findings[indices[0]] = Finding(first.rule_id, first.level, record_message(rule, facts),
                                        first.target, first.location, first.related,
                                        dict(first.properties, iterations=list(iterations)))
         drop.update(indices[1:])
