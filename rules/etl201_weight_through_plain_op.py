@@ -11,6 +11,14 @@ _ETP_FOR = {
 }
 
 
+def _public_module(module: str) -> str:
+    """Where users import a class from: its module's path up to the first private part
+    (``brainpy.state._readout`` -> ``brainpy.state``)."""
+    parts = module.split(".")
+    first_private = next((i for i, part in enumerate(parts) if part.startswith("_")), len(parts))
+    return ".".join(parts[:first_private] or parts[:1])
+
+
 def _fix(context, use, weight: str) -> tuple[str, str]:
     """Where the fix goes: the layer that owns the weight when a braintrace twin of it exists,
     else the op on this line; and the twin, if any."""
@@ -22,7 +30,7 @@ def _fix(context, use, weight: str) -> tuple[str, str]:
     if twin:
         created = context.locator.of_state(use.weight)
         where = f" (created on line {created.line})" if created is not None else ""
-        plain = f"{type(owner).__module__.split('.')[0]}.nn.{type(owner).__name__}"
+        plain = f"{_public_module(type(owner).__module__)}.{type(owner).__name__}"
         return f"make {weight}'s layer a {twin} instead of a {plain}{where}", twin
     etp = _ETP_FOR.get(primitive_name(use.site.eqn))
     return (f"use {etp}" if etp else "use an ETP op such as braintrace.matmul or braintrace.element_wise here"), ""
