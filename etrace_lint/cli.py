@@ -13,7 +13,7 @@ import sys
 from . import __version__
 from .exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK
 from .findings import Level
-from .options import MINIMUM_WORDS, OPTIONS, Option, below_minimum, did_you_mean_rule
+from .options import MINIMUM_WORDS, OPTIONS, Option, below_minimum
 from .writers import OUTPUT_FORMATS
 
 
@@ -124,7 +124,8 @@ def apply_flags(settings, args: argparse.Namespace) -> None:
 
 def settings_from_args(args: argparse.Namespace):
     """Defaults, then ``[tool.etrace-lint]``, then the command line."""
-    from .config import ConfigError, load_settings, search_start
+    from .config import (ConfigError, load_settings, search_start, validate_configured_selectors,
+                         validate_selectors)
     from .settings import Settings
 
     if args.isolated:
@@ -134,12 +135,11 @@ def settings_from_args(args: argparse.Namespace):
             settings = load_settings(search_start(args.paths), args.config)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
-    if settings.config_file:
-        where = os.path.relpath(settings.config_file)
-        _validate_selectors([*settings.select, *settings.extend_select, *settings.ignore, *settings.levels,
-                             *(s for group in settings.per_file_ignores.values() for s in group)],
-                            f"{where if not where.startswith('..') else settings.config_file}: [tool.etrace-lint] ")
-    _validate_selectors([*_split(args.select), *_split(args.extend_select), *_split(args.ignore)], "")
+    try:
+        validate_configured_selectors(settings)
+        validate_selectors([*_split(args.select), *_split(args.extend_select), *_split(args.ignore)], "")
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
     apply_flags(settings, args)
     if settings.baseline:
         from .baseline import BaselineError, read_baseline
@@ -150,18 +150,6 @@ def settings_from_args(args: argparse.Namespace):
     if settings.statistics and not OUTPUT_FORMATS[settings.output_format].statistics:
         raise UsageError(f"--statistics prints text or json, not {settings.output_format}")
     return settings
-
-
-def _validate_selectors(selectors: list[str], where: str) -> None:
-    """An unknown rule id or name is a usage error that suggests the closest known one."""
-    from .registry import all_rules
-
-    rules = all_rules()
-    names = [rule.name for rule in rules.values()]
-    for selector in selectors:
-        if selector.upper() == "ALL" or selector in names or any(rid.startswith(selector.upper()) for rid in rules):
-            continue
-        raise UsageError(f"{where}unknown rule {selector!r}{did_you_mean_rule(selector)}")
 
 
 def main(argv: list[str] | None = None) -> int:

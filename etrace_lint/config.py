@@ -258,3 +258,27 @@ def load_settings(start: str, explicit: str | None = None) -> Settings:
     base = os.path.dirname(path)
     _apply_table(settings, table, reader, base)
     return settings
+
+
+def validate_selectors(selectors: list[str], where: str) -> None:
+    """An unknown rule id or name is a ConfigError that suggests the closest known one."""
+    from .options import did_you_mean_rule
+    from .registry import all_rules
+
+    rules = all_rules()
+    names = [rule.name for rule in rules.values()]
+    for selector in selectors:
+        if selector.upper() == "ALL" or selector in names or any(rid.startswith(selector.upper()) for rid in rules):
+            continue
+        raise ConfigError(f"{where}unknown rule {selector!r}{did_you_mean_rule(selector)}")
+
+
+def validate_configured_selectors(settings: Settings) -> None:
+    """The rule ids and names the configuration file selects, ignores or grades all exist."""
+    if not settings.config_file:
+        return
+    where = os.path.relpath(settings.config_file)
+    where = settings.config_file if where.startswith("..") else where
+    validate_selectors([*settings.select, *settings.extend_select, *settings.ignore, *settings.levels,
+                        *(s for group in settings.per_file_ignores.values() for s in group)],
+                       f"{where}: [tool.etrace-lint] ")

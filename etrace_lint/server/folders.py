@@ -110,18 +110,14 @@ class Folder:
 
 def load_folder(root: str, options: ServerOptions) -> Folder:
     """The folder's settings, trust and cache; a bad configuration is kept as ``error``."""
-    from ..cli import UsageError, _validate_selectors
-    from ..config import ConfigError, load_settings
+    from ..config import ConfigError, load_settings, validate_configured_selectors, validate_selectors
 
     folder = Folder(os.path.abspath(root))
     try:
         settings = load_settings(folder.root)
-        if settings.config_file:
-            _validate_selectors([*settings.select, *settings.extend_select, *settings.ignore, *settings.levels,
-                                 *(s for group in settings.per_file_ignores.values() for s in group)],
-                                f"{settings.config_file}: [tool.etrace-lint] ")
-        _validate_selectors([*(options.select or ()), *(options.ignore or ())], "initialization options: ")
-    except (ConfigError, UsageError) as exc:
+        validate_configured_selectors(settings)
+        validate_selectors([*(options.select or ()), *(options.ignore or ())], "initialization options: ")
+    except ConfigError as exc:
         folder.error = str(exc)  # shown on the files opened; nothing runs
         return folder
     settings.root = folder.root
