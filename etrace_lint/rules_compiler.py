@@ -197,7 +197,7 @@ def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, targ
         index, count = locator.unrolled_iteration(subject)
         iterations = (index,) if count > 1 else ()
     facts = record_facts(record, kind, locator, primary, iterations, count)
-    properties = record_properties(record, kind, record_level)
+    properties = record_properties(record, None, record_level)  # braintrace's own kind, as it named it
     if iterations:
         properties["iterations"] = list(iterations)
     from .flows import flow_for
@@ -264,8 +264,9 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
     findings, seen = [], {}
     merge_inputs: dict[int, tuple] = {}
     graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
+    readouts = _weights_reaching_no_state(compilation.records)
     for record, subject in zip(compilation.records, subjects):
-        kind = bt.record_kind(record)
+        kind = _kind_in_context(record, readouts)
         record_level = bt.record_level(record)
         grade = graded.get((kind, record_level))
         if grade is None:
@@ -282,6 +283,27 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
             merge_inputs[len(findings)] = (record, kind, rule, locator, locator.unrolled_iteration(subject)[1])
         findings.append(finding)
     return _merge_iterations(findings, merge_inputs) if merge_inputs else findings
+
+
+_WEIGHT_TO_WEIGHT, _NON_TEMPORAL = "relation_excluded_weight_to_weight", "relation_excluded_non_temporal"
+
+
+def _weights_reaching_no_state(records: list) -> set[tuple]:
+    return {tuple(r.weight_path) for r in records
+            if bt.record_kind(r) == _NON_TEMPORAL and getattr(r, "weight_path", None)}
+
+
+def _kind_in_context(record: Any, readouts: set[tuple]) -> str:
+    """A weight whose op feeds only ops of weights that reach no hidden state (an LRU's output
+    projection feeding a readout) reaches none either: the compiler calls it excluded behind
+    another weight, but what happens to it is what happens to a readout (its exact same-step
+    gradient), so it is reported as one."""
+    kind = bt.record_kind(record)
+    if kind == _WEIGHT_TO_WEIGHT:
+        blocking = [tuple(p) for p in bt.record_context(record).get("blocking_weight_paths", ()) or () if p]
+        if blocking and all(path in readouts for path in blocking):
+            return _NON_TEMPORAL
+    return kind
 
 
 def classify_error(exc: BaseException, tracing: bool | None = None):

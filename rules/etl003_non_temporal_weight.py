@@ -3,6 +3,10 @@ from etrace_lint.rule import Rule
 
 
 def explain(f):
+    if f.blocking:  # the compiler saw it behind other weights that reach no hidden state either
+        return (f"{f.weight_or_op} reaches no hidden state (its output feeds only {' and '.join(f.blocking)}, "
+                f"which reaches none either): it learns from same-step gradients only, which is exact here; if "
+                f"it should drive a state, feed its output into that state's update")
     return (f"{f.weight_or_op} reaches no hidden state: it learns from same-step gradients only, which is exact "
             f"for a readout; if it should drive a state, feed its output into that state's update")
 

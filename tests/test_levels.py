@@ -87,6 +87,10 @@ def test_a_model_built_the_ordinary_way_passes_the_default_run():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     shown = run_cli(fixture("clean", "ordinary.py"), "--no-cache", "-j", "1", "--show-info")
     assert "ETL003" in shown.stdout and shown.returncode == 0
+    # an LRU's output projection feeds only the readout: what the compiler calls an exclusion
+    # behind another weight is a weight that reaches no hidden state, learning exactly
+    assert "ETL005" not in shown.stdout
+    assert "C_re.weight reaches no hidden state" in shown.stdout
 
 
 @pytest.mark.parametrize("rule_id, level", [
