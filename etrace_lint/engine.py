@@ -134,9 +134,9 @@ def set_unique(findings: list[Finding]) -> list[Finding]:
 
 
 def rule_enabled_for_run(rule: Rule, run_options: dict) -> bool:
-    if rule.opt_in_flag:
-        return bool(run_options.get(rule.opt_in_flag.lstrip("-").replace("-", "_")))
-    return True
+    from .options import flag_is_on
+
+    return not rule.opt_in_flag or flag_is_on(rule.opt_in_flag, run_options)
 
 
 def findings_from_checks(context: Any, name: str) -> list[Finding]:

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from .findings import Finding, Level, ToolError
+from .options import flag_is_on
 from .registry import all_rules
 from .settings import Settings
 
@@ -77,7 +78,7 @@ def _rule_runs(rule_id: str, settings: Settings) -> bool:
     rule = all_rules().get(rule_id)
     if rule is None or rule.retired:
         return False
-    if rule.opt_in_flag and not settings.run_options.get(rule.opt_in_flag.lstrip("-").replace("-", "_")):
+    if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, settings.run_options):
         return False
     return rule_selected(rule_id, settings)
 
