@@ -60,6 +60,12 @@ def test_wheel_contains_every_rule_with_its_docs(wheel):
         assert f"etrace_lint/rules/{name}" in names
     assert "etrace_lint/writers/sarif.py" in names
     assert not any(name.startswith(("tests/", "examples/")) for name in names)
+    for dirpath, dirnames, filenames in os.walk(os.path.join(REPO, "etrace_lint")):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in filenames:
+            if name.endswith(".py"):
+                rel = os.path.relpath(os.path.join(dirpath, name), REPO).replace(os.sep, "/")
+                assert rel in names, f"{rel} is not in the wheel: list its package in pyproject.toml"
 
 
 def test_installed_copy_reads_rule_docs(wheel, tmp_path):
