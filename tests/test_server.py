@@ -6,6 +6,8 @@ works on its own files of a copy of tests/fixtures/server/workspace.
 
 from __future__ import annotations
 
+import json
+
 import os
 import shutil
 import subprocess
@@ -94,6 +96,8 @@ def test_open_publishes_a_located_documented_diagnostic(session, workspace):
     assert "w_in" in diagnostic.message and diagnostic.message.endswith("[etrace_target_rnn]")
     related = {(r.location.uri, r.location.range.start.line + 1, r.message) for r in diagnostic.related_information}
     assert (uri(path), 11, "weight created here") in related
+    assert (uri(path), 17, "h gets its new value here") in related, "the finding's path, step by step"
+    assert "braintrace.matmul" in json.dumps(diagnostic.data["fix"]), "the rule's fix rides along for code actions"
 
 
 def test_a_folder_without_configuration_is_linted_when_the_editor_trusts_it(session, unconfigured):

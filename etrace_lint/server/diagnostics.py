@@ -92,7 +92,9 @@ def finding_diagnostic(finding: Finding, lines: Lines, encoding: str) -> types.D
         code=finding.rule_id,
         code_description=types.CodeDescription(href=rule_doc_href(finding.rule_id)),
         source=SOURCE,
-        related_information=[_related(loc, lines, encoding, "related location") for loc in finding.related] or None,
+        related_information=[_related(loc, lines, encoding, "related location") for loc in finding.related]
+        + [_related(step, lines, encoding, f"path step {n}") for n, step in enumerate(finding.flow, start=1)]
+        or None,
         data=_data(finding))
 
 

@@ -83,7 +83,9 @@ class ResultStore:
         linted = sorted({spec.path for spec, _ in held} - broken)
         outcome = apply_policy(findings, [], settings, linted, use_baseline=False, notes_left_out=notes_left_out)
         shown: dict[str, list] = defaultdict(list)
-        for finding in outcome.findings:
+        from ..fixes import attach_fixes
+
+        for finding in attach_fixes(outcome.findings):  # the same fixes --fix applies, for code actions
             shown[finding.path].append(finding)
         for spec, result in held:
             for error in result.tool_errors:
