@@ -83,3 +83,13 @@ def error_rules() -> list[Rule]:
 
 def analysis_rules() -> list[Rule]:
     return [r for r in active_rules().values() if r.check is not None]
+
+
+@functools.lru_cache(maxsize=1)
+def _rule_of_verdict() -> dict[str, Rule]:
+    return {verdict: rule for rule in active_rules().values() for verdict in rule.verdicts}
+
+
+def rule_for_verdict(verdict: str) -> Rule | None:
+    """The --verify rule that reports a verdict of the gradient comparison; None for one nothing reports."""
+    return _rule_of_verdict().get(verdict)

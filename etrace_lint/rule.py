@@ -175,6 +175,9 @@ class Rule:
     # for record rules: the braintrace levels of its kinds this rule takes (empty: every level),
     # when the compiler grades one kind two ways that mean different things for the weight
     record_levels: tuple[str, ...] = ()
+    # for --verify rules: the verdicts of the gradient comparison this rule reports
+    # ("wrong", "not-learning", ...; see verify/compare.py)
+    verdicts: tuple[str, ...] = ()
     enabled: bool = True  # on by default
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"

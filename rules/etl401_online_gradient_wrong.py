@@ -8,4 +8,5 @@ RULE = Rule(
     summary="--verify: an online gradient that must equal BPTT does not (or is NaN/inf)",
     tags=("verify", "gradient"),
     opt_in_flag="--verify",
+    verdicts=("nonfinite", "wrong"),
 )

@@ -8,4 +8,5 @@ RULE = Rule(
     summary="--verify: a weight's online gradient is identically zero while its BPTT gradient is not",
     tags=("verify", "gradient", "learning"),
     opt_in_flag="--verify",
+    verdicts=("not-learning",),
 )

@@ -8,4 +8,5 @@ RULE = Rule(
     summary="--verify: how far an online gradient that approximates BPTT is from it (cosine, relative error)",
     tags=("verify", "gradient"),
     opt_in_flag="--verify",
+    verdicts=("approximation",),
 )

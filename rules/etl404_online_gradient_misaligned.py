@@ -8,4 +8,5 @@ RULE = Rule(
     summary="--verify: an approximate online gradient points away from BPTT (cosine below the floor)",
     tags=("verify", "gradient"),
     opt_in_flag="--verify",
+    verdicts=("misaligned",),
 )

@@ -9,7 +9,8 @@ import numpy as np
 
 from . import compare
 from .expectations import GraphFacts, expectation
-from .findings import RULE_OF_VERDICT, FindingMaker
+from ..registry import rule_for_verdict
+from .findings import FindingMaker
 from .settings import VerifySettingsError, resolve_settings
 
 def _tell(text: str, progress: Callable[[str], None] | None) -> None:
@@ -156,9 +157,9 @@ def _badness(row: dict) -> tuple:
 def _findings(rows: list[dict], maker: FindingMaker, algorithm: str, steps: int) -> list:
     grouped: dict[tuple, list[dict]] = {}
     for row in rows:
-        rule_id = RULE_OF_VERDICT.get(row["verdict"])
-        if rule_id is not None:
-            grouped.setdefault((rule_id, tuple(row["weightPath"])), []).append(row)
+        rule = rule_for_verdict(row["verdict"])  # the rule says which verdicts it reports
+        if rule is not None:
+            grouped.setdefault((rule.id, tuple(row["weightPath"])), []).append(row)
     found = []
     for (rule_id, _), group in grouped.items():
         group.sort(key=_badness)

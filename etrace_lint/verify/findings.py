@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..naming import format_path
+from ..naming import display_name, format_path
 from ..findings import Finding, Location
 from ..registry import all_rules
 from . import compare
 
-RULE_OF_VERDICT = {compare.NONFINITE: "ETL401", compare.WRONG: "ETL401", compare.NOT_LEARNING: "ETL402",
-                   compare.APPROXIMATION: "ETL403", compare.MISALIGNED: "ETL404"}
 NOT_RUN, HARNESS = "ETL405", "ETL499"
 
 
@@ -48,7 +46,7 @@ class FindingMaker:
 
     def explanation(self, weight: tuple) -> Finding | None:
         """The linter's own finding that tells why ``weight`` is left out, if there is one."""
-        name = format_path(weight)
+        name = display_name(weight)
         found = [f for f in self._others
                  if f.properties.get("weight") == name and all_rules()[f.rule_id].explains_weight
                  and not f.rule_id.startswith("ETL4")]
@@ -58,7 +56,7 @@ class FindingMaker:
     def weight_locations(self, weight: tuple) -> tuple[Location, list[Location]]:
         """Where the ParamState is created; the ETP op (or first use) and the factory as related."""
         created = self.locator.of_state(weight)
-        used = self.locator.of_weight(weight, label=f"{format_path(weight)} is used here")
+        used = self.locator.of_weight(weight, label=f"{display_name(weight)} is used here")
         primary = self.locator.first(created, used)
         related = [used] if used is not None and (used.path, used.line) != (primary.path, primary.line) else []
         return primary, related
@@ -73,7 +71,7 @@ class FindingMaker:
     def for_weight(self, rule_id: str, algorithm: str, steps: int, weight: tuple, rows: list[dict]) -> Finding:
         """One finding for the leaves of one weight that share a verdict's rule; ``rows[0]`` is the worst."""
         worst = rows[0]
-        shown = format_path(weight) + (worst["leaf"] if len(rows) == 1 else "")
+        shown = display_name(weight) + (worst["leaf"] if len(rows) == 1 else "")
         more = f" ({len(rows)} leaves; worst {worst['leaf']})" if len(rows) > 1 else ""
         numbers = f"relative error {_number(worst['relError'])}, cosine {_number(worst['cosine'])}"
         primary, related = self.weight_locations(weight)

@@ -228,7 +228,7 @@ class Harness:
         A scan over the sequence would fail on it with a message about carry
         types; this names the state and both shapes instead.
         """
-        from ..naming import format_path
+        from ..naming import display_name
 
         before = hidden_shapes(self.model, _is_quantity)
         try:
@@ -241,7 +241,7 @@ class Harness:
             if after.get(path, shapes) != shapes:
                 old, new = (", ".join(map(str, s)) for s in (shapes, after[path]))
                 return (f"one step on inputs of shape {self._step_shapes()} turns hidden state "
-                        f"{format_path(path)} of shape {old} into {new}")
+                        f"{display_name(path)} of shape {old} into {new}")
         return None
 
     def _sequence(self, example_inputs: tuple, inputs_batched: bool) -> tuple:
