@@ -105,6 +105,14 @@ def lint_one(spec, root: str, run_options: dict):
     return result
 
 
+def next_message(conn):
+    """The parent's next message; None when it says goodbye or is gone."""
+    try:
+        return conn.recv()
+    except (EOFError, OSError):
+        return None
+
+
 def serve(conn) -> None:
     """Answer the parent until it says goodbye; the modules and backend are ready."""
     from . import isolation
@@ -114,13 +122,7 @@ def serve(conn) -> None:
     baseline = isolation.ModuleBaseline()
     linted = False
     conn.send(("ready", os.getpid()))
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
+    while (message := next_message(conn)) is not None:
         _, index, spec_fields, root, run_options, new_group = message
         if new_group:
             if linted:

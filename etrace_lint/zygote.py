@@ -49,10 +49,7 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
     try:
         while True:
             if wait([conn], timeout=_REAP_EVERY):
-                try:
-                    message = conn.recv()
-                except (EOFError, OSError):
-                    return
+                message = worker_loop.next_message(conn)
                 if message is None:
                     return
                 child_conn = message[1]
