@@ -14,6 +14,7 @@ the user's tree that an earlier file imported is dropped first
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import signal
 import time
@@ -34,7 +35,8 @@ def use_compilation_cache(directory: str | None) -> None:
         return
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", directory)
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
-    os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(512 * 1024 * 1024))
+    if importlib.util.find_spec("filelock") is not None:  # JAX bounds the cache's size only with it
+        os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(512 * 1024 * 1024))
 
 
 def import_warm_modules() -> None:
