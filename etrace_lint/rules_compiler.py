@@ -9,6 +9,7 @@ two are one problem and are reported once.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Iterator, Mapping
 
@@ -244,9 +245,9 @@ def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> lis
         iterations = tuple(sorted({i for n in indices for i in findings[n].properties["iterations"]}))
         record, kind, rule, locator, count = records[indices[0]]
         facts = record_facts(record, kind, locator, first.location, iterations, count)
-        findings[indices[0]] = Finding(first.rule_id, first.level, record_message(rule, facts),
-                                       first.target, first.location, first.related,
-                                       dict(first.properties, iterations=list(iterations)))
+        # the first iteration's finding keeps its path and fix; only its wording and iterations change
+        findings[indices[0]] = dataclasses.replace(first, message=record_message(rule, facts),
+                                                   properties=dict(first.properties, iterations=list(iterations)))
         drop.update(indices[1:])
     return [f for i, f in enumerate(findings) if i not in drop]
 

@@ -218,6 +218,7 @@ def test_one_weight_in_the_iterations_of_an_unrolled_scan_is_one_finding_that_sa
     assert len(excluded) == 1, [f.message for f in excluded]
     assert excluded[0].properties["iterations"] == [1, 2]
     assert "iterations 1-2 of the 3 unrolled iterations" in excluded[0].message
+    assert excluded[0].flow, "the merged finding keeps the route of the weight"
 
 
 def test_compiler_warnings_and_jax_noise_stay_off_the_terminal():
