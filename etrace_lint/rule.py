@@ -119,6 +119,28 @@ class ErrorFacts:
 
 
 @dataclass(frozen=True)
+class GradientFacts:
+    """What --verify measured for one weight under one algorithm, for a --verify rule to word."""
+
+    algorithm: str
+    weight: str  # the weight as the code names it, with its leaf when only one leaf is reported
+    leaves: str  # " (2 leaves; worst ['bias'])", or nothing for one leaf
+    span: str  # "over 16 steps"
+    verdict: str  # the worst leaf's verdict (verify/compare.py)
+    reason: str  # why exactness or an approximation is expected
+    rel_error: str  # formatted numbers of the worst leaf
+    cosine: str
+    cosine_floor: float
+    scale: str = ""  # "2.00x BPTT's, same direction" when the online gradient is a multiple of BPTT's
+    why_scaled: str = ""  # what such a multiple usually means
+    explained_by: str = ""  # "ETL005 on line 13": the finding that says why the weight does not learn
+
+    @property
+    def subject(self) -> str:
+        return f"{self.weight}{self.leaves}"
+
+
+@dataclass(frozen=True)
 class UnusedSuppression:
     """A suppression comment that matched nothing, for ETL301 to word."""
 

@@ -1,6 +1,19 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(g):
+    if g.verdict == "nonfinite":
+        return (f"{g.algorithm} online gradient of {g.subject} is NaN or infinite {g.span}, although it must equal "
+                f"BPTT here ({g.reason}): an ETP rule or the compiler is wrong")
+    if g.scale:
+        return (f"{g.subject} under {g.algorithm} {g.span}: online gradient is {g.scale}, although it must equal "
+                f"BPTT here ({g.reason}): {g.why_scaled}")
+    return (f"{g.algorithm} online gradient of {g.subject} differs from BPTT (relative error {g.rel_error}, cosine "
+            f"{g.cosine}) {g.span}, although it must equal BPTT here ({g.reason}): an ETP rule or the compiler is "
+            f"wrong")
+
+
 RULE = Rule(
     id="ETL401",
     name="online-gradient-wrong",
@@ -8,5 +21,6 @@ RULE = Rule(
     summary="--verify: an online gradient that must equal BPTT does not (or is NaN/inf)",
     tags=("verify", "gradient"),
     opt_in_flag="--verify",
+    explain=explain,
     verdicts=("nonfinite", "wrong"),
 )

@@ -1,6 +1,13 @@
 from etrace_lint.findings import Level
 from etrace_lint.rule import Rule
 
+
+def explain(g):
+    message = (f"{g.weight} gets no online gradient under {g.algorithm} {g.span} while its BPTT gradient is not "
+               f"zero: it will not learn online")
+    return f"{message} (see {g.explained_by})" if g.explained_by else message
+
+
 RULE = Rule(
     id="ETL402",
     name="does-not-learn-online",
@@ -8,5 +15,6 @@ RULE = Rule(
     summary="--verify: a weight's online gradient is identically zero while its BPTT gradient is not",
     tags=("verify", "gradient", "learning"),
     opt_in_flag="--verify",
+    explain=explain,
     verdicts=("not-learning",),
 )

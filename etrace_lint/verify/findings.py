@@ -7,6 +7,7 @@ from typing import Any
 from ..naming import display_name, format_path
 from ..findings import Finding, Location
 from ..registry import all_rules
+from ..rule import GradientFacts
 from . import compare
 
 NOT_RUN, HARNESS = "ETL405", "ETL499"
@@ -73,46 +74,24 @@ class FindingMaker:
         worst = rows[0]
         shown = display_name(weight) + (worst["leaf"] if len(rows) == 1 else "")
         more = f" ({len(rows)} leaves; worst {worst['leaf']})" if len(rows) > 1 else ""
-        numbers = f"relative error {_number(worst['relError'])}, cosine {_number(worst['cosine'])}"
         primary, related = self.weight_locations(weight)
         properties = {"weight": format_path(weight), "verify": self._verify_properties(worst)}
         if len(rows) > 1:
             properties["verify"]["leaves"] = [self._verify_properties(r) for r in rows]
         factor = worst.get("scale")
-        span = f"over {steps} step{'s' if steps != 1 else ''}"
-        scaled = (f"{shown}{more} under {algorithm} {span}: online gradient is "
-                  f"{compare.describe_scale(factor)}" if factor is not None else "")
-        if rule_id == "ETL401" and worst["verdict"] == compare.NONFINITE:
-            message = (f"{algorithm} online gradient of {shown}{more} is NaN or infinite {span}, although it "
-                       f"must equal BPTT here ({worst['reason']}): an ETP rule or the compiler is wrong")
-        elif rule_id == "ETL401" and factor is not None:
-            message = (f"{scaled}, although it must equal BPTT here ({worst['reason']}): "
-                       f"{_why_scaled(factor)}")
-        elif rule_id == "ETL401":
-            message = (f"{algorithm} online gradient of {shown}{more} differs from BPTT ({numbers}) {span}, "
-                       f"although it must equal BPTT here ({worst['reason']}): an ETP rule or the compiler "
-                       f"is wrong")
-        elif rule_id == "ETL402":
-            message = (f"{shown} gets no online gradient under {algorithm} {span} while its "
-                       f"BPTT gradient is not zero: it will not learn online")
-            explained = self.explanation(weight)
-            if explained is not None:
-                message += f" (see {explained.rule_id} on line {explained.line})"
-                properties["explainedBy"] = explained.rule_id
-                related.insert(0, Location(explained.location.path, explained.location.line,
-                                           explained.location.column, f"{explained.rule_id}: why it is left out"))
-        elif rule_id == "ETL403" and factor is not None:
-            message = f"{scaled}, an approximation ({worst['reason']})"
-        elif rule_id == "ETL403":
-            message = (f"{algorithm} online gradient of {shown}{more} approximates BPTT {span}: "
-                       f"{numbers} ({worst['reason']})")
-        elif factor is not None:
-            message = (f"{scaled}: cosine {_number(worst['cosine'])} is below the floor "
-                       f"{worst['cosineFloor']} ({worst['reason']})")
-        else:
-            message = (f"{algorithm} online gradient of {shown}{more} points away from BPTT {span}: "
-                       f"cosine {_number(worst['cosine'])} is below the floor {worst['cosineFloor']} "
-                       f"({worst['reason']})")
+        explained = self.explanation(weight) if rule_id == "ETL402" else None
+        if explained is not None:
+            properties["explainedBy"] = explained.rule_id
+            related.insert(0, Location(explained.location.path, explained.location.line,
+                                       explained.location.column, f"{explained.rule_id}: why it is left out"))
+        facts = GradientFacts(
+            algorithm=algorithm, weight=shown, leaves=more, span=f"over {steps} step{'s' if steps != 1 else ''}",
+            verdict=worst["verdict"], reason=worst.get("reason") or "", rel_error=_number(worst["relError"]),
+            cosine=_number(worst["cosine"]), cosine_floor=worst.get("cosineFloor"),
+            scale=compare.describe_scale(factor) if factor is not None else "",
+            why_scaled=_why_scaled(factor) if factor is not None else "",
+            explained_by=f"{explained.rule_id} on line {explained.line}" if explained is not None else "")
+        message = all_rules()[rule_id].explain(facts)  # the rule words what was measured
         return self._finding(rule_id, message, primary, related, properties)
 
     def _verify_properties(self, row: dict) -> dict:
