@@ -51,8 +51,10 @@ def _installed_roots() -> tuple[str, ...]:
     return tuple(sorted(root.rstrip(os.sep) + os.sep for root in roots))
 
 
+@lru_cache(maxsize=None)
 def is_installed(file: str) -> bool:
-    """Whether a module's file comes from the interpreter or an installed package."""
+    """Whether a module's file comes from the interpreter or an installed package (asked for every
+    module after every target: answered once per file)."""
     real = os.path.realpath(file)
     return real.startswith(_installed_roots()) or f"{os.sep}site-packages{os.sep}" in real
 
