@@ -165,9 +165,6 @@ class Cache:
 
     def prepare(self) -> None:
         """Create the cache folder with its tag, so that what is written inside is known as a cache."""
-        self._ensure_directory()
-
-    def _ensure_directory(self) -> None:
         tag = os.path.join(self.directory, "CACHEDIR.TAG")
         if not os.path.exists(tag):
             os.makedirs(self.directory, exist_ok=True)
@@ -176,7 +173,7 @@ class Cache:
 
     def _write(self, path: str, text: str) -> None:
         try:
-            self._ensure_directory()
+            self.prepare()
             os.makedirs(os.path.dirname(path), exist_ok=True)
             self._atomic_write(path, text)
         except OSError:
