@@ -3,8 +3,11 @@
 The split depends only on the targets' root-relative paths and, when a cache
 is present, on the time each target took when it was last linted, so every
 runner that sees the same tree (and restores the same cache) computes the
-same split. Files are dealt out longest first to the shard with the least
-work so far; without recorded times a file's work is its number of targets.
+same split. The files, in the order the tree is walked, are cut into N
+consecutive stretches whose largest work is as small as it can be: a shard
+lints neighbouring files, which build alike models and so share most of the
+small programs XLA compiles for them. A file's work is the time its targets
+took, or without recorded times its number of targets.
 """
 
 from __future__ import annotations
@@ -55,17 +58,53 @@ def split(specs: list[TargetSpec], root: str, count: int,
         # rounded: a hundredth of a second of noise must not move a file to another shard
         return round(sum(seconds.get(spec.key, typical) for spec in group), 1)
 
-    order = sorted(files, key=lambda rel: (-work(files[rel]), rel))
-    loads = [0.0] * count
-    chosen: dict[str, int] = {}
-    for rel in order:
-        shard = min(range(count), key=lambda i: (loads[i], i))
-        chosen[rel] = shard
-        loads[shard] += work(files[rel])
+    order = sorted(files, key=lambda rel: rel.split("/"))  # folder by folder, as the tree is walked
+    cuts = contiguous_cuts([work(files[rel]) for rel in order], count)
+    chosen = {rel: shard for shard, (start, end) in enumerate(cuts) for rel in order[start:end]}
     shards: list[list[TargetSpec]] = [[] for _ in range(count)]
     for spec in specs:
         shards[chosen[os.path.relpath(spec.path, root).replace(os.sep, "/")]].append(spec)
     return shards
+
+
+def contiguous_cuts(work: list[float], parts: int) -> list[tuple[int, int]]:
+    """``parts`` consecutive slices ``[start, end)`` of ``work`` (neighbouring files build alike models,
+    so a shard compiles fewer programs twice).
+
+    The largest slice total is as small as it can be (found by bisection); within that bound each
+    slice ends where its total comes closest to an even share of what is left."""
+    if not work:
+        return [(0, 0)] * parts
+
+    def slices_needed(start: int, limit: float) -> int:
+        count, total = 1, 0.0
+        for value in work[start:]:
+            if total and total + value > limit:
+                count, total = count + 1, 0.0
+            total += value
+        return count
+
+    low, high = max(work), sum(work)  # high always fits; bisect down to the smallest limit that does
+    for _ in range(64):
+        middle = (low + high) / 2
+        if slices_needed(0, middle) <= parts:
+            high = middle
+        else:
+            low = middle
+    limit = high
+
+    cuts, start, total, left = [], 0, 0.0, sum(work)
+    for index, value in enumerate(work):
+        if index > start and len(cuts) < parts - 1:
+            share = left / (parts - len(cuts))
+            must = total + value > limit
+            closer = abs(total - share) <= abs(total + value - share)
+            if must or (closer and slices_needed(index, limit) <= parts - len(cuts) - 1):
+                cuts.append((start, index))
+                start, left, total = index, left - total, 0.0
+        total += value
+    cuts.append((start, len(work)))
+    return cuts + [(len(work), len(work))] * (parts - len(cuts))
 
 
 def select(specs: list[TargetSpec], root: str, shard: Shard,

@@ -14,7 +14,6 @@ the user's tree that an earlier file imported is dropped first
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import signal
 import time
@@ -27,6 +26,9 @@ WARM_MODULES = ("jax", "jax.numpy", "brainstate", "braintrace", "saiunit",
                 "etrace_lint.verify")
 
 
+COMPILATION_CACHE_BYTES = 512 * 1024 * 1024
+
+
 def use_compilation_cache(directory: str | None) -> None:
     """Compiled XLA programs shared on disk by the workers of a run (and by later runs when it is the
     cache's folder): the second worker loads the small programs every model needs instead of
@@ -35,8 +37,29 @@ def use_compilation_cache(directory: str | None) -> None:
         return
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", directory)
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
-    if importlib.util.find_spec("filelock") is not None:  # JAX bounds the cache's size only with it
-        os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(512 * 1024 * 1024))
+    # No size bound for JAX to keep: with one, every write lists and reads the whole folder under a
+    # lock, which workers then queue for (a run took 1.4x as long); the pool trims it between runs.
+
+
+def trim_compilation_cache(directory: str, max_bytes: int = COMPILATION_CACHE_BYTES) -> None:
+    """Keep the programs folder under ``max_bytes``: the oldest written go first, down to three quarters
+    of it, so that trimming is rare. A program removed is compiled again when a model needs it."""
+    try:
+        entries = [(entry.stat().st_mtime_ns, entry.stat().st_size, entry.path)
+                   for entry in os.scandir(directory) if entry.is_file()]
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    if total <= max_bytes:
+        return
+    for _, size, path in sorted(entries):
+        if total <= max_bytes * 3 // 4:
+            break
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        total -= size
 
 
 def import_warm_modules() -> None:
@@ -54,9 +77,29 @@ def backend_started() -> bool:
     return bool(getattr(xla_bridge, "_backends", None))
 
 
-def _start_backend() -> None:
+# Linting never reads what a model's initialisers compute, only the programs JAX
+# traces; yet every initialiser runs once per shape through XLA, which spends
+# most of a lint optimising code that runs once. A worker that lints without
+# --verify asks XLA not to (about 3x faster compiles); --verify's workers compile
+# as users' training does. XLA aborts on a flag it does not know: a worker that
+# dies starting with these is replaced by one without them (workers.py).
+QUICK_COMPILE_FLAGS = ("--xla_backend_optimization_level=0", "--xla_llvm_disable_expensive_passes=true")
+
+
+def use_quick_compile() -> None:
+    """Add :data:`QUICK_COMPILE_FLAGS` to ``XLA_FLAGS`` before the backend starts; a flag the user
+    set there keeps the user's value."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    ours = [flag for flag in QUICK_COMPILE_FLAGS if flag.split("=")[0] not in flags]
+    if ours:
+        os.environ["XLA_FLAGS"] = " ".join([flags, *ours]).strip()
+
+
+def _start_backend(quick_compile: bool = False) -> None:
     # several workers share one GPU: none may take three quarters of its memory up front
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    if quick_compile:
+        use_quick_compile()
     import jax.numpy as jnp
 
     jnp.zeros(()).block_until_ready()  # the backend starts on first use, not on a target's clock
@@ -145,14 +188,15 @@ def prepare_process() -> None:
     os.dup2(2, 1)
 
 
-def forked_main(conn) -> None:
+def forked_main(conn, quick_compile: bool = False) -> None:
     """A worker forked from the fork server: the modules are there, the backend is not."""
     prepare_process()
-    _start_backend()
+    _start_backend(quick_compile)
     serve(conn)
 
 
-def spawned_main(conn, preload: list[str], compilation_cache: str | None = None) -> None:
+def spawned_main(conn, preload: list[str], compilation_cache: str | None = None,
+                 quick_compile: bool = False) -> None:
     """A worker started afresh (no fork server on this platform, or it could not be used)."""
     prepare_process()
     use_compilation_cache(compilation_cache)
@@ -162,5 +206,5 @@ def spawned_main(conn, preload: list[str], compilation_cache: str | None = None)
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a target that needs it says so itself
             pass
-    _start_backend()
+    _start_backend(quick_compile)
     serve(conn)

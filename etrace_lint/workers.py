@@ -6,9 +6,10 @@ forked from a warm fork server (:mod:`.zygote`) where the platform allows it,
 else spawned, each importing JAX once (``spawn`` is the fallback because
 forking a process whose JAX backend runs is unsafe).
 
-Scheduling: the targets of one file run on one worker, one after the other
-(the file is imported once); files are taken longest first, by the time
-their targets took on an earlier run when the cache knows it. Before a worker
+Scheduling (:mod:`.schedule`): the targets of one file run on one worker, one
+after the other (the file is imported once); files are taken longest first
+when the cache knows their times, else each worker works through its own
+stretch of neighbouring files. Before a worker
 starts on another file it drops the modules the last one imported
 (:mod:`.isolation`).
 
@@ -32,7 +33,8 @@ from typing import Callable
 
 from .discover import TargetSpec
 from .findings import TargetResult
-from .worker_loop import tool_error
+from .schedule import Schedule
+from .worker_loop import tool_error, trim_compilation_cache
 
 # Starting the fork server or a spawned worker imports JAX, brainstate and
 # braintrace; on a loaded machine that can take a while, but a worker that
@@ -61,25 +63,12 @@ def _crash_message(exitcode: int | None) -> str:
     return f"linting ended the worker process (exit code {exitcode})"
 
 
-def group_by_file(specs: list[TargetSpec], durations: dict[str, float] | None = None) -> list[list[int]]:
-    """Indices of ``specs`` grouped by file, the slowest files first (then in the order given)."""
-    groups: dict[str, list[int]] = {}
-    for index, spec in enumerate(specs):
-        groups.setdefault(spec.path, []).append(index)
-    ordered = list(groups.values())
-    if durations:
-        known = [durations[specs[i].key] for i in range(len(specs)) if specs[i].key in durations]
-        typical = sum(known) / len(known) if known else 0.0
-        cost = {id(g): sum(durations.get(specs[i].key, typical) for i in g) for g in ordered}
-        ordered.sort(key=lambda g: -cost[id(g)])  # stable: ties keep the order of the files
-    return ordered
-
-
 class _Worker:
     """The parent's handle on one worker: its pipe, and the targets of the file it is on."""
 
-    def __init__(self, conn, pid: int | None = None, process=None):
+    def __init__(self, conn, pid: int | None = None, process=None, quick_compile: bool = False):
         self.conn = conn
+        self.quick_compile = quick_compile  # see worker_loop.QUICK_COMPILE_FLAGS
         self.pid = pid
         self.process = process  # spawned workers only; forked ones belong to the fork server
         self.ready = False
@@ -170,16 +159,16 @@ class _ForkServer:
             self.exits[message[1]] = message[2]
         return message
 
-    def fork(self, context) -> _Worker:
+    def fork(self, context, quick_compile: bool) -> _Worker:
         parent_end, child_end = context.Pipe()
-        self.conn.send(("fork", child_end))
+        self.conn.send(("fork", child_end, quick_compile))
         child_end.close()
         while True:
             message = self.receive()
             if message is None:
                 raise OSError("the fork server stopped")
             if message[0] == "forked":
-                return _Worker(parent_end, pid=message[1])
+                return _Worker(parent_end, pid=message[1], quick_compile=quick_compile)
 
     def close(self) -> None:
         try:
@@ -218,6 +207,7 @@ class WorkerPool:
         self._context = multiprocessing.get_context("spawn")
         self._server: _ForkServer | None = None
         self.workers: list[_Worker] = []
+        self.quick_compile_works = True
 
     def __enter__(self) -> "WorkerPool":
         return self
@@ -246,23 +236,31 @@ class WorkerPool:
             self.start_method = "spawn"
         return self._server
 
-    def _start_worker(self) -> _Worker:
+    def _start_worker(self, quick_compile: bool = True) -> _Worker:
+        """A new worker; ``quick_compile``: one that lints without --verify (worker_loop.QUICK_COMPILE_FLAGS)."""
+        quick_compile = quick_compile and self.quick_compile_works
         server = self._fork_server()
         if server is not None:
             try:
-                return server.fork(self._context)
+                return server.fork(self._context, quick_compile)
             except OSError:
                 self._server = None
-                return self._start_worker()
+                return self._start_worker(quick_compile)
         from . import worker_loop
 
         parent_end, child_end = self._context.Pipe()
         process = self._context.Process(target=worker_loop.spawned_main,
-                                        args=(child_end, self.preload, self.compilation_cache),
+                                        args=(child_end, self.preload, self.compilation_cache, quick_compile),
                                         daemon=True, name="etrace-lint-worker")
         process.start()
         child_end.close()
-        return _Worker(parent_end, process=process)
+        return _Worker(parent_end, process=process, quick_compile=quick_compile)
+
+    def failed_to_start(self, worker: _Worker) -> None:
+        """A worker died before it was ready: when it compiled quickly, this XLA may not know the flags
+        for that (it aborts on them), so the workers that follow compile as usual."""
+        if worker.quick_compile:
+            self.quick_compile_works = False
 
     def _note_exits(self) -> None:
         if self._server is None:
@@ -288,7 +286,14 @@ class WorkerPool:
     def warm(self) -> None:
         """Start the fork server and one worker now, so that the first run does not wait for imports."""
         if not self.workers:
-            self.workers.append(self._start_worker())
+            self.workers.append(self._start_worker(quick_compile=True))
+
+    def keep_only(self, quick_compile: bool) -> None:
+        """Stop the idle workers that compile the other way (a --verify run after linting runs, or back)."""
+        for worker in [w for w in self.workers if w.quick_compile != (quick_compile and self.quick_compile_works)
+                       and w.index is None and not w.queue]:
+            worker.stop(force=not worker.ready)
+            self.workers.remove(worker)
 
     def stop_busy(self) -> None:
         """Stop the workers in the middle of a target (their file's modules are in an unknown state)."""
@@ -312,7 +317,10 @@ class WorkerPool:
             progress: Callable[[int, int, TargetSpec], None] | None = None,
             durations: dict[str, float] | None = None) -> list[TargetResult]:
         """Lint ``specs`` on up to ``jobs`` workers; results come back in the order of ``specs``."""
-        return _Run(self, specs, root, run_options, jobs, timeout, progress, durations).run()
+        try:
+            return _Run(self, specs, root, run_options, jobs, timeout, progress, durations).run()
+        finally:
+            trim_compilation_cache(self.compilation_cache)
 
 
 class _Scaling:
@@ -354,18 +362,19 @@ class _Run:
         self.pool, self.specs, self.root = pool, specs, os.path.abspath(root)
         self.run_options, self.timeout, self.progress = run_options, timeout, progress
         self.results: list[TargetResult | None] = [None] * len(specs)
-        self.groups = group_by_file(specs, durations)
-        self.most = max(1, min(jobs, len(self.groups)))
+        self.most = max(1, min(jobs, len({spec.path for spec in specs})))
+        self.schedule = Schedule(specs, self.most, durations)
         self.scaling = _Scaling()
         self.done = 0
         self.current = specs[0] if specs else None
+        self.quick_compile = not run_options.get("verify")
 
     def finish(self, index: int, result: TargetResult) -> None:
         self.results[index] = result
         self.done += 1
 
     def pending(self) -> int:
-        return len(self.groups) + sum(1 for w in self.pool.workers if w.queue)
+        return len(self.schedule) + sum(1 for w in self.pool.workers if w.queue)
 
     def assign(self) -> None:
         for worker in self.pool.workers:
@@ -373,9 +382,10 @@ class _Run:
                 continue
             new_group = not worker.queue
             if new_group:
-                if not self.groups:
+                group = self.schedule.next_group(worker, alive=set(self.pool.workers))
+                if group is None:
                     continue
-                worker.queue = list(self.groups.pop(0))
+                worker.queue = list(group)
             index = worker.queue.pop(0)
             self.current = self.specs[index]
             worker.give(index, self.current, self.root, self.run_options, new_group)
@@ -387,7 +397,7 @@ class _Run:
             self.finish(worker.index, TargetResult(target=spec.key, tool_errors=[tool_error(spec, why, reason)]))
             worker.index = None
         if worker.queue:
-            self.groups.insert(0, worker.queue)
+            self.schedule.put_back(worker.queue)
             worker.queue = []
         worker.stop(force=True)
         self.pool.workers.pop(slot)
@@ -396,15 +406,16 @@ class _Run:
         if not self.specs:
             return []
         pool = self.pool
+        pool.keep_only(self.quick_compile)
         if not pool.workers:
-            pool.workers.append(pool._start_worker())
+            pool.workers.append(pool._start_worker(self.quick_compile))
         failed_starts = 0
         try:
             while self.done < len(self.specs):
                 for _ in range(self.scaling.more_workers(pool.workers, self.pending(), self.most)):
-                    pool.workers.append(pool._start_worker())
+                    pool.workers.append(pool._start_worker(self.quick_compile))
                 if not pool.workers:
-                    pool.workers.append(pool._start_worker())
+                    pool.workers.append(pool._start_worker(self.quick_compile))
                 self.assign()
                 if self.progress is not None and self.current is not None:
                     self.progress(self.done, len(self.specs), self.current)
@@ -439,6 +450,7 @@ class _Run:
                         continue
                     if worker.index is None and not worker.ready:
                         failed_starts += 1
+                        pool.failed_to_start(worker)
                     if dead:
                         why, reason = _crash_message(pool._exitcode(worker)), "crash"
                     else:
@@ -456,12 +468,11 @@ class _Run:
         return [r for r in self.results if r is not None]
 
     def give_up(self, reason: str) -> None:
-        for group in self.groups:
+        for group in self.schedule.take_all():
             for index in group:
                 spec = self.specs[index]
                 self.finish(index, TargetResult(target=spec.key,
                                                 tool_errors=[tool_error(spec, reason, "worker-start")]))
-        self.groups = []
 
 
 def run_in_workers(specs: list[TargetSpec], root: str, run_options: dict, jobs: int, timeout: float,

@@ -158,3 +158,70 @@ def test_more_workers_start_only_when_the_work_left_pays_for_them(monkeypatch):
     fresh.started(4.0)
     stuck = [_FakeWorker(index=0, started=90.0)]  # busy for 10 s, longer than a start
     assert fresh.more_workers(stuck, pending=3, most=2) == 1
+
+
+_REPORTS_XLA_FLAGS = '''\
+import os
+import etrace_lint
+
+
+@etrace_lint.target(name="flags")
+def flags():
+    raise RuntimeError("XLA_FLAGS=[" + os.environ.get("XLA_FLAGS", "") + "]")
+'''
+
+
+def _xla_flags_seen(tmp_path, run_options, pool=None) -> str:
+    from etrace_lint.workers import WorkerPool
+
+    path = tmp_path / "flags.py"
+    path.write_text(_REPORTS_XLA_FLAGS)
+    specs = discover([str(path)], str(tmp_path)).targets
+    with (pool or WorkerPool()) as used:
+        (result,) = used.run(specs, str(tmp_path), run_options, jobs=1, timeout=60)
+    message = result.tool_errors[0].message
+    return message[message.index("XLA_FLAGS=[") + 11:message.rindex("]")]
+
+
+def test_linting_workers_compile_quickly_and_verify_workers_as_training_does(tmp_path, monkeypatch):
+    from etrace_lint.worker_loop import QUICK_COMPILE_FLAGS
+
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    assert _xla_flags_seen(tmp_path, {}).split() == list(QUICK_COMPILE_FLAGS)
+    assert _xla_flags_seen(tmp_path, {"verify": True}) == ""
+    # a flag the user set keeps the user's value; the others are added
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=2")
+    assert _xla_flags_seen(tmp_path, {}).split() == ["--xla_backend_optimization_level=2",
+                                                     "--xla_llvm_disable_expensive_passes=true"]
+
+
+def test_a_quick_worker_that_dies_starting_is_replaced_by_one_that_compiles_as_usual(tmp_path, monkeypatch):
+    """XLA aborts on a flag it does not know: the run goes on without the quick-compile flags."""
+    import signal
+
+    from etrace_lint.workers import WorkerPool
+
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    pool = WorkerPool()
+    doomed = pool._start_worker(quick_compile=True)
+    os.kill(doomed.pid, signal.SIGABRT)
+    pool.workers.append(doomed)
+    assert _xla_flags_seen(tmp_path, {}, pool=pool) == ""
+    assert not pool.quick_compile_works
+
+
+def test_findings_do_not_depend_on_how_the_workers_compile(daily_tree):
+    from etrace_lint.workers import WorkerPool
+
+    paths = [str(daily_tree / name) for name in ("layers.py", "suppressed.py", "leaky.py")]
+    specs = discover(paths, str(daily_tree)).targets
+    runs = []
+    for quick in (True, False):
+        with WorkerPool() as pool:
+            pool.quick_compile_works = quick
+            runs.append([r.to_json() for r in pool.run(specs, str(daily_tree), {}, jobs=1, timeout=120)])
+            assert all(w.quick_compile is quick for w in pool.workers)
+    for result in runs[0] + runs[1]:
+        result.pop("seconds", None)
+    assert runs[0] == runs[1]
+    assert any(result["findings"] for result in runs[0])

@@ -1,0 +1,102 @@
+"""Which file a worker lints next.
+
+The targets of one file always go to one worker (the file is imported once).
+How files are handed out depends on what is known of them:
+
+- With the times their targets took on an earlier run (the cache records
+  them), the slowest files go first, to whichever worker is free: the run
+  ends when the slowest files do, not after them.
+- On a first run nothing is known, and what a target costs is mostly XLA
+  compiling the small programs its model's initialisers run, once per shape
+  in each process. Files next to each other build alike models, so the files
+  are cut into one contiguous run per worker, in path order; each worker
+  works through its own run and meets the programs it compiled for the file
+  before. A worker that finishes its run takes files from the far end of the
+  longest run left, so no worker waits while work remains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from .discover import TargetSpec
+
+
+def group_by_file(specs: list[TargetSpec]) -> list[list[int]]:
+    """Indices of ``specs`` grouped by file, in the order of their first target."""
+    groups: dict[str, list[int]] = {}
+    for index, spec in enumerate(specs):
+        groups.setdefault(spec.path, []).append(index)
+    return list(groups.values())
+
+
+class Schedule:
+    """The files not yet given to a worker.
+
+    ``next_group(worker)`` hands a worker (any hashable handle) its next file's
+    target indices; ``put_back(group)`` returns the rest of a file whose worker
+    died, to be taken first.
+    """
+
+    def __init__(self, specs: list[TargetSpec], workers: int, durations: dict[str, float] | None = None):
+        groups = group_by_file(specs)
+        known = [durations[spec.key] for spec in specs if spec.key in durations] if durations else []
+        if known:
+            typical = sum(known) / len(known)
+            cost = [sum(durations.get(specs[i].key, typical) for i in group) for group in groups]
+            order = sorted(range(len(groups)), key=lambda g: -cost[g])  # stable: ties keep file order
+            self._runs = [[groups[g] for g in order]]  # one queue every worker takes from
+        else:
+            self._runs = _contiguous(groups, max(1, workers))
+        self._owner: dict[Hashable, int] = {}
+        self._retry: list[list[int]] = []
+
+    def __len__(self) -> int:
+        return len(self._retry) + sum(len(run) for run in self._runs)
+
+    def next_group(self, worker: Hashable, alive: set | None = None) -> list[int] | None:
+        """The next file for ``worker``; ``alive``: the workers that still hold a run (others' runs are free)."""
+        if self._retry:
+            return self._retry.pop(0)
+        if len(self._runs) == 1:
+            return self._runs[0].pop(0) if self._runs[0] else None
+        if alive is not None:
+            self._owner = {w: run for w, run in self._owner.items() if w in alive or w == worker}
+        run = self._owner.get(worker)
+        if run is None or not self._runs[run]:
+            run = self._free_run()
+            if run is not None:
+                self._owner[worker] = run
+        if run is not None:
+            return self._runs[run].pop(0)
+        # every run left belongs to a busy worker: take from the far end of the longest
+        longest = max(self._runs, key=len, default=None)
+        return longest.pop() if longest else None
+
+    def _free_run(self) -> int | None:
+        owned = set(self._owner.values())
+        for index, run in enumerate(self._runs):
+            if run and index not in owned:
+                return index
+        return None
+
+    def put_back(self, group: list[int]) -> None:
+        self._retry.append(group)
+
+    def take_all(self) -> list[list[int]]:
+        """Every file not yet handed out (the run gives up on them)."""
+        groups = self._retry + [group for run in self._runs for group in run]
+        self._retry, self._runs = [], [[] for _ in self._runs]
+        return groups
+
+
+def _contiguous(groups: list[list[int]], parts: int) -> list[list[list[int]]]:
+    """``groups`` cut, in order, into ``parts`` runs of nearly equal numbers of targets."""
+    total = sum(len(group) for group in groups)
+    runs: list[list[list[int]]] = [[] for _ in range(min(parts, len(groups)) or 1)]
+    done = 0
+    for group in groups:
+        # the run this file starts in, by the share of targets before it
+        runs[min(len(runs) - 1, done * len(runs) // max(total, 1))].append(group)
+        done += len(group)
+    return runs
