@@ -52,7 +52,7 @@ from etrace_lint import engine  # noqa: E402
 from etrace_lint import jaxpr_view as jv  # noqa: E402
 from etrace_lint.findings import Location  # noqa: E402
 from etrace_lint.policy import hidden_note_levels  # noqa: E402
-from etrace_lint.settings import Settings  # noqa: E402
+from etrace_lint.settings import EngineSettings, Settings  # noqa: E402
 from etrace_lint.targets import LoadedTarget  # noqa: E402
 
 HERE = os.path.abspath(__file__)
@@ -166,12 +166,12 @@ class CompileClock:
 
 
 # what `etrace-lint` passes the engine by default: notes are hidden, so they are not built
-DEFAULT_RUN = {"hidden_note_levels": hidden_note_levels(Settings())}
+DEFAULT_RUN = Settings().for_engine(hidden_note_levels(Settings()))
 
 
 def lint(model, inputs, options, show_info: bool = False):
     loaded = LoadedTarget(None, "bench", model, inputs, options, factory_location=Location(HERE, 1))
-    return engine.lint_model(loaded, {} if show_info else DEFAULT_RUN).findings
+    return engine.lint_model(loaded, EngineSettings() if show_info else DEFAULT_RUN).findings
 
 
 def _timed_lint(cls, knob, options, show_info: bool) -> tuple[float, float, int, int]:

@@ -36,7 +36,7 @@ class AnalysisContext:
     inputs: tuple
     compilation: bt.Compilation
     locator: Locator
-    options: dict  # settings of the run that rules may read (opt-in flags)
+    settings: Any  # the run's EngineSettings (opt-in flags)
 
     @property
     def graph(self) -> Any:

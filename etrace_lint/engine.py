@@ -9,7 +9,7 @@ import contextlib
 import gc
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 from .discover import TargetSpec
 from .environ import environ_context
@@ -17,6 +17,7 @@ from .findings import Finding, Location, TargetResult
 from .rule import Hit, Rule
 from .isolation import project_files, target_state
 from .naming import format_path
+from .settings import EngineSettings
 from .targets import LoadedTarget, TargetLoadError, load_target
 
 
@@ -29,43 +30,41 @@ class ModelReport:
     verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
 
 
-def lint_target(spec: TargetSpec, root: str, run_options: Mapping[str, Any] | None = None) -> TargetResult:
+def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = None) -> TargetResult:
     """Load one target and lint it in this process. Never raises for a problem of the target.
 
     The target starts from the same random seed and this process's own global
     settings, and whatever it changes in them is undone (:mod:`.isolation`).
     """
-    run_options = dict(run_options or {})
+    settings = settings or EngineSettings()
     with target_state():
         before = set(sys.modules)
         result = TargetResult(target=spec.key)
         try:
-            loaded = load_target(spec, root, environ=run_options.get("environ"))
+            loaded = load_target(spec, root, environ=settings.environ)
         except TargetLoadError as exc:
             result.tool_errors.append(exc.tool_error)
         else:
-            report = lint_model(loaded, run_options)
+            report = lint_model(loaded, settings)
             result.findings, result.notes_left_out, result.verify_rows = (
                 report.findings, report.notes_left_out, report.verify_rows)
-            result.hidden_note_levels = _hidden_note_levels(run_options)
+            result.hidden_note_levels = _hidden_note_levels(settings)
         result.dependencies = sorted(set(project_files(root, since=before)) | {spec.path})
         return result
 
 
-def _hidden_note_levels(run_options: Mapping[str, Any]) -> dict | None:
+def _hidden_note_levels(settings: EngineSettings) -> dict | None:
     """How the run hides notes (``policy.hidden_note_levels``); None when every note is
     built: notes are shown, or ``--verify`` may point at one to say why a weight does not learn."""
-    if run_options.get("verify"):
-        return None
-    return run_options.get("hidden_note_levels")
+    return None if settings.verify else settings.hidden_note_levels
 
 
-def lint_model(loaded: LoadedTarget, run_options: Mapping[str, Any]) -> ModelReport:
+def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     """Compile one loaded model and turn records, errors and our own checks into its report.
 
-    ``run_options``: the run's settings the engine reads (compile options, hidden
-    note levels, opt-in flags, verify settings). Notes the run hides are not
-    built, only counted per rule.
+    ``settings``: what the engine reads of the run's settings (compile options,
+    hidden note levels, opt-in flags, verify settings). Notes the run hides are
+    not built, only counted per rule.
     """
     from . import braintrace_adapter as bt
     from .analysis import AnalysisContext
@@ -73,8 +72,8 @@ def lint_model(loaded: LoadedTarget, run_options: Mapping[str, Any]) -> ModelRep
     from .rules_compiler import findings_from_error, findings_from_records, is_hidden_note
 
     report = ModelReport()
-    hidden_levels = _hidden_note_levels(run_options)
-    compile_options = {**run_options.get("compile_options", {}), **loaded.compile_options}
+    hidden_levels = _hidden_note_levels(settings)
+    compile_options = {**settings.compile_options, **loaded.compile_options}
     with environ_context(loaded.environ):  # the step reads dt as it did when the factory built the model
         try:
             bt.ensure_states(loaded.model, loaded.batch_size)
@@ -91,13 +90,12 @@ def lint_model(loaded: LoadedTarget, run_options: Mapping[str, Any]) -> ModelRep
             if compilation.error is not None:
                 findings = findings_from_error(compilation, locator, loaded.name, findings)
             if compilation.graph is not None:
-                context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, dict(run_options))
+                context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings)
                 findings.extend(findings_from_checks(context, loaded.name))
-        if compilation.graph is not None and run_options.get("verify"):
+        if compilation.graph is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
             from .verify import verify_model
-            verify_findings, report.verify_rows = verify_model(loaded, context, dict(run_options),
-                                                               findings=findings)
+            verify_findings, report.verify_rows = verify_model(loaded, context, settings, findings=findings)
             findings.extend(verify_findings)
     report.findings = sorted(set_unique(findings), key=Finding.sort_key)
     return report
@@ -133,10 +131,10 @@ def set_unique(findings: list[Finding]) -> list[Finding]:
     return unique
 
 
-def rule_enabled_for_run(rule: Rule, run_options: dict) -> bool:
+def rule_enabled_for_run(rule: Rule, settings: EngineSettings) -> bool:
     from .options import flag_is_on
 
-    return not rule.opt_in_flag or flag_is_on(rule.opt_in_flag, run_options)
+    return not rule.opt_in_flag or flag_is_on(rule.opt_in_flag, settings)
 
 
 def findings_from_checks(context: Any, name: str) -> list[Finding]:
@@ -144,7 +142,7 @@ def findings_from_checks(context: Any, name: str) -> list[Finding]:
 
     findings = []
     for rule in analysis_rules():
-        if not rule_enabled_for_run(rule, context.options):
+        if not rule_enabled_for_run(rule, context.settings):
             continue
         for hit in rule.check(context):
             findings.append(finding_from_hit(rule, hit, context.locator, name))

@@ -7,7 +7,7 @@ Everything else is built from :data:`OPTIONS`:
 - the argument parser (``cli.build_parser``) and how a flag combines with the file's value;
 - the ``[tool.etrace-lint]`` reader and its did-you-mean errors (``config.load_settings``);
 - the typed :class:`~etrace_lint.settings.Settings` (one field per option) and the
-  run options the engine, verify and the workers read (``settings.run_options``);
+  typed :class:`~etrace_lint.settings.EngineSettings` the engine, verify and the workers read;
 - the configuration reference in the README (``docs_cli.options_markdown``).
 
 Adding an option is adding a row here; a new ``kind`` also needs a reader in
@@ -46,7 +46,7 @@ class Option:
     choices: tuple[str, ...] = ()
     minimum: str | None = None  # "zero" or "positive": a usage error below it, from a flag or the file
     combine: str = "replace"  # a flag's value and the file's: replace, extend (lists) or update (tables)
-    run_key: str | None = None  # the key of the run options the engine reads (see settings.run_options)
+    engine: bool = False  # the engine reads it: a field of settings.EngineSettings too
     shown_default: str | None = None  # the default as users read it, when ``default`` does not say it
     const: Any = True  # what a flag of kind "flag" sets
     factory: Callable[[], Any] | None = None  # the default, computed for each Settings
@@ -130,27 +130,27 @@ OPTIONS: tuple[Option, ...] = (
            metavar="FILE", group="rule selection"),
     Option("check_online_grad", "bool", False, "also check that one online gradient step can be built "
            "(ETL205; slower)", flags=("--check-online-grad",), kind="flag", group="rule selection",
-           run_key="check_online_grad"),
+           engine=True),
     # gradient verification
     Option("verify", "bool", False, "compare online gradients (d_rtrl, pp_prop) with exact BPTT per weight",
-           flags=("--verify",), kind="flag", group="gradient verification", run_key="verify"),
+           flags=("--verify",), kind="flag", group="gradient verification", engine=True),
     Option("verify_steps", "int | None", None, "sequence length", flags=("--verify-steps",), key="verify.steps",
-           kind="int", metavar="T", minimum="positive", group="gradient verification", run_key="verify_steps",
+           kind="int", metavar="T", minimum="positive", group="gradient verification", engine=True,
            shown_default="16"),
     Option("verify_batch", "int | None", None, "batch size", flags=("--verify-batch",), key="verify.batch",
-           kind="int", metavar="B", minimum="positive", group="gradient verification", run_key="verify_batch",
+           kind="int", metavar="B", minimum="positive", group="gradient verification", engine=True,
            shown_default="the target's own batch, else 4"),
     Option("verify_algorithms", "list[str] | None", None, "online algorithms compared (comma separated)",
            flags=("--verify-algorithms",), key="verify.algorithms", kind="list", metavar="ALGOS",
-           group="gradient verification", run_key="verify_algorithms", shown_default="d_rtrl,pp_prop"),
+           group="gradient verification", engine=True, shown_default="d_rtrl,pp_prop"),
     Option("verify_seed", "int | None", None, "random seed of the inputs", flags=("--verify-seed",),
-           key="verify.seed", kind="int", metavar="SEED", group="gradient verification", run_key="verify_seed",
+           key="verify.seed", kind="int", metavar="SEED", group="gradient verification", engine=True,
            shown_default="0"),
     Option("verify_cosine_floor", "float | None", None, "lowest cosine similarity to BPTT that passes",
            flags=("--verify-cosine-floor",), key="verify.cosine-floor", kind="float", metavar="COS",
-           group="gradient verification", run_key="verify_cosine_floor", shown_default="0.5"),
+           group="gradient verification", engine=True, shown_default="0.5"),
     Option("device", "str | None", None, "JAX platform for --verify: cpu, gpu, ...", flags=("--device",),
-           key="verify.device", metavar="DEVICE", group="gradient verification", run_key="device",
+           key="verify.device", metavar="DEVICE", group="gradient verification", engine=True,
            shown_default="JAX's default device"),
     # fixes
     Option("fix", "bool", False, "apply safe fixes in place", flags=("--fix",), kind="flag", group="fixes"),
@@ -174,7 +174,7 @@ OPTIONS: tuple[Option, ...] = (
            kind="compile-options"),
     Option("environ", "dict | None", None, "brainstate.environ setting to build and trace targets under, such as "
            "dt=0.1ms (repeatable or comma separated; a target's decorator overrides it)", flags=("--environ",),
-           key="environ", kind="environ", metavar="KEY=VALUE", combine="update", run_key="environ"),
+           key="environ", kind="environ", metavar="KEY=VALUE", combine="update", engine=True),
     Option("shard", "str | None", None, "lint only part K of N of the targets (each file in one part), for N CI "
            "runners; combine their logs with `etrace-lint merge`", flags=("--shard",), kind="shard",
            metavar="K/N"),
@@ -195,7 +195,7 @@ BY_KEY = {option.key: option for option in OPTIONS if option.key}
 # the keys of [tool.etrace-lint] itself; "verify" holds the verify.* options
 KNOWN_KEYS = tuple(dict.fromkeys(key.split(".")[0] for key in BY_KEY))
 SECTIONS = tuple(dict.fromkeys(key.split(".")[0] for key in BY_KEY if "." in key))
-RUN_OPTIONS = tuple(option for option in OPTIONS if option.run_key)
+ENGINE_OPTIONS = tuple(option for option in OPTIONS if option.engine)
 
 
 def below_minimum(value: Any, minimum: str | None) -> bool:
@@ -207,7 +207,7 @@ MINIMUM_WORDS = {"zero": "zero or more", "positive": "positive"}
 
 
 def option_for_flag(flag: str) -> Option:
-    """The option a command-line flag sets: ``option_for_flag("--verify").run_key == "verify"``.
+    """The option a command-line flag sets: ``option_for_flag("--verify").name == "verify"``.
 
     A rule's ``opt_in_flag`` names its option this way; an unknown flag is a
     KeyError that suggests the closest one.
@@ -219,9 +219,10 @@ def option_for_flag(flag: str) -> Option:
     raise KeyError(f"no option has the flag {flag!r}{did_you_mean(flag, known)}")
 
 
-def flag_is_on(flag: str, run_options: dict) -> bool:
-    """Whether the run options of a run have the opt-in ``flag`` set (an opt-in rule runs)."""
-    return bool(run_options.get(option_for_flag(flag).run_key))
+def flag_is_on(flag: str, settings: Any) -> bool:
+    """Whether a run's settings (:class:`~etrace_lint.settings.Settings` or the engine's) have the opt-in
+    ``flag`` set (an opt-in rule runs)."""
+    return bool(getattr(settings, option_for_flag(flag).name, False))
 
 
 def did_you_mean(word: str, known: Iterable[str], quote: bool = False) -> str:

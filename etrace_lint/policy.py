@@ -78,7 +78,7 @@ def _rule_runs(rule_id: str, settings: Settings) -> bool:
     rule = all_rules().get(rule_id)
     if rule is None or rule.retired:
         return False
-    if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, settings.run_options):
+    if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, settings):
         return False
     return rule_selected(rule_id, settings)
 

@@ -59,15 +59,14 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
     if stale:
         from .workers import WorkerPool, default_jobs
 
-        run_options = dict(settings.run_options, compile_options=settings.compile_options,
-                           hidden_note_levels=hidden_note_levels(settings), drop_env=list(settings.drop_env))
+        engine_settings = settings.for_engine(hidden_note_levels(settings))
         todo = [specs[i] for i in stale]
         durations = cache.recorded_seconds(todo) if cache is not None else None
         own_pool = pool is None
         if own_pool:
             pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(cache))
         try:
-            fresh = pool.run(todo, settings.root, run_options, settings.jobs or default_jobs(), settings.timeout,
+            fresh = pool.run(todo, settings.root, engine_settings, settings.jobs or default_jobs(), settings.timeout,
                              progress, durations)
         finally:
             if own_pool:

@@ -77,43 +77,25 @@ def backend_started() -> bool:
     return bool(getattr(xla_bridge, "_backends", None))
 
 
-# Linting never reads what a model's initialisers compute, only the programs JAX
-# traces; yet every initialiser runs once per shape through XLA, which spends
-# most of a lint optimising code that runs once. A worker that lints without
-# --verify asks XLA not to (about 3x faster compiles); --verify's workers compile
-# as users' training does. XLA aborts on a flag it does not know: a worker that
-# dies starting with these is replaced by one without them (workers.py).
-QUICK_COMPILE_FLAGS = ("--xla_backend_optimization_level=0", "--xla_llvm_disable_expensive_passes=true")
-
-
-def use_quick_compile() -> None:
-    """Add :data:`QUICK_COMPILE_FLAGS` to ``XLA_FLAGS`` before the backend starts; a flag the user
-    set there keeps the user's value."""
-    flags = os.environ.get("XLA_FLAGS", "")
-    ours = [flag for flag in QUICK_COMPILE_FLAGS if flag.split("=")[0] not in flags]
-    if ours:
-        os.environ["XLA_FLAGS"] = " ".join([flags, *ours]).strip()
-
-
-def _start_backend(quick_compile: bool = False) -> None:
+def _start_backend() -> None:
     # several workers share one GPU: none may take three quarters of its memory up front
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    if quick_compile:
-        use_quick_compile()
     import jax.numpy as jnp
 
     jnp.zeros(()).block_until_ready()  # the backend starts on first use, not on a target's clock
 
 
-def _compiler_options(run_options: dict) -> dict:
-    """Build the compiler's objects from the plain data configuration holds."""
-    options = dict(run_options.get("compile_options") or {})
+def _compiler_options(settings):
+    """The engine settings with the compiler's objects built from the plain data configuration holds."""
+    import dataclasses
+
+    options = dict(settings.compile_options)
     policy = options.get("control_flow")
     if isinstance(policy, dict):
         import braintrace
 
         options["control_flow"] = braintrace.ControlFlowPolicy(**policy)
-    return dict(run_options, compile_options=options)
+    return dataclasses.replace(settings, compile_options=options)
 
 
 def _label(spec) -> str:
@@ -126,21 +108,35 @@ def tool_error(spec, message: str, reason: str):
     return ToolError(spec.display_name, f"{_label(spec)}: {message}", Location(spec.path, spec.line), reason)
 
 
-def lint_one(spec, root: str, run_options: dict):
+def use_compile_mode(settings) -> None:
+    """Linting never reads what a model's initialisers compute, only the programs JAX traces; yet
+    each initialiser runs once per shape through XLA, and optimising those programs is most of a
+    cold lint. Without --verify, XLA is asked not to (JAX's ``jax_disable_most_optimizations``:
+    LLVM at level 0, about 3x quicker compiles); --verify compiles as the user's training does.
+    ``JAX_DISABLE_MOST_OPTIMIZATIONS`` in the environment is the user's choice and stays."""
+    if "JAX_DISABLE_MOST_OPTIMIZATIONS" in os.environ:
+        return
+    import jax
+
+    jax.config.update("jax_disable_most_optimizations", not settings.verify)
+
+
+def lint_one(spec, root: str, settings):
     """One target, from clean global settings, with its dependencies as the files this worker imported."""
     from . import isolation
     from .engine import lint_target
     from .findings import TargetResult
 
-    isolation.drop_environment(run_options.get("drop_env") or [])
+    isolation.drop_environment(settings.drop_env)
     try:
-        options = _compiler_options(run_options)
+        compiler_ready = _compiler_options(settings)
     except Exception as exc:  # a bad control-flow table: every target says so
         message = f"the configured compile options are not valid: {type(exc).__name__}: {exc}"
         return TargetResult(target=spec.key, tool_errors=[tool_error(spec, message, "usage")])
+    use_compile_mode(settings)
     started = time.perf_counter()
     try:
-        result = lint_target(spec, root, options)
+        result = lint_target(spec, root, compiler_ready)
     except BaseException as exc:  # noqa: BLE001 - a factory may even call sys.exit()
         result = TargetResult(target=spec.key, tool_errors=[tool_error(
             spec, f"linting stopped with {type(exc).__name__}: {exc}", "internal-error")])
@@ -168,7 +164,7 @@ def serve(conn) -> None:
     linted = False
     conn.send(("ready", os.getpid()))
     while (message := next_message(conn)) is not None:
-        _, index, spec_fields, root, run_options, new_group = message
+        _, index, spec_fields, root, settings, new_group = message
         if new_group:
             if linted:
                 baseline.reset()
@@ -176,7 +172,7 @@ def serve(conn) -> None:
             baseline.enter(spec_fields[0], root)
             os.chdir(root)  # relative paths in a model resolve as in the user's project
         spec = TargetSpec(*spec_fields)
-        result = lint_one(spec, root, run_options)
+        result = lint_one(spec, root, settings)
         linted = True
         conn.send(("result", index, result.to_json()))
 
@@ -188,15 +184,14 @@ def prepare_process() -> None:
     os.dup2(2, 1)
 
 
-def forked_main(conn, quick_compile: bool = False) -> None:
+def forked_main(conn) -> None:
     """A worker forked from the fork server: the modules are there, the backend is not."""
     prepare_process()
-    _start_backend(quick_compile)
+    _start_backend()
     serve(conn)
 
 
-def spawned_main(conn, preload: list[str], compilation_cache: str | None = None,
-                 quick_compile: bool = False) -> None:
+def spawned_main(conn, preload: list[str], compilation_cache: str | None = None) -> None:
     """A worker started afresh (no fork server on this platform, or it could not be used)."""
     prepare_process()
     use_compilation_cache(compilation_cache)
@@ -206,5 +201,5 @@ def spawned_main(conn, preload: list[str], compilation_cache: str | None = None,
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a target that needs it says so itself
             pass
-    _start_backend(quick_compile)
+    _start_backend()
     serve(conn)

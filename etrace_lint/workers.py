@@ -34,6 +34,7 @@ from typing import Callable
 from .discover import TargetSpec
 from .findings import TargetResult
 from .schedule import Schedule
+from .settings import EngineSettings
 from .worker_loop import tool_error, trim_compilation_cache
 
 # Starting the fork server or a spawned worker imports JAX, brainstate and
@@ -66,9 +67,8 @@ def _crash_message(exitcode: int | None) -> str:
 class _Worker:
     """The parent's handle on one worker: its pipe, and the targets of the file it is on."""
 
-    def __init__(self, conn, pid: int | None = None, process=None, quick_compile: bool = False):
+    def __init__(self, conn, pid: int | None = None, process=None):
         self.conn = conn
-        self.quick_compile = quick_compile  # see worker_loop.QUICK_COMPILE_FLAGS
         self.pid = pid
         self.process = process  # spawned workers only; forked ones belong to the fork server
         self.ready = False
@@ -82,10 +82,9 @@ class _Worker:
     def waitables(self) -> list:
         return [self.conn] + ([self.process.sentinel] if self.process is not None else [])
 
-    def give(self, index: int, spec: TargetSpec, root: str, run_options: dict, new_group: bool) -> None:
+    def give(self, index: int, spec: TargetSpec, root: str, settings: EngineSettings, new_group: bool) -> None:
         self.index, self.started = index, time.monotonic()
-        self.conn.send(("lint", index, (spec.path, spec.factory, spec.line, spec.name), root, run_options,
-                        new_group))
+        self.conn.send(("lint", index, (spec.path, spec.factory, spec.line, spec.name), root, settings, new_group))
 
     def deadline(self, timeout: float) -> float:
         return self.started + timeout if self.index is not None else self.born + STARTUP_LIMIT
@@ -159,16 +158,16 @@ class _ForkServer:
             self.exits[message[1]] = message[2]
         return message
 
-    def fork(self, context, quick_compile: bool) -> _Worker:
+    def fork(self, context) -> _Worker:
         parent_end, child_end = context.Pipe()
-        self.conn.send(("fork", child_end, quick_compile))
+        self.conn.send(("fork", child_end))
         child_end.close()
         while True:
             message = self.receive()
             if message is None:
                 raise OSError("the fork server stopped")
             if message[0] == "forked":
-                return _Worker(parent_end, pid=message[1], quick_compile=quick_compile)
+                return _Worker(parent_end, pid=message[1])
 
     def close(self) -> None:
         try:
@@ -207,7 +206,6 @@ class WorkerPool:
         self._context = multiprocessing.get_context("spawn")
         self._server: _ForkServer | None = None
         self.workers: list[_Worker] = []
-        self.quick_compile_works = True
 
     def __enter__(self) -> "WorkerPool":
         return self
@@ -236,31 +234,23 @@ class WorkerPool:
             self.start_method = "spawn"
         return self._server
 
-    def _start_worker(self, quick_compile: bool = True) -> _Worker:
-        """A new worker; ``quick_compile``: one that lints without --verify (worker_loop.QUICK_COMPILE_FLAGS)."""
-        quick_compile = quick_compile and self.quick_compile_works
+    def _start_worker(self) -> _Worker:
         server = self._fork_server()
         if server is not None:
             try:
-                return server.fork(self._context, quick_compile)
+                return server.fork(self._context)
             except OSError:
                 self._server = None
-                return self._start_worker(quick_compile)
+                return self._start_worker()
         from . import worker_loop
 
         parent_end, child_end = self._context.Pipe()
         process = self._context.Process(target=worker_loop.spawned_main,
-                                        args=(child_end, self.preload, self.compilation_cache, quick_compile),
+                                        args=(child_end, self.preload, self.compilation_cache),
                                         daemon=True, name="etrace-lint-worker")
         process.start()
         child_end.close()
-        return _Worker(parent_end, process=process, quick_compile=quick_compile)
-
-    def failed_to_start(self, worker: _Worker) -> None:
-        """A worker died before it was ready: when it compiled quickly, this XLA may not know the flags
-        for that (it aborts on them), so the workers that follow compile as usual."""
-        if worker.quick_compile:
-            self.quick_compile_works = False
+        return _Worker(parent_end, process=process)
 
     def _note_exits(self) -> None:
         if self._server is None:
@@ -286,14 +276,7 @@ class WorkerPool:
     def warm(self) -> None:
         """Start the fork server and one worker now, so that the first run does not wait for imports."""
         if not self.workers:
-            self.workers.append(self._start_worker(quick_compile=True))
-
-    def keep_only(self, quick_compile: bool) -> None:
-        """Stop the idle workers that compile the other way (a --verify run after linting runs, or back)."""
-        for worker in [w for w in self.workers if w.quick_compile != (quick_compile and self.quick_compile_works)
-                       and w.index is None and not w.queue]:
-            worker.stop(force=not worker.ready)
-            self.workers.remove(worker)
+            self.workers.append(self._start_worker())
 
     def stop_busy(self) -> None:
         """Stop the workers in the middle of a target (their file's modules are in an unknown state)."""
@@ -313,12 +296,12 @@ class WorkerPool:
 
     # -- a run ------------------------------------------------------------
 
-    def run(self, specs: list[TargetSpec], root: str, run_options: dict, jobs: int, timeout: float,
+    def run(self, specs: list[TargetSpec], root: str, settings: EngineSettings, jobs: int, timeout: float,
             progress: Callable[[int, int, TargetSpec], None] | None = None,
             durations: dict[str, float] | None = None) -> list[TargetResult]:
         """Lint ``specs`` on up to ``jobs`` workers; results come back in the order of ``specs``."""
         try:
-            return _Run(self, specs, root, run_options, jobs, timeout, progress, durations).run()
+            return _Run(self, specs, root, settings, jobs, timeout, progress, durations).run()
         finally:
             trim_compilation_cache(self.compilation_cache)
 
@@ -358,16 +341,15 @@ class _Scaling:
 
 
 class _Run:
-    def __init__(self, pool: WorkerPool, specs, root, run_options, jobs, timeout, progress, durations):
+    def __init__(self, pool: WorkerPool, specs, root, settings, jobs, timeout, progress, durations):
         self.pool, self.specs, self.root = pool, specs, os.path.abspath(root)
-        self.run_options, self.timeout, self.progress = run_options, timeout, progress
+        self.settings, self.timeout, self.progress = settings, timeout, progress
         self.results: list[TargetResult | None] = [None] * len(specs)
         self.most = max(1, min(jobs, len({spec.path for spec in specs})))
         self.schedule = Schedule(specs, self.most, durations)
         self.scaling = _Scaling()
         self.done = 0
         self.current = specs[0] if specs else None
-        self.quick_compile = not run_options.get("verify")
 
     def finish(self, index: int, result: TargetResult) -> None:
         self.results[index] = result
@@ -388,7 +370,7 @@ class _Run:
                 worker.queue = list(group)
             index = worker.queue.pop(0)
             self.current = self.specs[index]
-            worker.give(index, self.current, self.root, self.run_options, new_group)
+            worker.give(index, self.current, self.root, self.settings, new_group)
 
     def replace(self, slot: int, worker: _Worker, why: str, reason: str) -> None:
         """A worker died or overran: its target fails, the rest of its file goes to another worker."""
@@ -406,16 +388,15 @@ class _Run:
         if not self.specs:
             return []
         pool = self.pool
-        pool.keep_only(self.quick_compile)
         if not pool.workers:
-            pool.workers.append(pool._start_worker(self.quick_compile))
+            pool.workers.append(pool._start_worker())
         failed_starts = 0
         try:
             while self.done < len(self.specs):
                 for _ in range(self.scaling.more_workers(pool.workers, self.pending(), self.most)):
-                    pool.workers.append(pool._start_worker(self.quick_compile))
+                    pool.workers.append(pool._start_worker())
                 if not pool.workers:
-                    pool.workers.append(pool._start_worker(self.quick_compile))
+                    pool.workers.append(pool._start_worker())
                 self.assign()
                 if self.progress is not None and self.current is not None:
                     self.progress(self.done, len(self.specs), self.current)
@@ -450,7 +431,6 @@ class _Run:
                         continue
                     if worker.index is None and not worker.ready:
                         failed_starts += 1
-                        pool.failed_to_start(worker)
                     if dead:
                         why, reason = _crash_message(pool._exitcode(worker)), "crash"
                     else:
@@ -475,10 +455,10 @@ class _Run:
                                                 tool_errors=[tool_error(spec, reason, "worker-start")]))
 
 
-def run_in_workers(specs: list[TargetSpec], root: str, run_options: dict, jobs: int, timeout: float,
+def run_in_workers(specs: list[TargetSpec], root: str, settings: EngineSettings, jobs: int, timeout: float,
                    progress: Callable[[int, int, TargetSpec], None] | None = None,
                    durations: dict[str, float] | None = None, preload: list[str] | tuple[str, ...] = ()
                    ) -> list[TargetResult]:
     """One run on a pool of its own."""
     with WorkerPool(preload) as pool:
-        return pool.run(specs, root, run_options, jobs, timeout, progress, durations)
+        return pool.run(specs, root, settings, jobs, timeout, progress, durations)

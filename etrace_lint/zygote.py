@@ -9,8 +9,8 @@ import starts the backend (brainpy.state does) is reported back instead, and
 the parent starts a fork server without it.
 
 Protocol over one pipe: the server sends ``("ready", pid)`` or
-``("unsafe", module)``; then it answers ``("fork", connection, quick_compile)``
-with ``("forked", pid)`` and reports each worker that ends with ``("exit", pid,
+``("unsafe", module)``; then it answers ``("fork", connection)`` with
+``("forked", pid)`` and reports each worker that ends with ``("exit", pid,
 code)`` (``code`` as ``Process.exitcode``: the exit status, or minus the
 signal). ``None`` or a closed pipe stops it.
 """
@@ -52,13 +52,13 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
                 message = worker_loop.next_message(conn)
                 if message is None:
                     return
-                _, child_conn, quick_compile = message
+                child_conn = message[1]
                 pid = os.fork()
                 if pid == 0:  # the new worker
                     code = 0
                     try:
                         conn.close()
-                        worker_loop.forked_main(child_conn, quick_compile)
+                        worker_loop.forked_main(child_conn)
                     except BaseException:  # noqa: BLE001 - the parent reports the exit code
                         code = 1
                     finally:

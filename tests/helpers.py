@@ -16,6 +16,7 @@ import sys
 from etrace_lint.discover import discover
 from etrace_lint.engine import lint_target
 from etrace_lint.findings import Level
+from etrace_lint.settings import EngineSettings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
@@ -31,7 +32,7 @@ def lint_file(path: str, **run_options):
     found = discover([path], REPO)
     findings, errors = [], list(found.tool_errors)
     for spec in found.targets:
-        result = lint_target(spec, REPO, run_options)
+        result = lint_target(spec, REPO, EngineSettings(**run_options))
         findings.extend(result.findings)
         errors.extend(result.tool_errors)
     return findings, errors

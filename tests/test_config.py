@@ -78,9 +78,9 @@ def test_file_values_reach_settings(tmp_path, monkeypatch):
     # a control-flow policy stays plain data until a worker builds it
     assert settings.compile_options == {"include_recurrent_mixing": True,
                                         "control_flow": {"cond": "opaque", "scan_unroll_limit": 4}}
-    assert settings.run_options == {"verify_steps": 32, "verify_batch": 2, "verify_algorithms": ["d_rtrl"],
-                                    "verify_seed": 7, "verify_cosine_floor": 0.95, "device": "cpu",
-                                    "environ": {"dt": "0.1 ms", "precision": 64}}
+    assert settings.for_engine().set_options() == {"verify_steps": 32, "verify_batch": 2, "verify_algorithms": ["d_rtrl"],
+                                                   "verify_seed": 7, "verify_cosine_floor": 0.95, "device": "cpu",
+                                                   "environ": {"dt": "0.1 ms", "precision": 64}}
 
 
 def test_selection_levels_and_per_file_ignores_apply(tmp_path, monkeypatch):
@@ -104,13 +104,13 @@ def test_command_line_overrides_the_file(tmp_path, monkeypatch):
     assert settings.paths == ["src"] and settings.select == ["ETL2"]
     assert settings.fail_level is Level.WARNING and settings.timeout == 3 and settings.jobs == 1
     assert settings.excludes == ("skip", "models/legacy")
-    assert settings.run_options["verify_steps"] == 4 and settings.run_options["verify_batch"] == 2
+    assert settings.verify_steps == 4 and settings.verify_batch == 2
 
 
 def test_environ_flags_override_the_file_per_key_and_change_the_cache_key(tmp_path, monkeypatch):
     from_file = _settings(tmp_path, monkeypatch, FULL)
     settings = _settings(tmp_path, monkeypatch, FULL, "--environ", "dt=0.2ms,tau=2 ms", "--environ", "i=3")
-    assert settings.run_options["environ"] == {"dt": "0.2ms", "precision": 64, "tau": "2 ms", "i": 3}
+    assert settings.environ == {"dt": "0.2ms", "precision": 64, "tau": "2 ms", "i": 3}
     assert settings.fingerprint_data() != from_file.fingerprint_data()
 
 

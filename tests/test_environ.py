@@ -121,7 +121,7 @@ def test_reading_environ_settings_imports_no_jax(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.etrace-lint.environ]\ndt = "0.1 ms"\n', encoding="utf-8")
     script = ("import sys\nfrom etrace_lint.cli import build_parser, settings_from_args\n"
               "s = settings_from_args(build_parser().parse_args(['--environ', 'tau=2ms']))\n"
-              "assert s.run_options['environ'] == {'dt': '0.1 ms', 'tau': '2ms'}, s.run_options\n"
+              "assert s.environ == {'dt': '0.1 ms', 'tau': '2ms'}, s.environ\n"
               "print(sorted(m for m in ('jax', 'saiunit', 'brainstate') if m in sys.modules))\n")
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

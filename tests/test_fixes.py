@@ -14,7 +14,7 @@ from etrace_lint.findings import Edit, Finding, Fix, Level, Location
 from etrace_lint.fixes import documented_fix, run_fixes
 from etrace_lint.fixes.edits import apply_edits
 from etrace_lint.registry import all_rules
-from etrace_lint.settings import Settings
+from etrace_lint.settings import EngineSettings, Settings
 
 
 def _copy(tmp_path, *names: str) -> str:
@@ -89,7 +89,7 @@ def test_fixed_weight_learns_online_like_bptt(fixed_forms):
     tmp_path = fixed_forms[0]
     path = str(tmp_path / "leaky_matmul.py")
     for spec in discover([path], str(tmp_path)).targets:
-        result = lint_target(spec, str(tmp_path), {"verify": True})
+        result = lint_target(spec, str(tmp_path), EngineSettings(verify=True))
         # D-RTRL is exact for an element-wise recurrence: the fixed weight's online gradient is BPTT's
         rows = [r for r in result.verify_rows if r["weight"].startswith("w_in") and r["algorithm"] == "d_rtrl"]
         assert rows and all(r["verdict"] == "exact" and r["cosine"] > 0.999 for r in rows), rows
@@ -105,7 +105,7 @@ def test_linear_layer_becomes_braintraces_and_learns_online(tmp_path):
     assert "self.fc = braintrace.nn.Linear(n_in, n, b_init=None)  # the input layer" in text
     assert "bst.nn.Linear" not in text
     (spec,) = discover([str(tmp_path / "leaky_linear.py")], root).targets
-    verified = lint_target(spec, root, {"verify": True})
+    verified = lint_target(spec, root, EngineSettings(verify=True))
     rows = [r for r in verified.verify_rows if r["weight"].startswith("fc") and r["algorithm"] == "d_rtrl"]
     assert rows and all(r["verdict"] == "exact" and r["onlineNorm"] > 0 for r in rows), rows
     assert not [f for f in verified.findings if f.rule_id in ("ETL201", "ETL402", "ETL401")]
@@ -150,7 +150,7 @@ def test_a_fix_that_adds_a_finding_is_not_written(tmp_path):
     path = str(tmp_path / "unused_suppression.py")
     before = _read(tmp_path, "unused_suppression.py")
     specs = discover([path], root).targets
-    results = [lint_target(spec, root, {}) for spec in specs]
+    results = [lint_target(spec, root) for spec in specs]
     line = before.splitlines()[14]
     start = line.index("braintrace.matmul(x, self.w.value)") + 1
     # an edit that undoes the ETP op (and its comment): linting the edited source finds ETL201 again

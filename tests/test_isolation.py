@@ -15,6 +15,7 @@ import textwrap
 import pytest
 
 from etrace_lint.discover import discover
+from etrace_lint.settings import EngineSettings
 from etrace_lint.workers import WorkerPool
 from helpers import run_cli
 
@@ -94,7 +95,7 @@ def _summary(result) -> tuple:
 
 def _lint(pool, tree, paths, jobs=1) -> dict[str, tuple]:
     specs = discover([str(tree / p) for p in paths], str(tree)).targets
-    results = pool.run(specs, str(tree), {}, jobs, TIMEOUT)
+    results = pool.run(specs, str(tree), EngineSettings(), jobs, TIMEOUT)
     return {spec.factory: _summary(result) for spec, result in zip(specs, results)}
 
 
@@ -157,7 +158,7 @@ def test_a_file_edited_between_runs_of_one_pool_is_imported_afresh(pool, tmp_pat
 
 def test_dependencies_are_the_files_the_target_imported(pool, tree):
     specs = discover([str(tree)], str(tree)).targets
-    results = pool.run(specs, str(tree), {}, 1, TIMEOUT)
+    results = pool.run(specs, str(tree), EngineSettings(), 1, TIMEOUT)
     by_factory = {spec.factory: sorted(result.dependencies) for spec, result in zip(specs, results)}
     assert by_factory["etrace_target_a"] == [str(tree / "a/_shared.py"), str(tree / "a/model_a.py")]
     assert by_factory["etrace_target_b"] == [str(tree / "b/_shared.py"), str(tree / "b/model_b.py")]

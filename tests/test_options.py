@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 
 import pytest
 
@@ -13,7 +14,7 @@ from etrace_lint.docs_cli import OPTIONS_BEGIN, OPTIONS_END, options_markdown, r
 from etrace_lint.exit_codes import EXIT_ERROR
 from etrace_lint.findings import Level
 from etrace_lint.options import OPTIONS, flag_is_on, option_for_flag
-from etrace_lint.settings import Settings, run_options
+from etrace_lint.settings import EngineSettings, Settings
 from etrace_lint.writers import FORMATS, OUTPUT_FORMATS
 from helpers import REPO
 
@@ -160,31 +161,25 @@ def test_unknown_rule_suggestions_are_the_same_everywhere(tmp_path, monkeypatch,
     assert from_flag.startswith("etrace-lint: error: unknown rule 'weight-to-weigth'; did you mean weight-to-weight")
 
 
-def test_run_options_keep_their_keys_and_leave_unset_options_out(tmp_path, monkeypatch):
-    assert run_options(Settings()) == {}
+def test_the_engine_gets_typed_settings_with_the_options_it_reads(tmp_path, monkeypatch):
+    assert Settings().for_engine() == EngineSettings() and EngineSettings().set_options() == {}
     toml = '[tool.etrace-lint.verify]\nsteps = 8\ndevice = "cpu"\n[tool.etrace-lint.environ]\ndt = "0.1 ms"\n'
     settings = _settings(tmp_path, monkeypatch, "--verify", "--check-online-grad", "--verify-batch", "2",
                          "--verify-seed", "0", "--verify-cosine-floor", "0.9", "--verify-algorithms", "d_rtrl",
-                         "--environ", "tau=2ms", "--fix", "--show-flows", toml=toml)
-    assert run_options(settings) == {
+                         "--environ", "tau=2ms", "--fix", "--show-flows", "--drop-env", "AWS_*", toml=toml)
+    engine = settings.for_engine({"ETL003": "note"})
+    assert engine.set_options() == {
         "check_online_grad": True, "verify": True, "verify_steps": 8, "verify_batch": 2, "verify_seed": 0,
         "verify_cosine_floor": 0.9, "verify_algorithms": ["d_rtrl"], "device": "cpu",
         "environ": {"dt": "0.1 ms", "tau": "2ms"}}
-    assert settings.run_options == run_options(settings)
-    assert settings.fingerprint_data()["run_options"] == run_options(settings)
-
-
-def test_run_options_written_as_a_dict_set_the_typed_fields():
-    settings = Settings()
-    settings.run_options["environ"] = {"dt": "0.1 ms"}
-    settings.run_options.update({"check_online_grad": True})
-    assert settings.environ == {"dt": "0.1 ms"} and settings.check_online_grad is True
-    verifying = dataclasses.replace(settings, run_options={**settings.run_options, "verify": True})
-    assert verifying.verify is True and verifying.environ == {"dt": "0.1 ms"} and settings.verify is False
-    # replace() without run_options keeps the typed fields it is given
-    assert dataclasses.replace(verifying, verify=False).verify is False
-    with pytest.raises(KeyError, match="not a run option"):
-        settings.run_options["verfy"] = True
+    assert engine.hidden_note_levels == {"ETL003": "note"} and engine.drop_env == ("AWS_*",)
+    assert not hasattr(engine, "fix") and not hasattr(engine, "show_flows"), "output options stay out of the engine"
+    assert pickle.loads(pickle.dumps(engine)) == engine, "it crosses the pipe to a worker as it is"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        engine.verify = False
+    # what the engine reads, and only that, keys the cache
+    assert settings.fingerprint_data()["engine"] == engine.set_options()
+    assert dataclasses.replace(settings, fix=False).fingerprint_data() == settings.fingerprint_data()
 
 
 def test_every_opt_in_flag_names_an_option_the_engine_reads():
@@ -193,9 +188,10 @@ def test_every_opt_in_flag_names_an_option_the_engine_reads():
     flags = {rule.opt_in_flag for rule in all_rules().values() if rule.opt_in_flag}
     assert {"--verify", "--check-online-grad"} <= flags
     for flag in flags:
-        assert option_for_flag(flag).run_key, flag
-    assert flag_is_on("--check-online-grad", {"check_online_grad": True})
-    assert not flag_is_on("--verify", {"check_online_grad": True})
+        assert option_for_flag(flag).engine, flag
+    assert flag_is_on("--check-online-grad", EngineSettings(check_online_grad=True))
+    assert flag_is_on("--check-online-grad", Settings(check_online_grad=True))
+    assert not flag_is_on("--verify", EngineSettings(check_online_grad=True))
     with pytest.raises(KeyError, match=r"did you mean --verify\?"):
         option_for_flag("--verfy")
 

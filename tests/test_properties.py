@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from etrace_lint.engine import lint_model
 from etrace_lint.findings import Location
+from etrace_lint.settings import EngineSettings
 from etrace_lint.targets import LoadedTarget
 from model_factory import LAYER_KINDS, OPS, WRAPS, Layer, ModelSpec, write_model
 
@@ -80,7 +81,7 @@ def _report_exclusions(generated) -> dict[str, str | None] | None:
 def _lint(generated):
     model, inputs = generated.build()
     factory = Location(generated.path, generated.factory_line)
-    return lint_model(LoadedTarget(None, "generated", model, inputs, factory_location=factory), {}).findings
+    return lint_model(LoadedTarget(None, "generated", model, inputs, factory_location=factory), EngineSettings()).findings
 
 
 def _describe(generated, findings) -> str:

@@ -103,7 +103,7 @@ def test_a_folder_reads_its_own_pyproject_and_the_options_on_top(tmp_path):
     folder = load_folder(str(tmp_path), ServerOptions(ignore=["ETL201"], paths=["models"], environ={"dt": "0.1 ms"}))
     assert folder.trusted and folder.error is None
     assert folder.settings.ignore == ["ETL005", "ETL201"]
-    assert folder.settings.run_options["environ"] == {"dt": "0.1 ms", "precision": 64}
+    assert folder.settings.environ == {"dt": "0.1 ms", "precision": 64}
     assert folder.lints(str(tmp_path / "models" / "net.py"))
     assert not folder.lints(str(tmp_path / "train.py"))  # outside `paths`
     assert not load_folder(str(tmp_path), ServerOptions()).lints(str(tmp_path / "old" / "net.py"))

@@ -42,9 +42,7 @@ def _variant(tmp_path, findings, comments: dict[int, str]):
 
 def _outcome(tmp_path, findings, comments, **options):
     path, moved = _variant(tmp_path, findings, comments)
-    run_options = options.pop("run_options", {})
     settings = Settings(root=str(tmp_path), **options)
-    settings.run_options.update(run_options)
     return apply_policy(moved, [], settings, [path]), settings
 
 
@@ -120,7 +118,7 @@ def test_suppressions_not_reported_as_unused(tmp_path, findings, comments, optio
 
 def test_opt_in_rule_code_is_checked_when_the_rule_ran(tmp_path, findings):
     outcome, _ = _outcome(tmp_path, findings, {DRIVE: "# noqa: ETL205"},
-                          run_options={"check_online_grad": True})
+                          check_online_grad=True)
     assert [f.line for f in outcome.findings if f.rule_id == "ETL301"] == [DRIVE]
 
 

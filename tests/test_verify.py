@@ -11,6 +11,7 @@ from helpers import fixture
 from etrace_lint.discover import discover
 from etrace_lint.engine import lint_target
 from etrace_lint.findings import Level, TargetResult
+from etrace_lint.settings import EngineSettings
 from etrace_lint.verify import compare
 from etrace_lint.verify.settings import VerifySettingsError, resolve_settings
 from etrace_lint.writers.verify_table import format_verify_table
@@ -22,7 +23,7 @@ VERIFY_RULES = ("ETL401", "ETL402", "ETL403", "ETL404", "ETL405", "ETL499")
 def verified(name: str, **run_options) -> dict[str, TargetResult]:
     path = fixture("verify", name)
     found = discover([path], REPO)
-    return {spec.factory: lint_target(spec, REPO, {"verify": True, **run_options}) for spec in found.targets}
+    return {spec.factory: lint_target(spec, REPO, EngineSettings(verify=True, **run_options)) for spec in found.targets}
 
 
 def verify_findings(result: TargetResult, rule_id: str | None = None) -> list:
@@ -173,19 +174,19 @@ def test_unknown_device_is_reported_as_not_run():
     assert "no-such-platform" in found[0].message
 
 
-def test_settings_layer_target_then_run_options():
+def test_settings_layer_target_then_the_runs_settings():
     settings = resolve_settings({"steps": 8, "batch": 3, "algorithms": ["pp_prop"], "tolerances": 1e-3},
-                                {"verify_steps": 5, "verify_cosine_floor": 0.2})
+                                EngineSettings(verify_steps=5, verify_cosine_floor=0.2))
     assert (settings.steps, settings.batch, settings.algorithms, settings.cosine_floor) == (5, 3, ("pp_prop",), 0.2)
     assert settings.tolerance("float32") == 1e-3
-    defaults = resolve_settings({}, {})
+    defaults = resolve_settings({}, EngineSettings())
     # no batch: the target's own batch, or 4 for a model given unbatched
     assert (defaults.steps, defaults.batch, defaults.seed, defaults.algorithms) == (16, None, 0, ("d_rtrl", "pp_prop"))
     assert defaults.tolerance("float32") == 1e-5 and defaults.tolerance("float64") == 1e-10
     with pytest.raises(VerifySettingsError, match="steps"):
-        resolve_settings({"steps": 0}, {})
+        resolve_settings({"steps": 0})
     with pytest.raises(VerifySettingsError, match="unknown verify option"):
-        resolve_settings({"stepz": 3}, {})
+        resolve_settings({"stepz": 3})
 
 
 @pytest.fixture(scope="module")

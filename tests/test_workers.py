@@ -11,6 +11,7 @@ import time
 import pytest
 
 from etrace_lint.discover import discover
+from etrace_lint.settings import EngineSettings
 from etrace_lint.worker_loop import _compiler_options
 from etrace_lint.workers import run_in_workers
 from helpers import fixture, run_cli
@@ -31,7 +32,7 @@ def misbehaving_run(daily_tree):
     paths = [str(daily_tree / "misbehaving.py"), str(daily_tree / "clean.py"), str(daily_tree / "suppressed.py")]
     specs = discover(paths, str(daily_tree)).targets
     start = time.monotonic()
-    results = run_in_workers(specs, str(daily_tree), {}, jobs=2, timeout=TIMEOUT)
+    results = run_in_workers(specs, str(daily_tree), EngineSettings(), jobs=2, timeout=TIMEOUT)
     return specs, results, time.monotonic() - start
 
 
@@ -71,11 +72,12 @@ def test_a_hang_costs_one_timeout_not_the_run(misbehaving_run):
 def test_control_flow_table_becomes_a_policy_in_the_worker():
     import braintrace
 
-    options = _compiler_options({"compile_options": {"control_flow": {"cond": "opaque"}, "sparse_n": 2},
-                                 "verify": True})
-    policy = options["compile_options"]["control_flow"]
+    settings = EngineSettings(compile_options={"control_flow": {"cond": "opaque"}, "sparse_n": 2}, verify=True)
+    options = _compiler_options(settings)
+    policy = options.compile_options["control_flow"]
     assert isinstance(policy, braintrace.ControlFlowPolicy) and policy.cond == "opaque"
-    assert options["compile_options"]["sparse_n"] == 2 and options["verify"] is True
+    assert options.compile_options["sparse_n"] == 2 and options.verify is True
+    assert settings.compile_options["control_flow"] == {"cond": "opaque"}, "the run's settings are left as they were"
 
 
 def _run(tree, jobs: str, sarif: str):
@@ -160,67 +162,49 @@ def test_more_workers_start_only_when_the_work_left_pays_for_them(monkeypatch):
     assert fresh.more_workers(stuck, pending=3, most=2) == 1
 
 
-_REPORTS_XLA_FLAGS = '''\
-import os
+_REPORTS_COMPILE_MODE = '''\
+import jax
 import etrace_lint
 
 
-@etrace_lint.target(name="flags")
-def flags():
-    raise RuntimeError("XLA_FLAGS=[" + os.environ.get("XLA_FLAGS", "") + "]")
+@etrace_lint.target(name="mode")
+def mode():
+    raise RuntimeError(f"disable_most_optimizations={jax.config.values['jax_disable_most_optimizations']}")
 '''
 
 
-def _xla_flags_seen(tmp_path, run_options, pool=None) -> str:
+def _compile_mode_seen(tmp_path, settings) -> str:
     from etrace_lint.workers import WorkerPool
 
-    path = tmp_path / "flags.py"
-    path.write_text(_REPORTS_XLA_FLAGS)
+    path = tmp_path / "mode.py"
+    path.write_text(_REPORTS_COMPILE_MODE)
     specs = discover([str(path)], str(tmp_path)).targets
-    with (pool or WorkerPool()) as used:
-        (result,) = used.run(specs, str(tmp_path), run_options, jobs=1, timeout=60)
+    with WorkerPool() as pool:
+        (result,) = pool.run(specs, str(tmp_path), settings, jobs=1, timeout=60)
     message = result.tool_errors[0].message
-    return message[message.index("XLA_FLAGS=[") + 11:message.rindex("]")]
+    assert "disable_most_optimizations=" in message, message
+    return message.split("disable_most_optimizations=")[1].split()[0]
 
 
-def test_linting_workers_compile_quickly_and_verify_workers_as_training_does(tmp_path, monkeypatch):
-    from etrace_lint.worker_loop import QUICK_COMPILE_FLAGS
-
-    monkeypatch.delenv("XLA_FLAGS", raising=False)
-    assert _xla_flags_seen(tmp_path, {}).split() == list(QUICK_COMPILE_FLAGS)
-    assert _xla_flags_seen(tmp_path, {"verify": True}) == ""
-    # a flag the user set keeps the user's value; the others are added
-    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=2")
-    assert _xla_flags_seen(tmp_path, {}).split() == ["--xla_backend_optimization_level=2",
-                                                     "--xla_llvm_disable_expensive_passes=true"]
+def test_linting_compiles_quickly_and_verify_compiles_as_training_does(tmp_path, monkeypatch):
+    monkeypatch.delenv("JAX_DISABLE_MOST_OPTIMIZATIONS", raising=False)
+    assert _compile_mode_seen(tmp_path, EngineSettings()) == "True"
+    assert _compile_mode_seen(tmp_path, EngineSettings(verify=True)) == "False"
+    monkeypatch.setenv("JAX_DISABLE_MOST_OPTIMIZATIONS", "0")  # the user's choice stays
+    assert _compile_mode_seen(tmp_path, EngineSettings()) == "False"
 
 
-def test_a_quick_worker_that_dies_starting_is_replaced_by_one_that_compiles_as_usual(tmp_path, monkeypatch):
-    """XLA aborts on a flag it does not know: the run goes on without the quick-compile flags."""
-    import signal
-
-    from etrace_lint.workers import WorkerPool
-
-    monkeypatch.delenv("XLA_FLAGS", raising=False)
-    pool = WorkerPool()
-    doomed = pool._start_worker(quick_compile=True)
-    os.kill(doomed.pid, signal.SIGABRT)
-    pool.workers.append(doomed)
-    assert _xla_flags_seen(tmp_path, {}, pool=pool) == ""
-    assert not pool.quick_compile_works
-
-
-def test_findings_do_not_depend_on_how_the_workers_compile(daily_tree):
+def test_findings_do_not_depend_on_how_the_workers_compile(daily_tree, monkeypatch):
     from etrace_lint.workers import WorkerPool
 
     paths = [str(daily_tree / name) for name in ("layers.py", "suppressed.py", "leaky.py")]
     specs = discover(paths, str(daily_tree)).targets
     runs = []
-    for quick in (True, False):
+    for optimise in ("0", "1"):
+        monkeypatch.setenv("JAX_DISABLE_MOST_OPTIMIZATIONS", optimise)
         with WorkerPool() as pool:
-            pool.quick_compile_works = quick
-            runs.append([r.to_json() for r in pool.run(specs, str(daily_tree), {}, jobs=1, timeout=120)])
-            assert all(w.quick_compile is quick for w in pool.workers)
+            runs.append([r.to_json() for r in pool.run(specs, str(daily_tree), EngineSettings(), jobs=1,
+                                                       timeout=120)])
     for result in runs[0] + runs[1]:
         result.pop("seconds", None)
     assert runs[0] == runs[1]

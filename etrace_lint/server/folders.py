@@ -130,7 +130,7 @@ def load_folder(root: str, options: ServerOptions) -> Folder:
     if options.ignore:
         settings.ignore = settings.ignore + list(options.ignore)
     if options.environ:
-        settings.run_options["environ"] = {**settings.run_options.get("environ", {}), **options.environ}
+        settings.environ = {**(settings.environ or {}), **options.environ}
     settings.quiet = True
     folder.settings = settings
     folder.trusted = is_trusted(settings.config_file, options.trusted)

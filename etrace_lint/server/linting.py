@@ -72,5 +72,5 @@ def run_plan(plan: LintPlan, pool, progress: Callable[[int, int, TargetSpec], No
     """One result per spec of the plan. ``progress`` may raise RunStopped to stop the run."""
     settings = plan.folder.settings
     if plan.verify:
-        settings = dataclasses.replace(settings, run_options={**settings.run_options, "verify": True})
+        settings = dataclasses.replace(settings, verify=True)
     return run_targets(plan.specs, settings, progress, plan.folder.open_cache(settings), pool=pool)

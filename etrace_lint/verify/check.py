@@ -18,18 +18,20 @@ def _tell(text: str, progress: Callable[[str], None] | None) -> None:
         progress(text)
 
 
-def verify_model(loaded: Any, context: Any, run_options: dict, *, findings: list,
+def verify_model(loaded: Any, context: Any, run: Any, *, findings: list,
                  progress: Callable[[str], None] | None = None) -> tuple[list, list[dict]]:
     """Findings and per-leaf rows of the gradient check of one compiled model.
 
-    ``findings`` are the model's other findings, used to say why a weight does
-    not learn.
+    ``run``: the run's settings (``verify_steps``, ``verify_batch``, ... and
+    ``device`` fields, as :class:`~etrace_lint.settings.EngineSettings` has
+    them). ``findings`` are the model's other findings, used to say why a
+    weight does not learn.
     """
     from .harness import Harness, HarnessError, describe, device_label, on_device, select_device
 
     maker = FindingMaker(context, loaded.name, findings)
     try:
-        settings = resolve_settings(loaded.verify_options, run_options)
+        settings = resolve_settings(loaded.verify_options, run)
         device = select_device(settings.device)
     except (VerifySettingsError, HarnessError) as exc:
         return [maker.not_run(f"--verify did not run: {exc}")], []

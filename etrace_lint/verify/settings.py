@@ -1,10 +1,10 @@
 """What one gradient check runs with: defaults, then the target's own options,
 then ``[tool.etrace-lint.verify]``, then the command line.
 
-pyproject.toml and the command line both arrive as ``run_options`` keys
-(``verify_steps``, ``verify_batch``, ``verify_algorithms``, ``verify_seed``,
-``verify_cosine_floor``, ``device``), the command line having already
-overridden the file. A target's options come from
+pyproject.toml and the command line both arrive as fields of the run's
+settings (``verify_steps``, ``verify_batch``, ``verify_algorithms``,
+``verify_seed``, ``verify_cosine_floor``, ``device``), the command line
+having already overridden the file. A target's options come from
 ``@etrace_lint.target(verify={...})``:
 
 ``steps``, ``batch``, ``seed``, ``algorithms``, ``cosine_floor``
@@ -35,7 +35,7 @@ DEFAULT_TOLERANCES = {"float16": 1e-2, "bfloat16": 1e-2, "float32": 1e-5, "float
 DEFAULT_ALGORITHM_OPTIONS = {"pp_prop": {"decay_or_rank": 0.9}}
 TARGET_KEYS = ("steps", "batch", "seed", "algorithms", "cosine_floor", "loss", "inputs",
                "tolerances", "algorithm_options")
-_RUN_KEYS = {"verify_steps": "steps", "verify_batch": "batch", "verify_algorithms": "algorithms",
+_RUN_FIELDS = {"verify_steps": "steps", "verify_batch": "batch", "verify_algorithms": "algorithms",
              "verify_seed": "seed", "verify_cosine_floor": "cosine_floor", "device": "device"}
 
 
@@ -119,16 +119,17 @@ def _apply(values: dict, key: str, value: Any) -> None:
         values[key] = value.strip().lower()
 
 
-def resolve_settings(target_options: dict | None, run_options: dict | None) -> VerifySettings:
-    """Layer the target's options and the run's options over the defaults."""
+def resolve_settings(target_options: dict | None, run: Any = None) -> VerifySettings:
+    """Layer the target's options and the run's settings (fields named as in :data:`_RUN_FIELDS`)
+    over the defaults."""
     values: dict[str, Any] = {}
     for key, value in (target_options or {}).items():
         key = key.replace("-", "_")
         if key not in TARGET_KEYS:
             raise VerifySettingsError(f"unknown verify option {key!r} (known: {', '.join(TARGET_KEYS)})")
         _apply(values, key, value)
-    for run_key, key in _RUN_KEYS.items():
-        value = (run_options or {}).get(run_key)
+    for name, key in _RUN_FIELDS.items():
+        value = getattr(run, name, None)
         if value is not None and value != "":
             _apply(values, key, value)
     return VerifySettings(**values)
