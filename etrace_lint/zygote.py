@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import os
 import signal
+import sys
 import threading
 import time
 from multiprocessing.connection import wait
@@ -51,7 +52,7 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
             if wait([conn], timeout=_REAP_EVERY):
                 message = worker_loop.next_message(conn)
                 if message is None:
-                    return
+                    break
                 child_conn = message[1]
                 pid = os.fork()
                 if pid == 0:  # the new worker
@@ -70,6 +71,11 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
                 conn.send(("exit", pid, code))
     finally:
         _stop_children(children)
+    # nothing is left to write: skip tearing down JAX and the libraries at exit (most of a second
+    # the parent would wait for)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _stop_children(children: set[int]) -> None:
