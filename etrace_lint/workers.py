@@ -339,6 +339,14 @@ class _Scaling:
             wanted = max(wanted, len(workers) + 1)
         return max(0, min(most, wanted) - len(workers))
 
+    def next_look(self, workers: list, pending: int, most: int) -> float | None:
+        """When :meth:`more_workers` may next say yes with no message in between: once the earliest
+        busy worker has run longer than a start."""
+        if len(workers) >= most or not pending or self.startup is None:
+            return None
+        busy = [w.started + self.startup for w in workers if w.index is not None]
+        return min(busy) if busy else None
+
 
 class _Run:
     def __init__(self, pool: WorkerPool, specs, root, settings, jobs, timeout, progress, durations):
@@ -402,6 +410,9 @@ class _Run:
                     self.progress(self.done, len(self.specs), self.current)
                 waiting = [w for w in pool.workers if w.index is not None or not w.ready]
                 deadline = min((w.deadline(self.timeout) for w in waiting), default=time.monotonic() + _POLL)
+                look = self.scaling.next_look(pool.workers, self.pending(), self.most)
+                if look is not None:
+                    deadline = min(deadline, look + 0.001)
                 waitables = [x for w in pool.workers for x in w.waitables]
                 if pool._server is not None:
                     waitables.append(pool._server.conn)

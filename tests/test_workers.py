@@ -160,6 +160,10 @@ def test_more_workers_start_only_when_the_work_left_pays_for_them(monkeypatch):
     fresh.started(4.0)
     stuck = [_FakeWorker(index=0, started=90.0)]  # busy for 10 s, longer than a start
     assert fresh.more_workers(stuck, pending=3, most=2) == 1
+    # the run wakes up to start one as soon as a worker has been busy longer than a start, not later
+    assert fresh.next_look([_FakeWorker(index=0, started=99.5)], pending=3, most=2) == 103.5
+    assert fresh.next_look([_FakeWorker(index=0, started=99.5)], pending=3, most=1) is None
+    assert fresh.next_look([_FakeWorker(index=None)], pending=3, most=2) is None
 
 
 _REPORTS_COMPILE_MODE = '''\
