@@ -213,3 +213,18 @@ def test_findings_do_not_depend_on_how_the_workers_compile(daily_tree, monkeypat
         result.pop("seconds", None)
     assert runs[0] == runs[1]
     assert any(result["findings"] for result in runs[0])
+
+
+def test_the_compiled_programs_folder_is_trimmed_oldest_first(tmp_path):
+    from etrace_lint.worker_loop import trim_compilation_cache
+
+    for age in range(10):  # program-0 is the oldest
+        path = tmp_path / f"program-{age}-cache"
+        path.write_bytes(b"x" * 100)
+        os.utime(path, ns=(1_000_000_000 * (age + 1), 1_000_000_000 * (age + 1)))
+    trim_compilation_cache(str(tmp_path), max_bytes=2_000)
+    assert len(list(tmp_path.iterdir())) == 10, "under the bound nothing goes"
+    trim_compilation_cache(str(tmp_path), max_bytes=800)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == [f"program-{age}-cache" for age in range(4, 10)], "down to three quarters, oldest first"
+    trim_compilation_cache(str(tmp_path / "missing"))  # no folder: nothing to do, no error
