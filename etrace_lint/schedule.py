@@ -9,7 +9,8 @@ How files are handed out depends on what is known of them:
 - On a first run nothing is known, and what a target costs is mostly XLA
   compiling the small programs its model's initialisers run, once per shape
   in each process. Files next to each other build alike models, so the files
-  are cut into one contiguous run per worker, in path order; each worker
+  are cut into one contiguous run per worker, in path order (the cut shards
+  use too); each worker
   works through its own run and meets the programs it compiled for the file
   before. A worker that finishes its run takes files from the far end of the
   longest run left, so no worker waits while work remains.
@@ -47,7 +48,8 @@ class Schedule:
             order = sorted(range(len(groups)), key=lambda g: -cost[g])  # stable: ties keep file order
             self._runs = [[groups[g] for g in order]]  # one queue every worker takes from
         else:
-            self._runs = _contiguous(groups, max(1, workers))
+            cuts = contiguous_cuts([len(group) for group in groups], max(1, workers))
+            self._runs = [groups[start:end] for start, end in cuts]
         self._owner: dict[Hashable, int] = {}
         self._retry: list[list[int]] = []
 
@@ -90,13 +92,41 @@ class Schedule:
         return groups
 
 
-def _contiguous(groups: list[list[int]], parts: int) -> list[list[list[int]]]:
-    """``groups`` cut, in order, into ``parts`` runs of nearly equal numbers of targets."""
-    total = sum(len(group) for group in groups)
-    runs: list[list[list[int]]] = [[] for _ in range(min(parts, len(groups)) or 1)]
-    done = 0
-    for group in groups:
-        # the run this file starts in, by the share of targets before it
-        runs[min(len(runs) - 1, done * len(runs) // max(total, 1))].append(group)
-        done += len(group)
-    return runs
+def contiguous_cuts(work: list[float], parts: int) -> list[tuple[int, int]]:
+    """``parts`` consecutive slices ``[start, end)`` of ``work`` (neighbouring files build alike models,
+    so a worker or a shard compiles fewer programs twice).
+
+    The largest slice total is as small as it can be (found by bisection); within that bound each
+    slice ends where its total comes closest to an even share of what is left."""
+    if not work:
+        return [(0, 0)] * parts
+
+    def slices_needed(start: int, limit: float) -> int:
+        count, total = 1, 0.0
+        for value in work[start:]:
+            if total and total + value > limit:
+                count, total = count + 1, 0.0
+            total += value
+        return count
+
+    low, high = max(work), sum(work)  # high always fits; bisect down to the smallest limit that does
+    for _ in range(64):
+        middle = (low + high) / 2
+        if slices_needed(0, middle) <= parts:
+            high = middle
+        else:
+            low = middle
+    limit = high
+
+    cuts, start, total, left = [], 0, 0.0, sum(work)
+    for index, value in enumerate(work):
+        if index > start and len(cuts) < parts - 1:
+            share = left / (parts - len(cuts))
+            must = total + value > limit
+            closer = abs(total - share) <= abs(total + value - share)
+            if must or (closer and slices_needed(index, limit) <= parts - len(cuts) - 1):
+                cuts.append((start, index))
+                start, left, total = index, left - total, 0.0
+        total += value
+    cuts.append((start, len(work)))
+    return cuts + [(len(work), len(work))] * (parts - len(cuts))

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from .discover import TargetSpec
+from .schedule import contiguous_cuts
 
 
 class ShardError(ValueError):
@@ -65,46 +66,6 @@ def split(specs: list[TargetSpec], root: str, count: int,
     for spec in specs:
         shards[chosen[os.path.relpath(spec.path, root).replace(os.sep, "/")]].append(spec)
     return shards
-
-
-def contiguous_cuts(work: list[float], parts: int) -> list[tuple[int, int]]:
-    """``parts`` consecutive slices ``[start, end)`` of ``work`` (neighbouring files build alike models,
-    so a shard compiles fewer programs twice).
-
-    The largest slice total is as small as it can be (found by bisection); within that bound each
-    slice ends where its total comes closest to an even share of what is left."""
-    if not work:
-        return [(0, 0)] * parts
-
-    def slices_needed(start: int, limit: float) -> int:
-        count, total = 1, 0.0
-        for value in work[start:]:
-            if total and total + value > limit:
-                count, total = count + 1, 0.0
-            total += value
-        return count
-
-    low, high = max(work), sum(work)  # high always fits; bisect down to the smallest limit that does
-    for _ in range(64):
-        middle = (low + high) / 2
-        if slices_needed(0, middle) <= parts:
-            high = middle
-        else:
-            low = middle
-    limit = high
-
-    cuts, start, total, left = [], 0, 0.0, sum(work)
-    for index, value in enumerate(work):
-        if index > start and len(cuts) < parts - 1:
-            share = left / (parts - len(cuts))
-            must = total + value > limit
-            closer = abs(total - share) <= abs(total + value - share)
-            if must or (closer and slices_needed(index, limit) <= parts - len(cuts) - 1):
-                cuts.append((start, index))
-                start, left, total = index, left - total, 0.0
-        total += value
-    cuts.append((start, len(work)))
-    return cuts + [(len(work), len(work))] * (parts - len(cuts))
 
 
 def select(specs: list[TargetSpec], root: str, shard: Shard,
