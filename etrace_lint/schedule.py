@@ -10,9 +10,8 @@ How files are handed out depends on what is known of them:
   compiling the small programs its model's initialisers run, once per shape
   in each process. Files next to each other build alike models, so the files
   are cut into one contiguous run per worker, in path order (the cut shards
-  use too); each worker
-  works through its own run and meets the programs it compiled for the file
-  before. A worker that finishes its run takes files from the far end of the
+  use too); each worker works through its own run and meets the programs it
+  compiled for the file before. A worker that finishes its run takes files from the far end of the
   longest run left, so no worker waits while work remains.
 """
 
