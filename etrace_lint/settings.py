@@ -11,7 +11,7 @@ drop). It is plain typed data: it crosses the pipe to a worker as it is.
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict, field, make_dataclass
+from dataclasses import field, make_dataclass
 from typing import Any
 
 from .options import ENGINE_OPTIONS, OPTIONS
@@ -20,9 +20,8 @@ from .options import ENGINE_OPTIONS, OPTIONS
 class _EngineSettingsMethods:
     def set_options(self) -> dict:
         """The engine options that are set, by name (an option left unset is absent): part of cache keys."""
-        values = asdict(self)
-        return {option.name: values[option.name] for option in ENGINE_OPTIONS
-                if values[option.name] is not None and values[option.name] is not False}
+        values = {option.name: getattr(self, option.name) for option in ENGINE_OPTIONS}
+        return {name: value for name, value in values.items() if value is not None and value is not False}
 
 
 class _SettingsMethods:

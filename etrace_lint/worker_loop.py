@@ -45,8 +45,8 @@ def trim_compilation_cache(directory: str, max_bytes: int = COMPILATION_CACHE_BY
     """Keep the programs folder under ``max_bytes``: the oldest written go first, down to three quarters
     of it, so that trimming is rare. A program removed is compiled again when a model needs it."""
     try:
-        entries = [(entry.stat().st_mtime_ns, entry.stat().st_size, entry.path)
-                   for entry in os.scandir(directory) if entry.is_file()]
+        entries = [(stat.st_mtime_ns, stat.st_size, entry.path)
+                   for entry in os.scandir(directory) if entry.is_file() for stat in (entry.stat(),)]
     except OSError:
         return
     total = sum(size for _, size, _ in entries)

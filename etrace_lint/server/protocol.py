@@ -82,12 +82,8 @@ class EtraceLintServer(LanguageServer):
         from ..workers import WorkerPool
 
         settings = next(f.settings for f in self.folders if f.trusted and f.settings)
-        self.pool = WorkerPool(preload=list(getattr(settings, "preload", ()) or ()),
-                               warn=lambda text: log.warning("%s", text))
-        # the fork server imports JAX, brainstate and braintrace now, not on the first save
-        warm = getattr(self.pool, "warm", None) or getattr(self.pool, "_fork_server", None)
-        if warm is not None:
-            warm()
+        self.pool = WorkerPool(preload=settings.preload, warn=lambda text: log.warning("%s", text))
+        self.pool.warm()  # the fork server imports JAX, brainstate and braintrace now, not on the first save
 
     def close(self) -> None:
         """Stop what runs, then the workers (in the lint thread, once the run there has stopped)."""
