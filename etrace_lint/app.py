@@ -8,7 +8,7 @@ import os
 import sys
 from contextlib import ExitStack
 
-from .fixes import attach_fixes
+from .fixes import attach_fixes, load_parser_in_background
 from .policy import apply_policy
 from .settings import Settings
 from .writers import RunInfo, get_writer
@@ -87,6 +87,7 @@ def run(settings: Settings, argv: list[str]) -> int:
     info.files_seen = discovery.files_seen
     info.files_without_targets = discovery.files_without_targets
     progress = Progress(enabled=not settings.quiet)
+    load_parser_in_background()
     try:
         results = run_targets(specs, settings, progress, cache)
     finally:

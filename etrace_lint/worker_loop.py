@@ -13,6 +13,7 @@ the user's tree that an earlier file imported is dropped first
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import signal
@@ -194,6 +195,7 @@ def forked_main(conn) -> None:
 def spawned_main(conn, preload: list[str], compilation_cache: str | None = None) -> None:
     """A worker started afresh (no fork server on this platform, or it could not be used)."""
     prepare_process()
+    gc.disable()  # as in the fork server: no collection walks the imports while they are made
     use_compilation_cache(compilation_cache)
     import_warm_modules()
     for name in preload:
@@ -201,5 +203,7 @@ def spawned_main(conn, preload: list[str], compilation_cache: str | None = None)
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a target that needs it says so itself
             pass
+    gc.freeze()
+    gc.enable()
     _start_backend()
     serve(conn)

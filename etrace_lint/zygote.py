@@ -17,6 +17,7 @@ signal). ``None`` or a closed pipe stops it.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import signal
@@ -32,6 +33,7 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
     from . import worker_loop
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.disable()  # importing allocates millions of objects that live as long as the process
     worker_loop.use_compilation_cache(compilation_cache)
     worker_loop.import_warm_modules()
     for name in preload:
@@ -45,6 +47,9 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
     if worker_loop.backend_started() or threading.active_count() > 1:
         conn.send(("unsafe", ""))
         return
+    # the imported objects go to the collector's permanent generation: no worker walks them again,
+    # and a worker's collections leave their pages shared with this process
+    gc.freeze()
     conn.send(("ready", os.getpid()))
     children: set[int] = set()
     try:
@@ -59,6 +64,7 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
                     code = 0
                     try:
                         conn.close()
+                        gc.enable()
                         worker_loop.forked_main(child_conn)
                     except BaseException:  # noqa: BLE001 - the parent reports the exit code
                         code = 1

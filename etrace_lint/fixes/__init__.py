@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from .apply import FixReport, attach_fixes, run_fixes
-from .source import Sources
+from .source import Sources, load_parser_in_background
 
 APPLICABILITIES = ("safe", "unsafe", "none")
 
@@ -22,4 +22,5 @@ def documented_fix(docs: str) -> str:
     return match.group(1) if match else "none"
 
 
-__all__ = ["APPLICABILITIES", "FixReport", "Sources", "attach_fixes", "documented_fix", "run_fixes"]
+__all__ = ["APPLICABILITIES", "FixReport", "Sources", "attach_fixes", "documented_fix", "load_parser_in_background",
+           "run_fixes"]

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+import threading
+
 from ..findings import Edit
+
+
+def load_parser_in_background() -> None:
+    """Import libcst on a thread while the workers lint: the fixes need it once the findings are in,
+    and the import (about half a second) would otherwise come after the last result."""
+
+    def load() -> None:
+        try:
+            import libcst.metadata  # noqa: F401
+        except Exception:  # noqa: BLE001 - the fix that needs it says why
+            pass
+
+    threading.Thread(target=load, name="etrace-lint-load-libcst", daemon=True).start()
 
 
 class ParsedSource:
