@@ -79,6 +79,10 @@ class AnalysisContext:
         return plain_uses(self)
 
     @functools.cached_property
+    def buffered_uses(self) -> list["BufferedUse"]:
+        return buffered_uses(self)
+
+    @functools.cached_property
     def weight_provenance(self) -> dict[Any, frozenset]:
         """Top-level var -> the ParamState paths whose value flows into it."""
         flow: dict[Any, frozenset] = {v: frozenset([p]) for v, p in bt.weight_invars(self.module_info).items()}
@@ -251,19 +255,31 @@ class StepFlow:
 
     def hidden_reached(self, starts: tuple, avoid: set | frozenset = frozenset()) -> list[tuple]:
         """Hidden states whose new value depends on ``starts``, not passing through ``avoid``."""
+        return self.reached(starts, self.hidden, avoid)
+
+    def reached(self, starts: tuple, ends: dict, avoid: set | frozenset = frozenset(),
+                past_ends: bool = True) -> list:
+        """The values of ``ends`` (node -> label) whose nodes depend on ``starts``, not passing
+        through ``avoid`` (nor through an end, unless ``past_ends``)."""
         seen = set(starts)
         pending = list(starts)
         found = set()
         successors = self.successors
         while pending:
             node = pending.pop()
-            if node in self.hidden:
-                found.add(self.hidden[node])
+            if node in ends:
+                found.add(ends[node])
+                if not past_ends and node not in starts:
+                    continue
             for nxt in successors.get(node, ()):
                 if nxt not in seen and nxt not in avoid:
                     seen.add(nxt)
                     pending.append(nxt)
         return sorted(found, key=str)
+
+    def outputs_of(self, site: jv.EqnSite) -> tuple:
+        scope = id(site.parents[-1]) if site.parents else TOP
+        return tuple((scope, v) for v in jv.outvars(site.eqn))
 
 
 @dataclass(frozen=True)
@@ -321,6 +337,49 @@ def plain_uses(context: AnalysisContext) -> list[PlainUse]:
             hidden = flow.hidden_reached(consumer.outputs, flow.etp_outputs if partial else frozenset())
             if hidden:
                 found.append(PlainUse(weight, consumer.site, tuple(hidden), partial, decomposed))
+    return found
+
+
+@dataclass(frozen=True)
+class BufferedUse:
+    """An ETP op whose weight learns nothing online because its output is stored in a state the
+    compiler does not follow (a ShortTermState, say), which a hidden state reads in a later step."""
+
+    weight: tuple
+    site: jv.EqnSite
+    buffer: tuple  # the state path its output is stored in
+    buffer_kind: str  # that state's class
+    hidden: tuple  # hidden state paths whose update reads the stored value
+
+
+def buffered_uses(context: AnalysisContext) -> list[BufferedUse]:
+    """Every ETP op of a weight that does not learn online whose output is written into an untraced
+    state that feeds a hidden state: one step late, through a value the compiler takes as a constant.
+
+    Only a direct store counts: a path through a hidden state's new value (a spike kept for the
+    next step, say) is the hidden state's own business."""
+    untraced = bt.untraced_states(context.module_info)
+    if not untraced:
+        return []
+    flow = context.flow
+    feeds = {}
+    for state in untraced:
+        hidden = flow.reached(tuple((TOP, v) for v in state.invars), flow.hidden, past_ends=False)
+        if hidden:
+            feeds[state.path] = (state, tuple(hidden))
+    if not feeds:
+        return []
+    stored = {(TOP, v): state.path for state, _ in feeds.values() for v in state.outvars}
+    new_hidden = frozenset(flow.hidden)
+    learning = context.learning_weights
+    found = []
+    for site in flow.etp_sites:
+        weights = sorted(w for w in flow.weights_read_by(site) if w not in learning)
+        if not weights:
+            continue
+        for path in flow.reached(flow.outputs_of(site), stored, new_hidden):
+            state, hidden = feeds[path]
+            found.extend(BufferedUse(w, site, path, state.kind, hidden) for w in weights)
     return found
 
 

@@ -9,8 +9,8 @@ def check(context):
 
     if context.compiler_warned:
         return  # the compiler explains its exclusions itself
-    if context.plain_uses or context.vmap_warnings:
-        return  # ETL201 / ETL203 name each weight on its line
+    if context.plain_uses or context.vmap_warnings or context.buffered_uses:
+        return  # ETL201 / ETL203 / ETL206 name each weight on its line
     if any(opaque_transform_of(site) is not None for site in context.flow.etp_sites):
         return  # ETL202 names the op
     count = len(context.weight_paths)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 
@@ -10,7 +11,7 @@ import braintrace
 import pytest
 
 from etrace_lint import braintrace_adapter, registry
-from helpers import FIXTURES, assert_fixture, lint_file
+from helpers import FIXTURES, assert_fixture, lint_file, run_cli
 
 OWN_FIXTURES = sorted(glob.glob(os.path.join(FIXTURES, "own", "*.py")))
 BRAINTRACE = tuple(int(part) for part in re.findall(r"\d+", braintrace.__version__)[:3])
@@ -131,3 +132,72 @@ def test_every_rule_is_documented_beside_a_file_named_after_it_and_imports_no_ja
         names = {a.name.split(".")[0] for n in top for a in n.names} | {
             (n.module or "").split(".")[0] for n in top if isinstance(n, ast.ImportFrom)}
         assert not names & {"jax", "brainstate", "braintrace"}, f"{rule.id} imports {names} at module level"
+
+
+BUFFERED = os.path.join(FIXTURES, "own", "buffered_input.py")
+
+
+def test_buffered_input_names_weight_buffer_and_membrane():
+    findings, _ = lint_file(BUFFERED + "::etrace_target_buffered")
+    (finding,) = [f for f in findings if f.rule_id == "ETL206"]
+    assert finding.properties["weight"] == "w_in.weight" and finding.properties["state"] == "neu.i_in"
+    assert finding.properties["stateKind"] == "ShortTermState" and "neu.V" in finding.properties["hiddenStates"]
+    assert "only in the next step" in finding.message
+    created = line_of(BUFFERED, "self.i_in = brainstate.ShortTermState")
+    assert any(loc.label == "neu.i_in created here" and loc.line == created for loc in finding.related)
+
+
+def test_input_into_the_membrane_in_the_same_step_is_not_buffered():
+    findings, _ = lint_file(BUFFERED + "::etrace_target_direct")
+    assert [f for f in findings if f.rule_id == "ETL206"] == []
+    assert any(f.rule_id == "ETL001" and "w_in.weight" in f.message for f in findings)
+
+
+def test_unused_state_is_said_to_be_unused():
+    findings, _ = lint_file(BUFFERED + "::etrace_target_unread")
+    (finding,) = [f for f in findings if f.rule_id == "ETL029"]
+    assert finding.message.startswith("spare is a state of the model that the step never reads or writes")
+
+
+BRAINSPIKE_NET = '''\
+import brainspike
+import brainstate
+import braintrace
+import brainunit as u
+import jax.numpy as jnp
+
+import etrace_lint
+
+
+class Net(brainstate.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.neu = brainspike.iaf_psc_exp(8)
+        self.w_in = braintrace.nn.Linear(5, 8)
+        self.readout = braintrace.nn.LeakyRateReadout(8, 2, tau=10.0 * u.ms)
+
+    def update(self, x):
+        return self.readout(self.neu.update(self.w_in(x) * u.pA))
+
+
+@etrace_lint.target(environ={"dt": "0.1 ms", "t": "0 ms"})
+def iaf_net():
+    model = Net()
+    brainstate.nn.init_all_states(model)
+    return model, jnp.ones(5)
+'''
+
+
+def test_brainspike_neuron_buffers_its_input_current(tmp_path):
+    """brainspike's NEST neurons add the current they are given to V in the next step, through a
+    ShortTermState: the input weight is told it learns nothing online, the readout learns."""
+    pytest.importorskip("brainspike")
+    (tmp_path / "iaf_net.py").write_text(BRAINSPIKE_NET, encoding="utf-8")
+    proc = run_cli("iaf_net.py", "--no-cache", "--show-info", "--output-format", "json", cwd=str(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    findings = json.loads(proc.stdout)["findings"]
+    (buffered,) = [f for f in findings if f["rule"] == "ETL206"]
+    assert buffered["location"]["line"] == BRAINSPIKE_NET.splitlines().index(
+        "        return self.readout(self.neu.update(self.w_in(x) * u.pA))") + 1
+    assert "w_in.weight" in buffered["message"] and "neu.i_0" in buffered["message"], buffered["message"]
+    assert any(f["rule"] == "ETL001" and "readout" in f["message"] for f in findings)

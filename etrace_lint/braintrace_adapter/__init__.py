@@ -15,6 +15,7 @@ from .compiler import (
     Compilation,
     ErrorSubject,
     StateWrite,
+    UntracedState,
     compile_model,
     compiled_states,
     describe_inputs,
@@ -33,6 +34,7 @@ from .compiler import (
     relation_weight_paths,
     state_source_info,
     traced_jaxpr,
+    untraced_states,
     weight_invars,
 )
 from .graph import (

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import brainstate
 import braintrace
+import jax
 from braintrace._compiler import diagnostics as _diagnostics
 from braintrace._compiler import graph as _graph_module
 from braintrace._compiler import module_info as _module_info_module
@@ -465,6 +466,34 @@ def hidden_invars(minfo: Any) -> dict[Any, tuple]:
 
 def hidden_outvars(minfo: Any) -> dict[Any, tuple]:
     return {var: tuple(path) for var, path in minfo.outvar_to_hidden_path.items()}
+
+
+@dataclass(frozen=True)
+class UntracedState:
+    """A state the step writes that the compiler does not follow from step to step."""
+
+    path: tuple
+    kind: str  # its class, such as ShortTermState
+    invars: tuple  # its value as the step reads it
+    outvars: tuple  # its value as the step leaves it
+
+
+def untraced_states(minfo: Any) -> list[UntracedState]:
+    """States written by the step that are neither hidden states nor weights: the compiler
+    treats what they carry into the next step as a constant (a ShortTermState, a buffer)."""
+    hidden_paths = {tuple(path) for path in minfo.hidden_path_to_invar}
+    found = []
+    for state, ins, outs in zip(minfo.compiled_model_states, minfo.state_tree_invars, minfo.state_tree_outvars):
+        if isinstance(state, (brainstate.HiddenState, brainstate.ParamState)):
+            continue
+        path = minfo.state_id_to_path.get(id(state))
+        if path is None or tuple(path) in hidden_paths:
+            continue
+        ins = tuple(v for v in jax.tree.leaves(ins) if jv.is_var(v))
+        outs = tuple(v for v in jax.tree.leaves(outs) if jv.is_var(v) and all(v is not i for i in ins))
+        if ins and outs:
+            found.append(UntracedState(tuple(path), type(state).__name__, ins, outs))
+    return found
 
 
 def traced_jaxpr(minfo: Any) -> Any:

@@ -1,0 +1,35 @@
+from etrace_lint.findings import Level
+from etrace_lint.flows import weight_flow
+from etrace_lint.rule import Hit, Rule
+
+
+def check(context):
+    from etrace_lint.analysis import first_per_weight
+    from etrace_lint.naming import display_name, display_names, path_key
+
+    for use in first_per_weight(context.buffered_uses):
+        weight, buffer = display_name(use.weight), display_name(use.buffer)
+        hidden = display_names(use.hidden)
+        readers = "reads" if len(use.hidden) == 1 else "read"
+        message = (f"{weight}'s op output is stored in {buffer}, a {use.buffer_kind}, which {hidden} {readers} only "
+                   f"in the next step; the compiler does not carry eligibility traces through a "
+                   f"{use.buffer_kind}, so {weight} gets no online gradient through {hidden}: keep that value in "
+                   f"a brainstate.HiddenState, or feed the op's output into the update of {hidden} in the same "
+                   f"step")
+        yield Hit(message=message, weight_path=use.weight, eqn=use.site,
+                  related=(("weight created here", use.weight), (f"{buffer} created here", use.buffer)),
+                  properties={"weight": weight, "weightPath": path_key(use.weight), "state": buffer,
+                              "stateKind": use.buffer_kind,
+                              "hiddenStates": [display_name(h) for h in use.hidden]})
+
+
+RULE = Rule(
+    id="ETL206",
+    name="weight-through-untraced-state",
+    level=Level.WARNING,
+    summary="A weight's ETP op output is stored in a state the compiler does not follow (not a HiddenState) "
+            "before it reaches a hidden state, so the weight gets no online gradient",
+    tags=("learning", "analysis"),
+    check=check,
+    flow=weight_flow,
+)
