@@ -7,6 +7,7 @@ them costs nothing.
 from __future__ import annotations
 
 import functools
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -248,16 +249,20 @@ class StepFlow:
         self._node_edges.append(([(scope, var) for var in jv.invars(eqn) if id(var) not in bound],
                                  [(scope, v) for v in eqn.outvars]))
 
+    @staticmethod
+    def _scope_of(site: jv.EqnSite) -> int:
+        """The scope whose nodes hold the site's operands: its innermost enclosing jaxpr."""
+        return id(site.parents[-1]) if site.parents else TOP
+
     def weights_read_by(self, site: jv.EqnSite) -> frozenset:
-        scope = id(site.parents[-1]) if site.parents else TOP
-        weights = self._weights.get(scope, {})
+        weights = self._weights.get(self._scope_of(site), {})
         return frozenset().union(*(weights.get(v, frozenset()) for v in jv.invars(site.eqn)))
 
-    def hidden_reached(self, starts: tuple, avoid: set | frozenset = frozenset()) -> list[tuple]:
+    def hidden_reached(self, starts: tuple, avoid: Container = frozenset()) -> list[tuple]:
         """Hidden states whose new value depends on ``starts``, not passing through ``avoid``."""
         return self.reached(starts, self.hidden, avoid)
 
-    def reached(self, starts: tuple, ends: dict, avoid: set | frozenset = frozenset(),
+    def reached(self, starts: tuple, ends: dict, avoid: Container = frozenset(),
                 past_ends: bool = True) -> list:
         """The values of ``ends`` (node -> label) whose nodes depend on ``starts``, not passing
         through ``avoid`` (nor through an end, unless ``past_ends``)."""
@@ -278,7 +283,7 @@ class StepFlow:
         return sorted(found, key=str)
 
     def outputs_of(self, site: jv.EqnSite) -> tuple:
-        scope = id(site.parents[-1]) if site.parents else TOP
+        scope = self._scope_of(site)
         return tuple((scope, v) for v in jv.outvars(site.eqn))
 
 
@@ -370,14 +375,13 @@ def buffered_uses(context: AnalysisContext) -> list[BufferedUse]:
     if not feeds:
         return []
     stored = {(TOP, v): state.path for state, _ in feeds.values() for v in state.outvars}
-    new_hidden = frozenset(flow.hidden)
     learning = context.learning_weights
     found = []
     for site in flow.etp_sites:
         weights = sorted(w for w in flow.weights_read_by(site) if w not in learning)
         if not weights:
             continue
-        for path in flow.reached(flow.outputs_of(site), stored, new_hidden):
+        for path in flow.reached(flow.outputs_of(site), stored, avoid=flow.hidden):
             state, hidden = feeds[path]
             found.extend(BufferedUse(w, site, path, state.kind, hidden) for w in weights)
     return found
