@@ -17,6 +17,8 @@ from typing import Any, Callable, Iterator, NamedTuple
 from jax._src import core as _core
 from jax._src import source_info_util as _siu
 
+from .positions import character_column, traceback_position
+
 _LIBRARY_PACKAGES = ("jax", "jaxlib", "brainstate", "braintrace", "saiunit", "brainunit",
                      "etrace_lint", "numpy", "brainevent", "braintools")
 
@@ -115,7 +117,8 @@ def user_frame_of(source_info: Any) -> SourceFrame | None:
 def _decoded(file_name: str, code: Any, lasti: int) -> SourceFrame:
     """A user frame's line; a loop that builds many layers builds them all on one line."""
     frame = _siu.raw_frame_to_frame(code, lasti)
-    return SourceFrame(_absolute(file_name), frame.start_line, max(1, frame.start_column + 1))
+    return SourceFrame(_absolute(file_name), frame.start_line,
+                       character_column(file_name, frame.start_line, frame.start_column))
 
 
 def _user_frame_of_decoded(traceback: Any) -> SourceFrame | None:
@@ -147,7 +150,7 @@ def user_frame_of_exception(exc: BaseException) -> SourceFrame | None:
         while tb is not None:
             path = tb.tb_frame.f_code.co_filename
             if not is_library_file(path):
-                best = SourceFrame(os.path.abspath(path), tb.tb_lineno, 1)
+                best = SourceFrame(os.path.abspath(path), *traceback_position(tb))
             tb = tb.tb_next
         if best is not None:
             return best

@@ -18,6 +18,7 @@ from .discover import TargetSpec
 from .environ import EnvironError, environ_context, how_to_set, target_environ, unset_key
 from .findings import Location, ToolError
 from .isolation import search_path
+from .positions import traceback_position
 from .wording import exception_line
 
 
@@ -144,6 +145,6 @@ def _exception_location(exc: BaseException, path: str) -> Location | None:
     tb = exc.__traceback__
     while tb is not None:
         if os.path.abspath(tb.tb_frame.f_code.co_filename) == path:
-            best = Location(path, tb.tb_lineno)
+            best = Location(path, *traceback_position(tb))
         tb = tb.tb_next
     return best

@@ -18,7 +18,7 @@ from etrace_lint.findings import Location
 from etrace_lint.locate import Locator
 from etrace_lint.rules_compiler import findings_from_records
 from etrace_lint.targets import load_target
-from helpers import REPO, fixture
+from helpers import REPO, fixture, lint_file
 from test_compiler_rules import assert_matches_markers, linted
 
 REWRITTEN = fixture("compiler", "locations_rewritten.py")
@@ -99,3 +99,19 @@ def test_with_nothing_to_go_by_the_factory_is_the_answer():
     factory = Location(REWRITTEN, 60)
     locator = Locator(brainstate.nn.Module(), None, factory)
     assert locator.first(locator.of_state(("nope",)), locator.of_primitive("etp_mv")) == factory
+
+
+def _column_of(path: str, line: int, code: str) -> int:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read().splitlines()[line - 1].index(code) + 1
+
+
+def test_columns_count_characters_on_lines_with_non_ascii_names():
+    path = fixture("compiler", "locations_unicode.py")
+    findings, errors = lint_file(path)
+    (plain,) = [f for f in findings if f.rule_id == "ETL201"]
+    assert (plain.line, plain.location.column) == (24, _column_of(path, 24, "self.h.value @"))
+    (units,) = [f for f in findings if f.rule_id == "ETL101"]
+    assert units.line == 23 and units.location.column == _column_of(path, 23, "self.w_in(x) * u.mV + x * u.mA")
+    (factory,) = [e for e in errors if "factory_fails_after_alpha" in e.message]
+    assert (factory.location.line, factory.location.column) == (44, _column_of(path, 44, "α + 1"))
