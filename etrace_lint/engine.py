@@ -16,7 +16,7 @@ from .environ import environ_context
 from .findings import Finding, Location, TargetResult
 from .rule import Hit, Rule
 from .isolation import project_files, target_state
-from .naming import format_path
+from .naming import display_name, path_key
 from .settings import EngineSettings
 from .targets import LoadedTarget, TargetLoadError, load_target
 
@@ -171,7 +171,8 @@ def finding_from_hit(rule: Rule, hit: Hit, locator: Any, name: str) -> Finding:
                if (loc := _locate_thing(locator, thing, label)) is not None and loc != primary]
     properties = dict(hit.properties)
     if hit.weight_path:
-        properties.setdefault("weight", format_path(hit.weight_path))
+        properties.setdefault("weight", display_name(hit.weight_path))
+        properties.setdefault("weightPath", path_key(hit.weight_path))
     from .flows import flow_for
 
     finding = Finding(rule.id, rule.level, hit.message, name, primary,

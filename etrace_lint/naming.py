@@ -81,12 +81,3 @@ def path_key(path: Any) -> list | str:
     if isinstance(path, (tuple, list)):
         return [p if isinstance(p, (int, str)) and not isinstance(p, bool) else str(p) for p in path]
     return str(path)
-
-
-
-def format_path(path: Any) -> str:
-    """A state path joined by dots, as --verify and a hit's ``weight`` property name it:
-    ``('layers', 0, 'weight')`` -> ``layers.0.weight``."""
-    if isinstance(path, (tuple, list)):
-        return ".".join(map(str, path))
-    return str(path)

@@ -4,7 +4,7 @@ from etrace_lint.rule import Hit, Rule
 
 def check(context):
     from etrace_lint.analysis import OPAQUE_TRANSFORMS, opaque_transform_of
-    from etrace_lint.naming import display_name as format_path
+    from etrace_lint.naming import display_name
     from etrace_lint.jaxpr_view import outvars, primitive_name
 
     connected = context.relation_outputs
@@ -17,14 +17,14 @@ def check(context):
             continue  # no ParamState behind it: nothing that could learn
         kind = primitive_name(transform.eqn)
         api = OPAQUE_TRANSFORMS[kind]
-        names = ", ".join(format_path(w) for w in weights)
+        names = ", ".join(display_name(w) for w in weights)
         yield Hit(
             message=(f"the ETP op `{primitive_name(site.eqn)}` on {names} is inside `{api}`, which the "
                      f"compiler does not look into, so {names} gets no online gradient from it; apply `{api}` "
                      f"around the rest of the step, not around the ETP op"),
             weight_path=weights[0], eqn=site,
             related=((f"`{api}` applied here", transform),),
-            properties={"transform": api, "primitive": kind, "weights": [format_path(w) for w in weights]})
+            properties={"transform": api, "primitive": kind, "weights": [display_name(w) for w in weights]})
 
 
 RULE = Rule(

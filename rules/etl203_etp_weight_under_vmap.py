@@ -4,21 +4,21 @@ from etrace_lint.rule import Hit, Rule
 
 def check(context):
     from etrace_lint.analysis import first_per_weight
-    from etrace_lint.naming import display_name as format_path
+    from etrace_lint.naming import display_name
     from etrace_lint.jaxpr_view import primitive_name
 
     warnings = context.vmap_warnings
     etp_names = context.vmap_decomposed_ops
     uses = first_per_weight([u for u in context.plain_uses if u.decomposed])
     for use in uses:
-        weight, hidden = format_path(use.weight), ", ".join(format_path(h) for h in use.hidden)
+        weight, hidden = display_name(use.weight), ", ".join(display_name(h) for h in use.hidden)
         etp = f"`{sorted(etp_names)[0]}`" if len(etp_names) == 1 else "an ETP op"
         yield Hit(
             message=(f"weight {weight} is mapped over by `vmap`, so {etp} was decomposed into a plain "
                      f"`{primitive_name(use.site.eqn)}` and {weight} gets no online gradient on its way "
                      f"to hidden state {hidden}"),
             weight_path=use.weight, eqn=use.site,
-            properties={"hiddenStates": [format_path(h) for h in use.hidden],
+            properties={"hiddenStates": [display_name(h) for h in use.hidden],
                         "braintraceWarning": warnings[0] if warnings else ""})
     if warnings and not uses and not any(context.is_vmap_decomposition(s) for s in context.sites):
         # the warning came, but the step keeps no trace of where: say what braintrace said

@@ -256,3 +256,13 @@ def test_a_multiple_of_bptt_is_told_from_an_error():
     assert compare.describe_scale(2.0) == "2.00x BPTT's, same direction"
     assert compare.describe_scale(-1.0) == "1.00x BPTT's, opposite direction"
     assert compare.describe_scale(0.004) == "0.004x BPTT's, same direction"
+
+
+def test_the_table_and_every_finding_name_a_weight_alike(exact):
+    result = exact["etrace_target_in_sequential"]
+    assert not result.tool_errors and verify_findings(result) == []
+    assert {r["weight"] for r in result.verify_rows} == {"layers[0].fc.weight"}
+    assert {tuple(r["weightPath"]) for r in result.verify_rows} == {("layers", 0, "fc", "weight")}
+    (included,) = [f for f in result.findings if f.rule_id == "ETL001"]
+    assert included.properties["weight"] == "layers[0].fc.weight" and "layers[0].fc.weight" in included.message
+    assert "layers[0].fc.weight['weight']" in format_verify_table(result.verify_rows)

@@ -122,12 +122,12 @@ def _same_loss(online: float, bptt: float, dtypes: dict, settings: Any) -> bool:
 
 def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorithm: str, steps: int,
           name: str, device: str, batch: int | None) -> list[dict]:
-    from ..naming import format_path
+    from ..naming import display_name, path_key
 
     scale = max((float(np.linalg.norm(g)) for g in reference.grads.values() if np.all(np.isfinite(g))),
                 default=0.0)
     rows = []
-    for key in sorted(reference.grads, key=lambda k: (format_path(k[0]), k[1])):
+    for key in sorted(reference.grads, key=lambda k: (display_name(k[0]), k[1])):
         weight, leaf = key
         bptt_grad = reference.grads[key]
         online_grad = online.grads.get(key)
@@ -139,8 +139,8 @@ def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorit
         verdict = compare.verdict(m, expected.exact, tolerance, settings.cosine_floor, tolerance * scale)
         factor = compare.scale(m, tolerance) if verdict != compare.EXACT else None
         rows.append({
-            "model": name, "algorithm": algorithm, "steps": steps, "weight": format_path(weight),
-            "weightPath": list(map(str, weight)), "leaf": leaf, "expected": expected.label,
+            "model": name, "algorithm": algorithm, "steps": steps, "weight": display_name(weight),
+            "weightPath": path_key(weight), "leaf": leaf, "expected": expected.label,
             "reason": expected.reason, "verdict": verdict, "relError": compare.json_number(m.rel_error),
             "cosine": compare.json_number(m.cosine), "scale": factor, "onlineNorm": compare.json_number(m.online_norm),
             "bpttNorm": compare.json_number(m.bptt_norm), "tolerance": tolerance,

@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import braintrace_adapter as bt
 from .. import jaxpr_view as jv
+from ..naming import display_names
 
 EXACT_ALGORITHMS = frozenset({"d_rtrl"})  # exact on element-wise groups
 _MIXED = "mixed"  # braintrace's PathClassification.MIXED: some paths direct, some through another ETP op
@@ -73,10 +74,6 @@ class GraphFacts:
                 if g.index not in own and any(v in flow for v in g.outvars)]
 
 
-def _names(paths) -> str:
-    return ", ".join(".".join(str(p) for p in path) for path in paths)
-
-
 def expectation(facts: GraphFacts, weight: tuple, algorithm: str, steps: int) -> Expectation:
     """Whether ``weight``'s online gradient under ``algorithm`` must equal BPTT over ``steps``."""
     relations = facts.relations_of(weight)
@@ -100,13 +97,13 @@ def expectation(facts: GraphFacts, weight: tuple, algorithm: str, steps: int) ->
         for index in relation.group_indices:
             group = facts.groups[index]
             if not facts.group_is_elementwise(index):
-                return Expectation(False, f"the recurrence of {_names(group.hidden_paths)} mixes units "
+                return Expectation(False, f"the recurrence of {display_names(group.hidden_paths)} mixes units "
                                           "(dense or gated recurrence)")
         if not facts.lands_on_same_units(relation):
             return Expectation(False, "its op output is moved across units before it reaches the hidden state")
         downstream = facts.downstream_groups(relation)
         if downstream:
-            names = _names(p for g in downstream for p in g.hidden_paths)
+            names = display_names(p for g in downstream for p in g.hidden_paths)
             return Expectation(False, f"it reaches the loss through a later stateful layer ({names})")
-    groups = _names(p for r in relations for i in r.group_indices for p in facts.groups[i].hidden_paths)
+    groups = display_names(p for r in relations for i in r.group_indices for p in facts.groups[i].hidden_paths)
     return Expectation(True, f"element-wise recurrence of {groups}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..naming import display_name, format_path
+from ..naming import display_name, path_key
 from ..findings import Finding, Location
 from ..registry import all_rules
 from ..rule import GradientFacts
@@ -75,7 +75,7 @@ class FindingMaker:
         shown = display_name(weight) + (worst["leaf"] if len(rows) == 1 else "")
         more = f" ({len(rows)} leaves; worst {worst['leaf']})" if len(rows) > 1 else ""
         primary, related = self.weight_locations(weight)
-        properties = {"weight": format_path(weight), "verify": self._verify_properties(worst)}
+        properties = {"weight": display_name(weight), "weightPath": path_key(weight), "verify": self._verify_properties(worst)}
         if len(rows) > 1:
             properties["verify"]["leaves"] = [self._verify_properties(r) for r in rows]
         factor = worst.get("scale")
