@@ -16,7 +16,7 @@ from .environ import environ_context
 from .findings import Finding, Location, TargetResult
 from .rule import Hit, Rule
 from .isolation import project_files, target_state
-from .naming import display_name, path_key
+from .naming import display_name, path_key, preferred_paths
 from .settings import EngineSettings
 from .targets import LoadedTarget, TargetLoadError, load_target
 
@@ -82,7 +82,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         else:
             compilation = bt.compile_model(loaded.model, loaded.inputs, compile_options,
                                            needs_subject=lambda record: not is_hidden_note(record, hidden_levels))
-        with collector_paused():
+        with collector_paused(), preferred_paths(_shorter_paths(loaded.model, compilation)):
             locator = Locator(loaded.model, compilation.module_info, loaded.factory_location,
                               compilation.traced_jaxpr)
             findings = findings_from_records(compilation, locator, loaded.name, hidden_levels,
@@ -95,10 +95,20 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         if compilation.graph is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
             from .verify import verify_model
-            verify_findings, report.verify_rows = verify_model(loaded, context, settings, findings=findings)
+            with preferred_paths(_shorter_paths(loaded.model, compilation)):
+                verify_findings, report.verify_rows = verify_model(loaded, context, settings, findings=findings)
             findings.extend(verify_findings)
     report.findings = sorted(set_unique(findings), key=Finding.sort_key)
     return report
+
+
+def _shorter_paths(model: Any, compilation: Any) -> dict[tuple, tuple]:
+    from . import braintrace_adapter as bt
+    from .model_paths import shorter_paths
+
+    if compilation.module_info is None:
+        return {}
+    return shorter_paths(model, bt.compiled_states(compilation.module_info))
 
 
 @contextlib.contextmanager

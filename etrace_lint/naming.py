@@ -10,12 +10,20 @@ private dict (``_before_updates``). Such a key becomes the class it names,
 with its short keyword arguments (``<Expon tau=10. ms>``), and the private
 dict that holds it is left out. The full path stays in a finding's
 properties (:func:`path_key`).
+
+A state the model reaches along several attributes (a brainpy.state neuron
+is both ``net.N`` and every projection's ``post``) is named along the
+shortest: the compiler's own path follows attributes in sorted order
+(``E.post.V``), the user wrote ``N.V``. :func:`preferred_paths` sets, for
+one model at a time, which paths are shown as which.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import Any, Iterable
+from contextvars import ContextVar
+from typing import Any, Iterable, Iterator
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLASS_REPR = re.compile(r"<class '(?:[\w.]*\.)?(\w+)'>")
@@ -54,10 +62,24 @@ def _segment(part: Any) -> tuple[str, bool]:
     return f"[{short!r}]", True
 
 
+_PREFERRED: ContextVar[dict] = ContextVar("etrace_lint_preferred_paths", default={})
+
+
+@contextlib.contextmanager
+def preferred_paths(shorter: dict[tuple, tuple]) -> Iterator[None]:
+    """While linting one model: show each path of ``shorter`` as the path it maps to."""
+    token = _PREFERRED.set(shorter)
+    try:
+        yield
+    finally:
+        _PREFERRED.reset(token)
+
+
 def display_name(path: Any) -> str:
     """A state or weight path as the user's code names it: ``('layers', 1, 'h')`` -> ``layers[1].h``."""
     if not isinstance(path, (tuple, list)):
         return str(path)
+    path = _PREFERRED.get().get(tuple(path), path)
     if not path:
         return "(the model itself)"
     segments = [_segment(part) for part in path]

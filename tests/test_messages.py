@@ -225,7 +225,61 @@ def etrace_target_ei():
     assert findings
     for finding in findings:
         assert not _clean(finding.message), finding.message
-    merged = [f for f in findings if f.rule_id == "ETL028"]
-    if merged:
-        assert "<Expon tau=10. ms>" in merged[0].message
-        assert any("brainpy.state.Expon" in str(p) for path in merged[0].properties["hiddenStatePaths"] for p in path)
+    # the compiler reaches the neuron through the first projection's `post` (attributes in sorted order)
+    # and each synapse through the neuron; messages name them as the model does
+    (merged,) = [f for f in findings if f.rule_id == "ETL028"]
+    assert merged.message.startswith("neu.V, inp.syn.g, rec.syn.g feed each other"), merged.message
+    assert ["inp", "post", "V"] in merged.properties["hiddenStatePaths"]
+    assert any("brainpy.state.Expon" in str(p) for path in merged.properties["hiddenStatePaths"] for p in path)
+    (recurrent,) = [f for f in findings if f.rule_id == "ETL001" and f.properties["weight"] == "rec.comm.weight"]
+    assert "drives rec.syn.g, neu.V" in recurrent.message
+
+
+def test_a_state_shared_between_modules_is_named_along_the_shortest_path(tmp_path):
+    path = tmp_path / "shared_cell.py"
+    path.write_text('''
+import brainstate
+import braintrace
+import jax.numpy as jnp
+
+
+class Cell(brainstate.nn.Module):
+    def __init__(self, n=4):
+        super().__init__()
+        self.w = braintrace.nn.Linear(n, n)
+        self.h = brainstate.HiddenState(jnp.zeros(n))
+
+    def update(self, x):
+        self.h.value = 0.9 * self.h.value + self.w(x)
+        return self.h.value
+
+
+class Head(brainstate.nn.Module):
+    def __init__(self, source):
+        super().__init__()
+        self.source = source  # reads the cell's state; sorts before `rnn`, so the compiler walks it first
+
+    def update(self):
+        return self.source.h.value.sum()
+
+
+class Net(brainstate.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = Cell()
+        self.head = Head(self.rnn)
+
+    def update(self, x):
+        self.rnn(x)
+        return self.head()
+
+
+def etrace_target_net():
+    return Net(), (jnp.ones((4,)),)
+''', encoding="utf-8")
+    findings, errors = lint_file(str(path), hidden_note_levels=None)
+    assert not errors, [e.message for e in errors]
+    (included,) = [f for f in findings if f.rule_id == "ETL001"]
+    assert included.message == "rnn.w.weight learns online: its matmul here drives rnn.h"
+    assert included.properties["weight"] == "rnn.w.weight"
+    assert included.properties["weightPath"] == ["head", "source", "w", "weight"]

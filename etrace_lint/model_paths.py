@@ -1,0 +1,52 @@
+"""The shortest attribute path to each of a model's states.
+
+The compiler names a state by the first path brainstate's graph walk meets,
+attributes in sorted order; a state shared between modules (a neuron that is
+also every projection's ``post``) may then be named through a module the
+user never thinks of it as part of. A breadth-first walk over the same
+attributes, in the order the model defined them, finds the path the user
+wrote.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import brainstate
+
+# a model of a few thousand modules is walked whole; beyond that the compiler's names stay
+_MAX_OBJECTS = 200_000
+
+
+def _children(obj: Any):
+    if isinstance(obj, brainstate.graph.Node):
+        return vars(obj).items()
+    if isinstance(obj, (list, tuple)):
+        return enumerate(obj)
+    if isinstance(obj, dict):
+        return ((k, v) for k, v in obj.items() if isinstance(k, (str, int)))
+    return ()
+
+
+def shorter_paths(model: Any, states: dict[tuple, Any]) -> dict[tuple, tuple]:
+    """For each of ``states`` (the compiler's path -> state) reachable along a shorter path of
+    attributes, list items and dict keys: compiler path -> that path."""
+    wanted = {id(state): path for path, state in states.items()}
+    found: dict[tuple, tuple] = {}
+    seen = {id(model)}
+    queue = deque([(model, ())])
+    while queue and len(seen) < _MAX_OBJECTS:
+        obj, path = queue.popleft()
+        for key, child in _children(obj):
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            here = (*path, key)
+            if isinstance(child, brainstate.State):
+                compiler_path = wanted.get(id(child))
+                if compiler_path is not None and len(here) < len(compiler_path):
+                    found[compiler_path] = here
+            else:
+                queue.append((child, here))
+    return found
