@@ -17,16 +17,20 @@ import brainstate
 
 # a model of a few thousand modules is walked whole; beyond that the compiler's names stay
 _MAX_OBJECTS = 200_000
+_CONTAINERS = (list, tuple, dict)
 
 
 def _children(obj: Any):
     if isinstance(obj, brainstate.graph.Node):
-        return vars(obj).items()
-    if isinstance(obj, (list, tuple)):
-        return enumerate(obj)
-    if isinstance(obj, dict):
-        return ((k, v) for k, v in obj.items() if isinstance(k, (str, int)))
-    return ()
+        items = vars(obj).items()
+    elif isinstance(obj, dict):
+        items = ((k, v) for k, v in obj.items() if isinstance(k, (str, int)))
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    else:
+        return ()
+    # what can hold a state: modules, states and the containers of either (not arrays or numbers)
+    return ((k, v) for k, v in items if isinstance(v, (brainstate.graph.Node, brainstate.State, *_CONTAINERS)))
 
 
 def shorter_paths(model: Any, states: dict[tuple, Any]) -> dict[tuple, tuple]:

@@ -1,3 +1,5 @@
+import re
+
 from etrace_lint.findings import Level
 from etrace_lint.fixes.etp import etp_fix
 from etrace_lint.flows import weight_flow
@@ -9,6 +11,11 @@ _ETP_FOR = {
     "mul": "braintrace.element_wise instead of a plain product on this line",
     "conv_general_dilated": "braintrace.conv instead of a plain convolution on this line",
 }
+# brainevent's and jax.experimental.sparse's sparse and event-driven products (csrmv, binary_fcnmm,
+# ell_binary_matvec, float_jitumv, bcoo_dot_general, ...): their ETP counterpart is a sparse matmul
+_SPARSE_OP = re.compile(r"(?:^|_)(?:b?csr|csc|b?coo|ell|fcn|jit[a-z])")
+_ETP_FOR_SPARSE = ("braintrace.nn.SparseLinear (a brainunit.sparse CSR or COO matrix, through "
+                   "braintrace.sparse_matmul) in place of this sparse op")
 
 
 def _public_module(module: str) -> str:
@@ -32,7 +39,8 @@ def _fix(context, use, weight: str) -> tuple[str, str]:
         where = f" (created on line {created.line})" if created is not None else ""
         plain = f"{_public_module(type(owner).__module__)}.{type(owner).__name__}"
         return f"make {weight}'s layer a {twin} instead of a {plain}{where}", twin
-    etp = _ETP_FOR.get(primitive_name(use.site.eqn))
+    op = primitive_name(use.site.eqn)
+    etp = _ETP_FOR.get(op) or (_ETP_FOR_SPARSE if _SPARSE_OP.search(op) else None)
     return (f"use {etp}" if etp else "use an ETP op such as braintrace.matmul or braintrace.element_wise here"), ""
 
 

@@ -55,6 +55,13 @@ def test_partly_plain_weight_is_told_apart_from_a_weight_that_never_learns():
     assert finding.properties["partial"] and "learns online through an ETP op" in finding.message
 
 
+def test_an_event_driven_sparse_weight_is_pointed_at_the_sparse_etp_layer():
+    findings, _ = lint_file(PLAIN_OP + "::etrace_target_event_sparse_recurrent")
+    (finding,) = [f for f in findings if f.rule_id == "ETL201"]
+    assert finding.properties["weight"] == "rec.weight"
+    assert "braintrace.nn.SparseLinear" in finding.message and "braintrace.matmul" not in finding.message
+
+
 def test_opaque_transform_is_a_related_location():
     findings, _ = lint_file(OPAQUE + "::etrace_target_checkpointed")
     (finding,) = [f for f in findings if f.rule_id == "ETL202"]
