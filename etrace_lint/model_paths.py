@@ -22,7 +22,9 @@ _CONTAINERS = (list, tuple, dict)
 
 def _children(obj: Any):
     if isinstance(obj, brainstate.graph.Node):
-        items = vars(obj).items()
+        # the attributes brainstate's graph walks (less those a class keeps out of it), in definition order
+        hidden = getattr(obj, "graph_invisible_attrs", ())
+        items = ((k, v) for k, v in vars(obj).items() if k not in hidden)
     elif isinstance(obj, dict):
         items = ((k, v) for k, v in obj.items() if isinstance(k, (str, int)))
     elif isinstance(obj, (list, tuple)):
