@@ -4,6 +4,10 @@ from etrace_lint.findings import Level
 from etrace_lint.rule import ErrorMatch, Rule
 
 
+def _unit(shown: str) -> str:
+    return "a unitless value" if shown == "1" else shown
+
+
 def describe(exc, compilation):
     """Name both units, as the exception states them, and point at the write that changed them."""
     changes = compilation.unit_changes
@@ -12,7 +16,13 @@ def describe(exc, compilation):
     # saiunit refusing arithmetic on two units, inside the step: the line is the expression
     operands = re.search(r"units do not match:\s*(\S+)\s*!=\s*(\S+)", text)
     if operands:
-        return f"unit mismatch: {operands.group(1)} and {operands.group(2)} meet in one expression", None
+        first, second = (_unit(u) for u in operands.groups())
+        return f"unit mismatch: {first} and {second} meet in one expression", None
+    # saiunit converting or combining two dimensions: "... (units are 1 and mA)."
+    pair = re.search(r"\(units are (\S+) and (\S+?)\)", text)
+    if pair:
+        first, second = (_unit(u) for u in pair.groups())
+        return f"unit mismatch: {first} and {second} meet in one expression", None
     # braintrace's own check after tracing: "... unit of the state ('v',) ... Input unit: mV ... Output unit: mA"
     io_units = re.search(r"Input unit:\s*(\S+).*?Output unit:\s*(\S+)", text, re.S)
     if io_units:
@@ -36,8 +46,9 @@ RULE = Rule(
     id="ETL101",
     name="unit-mismatch",
     level=Level.ERROR,
-    summary="A step writes a state with a different physical unit than the state holds",
+    summary="The step mixes physical units: two units in one expression, or a state written with a unit it does not hold",
     tags=("compiler", "error"),
-    error=ErrorMatch(types=("ValueError", "UnitMismatchError"), pattern=r"(units do not match)|(Quantity\[.*does not match with the origin tree structure)|(does not match with the origin tree structure.*Quantity\[)|(input/output unit of the state)"),
+    error=ErrorMatch(types=("ValueError", "UnitMismatchError", "DimensionMismatchError"),
+                     pattern=r"(units do not match)|(\(units are \S+ and )|(Quantity\[.*does not match with the origin tree structure)|(does not match with the origin tree structure.*Quantity\[)|(input/output unit of the state)"),
     describe=describe,
 )

@@ -154,3 +154,12 @@ def test_an_exception_raised_from_user_code_while_tracing_is_a_trace_failure():
         {}["missing"]
     except KeyError as exc:
         assert classify_error(exc).id == "ETL100"
+
+
+def test_two_units_in_one_expression_are_named_on_that_expression():
+    (finding,) = findings_of("errors_units.py", "etrace_target_unitless_bias")
+    assert finding.rule_id == "ETL101"
+    assert finding.message == "unit mismatch: mA and a unitless value meet in one expression"
+    with open(fixture("compiler", "errors_units.py"), encoding="utf-8") as handle:
+        line = handle.read().splitlines()[finding.line - 1]
+    assert line.index("braintrace.matmul(x, self.w.value) + self.b.value") + 1 == finding.location.column
