@@ -82,7 +82,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         else:
             compilation = bt.compile_model(loaded.model, loaded.inputs, compile_options,
                                            needs_subject=lambda record: not is_hidden_note(record, hidden_levels))
-        with collector_paused(), preferred_paths(_shorter_paths(loaded.model, compilation)):
+        names = _shorter_paths(loaded.model, compilation)  # messages name states as the model's code does
+        with collector_paused(), preferred_paths(names):
             locator = Locator(loaded.model, compilation.module_info, loaded.factory_location,
                               compilation.traced_jaxpr)
             findings = findings_from_records(compilation, locator, loaded.name, hidden_levels,
@@ -95,7 +96,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         if compilation.graph is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
             from .verify import verify_model
-            with preferred_paths(_shorter_paths(loaded.model, compilation)):
+            with preferred_paths(names):
                 verify_findings, report.verify_rows = verify_model(loaded, context, settings, findings=findings)
             findings.extend(verify_findings)
     report.findings = sorted(set_unique(findings), key=Finding.sort_key)
@@ -108,7 +109,10 @@ def _shorter_paths(model: Any, compilation: Any) -> dict[tuple, tuple]:
 
     if compilation.module_info is None:
         return {}
-    return shorter_paths(model, bt.compiled_states(compilation.module_info))
+    try:
+        return shorter_paths(model, bt.compiled_states(compilation.module_info))
+    except Exception:  # noqa: BLE001 - a name is a courtesy: an odd model keeps the compiler's names
+        return {}
 
 
 @contextlib.contextmanager
