@@ -2,7 +2,9 @@
 into lines of the user's file.
 
 Order of preference: the equation where the thing was computed, then the line
-where its state was created, then the factory's line.
+where its state was created (for a state a library module creates, such as a
+neuron's ``V``, the line where the model's class put that module in place),
+then the factory's line.
 
 The compiler rewrites the jaxpr before it analyses it: jit calls are inlined,
 conds if-converted, short scans unrolled. Equations keep their source info
@@ -17,7 +19,9 @@ from typing import Any
 
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
+from .assignments import Assignments
 from .findings import Location
+from .naming import preferred_path
 
 
 def _as_location(frame: jv.SourceFrame | None, label: str = "") -> Location | None:
@@ -38,6 +42,7 @@ class Locator:
                                         "target factory")
         self.module_info = module_info
         self._model = model
+        self._assignments = Assignments(model)
         self._states: dict[tuple, Any] | None = None
         self._compiled_states = bt.compiled_states(module_info) if module_info is not None else {}
         self._sites: list[jv.EqnSite] | None = None
@@ -154,12 +159,20 @@ class Locator:
         return None if eqn is None else self.of_site(jv.EqnSite(eqn), label)
 
     def of_state(self, path: tuple | None, label: str = "") -> Location | None:
+        """Where the state was created when that is in one of the model's own classes; else where a
+        class of the model put in place the library module holding it (``self.neu = bps.LIF(...)``)."""
         if path is None:
             return None
-        state = self._state_at(tuple(path))
+        path = tuple(path)
+        state = self._state_at(path)
         if state is None:
             return None
-        return self.of_state_object(state, label)
+        created = self.of_state_object(state, label)
+        assigned, spans = self._assignments.holder(preferred_path(path))
+        if created is not None and (assigned is None or any(
+                created.path == file and first <= created.line <= last for file, first, last in spans)):
+            return created
+        return created if assigned is None else Location(assigned.path, assigned.line, assigned.column, label)
 
     def of_state_object(self, state: Any, label: str = "") -> Location | None:
         """Where a state was created; decoded once per state (many records name the same one)."""

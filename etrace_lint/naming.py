@@ -75,11 +75,16 @@ def preferred_paths(shorter: dict[tuple, tuple]) -> Iterator[None]:
         _PREFERRED.reset(token)
 
 
+def preferred_path(path: tuple) -> tuple:
+    """The path a message shows for ``path`` (the shortest the model reaches the state by)."""
+    return _PREFERRED.get().get(path, path)
+
+
 def display_name(path: Any) -> str:
     """A state or weight path as the user's code names it: ``('layers', 1, 'h')`` -> ``layers[1].h``."""
     if not isinstance(path, (tuple, list)):
         return str(path)
-    path = _PREFERRED.get().get(tuple(path), path)
+    path = preferred_path(tuple(path))
     if not path:
         return "(the model itself)"
     segments = [_segment(part) for part in path]

@@ -115,3 +115,14 @@ def test_columns_count_characters_on_lines_with_non_ascii_names():
     assert units.line == 23 and units.location.column == _column_of(path, 23, "self.w_in(x) * u.mV + x * u.mA")
     (factory,) = [e for e in errors if "factory_fails_after_alpha" in e.message]
     assert (factory.location.line, factory.location.column) == (44, _column_of(path, 44, "α + 1"))
+
+
+def test_a_state_a_library_creates_is_placed_where_the_model_puts_that_library_module():
+    path = fixture("compiler", "locations_library_states.py")
+    findings, errors = lint_file(path, hidden_note_levels=None)
+    assert not errors, [e.message for e in errors]
+    cell = _column_of(path, 12, "self.cell")
+    merged = {f.target: f for f in findings if f.rule_id == "ETL028"}
+    assert set(merged) == {"initialised_in_the_factory", "initialised_by_the_linter"}
+    for finding in merged.values():
+        assert (finding.line, finding.location.column) == (12, cell), finding.message
