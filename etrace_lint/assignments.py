@@ -22,10 +22,10 @@ def _class_span(cls: type) -> tuple[str, int, int] | None:
     """The file and first and last line of a class of the user's code; None for a library's."""
     try:
         path = inspect.getsourcefile(cls)
+        if not path or jv.is_library_file(path):
+            return None  # before reading its source: finding a class parses the whole file
         lines, start = inspect.getsourcelines(cls)
     except (OSError, TypeError):
-        return None
-    if not path or jv.is_library_file(path):
         return None
     return path, start, start + len(lines) - 1
 
