@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import os
 import textwrap
 from typing import Any
 
@@ -27,7 +28,7 @@ def _class_span(cls: type) -> tuple[str, int, int] | None:
         lines, start = inspect.getsourcelines(cls)
     except (OSError, TypeError):
         return None
-    return path, start, start + len(lines) - 1
+    return os.path.abspath(path), start, start + len(lines) - 1
 
 
 def _self_assignments(span: tuple[str, int, int]) -> dict[str, tuple[str, int]]:
