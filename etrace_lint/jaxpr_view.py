@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 from jax._src import core as _core
 from jax._src import source_info_util as _siu
 
-from .positions import character_column, traceback_position
+from .positions import character_column, frame_position, traceback_position
 
 _LIBRARY_PACKAGES = ("jax", "jaxlib", "brainstate", "braintrace", "saiunit", "brainunit",
                      "etrace_lint", "numpy", "brainevent", "braintools")
@@ -316,7 +316,7 @@ def user_frame_of_stack(skip: int = 2) -> SourceFrame | None:
         if kind is _LINTER:
             return None
         if kind is _USER:
-            return SourceFrame(_absolute(frame.f_code.co_filename), frame.f_lineno, 1)
+            return SourceFrame(_absolute(frame.f_code.co_filename), *frame_position(frame))
         frame = frame.f_back
     return None
 

@@ -9,7 +9,7 @@ comment in another script before the expression, the two differ.
 from __future__ import annotations
 
 import linecache
-from types import TracebackType
+from types import CodeType, FrameType, TracebackType
 
 
 def character_column(path: str, line: int, byte_offset: int | None) -> int:
@@ -23,15 +23,24 @@ def character_column(path: str, line: int, byte_offset: int | None) -> int:
     return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore")) + 1
 
 
-def traceback_position(tb: TracebackType) -> tuple[int, int]:
-    """The line and 1-based character column of the expression a traceback entry stopped at."""
-    line = tb.tb_lineno
-    code = tb.tb_frame.f_code
-    if tb.tb_lasti < 0:
+def instruction_position(code: CodeType, lasti: int, line: int) -> tuple[int, int]:
+    """The line and 1-based character column of the expression the instruction at byte offset
+    ``lasti`` of ``code`` runs (``line``: the line Python reports for it)."""
+    if lasti < 0:
         return line, 1
     for index, (start, _, column, _) in enumerate(code.co_positions()):
-        if index == tb.tb_lasti // 2:
+        if index == lasti // 2:
             if start == line and column is not None:
                 return line, character_column(code.co_filename, line, column)
             break
     return line, 1
+
+
+def traceback_position(tb: TracebackType) -> tuple[int, int]:
+    """Where a traceback entry stopped: the expression that raised, or the call it went into."""
+    return instruction_position(tb.tb_frame.f_code, tb.tb_lasti, tb.tb_lineno)
+
+
+def frame_position(frame: FrameType) -> tuple[int, int]:
+    """Where a running frame is: the expression it evaluates now (the call or the assignment)."""
+    return instruction_position(frame.f_code, frame.f_lasti, frame.f_lineno)
