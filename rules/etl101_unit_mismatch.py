@@ -14,14 +14,10 @@ def describe(exc, compilation):
     at = changes[-1].frame if changes else compilation.last_write
     text = str(exc)
     # saiunit refusing arithmetic on two units, inside the step: the line is the expression
-    operands = re.search(r"units do not match:\s*(\S+)\s*!=\s*(\S+)", text)
+    # ("units do not match: mV != nA", or converting them: "... (units are 1 and mA).")
+    operands = re.search(r"units do not match:\s*(\S+)\s*!=\s*(\S+)|\(units are (\S+) and (\S+?)\)", text)
     if operands:
-        first, second = (_unit(u) for u in operands.groups())
-        return f"unit mismatch: {first} and {second} meet in one expression", None
-    # saiunit converting or combining two dimensions: "... (units are 1 and mA)."
-    pair = re.search(r"\(units are (\S+) and (\S+?)\)", text)
-    if pair:
-        first, second = (_unit(u) for u in pair.groups())
+        first, second = (_unit(u) for u in operands.groups() if u is not None)
         return f"unit mismatch: {first} and {second} meet in one expression", None
     # braintrace's own check after tracing: "... unit of the state ('v',) ... Input unit: mV ... Output unit: mA"
     io_units = re.search(r"Input unit:\s*(\S+).*?Output unit:\s*(\S+)", text, re.S)
