@@ -169,10 +169,10 @@ class Locator:
             return None
         created = self.of_state_object(state, label)
         assigned, spans = self._assignments.holder(preferred_path(path))
-        if created is not None and (assigned is None or any(
+        if assigned is None or (created is not None and any(
                 created.path == file and first <= created.line <= last for file, first, last in spans)):
             return created
-        return created if assigned is None else Location(assigned.path, assigned.line, assigned.column, label)
+        return Location(assigned.path, assigned.line, assigned.column, label)
 
     def of_state_object(self, state: Any, label: str = "") -> Location | None:
         """Where a state was created; decoded once per state (many records name the same one)."""

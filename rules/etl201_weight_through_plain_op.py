@@ -47,7 +47,7 @@ def _fix(context, use, weight: str) -> tuple[str, str]:
 def check(context):
     from etrace_lint.analysis import first_per_weight
     from etrace_lint.jaxpr_view import primitive_name
-    from etrace_lint.naming import display_name, path_key
+    from etrace_lint.naming import display_name
 
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     uses = first_per_weight([u for u in context.plain_uses if not u.decomposed])
@@ -63,8 +63,7 @@ def check(context):
         yield Hit(message=message, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight),),
                   properties={"hiddenStates": [display_name(h) for h in use.hidden], "primitive": op,
-                              "partial": use.partial, "weight": weight, "weightPath": path_key(use.weight),
-                              **({"etpLayer": twin} if twin else {})})
+                              "partial": use.partial, **({"etpLayer": twin} if twin else {})})
 
 
 RULE = Rule(

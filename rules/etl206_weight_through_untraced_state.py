@@ -5,7 +5,7 @@ from etrace_lint.rule import Hit, Rule
 
 def check(context):
     from etrace_lint.analysis import first_per_weight
-    from etrace_lint.naming import display_name, display_names, path_key
+    from etrace_lint.naming import display_name, display_names
 
     for use in first_per_weight(context.buffered_uses):
         weight, buffer = display_name(use.weight), display_name(use.buffer)
@@ -18,7 +18,7 @@ def check(context):
                    f"step")
         yield Hit(message=message, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight), (f"{buffer} created here", use.buffer)),
-                  properties={"weight": weight, "weightPath": path_key(use.weight), "state": buffer,
+                  properties={"state": buffer,
                               "stateKind": use.buffer_kind,
                               "hiddenStates": [display_name(h) for h in use.hidden]})
 
