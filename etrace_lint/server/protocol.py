@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -27,6 +30,7 @@ from .linting import LintPlan, RunStopped, plan_lint, plan_verify, run_plan
 from .progress import WorkDone
 from .scheduler import Run, Scheduler
 from .store import PlacedToolError
+from .transport import serve
 from .uris import path_to_uri, uri_to_path
 
 log = logging.getLogger(__name__)
@@ -59,6 +63,25 @@ class EtraceLintServer(LanguageServer):
         self._closed = False
 
     # -- set-up -------------------------------------------------------------
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """pygls's start_io with a reader that survives malformed frames and answers every request."""
+        self._stop_event = threading.Event()  # pygls's shutdown() sets it
+        self.protocol.set_writer(StdoutWriter(stdout))
+        try:
+            asyncio.run(serve(self.protocol, stdin, self._stop_event, self._log_to_client, lambda: self._closed))
+        except BrokenPipeError:
+            log.error("the client closed the connection")
+        except (KeyboardInterrupt, SystemExit):  # pygls ends the process on `exit` with sys.exit
+            pass
+        finally:
+            self.shutdown()
+
+    def _log_to_client(self, text: str) -> None:
+        try:
+            self.window_log_message(types.LogMessageParams(types.MessageType.Warning, text))
+        except Exception:  # the client may be gone: the server log has it already
+            log.debug("could not log to the client", exc_info=True)
 
     def setup(self, params: types.InitializeParams) -> None:
         try:
@@ -190,11 +213,12 @@ class EtraceLintServer(LanguageServer):
 
     async def verify(self, uri: str) -> dict:
         """Run ``--verify`` for the targets of one file and publish what it finds."""
-        path = uri_to_path(uri)
+        path = uri_to_path(uri) if isinstance(uri, str) else None
         folder = self.folders.folder_of(path) if path else None
         if folder is None or not folder.trusted or folder.settings is None:
-            raise ValueError(f"etrace-lint does not run {uri}: it is outside the workspace folders, "
-                             "or the workspace is not trusted or not configured")
+            raise JsonRpcInvalidParams(message=f"Invalid params: etrace-lint does not run {uri!r}: it is not a "
+                                               "file of a workspace folder, or the folder is not trusted or not "
+                                               "configured")
         plan = await asyncio.get_running_loop().run_in_executor(self.executor, plan_verify, folder, path)
         run = Run()
         msg_id = self.protocol.msg_id
@@ -249,6 +273,14 @@ class EtraceLintServer(LanguageServer):
         return finding_diagnostic(problem, lines, encoding)
 
 
+def _document_lines(ls: EtraceLintServer, uri: str) -> list[str]:
+    """The text of a document a request is about: the editor's buffer, else the file on disk."""
+    try:
+        return ls.workspace.get_text_document(uri).source.splitlines(keepends=True)
+    except (OSError, ValueError, TypeError) as exc:
+        raise JsonRpcInvalidParams(message=f"Invalid params: cannot read the document {uri!r}: {exc}") from None
+
+
 def _has_targets(path: str) -> bool:
     """Static: would linting this file run anything?"""
     try:
@@ -290,8 +322,7 @@ def build_server() -> EtraceLintServer:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: EtraceLintServer, params: types.HoverParams):
-        document = ls.workspace.get_text_document(params.text_document.uri)
-        lines = document.lines
+        lines = _document_lines(ls, params.text_document.uri)
         line_text = lines[params.position.line] if params.position.line < len(lines) else ""
         return rule_hover(ls.published.get(params.text_document.uri, []), line_text, params.position)
 
@@ -299,15 +330,18 @@ def build_server() -> EtraceLintServer:
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
     def code_action(ls: EtraceLintServer, params: types.CodeActionParams):
         uri = params.text_document.uri
-        source = ls.workspace.get_text_document(uri).source
+        source = "".join(_document_lines(ls, uri))
         published = ls.published.get(uri, [])
         actions = fix_actions(published, params.range, lambda path: ls.workspace.get_text_document(
             path_to_uri(path)).source, path_to_uri)
         return actions + suppression_actions(uri, source, published, params.range) or None
 
     @server.command(VERIFY_COMMAND)
-    async def verify(ls: EtraceLintServer, uri: str):
-        return await ls.verify(uri)
+    async def verify(ls: EtraceLintServer, *arguments):
+        if len(arguments) != 1:
+            raise JsonRpcInvalidParams(message=f"Invalid params: {VERIFY_COMMAND} takes one argument, the "
+                                               f"document's URI; it got {len(arguments)}")
+        return await ls.verify(arguments[0])
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: EtraceLintServer, *args):

@@ -1,0 +1,113 @@
+"""The server's stdio loop: frames from ``framing``, messages to pygls's protocol, an answer to every request.
+
+pygls's own loop trusts each ``Content-Length`` and drops a request whose
+params do not fit the method (it logs and sends nothing, so the editor waits
+forever). This loop reads frames with ``FrameReader``, which recovers from
+bad ones, and answers every request it cannot hand on:
+
+- params that do not fit the method: -32602 (Invalid params), naming what
+  did not fit;
+- a message that is not JSON-RPC 2.0, or whose id is not a string or number:
+  -32600 (Invalid Request), with its id where it has a usable one;
+- a request after ``shutdown``: -32600, as the protocol asks.
+
+A frame that cannot be read, and a notification whose params do not fit,
+are logged to the client once (``window/logMessage``) and to the server's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import threading
+from typing import Any, BinaryIO, Callable
+
+import cattrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+
+from .framing import BadFrame, FrameReader, Message
+
+log = logging.getLogger(__name__)
+
+_READ_SIZE = 65536
+
+
+def _read_stdin(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
+    """In a daemon thread: a blocked read must not keep the process alive after ``exit``. It reads
+    the file descriptor itself: a daemon thread blocked inside a buffered reader holds its lock, and
+    the interpreter aborts when it finds that lock taken at exit."""
+    try:
+        fd = stdin.fileno()
+        read = functools.partial(os.read, fd)
+    except (AttributeError, OSError, ValueError):  # not a real file: a test's stream
+        read = getattr(stdin, "read1", stdin.read)
+    try:
+        while chunk := read(_READ_SIZE):
+            loop.call_soon_threadsafe(queue.put_nowait, chunk)
+    except (OSError, ValueError):
+        log.exception("reading stdin failed")
+    finally:
+        loop.call_soon_threadsafe(queue.put_nowait, b"")
+
+
+async def serve(protocol, stdin: BinaryIO, stop: threading.Event, tell_client: Callable[[str], None],
+                shutting_down: Callable[[], bool]) -> None:
+    """Read messages from ``stdin`` until it closes or ``stop`` is set; hand each to ``protocol``."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+    threading.Thread(target=_read_stdin, args=(stdin, loop, queue), name="etrace-lint-stdin", daemon=True).start()
+    frames = FrameReader()
+    while not stop.is_set():
+        chunk = await queue.get()
+        if not chunk:
+            break
+        for event in frames.feed(chunk):
+            if isinstance(event, BadFrame):
+                log.warning("unreadable input: %s", event.description)
+                tell_client(f"etrace-lint: unreadable input, skipped: {event.description}")
+            elif isinstance(event, Message):
+                dispatch(protocol, event.data, tell_client, shutting_down)
+
+
+def _is_request(data: dict) -> bool:
+    return "method" in data and "id" in data
+
+
+def _usable_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def dispatch(protocol, data: dict, tell_client: Callable[[str], None], shutting_down: Callable[[], bool]) -> None:
+    """Hand one decoded message to the protocol, or answer (or log) why it cannot be handled."""
+    method = data.get("method")
+    if data.get("jsonrpc") != "2.0" or ("id" in data and not _usable_id(data["id"]) and data["id"] is not None):
+        _refuse(protocol, data, JsonRpcInvalidRequest(message="Invalid Request: not a JSON-RPC 2.0 message "
+                                                              "with a string or number id"), tell_client)
+        return
+    if _is_request(data) and shutting_down() and method != types.EXIT:
+        _refuse(protocol, data, JsonRpcInvalidRequest(message=f"Invalid Request: {method} after shutdown"),
+                tell_client)
+        return
+    try:
+        message = protocol.structure_message(data)
+    except JsonRpcException as exc:
+        cause = exc.__cause__
+        detail = "; ".join(cattrs.transform_error(cause)) if isinstance(cause, cattrs.BaseValidationError) \
+            else str(cause or exc)
+        _refuse(protocol, data, JsonRpcInvalidParams(message=f"Invalid params for {method}: {detail}"), tell_client)
+        return
+    protocol.handle_message(message)
+
+
+def _refuse(protocol, data: dict, error: JsonRpcException, tell_client: Callable[[str], None]) -> None:
+    """A request gets the error as its response; anything else is logged, as it has no one to answer."""
+    if _is_request(data):
+        msg_id = data["id"] if _usable_id(data["id"]) else None
+        log.warning("request %r (%s) refused: %s", msg_id, data.get("method"), error.message)
+        protocol._send_response(msg_id, error=error.to_response_error())  # pygls's one way to send an error
+    else:
+        log.warning("message ignored: %s", error.message)
+        tell_client(f"etrace-lint: message ignored: {error.message}")
