@@ -27,7 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="etrace-lint",
         description="Find the weights of a braintrace model that will not learn online, and why.",
         epilog="Subcommands: `etrace-lint rule ETL005` shows a rule's documentation; "
-               "`etrace-lint rules` lists every rule.\n"
+               "`etrace-lint rules` lists every rule; "
+               "`etrace-lint server` runs the language server for editors (LSP on stdin/stdout, "
+               "see `etrace-lint server --help`).\n"
                "Settings are read from [tool.etrace-lint] in the nearest pyproject.toml; flags override them. "
                "Suppress a finding with `# noqa: ETL005` or `# etrace-lint: ignore[ETL005]` on its line, "
                "or `# etrace-lint: file-ignore[ETL005]` anywhere in the file.\n"

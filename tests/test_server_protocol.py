@@ -7,6 +7,8 @@ The workspace is not trusted, so no model runs: these are about the protocol alo
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 
 import pytest
@@ -140,3 +142,13 @@ def test_requests_after_shutdown_are_refused_and_exit_ends_the_server(tmp_path):
         assert raw.process.wait(timeout=30) == 0
     finally:
         raw.close()
+
+
+def test_the_command_lines_help_lists_the_server():
+    env = dict(os.environ, COLUMNS="400")
+    help_text = subprocess.run([sys.executable, "-m", "etrace_lint", "--help"], capture_output=True, text=True,
+                               env=env, check=True).stdout
+    assert "`etrace-lint server` runs the language server" in help_text
+    server_help = subprocess.run([sys.executable, "-m", "etrace_lint", "server", "--help"], capture_output=True,
+                                 text=True, env=env, check=True).stdout
+    assert "language server on stdin/stdout" in server_help

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -95,5 +96,64 @@ def test_bad_initialization_options_are_reported_and_trust_nothing(tmp_path):
         session.wait_for(lambda s: s.diagnostics.get(uri(model)), what="the trust notice")
         assert any("initialization option" in m for m in session.messages)
         assert not _marker(model)
+    finally:
+        session.close()
+
+
+def test_a_nested_project_is_trusted_only_by_its_own_opt_in(tmp_path):
+    """The workspace opted in and the editor trusts it; a vendored project inside it, and a checkout
+    with its own .git, are still not run until their own pyproject.toml has the table."""
+    workspace = _project(tmp_path / "workspace", table=True)
+    vendored = _project(tmp_path / "workspace" / "vendor" / "other", table=False)
+    checkout = tmp_path / "workspace" / "deps" / "checkout"
+    (checkout / ".git").mkdir(parents=True)
+    in_checkout = checkout / "model.py"
+    in_checkout.write_text(MARKER_MODEL)
+    session = LspSession(workspace.parent, init_options={"trusted": True})
+    try:
+        for nested in (vendored, in_checkout):
+            session.open(nested)
+            [notice] = session.wait_for(lambda s: s.diagnostics.get(uri(nested)), what="the nested project's notice")
+            assert notice.severity == types.DiagnosticSeverity.Information
+            assert str(nested.parent / "pyproject.toml") in notice.message and "project of its own" in notice.message
+        session.open(workspace)  # one lint at a time: once this one is done, any earlier one would be too
+        session.wait_for(lambda s: s.codes(workspace) == [(PLAIN_LINE, "ETL201")], what="the workspace's lint")
+        assert _marker(workspace) and not _marker(vendored) and not _marker(in_checkout)
+        # the vendored project opts in itself
+        pyproject = vendored.parent / "pyproject.toml"
+        session.open(pyproject)
+        session.save(pyproject, pyproject.read_text() + "\n[tool.etrace-lint]\n")
+        session.wait_for(lambda s: s.codes(vendored) == [(PLAIN_LINE, "ETL201")], what="the opted-in nested lint")
+        assert _marker(vendored) and not _marker(in_checkout)
+        assert session.codes(in_checkout) == [(1, "etrace-lint")], "the checkout is still not trusted"
+    finally:
+        session.close()
+
+
+def test_a_link_to_a_file_or_folder_outside_the_workspace_is_never_imported(tmp_path):
+    workspace = _project(tmp_path / "workspace", table=True)
+    outside_file = _project(tmp_path / "elsewhere", table=True)
+    outside_folder = _project(tmp_path / "elsewhere_too", table=True).parent
+    vendored = _project(tmp_path / "workspace" / "vendor" / "other", table=False)
+    linked_file = workspace.parent / "linked.py"
+    linked_file.symlink_to(outside_file)
+    (workspace.parent / "linked_folder").symlink_to(outside_folder, target_is_directory=True)
+    through_folder = workspace.parent / "linked_folder" / "model.py"
+    into_nested = workspace.parent / "alias.py"
+    into_nested.symlink_to(vendored)
+    session = LspSession(workspace.parent, init_options={"trusted": True})
+    try:
+        for link in (linked_file, through_folder):
+            session.open(link)
+            [notice] = session.wait_for(lambda s: s.diagnostics.get(uri(link)), what="the link's notice")
+            assert "outside the workspace folders" in notice.message and str(os.path.realpath(link)) in notice.message
+        session.open(into_nested)  # a link into the nested project counts as that project's file
+        [notice] = session.wait_for(lambda s: s.diagnostics.get(uri(into_nested)), what="the nested notice")
+        assert "project of its own" in notice.message
+        session.open(workspace)
+        session.wait_for(lambda s: s.codes(workspace) == [(PLAIN_LINE, "ETL201")], what="the workspace's lint")
+        assert _marker(workspace)
+        assert not _marker(outside_file) and not (outside_folder / "model.imported").exists()
+        assert not _marker(vendored)
     finally:
         session.close()

@@ -10,13 +10,14 @@ like ``--environ``) and ``trusted``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..settings import Settings
 from .store import ResultStore
-from .trust import is_trusted
+from .trust import inside, is_trusted, project_root
 
 
 class OptionsError(Exception):
@@ -71,8 +72,7 @@ def _strings(value: Any, key: str) -> list[str]:
     return [v.strip() for v in value if v.strip()]
 
 
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+_inside = inside
 
 
 @dataclass
@@ -82,6 +82,17 @@ class Folder:
     error: str | None = None  # a configuration the user must fix; nothing is linted meanwhile
     trusted: bool = False
     store: ResultStore = field(default_factory=ResultStore)
+    nested: bool = False  # a project of its own inside a workspace folder
+    real_root: str = ""
+
+    def __post_init__(self):
+        self.real_root = self.real_root or os.path.realpath(self.root)
+
+    def owns(self, path: str) -> bool:
+        """Whether ``path``, by its real path, is a file of this project: inside it, and not inside a
+        project nested in it. Nothing else is ever imported on this folder's trust."""
+        real = os.path.realpath(path)
+        return inside(real, self.real_root) and project_root(real, self.real_root) == self.real_root
 
     def open_cache(self, settings: Settings | None = None):
         """A cache for one lint: a Cache remembers the digests it read, and files change between lints."""
@@ -93,7 +104,7 @@ class Folder:
     def lints(self, path: str) -> bool:
         """Whether ``path`` is among the files ``paths`` names and no exclude (the configured
         ones, the defaults such as ``.venv``, ``.gitignore``) leaves it out."""
-        if self.settings is None or not path.endswith(".py"):
+        if self.settings is None or not path.endswith(".py") or not self.owns(path):
             return False
         if not any(_inside(path, os.path.abspath(p)) for p in self.settings.paths):
             return False
@@ -108,11 +119,18 @@ class Folder:
         return not ignore.excluded(path, False)
 
 
-def load_folder(root: str, options: ServerOptions) -> Folder:
-    """The folder's settings, trust and cache; a bad configuration is kept as ``error``."""
+def load_folder(root: str, options: ServerOptions, nested: bool = False) -> Folder:
+    """The folder's settings, trust and cache; a bad configuration is kept as ``error``.
+
+    ``nested``: a project inside a workspace folder. It is trusted by its own table only: the
+    search for pyproject.toml goes on upward past one without the table, as the CLI's does, and
+    would otherwise find the workspace's; the editor's ``trusted`` and ``paths`` are about the
+    workspace folders it named."""
     from ..config import ConfigError, load_settings, validate_configured_selectors, validate_selectors
 
-    folder = Folder(os.path.abspath(root))
+    if nested:
+        options = dataclasses.replace(options, trusted=False, paths=None)
+    folder = Folder(os.path.abspath(root), nested=nested)
     try:
         settings = load_settings(folder.root)
         validate_configured_selectors(settings)
@@ -133,37 +151,71 @@ def load_folder(root: str, options: ServerOptions) -> Folder:
         settings.environ = {**(settings.environ or {}), **options.environ}
     settings.quiet = True
     folder.settings = settings
-    folder.trusted = is_trusted(settings.config_file, options.trusted)
+    own_config = settings.config_file is not None and inside(os.path.realpath(settings.config_file), folder.real_root)
+    folder.trusted = is_trusted(settings.config_file if own_config or not nested else None, options.trusted)
     return folder
 
 
 class Folders:
-    """The workspace folders; a file belongs to the innermost folder holding it."""
+    """The workspace folders, and the projects nested in them (found as their files are opened).
+
+    A file belongs to the project that holds its real path: the innermost workspace folder holding
+    it, or a project nested there."""
 
     def __init__(self, options: ServerOptions):
         self.options = options
         self._folders: dict[str, Folder] = {}
+        self._nested: dict[str, Folder] = {}  # by real root
 
     def add(self, root: str) -> Folder:
         folder = load_folder(root, self.options)
         self._folders[folder.root] = folder
+        self._nested = {key: f for key, f in self._nested.items() if not inside(key, folder.real_root)}
         return folder
 
     def remove(self, root: str) -> None:
-        self._folders.pop(os.path.abspath(root), None)
+        folder = self._folders.pop(os.path.abspath(root), None)
+        if folder is not None:
+            self._nested = {key: f for key, f in self._nested.items() if not inside(key, folder.real_root)}
 
     def reload(self, root: str) -> Folder:
         """Settings read again (a pyproject.toml was saved); results linted so far are kept."""
-        old = self._folders.get(os.path.abspath(root))
-        folder = self.add(root)
+        key = os.path.abspath(root)
+        if key in self._folders:
+            old = self._folders[key]
+            folder = self.add(root)
+        else:
+            old = self._nested.get(os.path.realpath(root))
+            folder = self._nested[os.path.realpath(root)] = load_folder(root, self.options, nested=True)
         if old is not None and folder.settings is not None and old.settings is not None \
                 and folder.settings.fingerprint_data() == old.settings.fingerprint_data():
             folder.store = old.store
         return folder
 
     def __iter__(self):
-        return iter(list(self._folders.values()))
+        return iter(list(self._folders.values()) + list(self._nested.values()))
 
-    def folder_of(self, path: str) -> Folder | None:
+    def workspace_of(self, path: str) -> Folder | None:
+        """The innermost workspace folder that ``path`` lies in as named, whatever its real path."""
         holding = [f for f in self._folders.values() if _inside(path, f.root)]
         return max(holding, key=lambda f: len(f.root)) if holding else None
+
+    def folder_of(self, path: str) -> Folder | None:
+        """The project whose file ``path`` is, by its real path; None outside every workspace folder."""
+        real = os.path.realpath(path)
+        holding = [f for f in self._folders.values() if _inside(real, f.real_root)]
+        if not holding:
+            return None
+        workspace = max(holding, key=lambda f: len(f.real_root))
+        root = project_root(real, workspace.real_root)
+        if root == workspace.real_root:
+            return workspace
+        if root not in self._nested:
+            self._nested[root] = load_folder(self._named(workspace, root), self.options, nested=True)
+        return self._nested[root]
+
+    @staticmethod
+    def _named(workspace: Folder, real_root: str) -> str:
+        """A nested project's root as the workspace folder names it (its files keep that prefix)."""
+        named = os.path.join(workspace.root, os.path.relpath(real_root, workspace.real_root))
+        return named if os.path.realpath(named) == real_root else real_root

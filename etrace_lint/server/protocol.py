@@ -136,6 +136,10 @@ class EtraceLintServer(LanguageServer):
             return
         folder = self.folders.folder_of(path)
         if folder is None:
+            if self.folders.workspace_of(path) is not None and path.endswith(".py") and _has_targets(path):
+                real = os.path.realpath(path)  # a link inside the workspace to a file outside it
+                self.notices[path] = self._notice(path, trust.outside_message(real), types.DiagnosticSeverity.Information)
+                self.publish()
             log.info("not linting %s: outside the workspace folders", path)
             return
         if os.path.basename(path) == "pyproject.toml":
@@ -149,7 +153,7 @@ class EtraceLintServer(LanguageServer):
             return
         if not folder.trusted:
             if _has_targets(path):
-                self.notices[path] = self._notice(path, trust.untrusted_message(folder.root),
+                self.notices[path] = self._notice(path, trust.untrusted_message(folder.root, folder.nested),
                                                   types.DiagnosticSeverity.Information)
                 self.publish()
             return
