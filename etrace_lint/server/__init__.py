@@ -1,7 +1,7 @@
 """``etrace-lint server``: findings in the editor over the Language Server Protocol (stdio).
 
-Needs the ``server`` extra (``pip install "etrace-lint[server]"``: pygls and
-lsprotocol). The same discovery, configuration, runner, cache, policy and
+Needs the ``server`` extra (``pip install ".[server]"`` in a checkout: pygls
+and lsprotocol). The same discovery, configuration, runner, cache, policy and
 workers as the CLI; see ``protocol`` for the handlers, ``scheduler`` for when
 a lint runs, ``trust`` for when it may run at all.
 """
@@ -27,7 +27,8 @@ def main(argv: list[str]) -> int:
         from .protocol import build_server
     except ImportError as exc:
         print(f"etrace-lint: error: the server needs pygls and lsprotocol ({exc}); "
-              "install them with: pip install \"etrace-lint[server]\"", file=sys.stderr)
+              "install them with: pip install \"pygls>=2,<3\" \"lsprotocol>=2025.0.0\" "
+              "(or, in a checkout of etrace-lint: pip install \".[server]\")", file=sys.stderr)
         return 2
     handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
     logging.basicConfig(level=args.log_level.upper(), handlers=[handler],
