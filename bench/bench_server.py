@@ -1,6 +1,14 @@
 """The language server against the CLI on the same edit, and its memory over many edits.
 
     python bench/bench_server.py [--cycles 100] [--reps 5] [--keep DIR]
+    python bench/bench_server.py --soak 300 [--seed 1] [--timeout 10] [--hangs 15]
+
+``--soak N`` runs the soak of tests/fixtures/server/soak.py instead, the long
+form of tests/test_server_soak.py: N saves of random edits through the
+protocol with bad frames between them; it prints how many saves' diagnostics
+differ from the command line's on the same content, the server's memory
+after the first and the last save, and the processes left once the client
+exited.
 
 In one run, on a small GRU and a small recurrent LIF network:
 
@@ -14,7 +22,7 @@ In one run, on a small GRU and a small recurrent LIF network:
   the first cycle and after the last (``--cycles`` edit-save cycles, the
   two models taking turns).
 
-Targets (issue 11): server <= compile + 0.3 s, about 10x faster than the
+Targets: server <= compile + 0.3 s, about 10x faster than the
 CLI; memory after the last cycle <= 1.2x after the first.
 """
 
@@ -171,7 +179,13 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=5, help="bare compiles per model (5)")
     parser.add_argument("--keep", metavar="DIR", help="build the workspace in DIR and keep it")
     parser.add_argument("--server-args", default="", help="extra arguments of `etrace-lint server` (--log-file ...)")
+    parser.add_argument("--soak", type=int, metavar="N", help="run the soak of N random saves instead")
+    parser.add_argument("--seed", type=int, default=1, help="the soak's random seed (1)")
+    parser.add_argument("--timeout", type=float, default=10, help="the soak workspace's timeout in seconds (10)")
+    parser.add_argument("--hangs", type=int, default=15, help="saves of the soak whose target hangs (15)")
     args = parser.parse_args()
+    if args.soak:
+        return soak(args)
     from lsp_session import LspSession
 
     root = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="etrace-lint-bench-server-")
@@ -228,6 +242,37 @@ def main() -> int:
           f"with its workers {first_memory[1]:.0f} -> {last_memory[1]:.0f} "
           f"({last_memory[1] / first_memory[1]:.2f}x)")
     return 0
+
+
+def soak(args) -> int:
+    from soak import cli_verdicts, run_soak
+
+    root = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="etrace-lint-bench-soak-")
+    try:
+        began = time.monotonic()
+        result = run_soak(os.path.join(root, "workspace"), args.soak, args.seed, args.timeout, args.hangs)
+        served = time.monotonic() - began
+        expected = cli_verdicts(root, [text for _, text in result.saves], args.timeout)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    wrong = [n for n, (got, want) in enumerate(zip(result.published, expected)) if got != want]
+    kinds = {}
+    for (kind, _), seconds in zip(result.saves, result.seconds):
+        kinds.setdefault(kind, []).append(seconds)
+    print(f"{len(result.saves)} saves in {served:.0f} s; save to diagnostics, median by kind: "
+          + ", ".join(f"{kind} {statistics.median(v):.2f} s ({len(v)})" for kind, v in sorted(kinds.items())))
+    print(f"diagnostics equal to the command line's: {len(result.saves) - len(wrong)} of {len(result.saves)}"
+          + (f" (differ: saves {wrong[:10]})" if wrong else ""))
+    print(f"extra publications: {result.extra_publications}; bad frames sent {result.bad_frames_sent}, "
+          f"logged {result.bad_frames_logged}")
+    print(f"resident memory, MiB: server {result.rss_first / 1024:.0f} after the first save, "
+          f"{result.rss_last / 1024:.0f} after the last ({result.rss_last / result.rss_first:.2f}x); with its "
+          f"workers {result.tree_first / 1024:.0f} -> {result.tree_last / 1024:.0f} "
+          f"({result.tree_last / result.tree_first:.2f}x)")
+    print(f"server exit code {result.exit_code}; processes left behind: {result.left_behind or 'none'}")
+    ok = not wrong and not result.left_behind and result.rss_last <= 1.2 * result.rss_first
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

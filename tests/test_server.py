@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 
 import pytest
 
@@ -209,9 +210,13 @@ def test_rapid_saves_publish_only_the_last(session, workspace):
     session.open(path)
     _published(session, path, [(RNN_BAD_LINE, "ETL201")])
     lines = _lines(path)
-    # first save: slow to import and flags the recurrent weight as well
+    lines[-1] += f"# {uuid.uuid4()}\n"  # contents no earlier run has cached: the first save's import runs
+    importing = workspace / "rapid.importing"
+    importing.unlink(missing_ok=True)
+    # first save: flags the recurrent weight as well, and is slow to import; it says when its import runs
     first = list(lines)
-    first[4] = "import jax.numpy as jnp\nimport time\ntime.sleep(2)\n"
+    first[4] = ("import jax.numpy as jnp\nimport pathlib\nimport time\n"
+                "pathlib.Path(__file__).with_suffix('.importing').write_text('')\ntime.sleep(2)\n")
     first[RNN_BAD_LINE] = first[RNN_BAD_LINE].replace("braintrace.matmul(self.h.value, self.w_rec.value)",
                                                       "self.h.value @ self.w_rec.value")
     middle = list(lines)
@@ -226,7 +231,8 @@ def test_rapid_saves_publish_only_the_last(session, workspace):
         return [v["title"] for v in values if v.get("kind") == "begin" and "rapid.py" in v["title"]]
 
     session.save(path, "".join(first))
-    session.wait_for(lambda s: titles(), what="the first lint to start")
+    # the first save's lint is importing it: a worker is running that text, not another one
+    session.wait_for(lambda s: importing.exists(), what="the first save's import to start")
     for version in (middle, last):  # while the first is importing
         session.save(path, "".join(version))
     _published(session, path, [])

@@ -165,3 +165,32 @@ def test_a_rules_fix_becomes_a_preferred_code_action_with_utf16_positions(tmp_pa
     start = len("s = 'é") + 2 + len("'; drive = ")  # the emoji counts two UTF-16 units
     assert (edit.range.start.character, edit.range.end.character) == (start, start + len("x @ w"))
     assert edit.new_text == "braintrace.matmul(x, w)"
+
+
+def test_a_result_whose_file_was_rewritten_before_its_save_arrived_is_not_published(tmp_path):
+    """An editor writes the file, then sends the save: a lint running then may read the new text
+    while the save is on its way. Its result is not trusted: the file is linted again."""
+    import asyncio
+
+    from etrace_lint.server.scheduler import digests
+
+    applied = []
+    model = tmp_path / "model.py"
+    model.write_text("def etrace_target_a():\n    return None\n")
+
+    async def scenario():
+        folder = load_folder(str(tmp_path), ServerOptions(trusted=True))
+        spec = TargetSpec(str(model), "etrace_target_a")
+        plan = LintPlan(folder, specs=[spec], rediscovered=[str(model)])
+        scheduler = Scheduler(None, None, lambda plan, pairs, current: applied.append((pairs, current)))
+        contents = digests([str(model)])  # when the lint began
+        model.write_text("def etrace_target_a(:\n")  # the editor's next write; its save is not here yet
+        scheduler.finish(plan, [TargetResult(spec.key, dependencies=[str(model)])], {}, contents)
+        scheduler.finish(plan, [TargetResult(spec.key, dependencies=[str(model)])], {}, digests([str(model)]))
+        return scheduler
+
+    scheduler = asyncio.run(scenario())
+    (stale_pairs, stale_current), (pairs, current) = applied
+    assert stale_pairs == [] and stale_current == []
+    assert sorted(scheduler._dirty[str(tmp_path)][1]) == [str(model)]
+    assert [spec.path for spec, _ in pairs] == [str(model)] and current == [str(model)]

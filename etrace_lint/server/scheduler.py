@@ -7,11 +7,19 @@ well within that) and is then stopped, so a hanging model never holds up
 the newest save for its whole timeout. Either way none of its results that
 read the saved file are published, and the file is linted again.
 Staleness is decided per target, from the files its import actually read.
+
+An editor writes a file before it sends the save, so a running lint can
+read the new text while its save is still on its way. A result is therefore
+also stale when a file it read no longer holds, at the end of the lint, the
+text it held when the lint began (compared by digest): the save that follows
+lints it again. Only the order of events decides what is published, never
+how long a step takes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from collections import defaultdict
@@ -26,6 +34,18 @@ log = logging.getLogger(__name__)
 
 COALESCE_SECONDS = 0.02
 STALE_GRACE_SECONDS = 0.5  # stopping a stale lint costs its busy workers: restarting one takes about 0.3 s
+
+
+def digests(paths: Iterable[str]) -> dict[str, str | None]:
+    """What each file holds now (None: it cannot be read)."""
+    found = {}
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                found[path] = hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
+        except OSError:
+            found[path] = None
+    return found
 
 
 class Run:
@@ -80,8 +100,13 @@ class Scheduler:
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._loop())
 
-    def changed_since(self, snapshot: dict, paths: Iterable[str]) -> bool:
-        return any(self._generation.get(p, 0) != snapshot.get(p, 0) for p in paths)
+    def changed_since(self, snapshot: dict, paths: Iterable[str], contents: dict | None = None) -> bool:
+        """Saved since ``snapshot`` was taken, or (``contents``: digests taken then) rewritten since."""
+        paths = list(paths)
+        if any(self._generation.get(p, 0) != snapshot.get(p, 0) for p in paths):
+            return True
+        known = [p for p in paths if contents and p in contents]
+        return bool(known) and digests(known) != {p: contents[p] for p in known}
 
     async def _loop(self) -> None:
         while self._dirty:
@@ -96,6 +121,7 @@ class Scheduler:
     async def lint(self, folder: Folder, files: list[str]) -> None:
         async with self._lock:
             snapshot = dict(self._generation)
+            contents = digests(files)  # before discovery reads them
             run = Run(files)
             self._running.add(run)
             try:
@@ -103,7 +129,8 @@ class Scheduler:
                 plan = await self._plan(folder, files)
                 planned = time.monotonic()
                 run.reads = run.reads | plan.reads()
-                if self.changed_since(snapshot, run.reads):
+                contents.update(digests(run.reads - contents.keys()))  # before a worker imports them
+                if self.changed_since(snapshot, run.reads, contents):
                     self._queue(folder, files)  # saved again while planning
                     return
                 log.info("linting %d targets for %s", len(plan.specs), ", ".join(files))
@@ -115,7 +142,7 @@ class Scheduler:
             finally:
                 self._running.discard(run)
             ran = time.monotonic()
-            self.finish(plan, results, snapshot)
+            self.finish(plan, results, snapshot, contents)
             log.info("lint of %s: planned in %.3f s, ran in %.3f s, published in %.3f s", ", ".join(files),
                      planned - began, ran - planned, time.monotonic() - ran)
 
@@ -124,22 +151,30 @@ class Scheduler:
         async with self._lock:
             snapshot = dict(self._generation)
             run.reads = run.reads | plan.reads()
+            contents = digests(run.reads)
             self._running.add(run)
             try:
                 results = await self._execute(plan, run)
             finally:
                 self._running.discard(run)
-            self.finish(plan, results, snapshot)
+            self.finish(plan, results, snapshot, contents)
 
-    def finish(self, plan: LintPlan, results: list[TargetResult], snapshot: dict) -> None:
-        """Keep what no save made stale; lint the rest again."""
+    def finish(self, plan: LintPlan, results: list[TargetResult], snapshot: dict,
+               contents: dict | None = None) -> None:
+        """Keep what no save made stale and what read the texts the lint began with; lint the rest again."""
+        contents = contents or {}
+        rewritten = {path for path, digest in digests(contents).items() if digest != contents[path]}
+
+        def stale(paths: set[str]) -> bool:
+            return self.changed_since(snapshot, paths) or bool(rewritten & paths)
+
         fresh, again = [], set()
         for spec, result in zip(plan.specs, results):
-            if self.changed_since(snapshot, {spec.path, *result.dependencies}):
+            if stale({spec.path, *result.dependencies}):
                 again.add(spec.path)
             else:
                 fresh.append((spec, result))
-        current = [f for f in plan.rediscovered if not self.changed_since(snapshot, [f])]
+        current = [f for f in plan.rediscovered if not stale({f})]
         if again:
             log.info("results of %s are stale: linting again", ", ".join(sorted(again)))
         again.update(set(plan.rediscovered) - set(current))
