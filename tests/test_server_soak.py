@@ -8,6 +8,7 @@ The long form is `python bench/bench_server.py --soak 300`.
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
@@ -16,7 +17,8 @@ pytest.importorskip("pygls")
 from helpers import fixture  # noqa: E402
 
 sys.path.insert(0, fixture("server"))
-from soak import KINDS, cli_verdicts, run_soak  # noqa: E402
+from raw_client import RawClient, uri  # noqa: E402
+from soak import KINDS, alive, cli_verdicts, descendants, run_soak, write_workspace  # noqa: E402
 
 SAVES = 30
 TIMEOUT = 10  # s: a hanging target costs this; a model must lint well within it on a loaded machine
@@ -35,3 +37,23 @@ def test_random_saves_match_the_command_line_and_leave_nothing_behind(tmp_path):
     assert result.rss_last <= 1.2 * result.rss_first, (result.rss_first, result.rss_last)
     assert result.exit_code == 0
     assert result.left_behind == [], "workers or the fork server outlived the server"
+
+
+def test_a_client_that_dies_without_shutdown_takes_the_server_and_its_workers_with_it(tmp_path):
+    """An editor killed outright sends no shutdown: the server sees its input end and stops everything."""
+    path = write_workspace(str(tmp_path), timeout=TIMEOUT)
+    client = RawClient(tmp_path)
+    try:
+        client.open(path)
+        client.wait_for(lambda c: uri(path) in c.diagnostics, 120, "the first lint")
+        processes = descendants(client.process.pid)
+        assert processes, "the workers and the fork server run below the server"
+        client.process.stdin.close()  # the client is gone
+        assert client.process.wait(timeout=60) == 0
+    finally:
+        if client.process.poll() is None:
+            client.process.kill()
+    deadline = time.monotonic() + 30
+    while [p for p in processes if alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [p for p in processes if alive(p)] == []

@@ -80,17 +80,15 @@ class FrameReader:
                 del buffer[:drop]
             return None
         start, body_start, length = match
-        if start or self._skipped:
-            skipped = bytes(buffer[:start])
-            if _HEADERS.fullmatch(skipped) and not self._skipped:
-                pass  # other header lines (Content-Type) before Content-Length
-            else:
-                count = self._skipped + start
-                self._skipped = 0
-                del buffer[:start]
-                if not self._after_bad:
-                    return BadFrame(f"skipped {count} bytes that were not a frame: {_preview(skipped)}")
+        leading = bytes(buffer[:start])
+        # header lines before Content-Length (a Content-Type) belong to the frame; anything else is junk
+        if self._skipped or not _HEADERS.fullmatch(leading):
+            count = self._skipped + start
+            self._skipped = 0
+            del buffer[:start]
+            if self._after_bad:  # the tail of the bad frame just reported
                 return self._next()
+            return BadFrame(f"skipped {count} bytes that were not a frame: {_preview(leading)}")
         body_end = body_start + length
         following = self._header(body_start, before=body_end)
         if following is not None:
