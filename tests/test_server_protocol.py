@@ -46,7 +46,8 @@ def test_a_well_formed_hover_is_answered(client):
 
 
 HOVER = json.dumps({"jsonrpc": "2.0", "id": "lost", "method": "textDocument/hover",
-                    "params": {"textDocument": {"uri": "file:///x.py"}, "position": {"line": 0, "character": 0}}}).encode()
+                    "params": {"textDocument": {"uri": "file:///x.py"},
+                               "position": {"line": 0, "character": 0}}}).encode()
 
 BAD_INPUT = {
     "length too small": frame(HOVER, length_delta=-7),

@@ -72,9 +72,6 @@ def _strings(value: Any, key: str) -> list[str]:
     return [v.strip() for v in value if v.strip()]
 
 
-_inside = inside
-
-
 @dataclass
 class Folder:
     root: str
@@ -106,13 +103,13 @@ class Folder:
         ones, the defaults such as ``.venv``, ``.gitignore``) leaves it out."""
         if self.settings is None or not path.endswith(".py") or not self.owns(path):
             return False
-        if not any(_inside(path, os.path.abspath(p)) for p in self.settings.paths):
+        if not any(inside(path, os.path.abspath(p)) for p in self.settings.paths):
             return False
         from ..discover import IgnoreRules
 
         ignore = IgnoreRules(self.root, self.settings.excludes)
         inner = os.path.dirname(path)
-        while _inside(inner, self.root) and inner != self.root:  # an excluded folder excludes its files
+        while inside(inner, self.root) and inner != self.root:  # an excluded folder excludes its files
             if ignore.excluded(inner, True):
                 return False
             inner = os.path.dirname(inner)
@@ -197,13 +194,13 @@ class Folders:
 
     def workspace_of(self, path: str) -> Folder | None:
         """The innermost workspace folder that ``path`` lies in as named, whatever its real path."""
-        holding = [f for f in self._folders.values() if _inside(path, f.root)]
+        holding = [f for f in self._folders.values() if inside(path, f.root)]
         return max(holding, key=lambda f: len(f.root)) if holding else None
 
     def folder_of(self, path: str) -> Folder | None:
         """The project whose file ``path`` is, by its real path; None outside every workspace folder."""
         real = os.path.realpath(path)
-        holding = [f for f in self._folders.values() if _inside(real, f.real_root)]
+        holding = [f for f in self._folders.values() if inside(real, f.real_root)]
         if not holding:
             return None
         workspace = max(holding, key=lambda f: len(f.real_root))

@@ -24,10 +24,12 @@ import json
 import re
 from dataclasses import dataclass
 
+_NAME = rb"[A-Za-z][A-Za-z0-9-]*"
+_LINE = _NAME + rb"[ \t]*:[^\r\n]*\r\n"
 _LENGTH_LINE = re.compile(rb"Content-Length[ \t]*:[ \t]*(\d+)[ \t]*\r\n", re.IGNORECASE)
-_OTHER_HEADERS = re.compile(rb"(?:[A-Za-z][A-Za-z0-9-]*[ \t]*:[^\r\n]*\r\n)*\r\n")  # after Content-Length, to the blank line
-_HEADERS = re.compile(rb"(?:[A-Za-z][A-Za-z0-9-]*[ \t]*:[^\r\n]*\r\n)*")  # header lines before Content-Length
-_ARRIVING = re.compile(rb"(?:[A-Za-z][A-Za-z0-9-]*[ \t]*:[^\r\n]*\r\n)*(?:[A-Za-z][A-Za-z0-9-]*(?:[ \t]*:[^\r\n]*)?\r?|\r)?")
+_OTHER_HEADERS = re.compile(rb"(?:" + _LINE + rb")*\r\n")  # after Content-Length, to the blank line
+_HEADERS = re.compile(rb"(?:" + _LINE + rb")*")  # header lines before Content-Length
+_ARRIVING = re.compile(rb"(?:" + _LINE + rb")*(?:" + _NAME + rb"(?:[ \t]*:[^\r\n]*)?\r?|\r)?")  # a header, cut short
 _KEEP_WITHOUT_HEADER = 4096  # a header split across reads is at most this long
 _PREVIEW = 60
 

@@ -138,7 +138,8 @@ class EtraceLintServer(LanguageServer):
         if folder is None:
             if self.folders.workspace_of(path) is not None and path.endswith(".py") and _has_targets(path):
                 real = os.path.realpath(path)  # a link inside the workspace to a file outside it
-                self.notices[path] = self._notice(path, trust.outside_message(real), types.DiagnosticSeverity.Information)
+                self.notices[path] = self._notice(path, trust.outside_message(real),
+                                                  types.DiagnosticSeverity.Information)
                 self.publish()
             log.info("not linting %s: outside the workspace folders", path)
             return
