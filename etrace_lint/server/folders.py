@@ -166,8 +166,7 @@ class Folders:
 
     def add(self, root: str) -> Folder:
         folder = load_folder(root, self.options)
-        self._folders[folder.root] = folder
-        self._nested = {key: f for key, f in self._nested.items() if not inside(key, folder.real_root)}
+        self._folders[folder.root] = folder  # the projects nested in it keep their own settings and results
         return folder
 
     def remove(self, root: str) -> None:
