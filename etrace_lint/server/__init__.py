@@ -19,7 +19,9 @@ def main(argv: list[str]) -> int:
         prog="etrace-lint server",
         description="Run etrace-lint as a language server on stdin/stdout. A workspace's code runs only "
                     "once it is trusted: its pyproject.toml has a [tool.etrace-lint] table, or the editor "
-                    "passes {\"trusted\": true} in the initialization options.")
+                    "passes {\"trusted\": true} in the initialization options; a project nested in it "
+                    "(its own pyproject.toml or .git) only by its own table. Files whose real path lies "
+                    "outside the workspace folders are never imported.")
     parser.add_argument("--log-file", metavar="FILE", help="write the server's log to FILE (default: stderr)")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="warning")
     args = parser.parse_args(argv)
