@@ -69,7 +69,10 @@ async def serve(protocol, stdin: BinaryIO, stop: threading.Event, tell_client: C
                 log.warning("unreadable input: %s", event.description)
                 tell_client(f"etrace-lint: unreadable input, skipped: {event.description}")
             elif isinstance(event, Message):
-                dispatch(protocol, event.data, tell_client, shutting_down)
+                try:
+                    dispatch(protocol, event.data, tell_client, shutting_down)
+                except Exception:  # one message the server cannot handle must not end the loop
+                    log.exception("handling %s failed", event.data.get("method", "a message"))
 
 
 def _is_request(data: dict) -> bool:
