@@ -153,3 +153,16 @@ def test_the_command_lines_help_lists_the_server():
     server_help = subprocess.run([sys.executable, "-m", "etrace_lint", "server", "--help"], capture_output=True,
                                  text=True, env=env, check=True).stdout
     assert "language server on stdin/stdout" in server_help
+
+
+def test_a_request_before_initialize_gets_server_not_initialized(tmp_path):
+    raw = RawClient(tmp_path, initialize=False)
+    try:
+        hover = {"textDocument": {"uri": uri(tmp_path / "a.py")}, "position": _position()}
+        assert raw.request("textDocument/hover", hover)["error"]["code"] == -32002
+        assert "capabilities" in raw.request("initialize", {"processId": None, "rootUri": uri(tmp_path),
+                                                            "capabilities": {}})["result"]
+        (tmp_path / "a.py").write_text("")
+        assert raw.request("textDocument/hover", hover) == {"jsonrpc": "2.0", "id": 3, "result": None}
+    finally:
+        raw.close()

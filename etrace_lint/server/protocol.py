@@ -30,7 +30,7 @@ from .linting import LintPlan, RunStopped, plan_lint, plan_verify, run_plan
 from .progress import WorkDone
 from .scheduler import Run, Scheduler
 from .store import PlacedToolError
-from .transport import serve
+from .transport import Lifecycle, serve
 from .uris import path_to_uri, uri_to_path
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,9 @@ class EtraceLintServer(LanguageServer):
         self._stop_event = threading.Event()  # pygls's shutdown() sets it
         self.protocol.set_writer(StdoutWriter(stdout))
         try:
-            asyncio.run(serve(self.protocol, stdin, self._stop_event, self._log_to_client, lambda: self._closed))
+            lifecycle = Lifecycle(tell_client=self._log_to_client, initialized=lambda: self.scheduler is not None,
+                                  shutting_down=lambda: self._closed)
+            asyncio.run(serve(self.protocol, stdin, self._stop_event, lifecycle))
         except BrokenPipeError:
             log.error("the client closed the connection")
         except (KeyboardInterrupt, SystemExit):  # pygls ends the process on `exit` with sys.exit

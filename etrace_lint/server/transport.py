@@ -9,7 +9,8 @@ bad ones, and answers every request it cannot hand on:
   did not fit;
 - a message that is not JSON-RPC 2.0, or whose id is not a string or number:
   -32600 (Invalid Request), with its id where it has a usable one;
-- a request after ``shutdown``: -32600, as the protocol asks.
+- a request after ``shutdown``: -32600, and one before ``initialize``:
+  -32002 (ServerNotInitialized), as the protocol asks.
 
 A frame that cannot be read, and a notification whose params do not fit,
 are logged to the client once (``window/logMessage``) and to the server's log.
@@ -22,17 +23,28 @@ import functools
 import logging
 import os
 import threading
+from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable
 
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import (JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest,
+                              JsonRpcServerNotInitialized)
 
 from .framing import BadFrame, FrameReader, Message
 
 log = logging.getLogger(__name__)
 
 _READ_SIZE = 65536
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """What the loop asks the server: where it stands, and how to tell the client something."""
+
+    tell_client: Callable[[str], None]
+    initialized: Callable[[], bool]
+    shutting_down: Callable[[], bool]
 
 
 def _read_stdin(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
@@ -53,8 +65,7 @@ def _read_stdin(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio
         loop.call_soon_threadsafe(queue.put_nowait, b"")
 
 
-async def serve(protocol, stdin: BinaryIO, stop: threading.Event, tell_client: Callable[[str], None],
-                shutting_down: Callable[[], bool]) -> None:
+async def serve(protocol, stdin: BinaryIO, stop: threading.Event, server: Lifecycle) -> None:
     """Read messages from ``stdin`` until it closes or ``stop`` is set; hand each to ``protocol``."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
@@ -67,10 +78,10 @@ async def serve(protocol, stdin: BinaryIO, stop: threading.Event, tell_client: C
         for event in frames.feed(chunk):
             if isinstance(event, BadFrame):
                 log.warning("unreadable input: %s", event.description)
-                tell_client(f"etrace-lint: unreadable input, skipped: {event.description}")
+                server.tell_client(f"etrace-lint: unreadable input, skipped: {event.description}")
             elif isinstance(event, Message):
                 try:
-                    dispatch(protocol, event.data, tell_client, shutting_down)
+                    dispatch(protocol, event.data, server)
                 except Exception:  # one message the server cannot handle must not end the loop
                     log.exception("handling %s failed", event.data.get("method", "a message"))
 
@@ -83,14 +94,19 @@ def _usable_id(value: Any) -> bool:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
-def dispatch(protocol, data: dict, tell_client: Callable[[str], None], shutting_down: Callable[[], bool]) -> None:
+def dispatch(protocol, data: dict, server: Lifecycle) -> None:
     """Hand one decoded message to the protocol, or answer (or log) why it cannot be handled."""
     method = data.get("method")
+    tell_client = server.tell_client
     if data.get("jsonrpc") != "2.0" or ("id" in data and not _usable_id(data["id"]) and data["id"] is not None):
         _refuse(protocol, data, JsonRpcInvalidRequest(message="Invalid Request: not a JSON-RPC 2.0 message "
                                                               "with a string or number id"), tell_client)
         return
-    if _is_request(data) and shutting_down() and method != types.EXIT:
+    if _is_request(data) and method != types.INITIALIZE and not server.initialized():
+        _refuse(protocol, data, JsonRpcServerNotInitialized(message=f"Server not initialized: {method} before "
+                                                                    "initialize"), tell_client)
+        return
+    if _is_request(data) and server.shutting_down():
         _refuse(protocol, data, JsonRpcInvalidRequest(message=f"Invalid Request: {method} after shutdown"),
                 tell_client)
         return
