@@ -61,8 +61,12 @@ def _read_stdin(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio
             loop.call_soon_threadsafe(queue.put_nowait, chunk)
     except (OSError, ValueError):
         log.exception("reading stdin failed")
-    finally:
-        loop.call_soon_threadsafe(queue.put_nowait, b"")
+    except RuntimeError:  # the loop has closed (the server ended on `exit`) while a read was pending
+        return
+    try:
+        loop.call_soon_threadsafe(queue.put_nowait, b"")  # the end of the input
+    except RuntimeError:
+        pass
 
 
 async def serve(protocol, stdin: BinaryIO, stop: threading.Event, server: Lifecycle) -> None:
