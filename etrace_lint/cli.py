@@ -120,10 +120,22 @@ def apply_flags(settings, args: argparse.Namespace) -> None:
         elif option.combine == "update":
             value = {**(getattr(settings, option.name) or {}), **value}
         setattr(settings, option.name, value)
+        settings.origins[option.name] = f"command line ({option.flag or option.name})"
 
 
 def settings_from_args(args: argparse.Namespace):
     """Defaults, then ``[tool.etrace-lint]``, then the command line."""
+    return resolve_settings(args)[0]
+
+
+def resolve_settings(args: argparse.Namespace):
+    """Defaults, then ``[tool.etrace-lint]``, then the command line; and the warnings about them.
+
+    A rule selected by its id or name runs: its opt-in option is turned on
+    (``--extend-select ETL205`` is ``--check-online-grad``); a selector that
+    can select nothing that runs is named in a warning.
+    """
+    from .config import selected_opt_in_rules
     from .config import (ConfigError, load_settings, search_start, validate_configured_selectors,
                          validate_selectors)
     from .settings import Settings
@@ -141,6 +153,10 @@ def settings_from_args(args: argparse.Namespace):
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     apply_flags(settings, args)
+    turned_on, warnings = selected_opt_in_rules(settings)
+    for name, selector in turned_on.items():
+        setattr(settings, name, True)
+        settings.origins[name] = f"selecting {selector}"
     if settings.baseline:
         from .baseline import BaselineError, read_baseline
         try:
@@ -149,7 +165,7 @@ def settings_from_args(args: argparse.Namespace):
             raise UsageError(str(exc)) from None
     if settings.statistics and not OUTPUT_FORMATS[settings.output_format].statistics:
         raise UsageError(f"--statistics prints text or json, not {settings.output_format}")
-    return settings
+    return settings, warnings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,10 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        settings = settings_from_args(args)
+        settings, warnings = resolve_settings(args)
     except UsageError as exc:
         print(f"etrace-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if not settings.quiet:
+        for warning in warnings:
+            print(f"etrace-lint: warning: {warning}", file=sys.stderr)
     from .app import run
     try:
         return run(settings, argv)

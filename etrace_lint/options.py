@@ -129,8 +129,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("write_baseline", "str | None", None, "record today's findings in FILE", flags=("--write-baseline",),
            metavar="FILE", group="rule selection"),
     Option("check_online_grad", "bool", False, "also check that one online gradient step can be built "
-           "(ETL205; slower)", flags=("--check-online-grad",), kind="flag", group="rule selection",
-           engine=True),
+           "(ETL205; slower; selecting ETL205 by its id or name turns it on)", flags=("--check-online-grad",),
+           key="check-online-grad", kind="flag", group="rule selection", engine=True),
     # gradient verification
     Option("verify", "bool", False, "compare online gradients (d_rtrl, pp_prop) with exact BPTT per weight",
            flags=("--verify",), kind="flag", group="gradient verification", engine=True),
