@@ -191,9 +191,10 @@ def _report_fix_only(outcome: Outcome, fixed: list, info: RunInfo, settings: Set
         from .writers.text import write_fix_list
 
         count = len(fixed)
-        print(f"Fixed {count} finding{'s' if count != 1 else ''}." if count else "No fixes applied.")
         if settings.show_fixes:
             write_fix_list(fixed, info, applied=True, stream=sys.stdout)
+        else:
+            print(f"Fixed {count} finding{'s' if count != 1 else ''}." if count else "No fixes applied.")
         for error in outcome.tool_errors:
             print(f"etrace-lint: error: {error.message} [{error.target}]", file=sys.stderr)
     if settings.sarif:

@@ -65,9 +65,18 @@ def watch(settings: Settings, argv: list[str], reload: Callable[[], Settings] | 
     pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(open_cache(settings)))
     try:
         code = run(settings, argv, pool=pool)
-        _say(settings, "watching for changes (Ctrl-C stops)")
+        waiting = False
+        # an empty set every half second: the first one says the watcher is in place, so a change
+        # made after "watching" is seen
         for changes in changes_under(*watched_folders(settings), watch_filter=_relevant(settings),
-                                     stop_event=stop_event, raise_interrupt=False):
+                                     stop_event=stop_event, raise_interrupt=False, rust_timeout=500,
+                                     yield_on_timeout=True):
+            if not changes:
+                if not waiting:
+                    _say(settings, "watching for changes (Ctrl-C stops)")
+                    waiting = True
+                continue
+            waiting = False
             names = sorted({os.path.relpath(path) for _, path in changes})
             _say(settings, f"{len(names)} file{'s' if len(names) != 1 else ''} changed "
                            f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}): linting again")
@@ -77,12 +86,12 @@ def watch(settings: Settings, argv: list[str], reload: Callable[[], Settings] | 
                 except Exception as exc:  # a configuration being edited: keep the last good one
                     _say(settings, f"configuration not read again: {exc}")
             code = run(settings, argv, pool=pool)
-            _say(settings, "watching for changes (Ctrl-C stops)")
         return code
     finally:
         pool.close()
 
 
 def _say(settings: Settings, message: str) -> None:
+    sys.stdout.flush()  # the report before the line that says the run is over, also through a pipe
     if not settings.quiet:
         print(f"etrace-lint: {message}", file=sys.stderr, flush=True)
