@@ -62,9 +62,9 @@ def test_fix_rewrites_each_plain_matmul_keeping_comments_and_layout(fixed_forms)
     assert "5 fixes applied, 0 remaining." in fix.stdout  # one a target: two targets share a line
     leaky = _read(tmp_path, "leaky_matmul.py")
     compile(leaky, "leaky_matmul.py", "exec")
-    # the import goes after the others, once for the two targets that share the line
+    # the import goes where isort sorts it, once for the two targets that share the line
     assert leaky.count("import braintrace\n") == 1
-    assert "\nimport etrace_lint\nimport braintrace\n" in leaky
+    assert "\nimport brainstate\nimport braintrace\nimport jax.numpy as jnp\n\nimport etrace_lint\n" in leaky
     assert "self.h.value = 0.8 * self.h.value + braintrace.matmul(x, self.w_in.value)  # input drive" in leaky
     forms = _read(tmp_path, "forms.py")
     assert "import braintrace as bt\n" in forms and "import braintrace\n" not in forms
