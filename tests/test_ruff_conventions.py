@@ -101,6 +101,7 @@ def test_fix_on_stdin_prints_the_fixed_source(project):
 
 
 def test_verbose_says_what_was_read_and_silent_says_nothing(project):
+    _cli(project, "models")  # the cache holds this version's result
     verbose = _cli(project, "models", "-v")
     assert verbose.returncode == 1
     assert f"configuration: {project / 'pyproject.toml'}" in verbose.stderr
