@@ -1,4 +1,5 @@
-"""Command line: ``etrace-lint [PATHS] [options]``, ``etrace-lint rule ID``, ``etrace-lint rules``.
+"""Command line: ``etrace-lint [check] [PATHS] [options]``, ``etrace-lint rule ID``, ``etrace-lint rules``,
+``etrace-lint clean``; ``-`` reads the source from stdin.
 
 The flags are those of :data:`~etrace_lint.options.OPTIONS`; the exit codes
 are those of :mod:`~etrace_lint.exit_codes`.
@@ -26,10 +27,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="etrace-lint",
         description="Find the weights of a braintrace model that will not learn online, and why.",
-        epilog="Subcommands: `etrace-lint rule ETL005` shows a rule's documentation; "
-               "`etrace-lint rules` lists every rule; "
+        epilog="Subcommands: `etrace-lint check PATHS` is `etrace-lint PATHS`; "
+               "`etrace-lint rule ETL005` shows a rule's documentation; "
+               "`etrace-lint rules` lists every rule; `etrace-lint clean` removes the cache; "
+               "`etrace-lint merge` combines shards' logs; "
                "`etrace-lint server` runs the language server for editors (LSP on stdin/stdout, "
-               "see `etrace-lint server --help`).\n"
+               "see `etrace-lint server --help`). "
+               "`-` as the path reads the source from stdin (name it with --stdin-filename).\n"
                "Settings are read from [tool.etrace-lint] in the nearest pyproject.toml; flags override them. "
                "Suppress a finding with `# noqa: ETL005` or `# etrace-lint: ignore[ETL005]` on its line, "
                "or `# etrace-lint: file-ignore[ETL005]` anywhere in the file.\n"
@@ -122,19 +126,35 @@ def apply_flags(settings, args: argparse.Namespace) -> None:
         elif option.combine == "update":
             value = {**(getattr(settings, option.name) or {}), **value}
         setattr(settings, option.name, value)
+        settings.origins[option.name] = f"command line ({option.flag or option.name})"
 
 
 def settings_from_args(args: argparse.Namespace):
     """Defaults, then ``[tool.etrace-lint]``, then the command line."""
+    return resolve_settings(args)[0]
+
+
+def resolve_settings(args: argparse.Namespace):
+    """Defaults, then ``[tool.etrace-lint]``, then the command line; and the warnings about them.
+
+    A rule selected by its id or name runs: its opt-in option is turned on
+    (``--extend-select ETL205`` is ``--check-online-grad``); a selector that
+    can select nothing that runs is named in a warning.
+    """
+    from .config import selected_opt_in_rules
     from .config import (ConfigError, load_settings, search_start, validate_configured_selectors,
                          validate_selectors)
     from .settings import Settings
 
+    reading_stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)
+    if "-" in (args.paths or []) and not reading_stdin:
+        raise UsageError("`-` (read the source from stdin) cannot be combined with other paths")
     if args.isolated:
         settings = Settings()
     else:
+        start = [args.stdin_filename] if reading_stdin and args.stdin_filename else args.paths
         try:
-            settings = load_settings(search_start(args.paths), args.config)
+            settings = load_settings(search_start(start), args.config)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
     try:
@@ -143,6 +163,18 @@ def settings_from_args(args: argparse.Namespace):
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     apply_flags(settings, args)
+    if reading_stdin:
+        settings.paths = ["-"]
+        if settings.watch:
+            raise UsageError("--watch cannot watch stdin: name files or folders")
+    if settings.fix_only:
+        settings.fix = True
+    if settings.silent:
+        settings.quiet = True
+    turned_on, warnings = selected_opt_in_rules(settings)
+    for name, selector in turned_on.items():
+        setattr(settings, name, True)
+        settings.origins[name] = f"selecting {selector}"
     if settings.baseline:
         from .baseline import BaselineError, read_baseline
         try:
@@ -151,7 +183,7 @@ def settings_from_args(args: argparse.Namespace):
             raise UsageError(str(exc)) from None
     if settings.statistics and not OUTPUT_FORMATS[settings.output_format].statistics:
         raise UsageError(f"--statistics prints text or json, not {settings.output_format}")
-    return settings
+    return settings, warnings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,15 +198,32 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "server":
         from .server import main as main_server
         return main_server(argv[1:])
+    if argv and argv[0] == "check":  # `ruff check PATHS`: the default command by its name
+        argv = argv[1:]
+    cleaning = bool(argv) and argv[0] == "clean"
+    if cleaning:
+        argv = argv[1:]
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        settings = settings_from_args(args)
+        settings, warnings = resolve_settings(args)
     except UsageError as exc:
         print(f"etrace-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if not settings.quiet:
+        for warning in warnings:
+            print(f"etrace-lint: warning: {warning}", file=sys.stderr)
+    if cleaning:
+        from .commands import clean
+        return clean(settings, os.getcwd(), quiet=settings.quiet)
+    if settings.show_settings:
+        from .commands import show_settings
+        return show_settings(settings)
     from .app import run
     try:
+        if settings.watch:
+            from .watch import watch
+            return watch(settings, argv, reload=lambda: resolve_settings(args)[0])
         return run(settings, argv)
     except KeyboardInterrupt:
         # workers ignore Ctrl-C and are stopped by the runner on the way out

@@ -184,6 +184,7 @@ def _apply_table(settings: Settings, table: dict, reader: _Reader, base: str) ->
             if option is None:
                 raise ConfigError(unknown_message(reader.display, full_key, known))
             setattr(settings, option.name, _READERS[option.kind](reader, option, item, full_key, base))
+            settings.origins[option.name] = f"{reader.display} ({full_key})"
 
 
 def _read_toml(path: str, display: str) -> dict:
@@ -282,3 +283,35 @@ def validate_configured_selectors(settings: Settings) -> None:
     validate_selectors([*settings.select, *settings.extend_select, *settings.ignore, *settings.levels,
                         *(s for group in settings.per_file_ignores.values() for s in group)],
                        f"{where}: [tool.etrace-lint] ")
+
+
+def selected_opt_in_rules(settings: Settings) -> tuple[dict[str, str], list[str]]:
+    """What a selection of opt-in rules asks for: the options to turn on, and what cannot run.
+
+    A rule selected by its own id or name (``--extend-select ETL205``) runs:
+    its opt-in option is turned on, and the result maps that option's name to
+    the selector. A prefix that selects nothing but opt-in rules whose option
+    is off (``--select ETL4`` without ``--verify``) selects nothing that runs:
+    the second list says so, one line a selector (ruff does the same for a
+    selector of preview rules without ``--preview``).
+    """
+    from .options import flag_is_on, option_for_flag
+    from .registry import all_rules
+
+    rules = {rule_id: rule for rule_id, rule in all_rules().items() if not rule.retired}
+    turned_on: dict[str, str] = {}
+    idle: list[str] = []
+    for selector in [*settings.select, *settings.extend_select]:
+        exact = [rule for rule_id, rule in rules.items() if selector.upper() == rule_id or selector == rule.name]
+        for rule in exact:
+            if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, settings):
+                turned_on.setdefault(option_for_flag(rule.opt_in_flag).name, selector)
+        if exact or selector.upper() == "ALL":
+            continue
+        matched = [rule for rule_id, rule in rules.items() if rule_id.startswith(selector.upper())]
+        off = sorted({rule.opt_in_flag for rule in matched if rule.opt_in_flag
+                      and not flag_is_on(rule.opt_in_flag, settings)
+                      and option_for_flag(rule.opt_in_flag).name not in turned_on})
+        if matched and all(rule.opt_in_flag for rule in matched) and off:
+            idle.append(f"selection {selector!r} has no effect: its rules run only with {' or '.join(off)}")
+    return turned_on, idle

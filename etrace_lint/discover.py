@@ -13,6 +13,8 @@ import fnmatch
 import os
 from dataclasses import dataclass, field
 
+import pathspec
+
 from .findings import Location, ToolError
 
 TARGET_PREFIX = "etrace_target"
@@ -94,33 +96,77 @@ def read_source(path: str) -> bytes:
 
 
 class IgnoreRules:
-    """``.gitignore`` files plus exclude globs, matched the way git does for the common cases."""
+    """``.gitignore`` files, read with git's own rules (pathspec), plus exclude globs.
+
+    Every ``.gitignore`` from the top of the git work tree (else the root)
+    down to a file's folder applies, each relative to its own folder, the
+    deeper one winning, as git reads them: negation, anchored patterns, ``**``
+    and directory-only patterns included. A folder that is ignored is not
+    entered, so nothing below it is linted (git cannot re-include such a
+    file either); a folder named on the command line is linted even when it
+    sits inside an ignored one.
+    """
 
     def __init__(self, root: str, excludes: tuple[str, ...] = ()):
         self.root = os.path.abspath(root)
         self.real_root = os.path.realpath(root)
+        self.top = _work_tree_top(self.root) or self.root
         self.excludes = tuple(DEFAULT_EXCLUDES) + tuple(excludes)
-        self._gitignores: dict[str, list[tuple[str, bool, bool, bool]]] = {}
+        self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._ignored_dirs: dict[str, bool] = {}
 
-    def _patterns(self, directory: str) -> list[tuple[str, bool, bool, bool]]:
+    def _spec(self, directory: str) -> "pathspec.GitIgnoreSpec | None":
         if directory not in self._gitignores:
-            patterns = []
             try:
-                with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as fh:
-                    for raw in fh:
-                        line = raw.rstrip("\n").rstrip()
-                        if not line or line.startswith("#"):
-                            continue
-                        negate = line.startswith("!")
-                        line = line[1:] if negate else line
-                        dir_only = line.endswith("/")
-                        line = line.rstrip("/")
-                        anchored = "/" in line
-                        patterns.append((line.lstrip("/"), negate, dir_only, anchored))
+                with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as handle:
+                    self._gitignores[directory] = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
             except OSError:
-                pass
-            self._gitignores[directory] = patterns
+                self._gitignores[directory] = None
         return self._gitignores[directory]
+
+    def _chain(self, path: str) -> list[tuple[str, "pathspec.GitIgnoreSpec"]]:
+        """The .gitignore files that apply to ``path``, the deepest first, each with its folder."""
+        chain = []
+        directory = os.path.dirname(path)
+        while _inside(directory, self.top):
+            spec = self._spec(directory)
+            if spec is not None:
+                chain.append((directory, spec))
+            parent = os.path.dirname(directory)
+            if parent == directory or directory == self.top:
+                break
+            directory = parent
+        return chain
+
+    @staticmethod
+    def _relative(path: str, base: str, is_dir: bool) -> str:
+        return os.path.relpath(path, base).replace(os.sep, "/") + ("/" if is_dir else "")
+
+    def _gitignored(self, path: str, is_dir: bool) -> bool:
+        """Whether git ignores ``path``: the deepest .gitignore with a pattern that decides wins."""
+        for base, spec in self._chain(path):
+            decided = spec.check_file(self._relative(path, base, is_dir)).include
+            if decided is not None:
+                return decided
+        return False
+
+    def _own_verdict(self, path: str, is_dir: bool) -> bool:
+        """Inside an ignored folder the walk entered (one named on the command line): whether
+        a pattern ignores ``path`` itself, not through that folder."""
+        parent = os.path.dirname(path)
+        for base, spec in self._chain(path):
+            rel, parent_rel = self._relative(path, base, is_dir), self._relative(parent, base, True)
+            for pattern in reversed(spec.patterns):
+                if pattern.include is None or not pattern.match_file(rel) or pattern.match_file(parent_rel):
+                    continue
+                return pattern.include
+        return False
+
+    def _ignored_dir(self, directory: str) -> bool:
+        if directory not in self._ignored_dirs:
+            self._ignored_dirs[directory] = directory != self.top and _inside(directory, self.top) \
+                and self._gitignored(directory, True)
+        return self._ignored_dirs[directory]
 
     def excluded_by_config(self, path: str) -> bool:
         """Only the user's exclude globs, for files named on the command line."""
@@ -138,27 +184,27 @@ class IgnoreRules:
             glob = glob.rstrip("/")
             if fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(rel, glob + "/*"):
                 return True
-        ignored = False
-        directory = os.path.dirname(path)
-        chain = []
-        while True:
-            chain.append(directory)
-            if directory == self.root or os.path.dirname(directory) == directory or not directory.startswith(self.root):
-                break
-            directory = os.path.dirname(directory)
-        for base in reversed(chain):
-            sub = os.path.relpath(path, base).replace(os.sep, "/")
-            for pattern, negate, dir_only, anchored in self._patterns(base):
-                if dir_only and not is_dir:
-                    continue
-                target = sub if anchored else name
-                if fnmatch.fnmatch(target, pattern):
-                    ignored = not negate
-        return ignored
+        # a pattern that ignores a folder matches all below it: a path inside a folder the walk
+        # entered anyway (one named on the command line) is judged on its own patterns
+        if self._ignored_dir(os.path.dirname(path)):
+            return self._own_verdict(path, is_dir)
+        return self._gitignored(path, is_dir)
 
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _work_tree_top(start: str) -> str | None:
+    """The folder holding ``.git`` (a folder, or a worktree's file) at or above ``start``."""
+    directory = start
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
 def iter_python_files(path: str, ignore: IgnoreRules, seen_dirs: set | None = None):

@@ -129,8 +129,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("write_baseline", "str | None", None, "record today's findings in FILE", flags=("--write-baseline",),
            metavar="FILE", group="rule selection"),
     Option("check_online_grad", "bool", False, "also check that one online gradient step can be built "
-           "(ETL205; slower)", flags=("--check-online-grad",), kind="flag", group="rule selection",
-           engine=True),
+           "(ETL205; slower; selecting ETL205 by its id or name turns it on)", flags=("--check-online-grad",),
+           key="check-online-grad", kind="flag", group="rule selection", engine=True),
     # gradient verification
     Option("verify", "bool", False, "compare online gradients (d_rtrl, pp_prop) with exact BPTT per weight",
            flags=("--verify",), kind="flag", group="gradient verification", engine=True),
@@ -188,6 +188,23 @@ OPTIONS: tuple[Option, ...] = (
     Option("config", "str | None", None, "read [tool.etrace-lint] from this file", flags=("--config",),
            metavar="PYPROJECT", shown_default="the nearest pyproject.toml with the table"),
     Option("isolated", "bool", False, "ignore every configuration file", flags=("--isolated",), kind="flag"),
+    # the conventions a ruff user brings: a buffer on stdin, watching, fix reporting, verbosity, settings
+    Option("stdin_filename", "str | None", None, "the path of the source read from stdin (`-`): its configuration, "
+           "the name findings give it and the folder its imports are resolved from", flags=("--stdin-filename",),
+           metavar="FILE"),
+    Option("watch", "bool", False, "lint again whenever a Python file or pyproject.toml under the paths changes, "
+           "reusing the warm workers and the cache", flags=("-w", "--watch"), kind="flag"),
+    Option("show_fixes", "bool", False, "list the fixes applied (with --fix), or the fixes available, by file",
+           flags=("--show-fixes",), key="show-fixes", kind="flag", group="fixes"),
+    Option("fix_only", "bool", False, "apply fixes but report no remaining findings, and exit 0 unless a target "
+           "could not be linted (implies --fix)", flags=("--fix-only",), key="fix-only", kind="flag", group="fixes"),
+    Option("verbose", "bool", False, "also say which configuration was read, what was found, and how each model "
+           "was linted (from the cache, or in how many seconds)", flags=("-v", "--verbose"), kind="flag",
+           group="output"),
+    Option("silent", "bool", False, "print nothing at all; the exit code still says whether there are findings",
+           flags=("-s", "--silent"), kind="flag", group="output"),
+    Option("show_settings", "bool", False, "print the effective configuration, where each value came from, and exit",
+           flags=("--show-settings",), kind="flag", group="output"),
 )
 
 BY_NAME = {option.name: option for option in OPTIONS}

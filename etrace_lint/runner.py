@@ -63,6 +63,9 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         todo = [specs[i] for i in stale]
         durations = cache.recorded_seconds(todo) if cache is not None else None
         own_pool = pool is None
+        starting = getattr(progress, "starting", None)
+        if starting is not None and (own_pool or not pool.workers):
+            starting(len(todo), settings.preload)  # the first seconds are the workers' imports: say so
         if own_pool:
             pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(cache))
         try:

@@ -60,6 +60,7 @@ Settings = make_dataclass(
     [(option.name, option.type, _field(option)) for option in OPTIONS] + [
         ("config_file", "str | None", field(default=None)),  # the pyproject.toml that was read
         ("baseline_fingerprints", "set[str] | None", field(default=None)),  # read from ``baseline`` before linting
+        ("origins", "dict[str, str]", field(default_factory=dict)),  # option name -> where its value was set
     ],
     bases=(_SettingsMethods,),
     namespace={"__module__": __name__, "__doc__": "One typed field per option of etrace_lint.options.OPTIONS."},

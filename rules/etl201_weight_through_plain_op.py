@@ -46,7 +46,7 @@ def _fix(context, use, weight: str) -> tuple[str, str]:
 
 def check(context):
     from etrace_lint.analysis import first_per_weight
-    from etrace_lint.jaxpr_view import primitive_name
+    from etrace_lint.jaxpr_view import aval_shape, invars, primitive_name
     from etrace_lint.naming import display_name
 
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
@@ -63,7 +63,10 @@ def check(context):
         yield Hit(message=message, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight),),
                   properties={"hiddenStates": [display_name(h) for h in use.hidden], "primitive": op,
-                              "partial": use.partial, **({"etpLayer": twin} if twin else {})})
+                              "partial": use.partial, **({"etpLayer": twin} if twin else {}),
+                              # the fix of `W @ x` is exact only for a vector x: the fix reads the ranks
+                              **({"operandShapes": [list(aval_shape(v)) for v in invars(use.site.eqn)]}
+                                 if op == "dot_general" else {})})
 
 
 RULE = Rule(

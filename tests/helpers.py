@@ -20,7 +20,19 @@ from etrace_lint.settings import EngineSettings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
+# the SARIF 2.1.0 schema, carried by the repository (source and licence: tests/data/README.md)
+SARIF_SCHEMA = os.path.join(REPO, "tests", "data", "sarif-schema-2.1.0.json")
 MARKER = re.compile(r"#\s*expect:\s*([A-Z0-9?, ]+)")
+
+
+def sarif_validator():
+    """A validator for SARIF 2.1.0 logs (the schema is JSON Schema draft-04)."""
+    import json
+
+    import jsonschema
+
+    with open(SARIF_SCHEMA, encoding="utf-8") as handle:
+        return jsonschema.Draft4Validator(json.load(handle))
 
 
 def fixture(*parts: str) -> str:

@@ -13,18 +13,15 @@ import os
 import shutil
 import time
 
-import jsonschema
 import pytest
 
-from helpers import FIXTURES, REPO, run_cli
+from helpers import FIXTURES, REPO, run_cli, sarif_validator
 
-SCHEMA = os.path.join(os.path.dirname(REPO), "shared", "sarif", "sarif-schema-2.1.0.json")
 TIMEOUT = 20
 
 
 def _sarif_validator():
-    with open(SCHEMA, encoding="utf-8") as handle:
-        return jsonschema.Draft4Validator(json.load(handle))
+    return sarif_validator()
 
 
 def _many_targets(count: int) -> str:

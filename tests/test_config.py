@@ -78,7 +78,8 @@ def test_file_values_reach_settings(tmp_path, monkeypatch):
     # a control-flow policy stays plain data until a worker builds it
     assert settings.compile_options == {"include_recurrent_mixing": True,
                                         "control_flow": {"cond": "opaque", "scan_unroll_limit": 4}}
-    assert settings.for_engine().set_options() == {"verify_steps": 32, "verify_batch": 2, "verify_algorithms": ["d_rtrl"],
+    # extend-select names ETL205: its opt-in check runs
+    assert settings.for_engine().set_options() == {"check_online_grad": True, "verify_steps": 32, "verify_batch": 2, "verify_algorithms": ["d_rtrl"],
                                                    "verify_seed": 7, "verify_cosine_floor": 0.95, "device": "cpu",
                                                    "environ": {"dt": "0.1 ms", "precision": 64}}
 

@@ -62,9 +62,9 @@ def test_fix_rewrites_each_plain_matmul_keeping_comments_and_layout(fixed_forms)
     assert "5 fixes applied, 0 remaining." in fix.stdout  # one a target: two targets share a line
     leaky = _read(tmp_path, "leaky_matmul.py")
     compile(leaky, "leaky_matmul.py", "exec")
-    # the import goes after the others, once for the two targets that share the line
+    # the import goes where isort sorts it, once for the two targets that share the line
     assert leaky.count("import braintrace\n") == 1
-    assert "\nimport etrace_lint\nimport braintrace\n" in leaky
+    assert "\nimport brainstate\nimport braintrace\nimport jax.numpy as jnp\n\nimport etrace_lint\n" in leaky
     assert "self.h.value = 0.8 * self.h.value + braintrace.matmul(x, self.w_in.value)  # input drive" in leaky
     forms = _read(tmp_path, "forms.py")
     assert "import braintrace as bt\n" in forms and "import braintrace\n" not in forms
@@ -111,13 +111,30 @@ def test_linear_layer_becomes_braintraces_and_learns_online(tmp_path):
     assert not [f for f in verified.findings if f.rule_id in ("ETL201", "ETL402", "ETL401")]
 
 
-def test_no_fix_where_the_operands_are_ambiguous(tmp_path):
+def test_a_weight_on_the_left_is_fixed_with_the_same_numbers(tmp_path):
+    import importlib.util
+
+    import jax.numpy as jnp
+
     root = _copy(tmp_path, "weight_on_the_left.py")
+    path = tmp_path / "weight_on_the_left.py"
     before = _read(tmp_path, "weight_on_the_left.py")
     result = run_cli("--no-cache", "--fix", ".", cwd=root)
-    assert result.returncode == 1
-    assert "0 fixes applied, 1 remaining." in result.stdout
-    assert _read(tmp_path, "weight_on_the_left.py") == before
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 fix applied, 0 remaining." in result.stdout
+    after = _read(tmp_path, "weight_on_the_left.py")
+    assert after == before.replace("self.w.value @ x", "braintrace.matmul(x, self.w.value.T)")
+
+    def output(text: str):
+        path.write_text(text, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(f"left_{len(text)}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        model, (x,) = module.etrace_target_left()
+        model.w.value = jnp.arange(12.0).reshape(4, 3) / 10  # the same weight on both sides
+        return model.update(x + jnp.arange(3.0))
+
+    assert jnp.allclose(output(before), output(after))
 
 
 def test_unused_suppressions_are_removed_and_the_rest_of_the_comment_kept(tmp_path):
@@ -191,3 +208,38 @@ def test_every_rule_says_whether_it_has_a_fix():
     shown = run_cli("rule", "ETL201")
     assert shown.returncode == 0 and "Fix: safe" in shown.stdout
     assert "Fix: none" in run_cli("rule", "ETL005").stdout
+
+
+IMPORT_PLACEMENT = {
+    "among the third-party imports, in order": (
+        '"""Doc."""\n\nimport os\n\nimport brainstate\nimport jax.numpy as jnp\n\nimport etrace_lint\n',
+        '"""Doc."""\n\nimport os\n\nimport brainstate\nimport braintrace\nimport jax.numpy as jnp\n\n'
+        'import etrace_lint\n'),
+    "after the last straight import, before the from-imports": (
+        "import brainstate\nfrom jax import numpy as jnp\n",
+        "import brainstate\nimport braintrace\nfrom jax import numpy as jnp\n"),
+    "first in its block": (
+        "from __future__ import annotations\n\nimport jax\nimport numpy as np\n",
+        "from __future__ import annotations\n\nimport braintrace\nimport jax\nimport numpy as np\n"),
+    "a block of its own after the standard library": (
+        "import os\nimport sys\n\nx = 1\n",
+        "import os\nimport sys\n\nimport braintrace\n\nx = 1\n"),
+    "the larger third-party block when blank lines split them": (
+        "import os\n\nimport brainstate\nimport jax\n\nimport etrace_lint\n",
+        "import os\n\nimport brainstate\nimport braintrace\nimport jax\n\nimport etrace_lint\n"),
+}
+
+
+@pytest.mark.parametrize("case", list(IMPORT_PLACEMENT))
+def test_import_braintrace_goes_where_isort_puts_it(tmp_path, case):
+    """The inserted import is where isort (and ruff's I001) would sort it, and isort agrees."""
+    isort = pytest.importorskip("isort")
+    from etrace_lint.fixes.source import ParsedSource
+
+    before, expected = IMPORT_PLACEMENT[case]
+    path = str(tmp_path / "model.py")
+    config = isort.Config(known_first_party=["etrace_lint"], quiet=True)
+    assert isort.check_code(before, config=config), "the table's input must be isort-clean"
+    after = apply_edits(before, [ParsedSource(path, before).import_braintrace()])
+    assert after == expected
+    assert isort.check_code(after, config=config)

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import textwrap
 
-import jsonschema
 import pytest
 
 from etrace_lint import cli
@@ -360,7 +359,7 @@ EXAMPLES_SHOW = {
 
 def test_readme_quickstart_lints_the_examples(tmp_path, monkeypatch, capsys):
     """``etrace-lint examples/models --sarif out.sarif``, as the README's first command runs it."""
-    from helpers import REPO
+    from helpers import REPO, sarif_validator
 
     sarif = tmp_path / "out.sarif"
     monkeypatch.chdir(REPO)
@@ -372,8 +371,6 @@ def test_readme_quickstart_lints_the_examples(tmp_path, monkeypatch, capsys):
     shown = {(os.path.basename(f["location"]["path"]), f["rule"]) for f in document["findings"]}
     assert shown == EXAMPLES_SHOW
     log = json.loads(sarif.read_text(encoding="utf-8"))
-    with open(os.path.join(os.path.dirname(REPO), "shared", "sarif", "sarif-schema-2.1.0.json"),
-              encoding="utf-8") as handle:
-        jsonschema.Draft4Validator(json.load(handle)).validate(log)
+    sarif_validator().validate(log)
     assert {r["ruleId"] for r in log["runs"][0]["results"]} == {rule for _, rule in EXAMPLES_SHOW}
     assert log["runs"][0]["invocations"][0]["executionSuccessful"] is True

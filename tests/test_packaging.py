@@ -109,3 +109,19 @@ def test_only_the_rules_folder_of_a_checkout_belongs_to_the_package():
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert os.path.basename(proc.stdout.strip()) == "rules"
+
+
+def test_the_sarif_schema_is_the_upstream_file_its_note_names():
+    """The schema the SARIF tests validate against lives in the repository, unmodified."""
+    import hashlib
+    import re
+
+    from helpers import SARIF_SCHEMA
+
+    with open(os.path.join(REPO, "tests", "data", "README.md"), encoding="utf-8") as handle:
+        note = handle.read()
+    documented = re.search(r"sha256: ([0-9a-f]{64})", note).group(1)
+    with open(SARIF_SCHEMA, "rb") as handle:
+        assert hashlib.sha256(handle.read()).hexdigest() == documented
+    assert "oasis-tcs/sarif-spec" in note and "Licence" in note
+    assert os.path.commonpath([SARIF_SCHEMA, REPO]) == REPO

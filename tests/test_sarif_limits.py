@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 
-import jsonschema
 import pytest
 
 from etrace_lint.findings import Edit, Finding, Fix, Level, Location
@@ -14,15 +13,14 @@ from etrace_lint.policy import Outcome
 from etrace_lint.registry import active_rules
 from etrace_lint.writers import RunInfo
 from etrace_lint.writers.sarif import GITHUB_LIMITS, SarifLimits, build_log
+from helpers import sarif_validator
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCHEMA = os.path.join(os.path.dirname(REPO), "shared", "sarif", "sarif-schema-2.1.0.json")
 LEVELS = (Level.NOTE, Level.WARNING, Level.ERROR)
 
 
 def _validate(log: dict) -> None:
-    with open(SCHEMA, encoding="utf-8") as handle:
-        jsonschema.Draft4Validator(json.load(handle)).validate(log)
+    sarif_validator().validate(log)
 
 
 def _info() -> RunInfo:

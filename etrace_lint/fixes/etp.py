@@ -2,9 +2,12 @@
 
 - ``x @ W``, ``jnp.dot(x, W)``, ``jnp.matmul(x, W)`` (``W`` may be ``W.T`` or
   ``self.w.value``) -> ``braintrace.matmul(x, W)``: the same operands, the same
-  forward value, so the fix is safe. A weight on the left (``W @ x``) is not
-  rewritten: which operand braintrace should treat as the input depends on
-  shapes the source does not show.
+  forward value, so the fix is safe.
+- A weight on the left, ``W @ h`` -> ``braintrace.matmul(h, W.T)`` (and ``W.T @ h``
+  -> ``braintrace.matmul(h, W)``): braintrace takes the input first. For a
+  vector ``h`` and a matrix ``W`` both compute the same numbers, and the
+  traced shapes (``operandShapes``) say so, then the fix is safe; with other
+  shapes, or shapes unknown, it is unsafe (``--unsafe-fixes``).
 - ``brainstate.nn.Linear(...)`` -> ``braintrace.nn.Linear(...)`` when every
   argument is one braintrace's layer takes (the two share their signature
   and initialisers).
@@ -66,14 +69,36 @@ def matmul_fix(finding: Finding, sources: Sources) -> Fix | None:
     if len(chosen) != 1:
         return None
     node, (left, right) = chosen[0]
-    if not _mentions(source, right, names) or _mentions(source, left, names):
-        return None  # the weight on the left, or on both sides: not a plain x @ W
+    on_right, on_left = _mentions(source, right, names), _mentions(source, left, names)
+    if on_right == on_left:
+        return None  # the weight on both sides, or on neither: not a plain x @ W
     module = source.braintrace_alias()
-    replacement = f"{module or 'braintrace'}.matmul({source.code(left)}, {source.code(right)})"
+    if on_right:
+        arguments, applicability = f"{source.code(left)}, {source.code(right)}", "safe"
+    else:
+        arguments = f"{source.code(right)}, {_transposed(source, left)}"
+        applicability = "safe" if _vector_times_matrix(finding) else "unsafe"
+    replacement = f"{module or 'braintrace'}.matmul({arguments})"
     edits = [source.replace(node, replacement)]
     if module is None:
         edits.append(source.import_braintrace())
-    return Fix(f"use braintrace.matmul({source.code(left)}, {source.code(right)})", tuple(edits), "safe")
+    return Fix(f"use braintrace.matmul({arguments})", tuple(edits), applicability)
+
+
+def _transposed(source: ParsedSource, node) -> str:
+    """``W`` -> ``W.T``; ``W.T`` -> ``W``; anything but a name or attribute chain in parentheses."""
+    import libcst as cst
+
+    if isinstance(node, cst.Attribute) and node.attr.value == "T":
+        return source.code(node.value)
+    code = source.code(node)
+    return f"{code}.T" if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) else f"({code}).T"
+
+
+def _vector_times_matrix(finding: Finding) -> bool:
+    """Whether the traced ``W @ h`` multiplies a matrix by a vector: then ``h @ W.T`` is the same numbers."""
+    shapes = finding.properties.get("operandShapes") or []
+    return len(shapes) == 2 and len(shapes[0]) == 2 and len(shapes[1]) == 1
 
 
 def linear_fix(finding: Finding, sources: Sources) -> Fix | None:

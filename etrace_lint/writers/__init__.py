@@ -27,6 +27,7 @@ class RunInfo:
     shard: dict | None = None  # --shard: which part of the targets this run linted (see merge.py)
     show_flows: bool = False  # --show-flows: each finding's route under it in the text output
     fixes: dict | None = None  # --fix: {"applied": n, "remaining": m}; None when not fixing
+    unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable with --fix
 
     def relpath(self, path: str) -> str:
         """Forward-slash path relative to the root; paths outside it stay as given."""
@@ -64,6 +65,10 @@ OUTPUT_FORMATS = {fmt.name: fmt for fmt in (
     OutputFormat("json", "json_writer", "write_json", statistics=True),
     OutputFormat("sarif", "sarif", "write_sarif"),
     OutputFormat("github", "github", "write_github"),
+    OutputFormat("json-lines", "json_writer", "write_json_lines"),
+    OutputFormat("junit", "junit", "write_junit"),
+    OutputFormat("gitlab", "gitlab", "write_gitlab"),
+    OutputFormat("rdjson", "rdjson", "write_rdjson"),
 )}
 FORMATS = tuple(OUTPUT_FORMATS)
 

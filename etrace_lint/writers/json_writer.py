@@ -17,26 +17,40 @@ def _fix(fix, info) -> dict:
                        "endColumn": e.end_column, "replacement": e.replacement} for e in fix.edits]}
 
 
+def finding_record(f, info) -> dict:
+    """One finding as the json and json-lines formats show it."""
+    return {
+        "rule": f.rule_id,
+        "level": f.level.value,
+        "message": f.message,
+        "model": f.target,
+        "location": _location(f.location, info),
+        "related": [_location(r, info) for r in f.related],
+        "properties": f.properties,
+        **({"suppressed": f.suppressed} if f.suppressed else {}),
+        **({"flow": [_location(step, info) for step in f.flow]} if f.flow else {}),
+        **({"fix": _fix(f.fix, info)} if f.fix is not None else {}),
+    }
+
+
+def tool_error_record(e, info) -> dict:
+    """One target that could not be linted, as the json and json-lines formats show it."""
+    return {"model": e.target, "message": e.message, "reason": e.reason, "location": _location(e.location, info)}
+
+
+def write_json_lines(outcome, info, stream: TextIO) -> None:
+    """One JSON object a line (ruff's ``json-lines``): each finding, then each tool error
+    (``"toolError": true``); nothing else, so a stream reader needs no document end."""
+    for finding in outcome.findings:
+        stream.write(json.dumps(finding_record(finding, info), sort_keys=True, default=str) + "\n")
+    for error in outcome.tool_errors:
+        stream.write(json.dumps({**tool_error_record(error, info), "toolError": True}, sort_keys=True) + "\n")
+
+
 def write_json(outcome, info, stream: TextIO) -> None:
     document = {
-        "findings": [{
-            "rule": f.rule_id,
-            "level": f.level.value,
-            "message": f.message,
-            "model": f.target,
-            "location": _location(f.location, info),
-            "related": [_location(r, info) for r in f.related],
-            "properties": f.properties,
-            **({"suppressed": f.suppressed} if f.suppressed else {}),
-            **({"flow": [_location(step, info) for step in f.flow]} if f.flow else {}),
-            **({"fix": _fix(f.fix, info)} if f.fix is not None else {}),
-        } for f in outcome.findings],
-        "toolErrors": [{
-            "model": e.target,
-            "message": e.message,
-            "reason": e.reason,
-            "location": _location(e.location, info),
-        } for e in outcome.tool_errors],
+        "findings": [finding_record(f, info) for f in outcome.findings],
+        "toolErrors": [tool_error_record(e, info) for e in outcome.tool_errors],
         "summary": {"models": info.targets, "files": info.files_seen,
                     "findings": len(outcome.findings), "toolErrors": len(outcome.tool_errors),
                     **({"fixesApplied": info.fixes["applied"]} if info.fixes is not None else {})},

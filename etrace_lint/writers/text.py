@@ -136,9 +136,33 @@ def _fix_summary(outcome, info) -> str:
         applied = info.fixes["applied"]
         return f" {applied} fix{'es' if applied != 1 else ''} applied, {info.fixes['remaining']} remaining."
     fixable = [f.fix.applicability for f in outcome.findings if f.fix is not None and not f.suppressed]
+    applicable = len(fixable) if info.unsafe_fixes else fixable.count("safe")
     parts = []
-    if fixable.count("safe"):
-        parts.append(f"{fixable.count('safe')} fixable with --fix")
-    if len(fixable) - fixable.count("safe"):
-        parts.append(f"{len(fixable) - fixable.count('safe')} more with --unsafe-fixes")
+    if applicable:
+        parts.append(f"{applicable} fixable with --fix")
+    if len(fixable) - applicable:
+        parts.append(f"{len(fixable) - applicable} more with --unsafe-fixes")
     return f" {', '.join(parts)}." if parts else ""
+
+
+def write_fix_list(findings, info, applied: bool, stream: TextIO) -> None:
+    """``--show-fixes``: the fixes applied (or available), by file, as ``ruff --show-fixes`` lists them::
+
+        Fixed 2 findings:
+        - models/net.py:
+            12:5 ETL201 use braintrace.matmul(x, W)
+    """
+    count = _plural(len(findings), "finding")
+    if not findings:
+        stream.write("No fixes applied.\n" if applied else "No fixes available.\n")
+        return
+    stream.write(f"Fixed {count}:\n" if applied else f"Fixes available for {count} (--fix):\n")
+    by_file: dict[str, list] = {}
+    for finding in findings:
+        by_file.setdefault(info.relpath(finding.path), []).append(finding)
+    for path in sorted(by_file):
+        stream.write(f"- {path}:\n")
+        for finding in sorted(by_file[path], key=lambda f: (f.line, f.location.column)):
+            unsafe = "" if finding.fix.applicability == "safe" else f" ({finding.fix.applicability})"
+            stream.write(f"    {finding.line}:{finding.location.column} {finding.rule_id} {finding.fix.message}"
+                         f"{unsafe} [{finding.target}]\n")
