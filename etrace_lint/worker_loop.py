@@ -122,19 +122,25 @@ def use_compile_mode(settings) -> None:
     jax.config.update("jax_disable_most_optimizations", not settings.verify)
 
 
+def apply_run_settings(settings) -> None:
+    """What a run asks of the process before any of its targets: taken into the process's fingerprint."""
+    from . import isolation
+
+    isolation.drop_environment(settings.drop_env)
+    use_compile_mode(settings)
+
+
 def lint_one(spec, root: str, settings):
     """One target, from clean global settings, with its dependencies as the files this worker imported."""
     from . import isolation
     from .engine import lint_target
     from .findings import TargetResult
 
-    isolation.drop_environment(settings.drop_env)
     try:
         compiler_ready = _compiler_options(settings)
     except Exception as exc:  # a bad control-flow table: every target says so
         message = f"the configured compile options are not valid: {type(exc).__name__}: {exc}"
         return TargetResult(target=spec.key, tool_errors=[tool_error(spec, message, "usage")])
-    use_compile_mode(settings)
     started = time.perf_counter()
     try:
         result = lint_target(spec, root, compiler_ready)
@@ -156,26 +162,48 @@ def next_message(conn):
 
 
 def serve(conn) -> None:
-    """Answer the parent until it says goodbye; the modules and backend are ready."""
-    from . import isolation
+    """Answer the parent until it says goodbye; the modules and backend are ready.
+
+    Each answer says whether the process is still fit for what comes next
+    (:mod:`.process_state`): for the next target of the same file, the state
+    right after the file was imported; for another file, the state before
+    the first target. The parent retires a worker that is not.
+    """
+    from . import isolation, process_state
     from .discover import TargetSpec
-    from .targets import forget_imported_files
+    from .targets import forget_imported_files, import_file
 
     baseline = isolation.ModuleBaseline()
+    names = process_state.Namespaces()
+    start = imported = None
     linted = False
     conn.send(("ready", os.getpid()))
     while (message := next_message(conn)) is not None:
-        _, index, spec_fields, root, settings, new_group = message
+        _, index, spec_fields, root, settings, new_group, more_in_file = message
+        spec = TargetSpec(*spec_fields)
+        apply_run_settings(settings)
         if new_group:
             if linted:
                 baseline.reset()
                 forget_imported_files()
-            baseline.enter(spec_fields[0], root)
+            baseline.enter(spec.path, root)
             os.chdir(root)  # relative paths in a model resolve as in the user's project
-        spec = TargetSpec(*spec_fields)
+            if start is None:
+                start = process_state.fingerprint(names)
+            imported = None
+            if more_in_file:
+                # the file's import is part of the state each of its targets starts from
+                try:
+                    import_file(spec.path, root)
+                except BaseException:  # noqa: BLE001 - every target of the file reports it
+                    pass
+                imported = process_state.fingerprint(names)
         result = lint_one(spec, root, settings)
         linted = True
-        conn.send(("result", index, result.to_json()))
+        after = process_state.fingerprint(names)
+        reference = imported if more_in_file and imported is not None else start
+        disturbed = reference.differences(after, names)
+        conn.send(("result", index, result.to_json(), disturbed))
 
 
 def prepare_process() -> None:

@@ -84,7 +84,8 @@ class _Worker:
 
     def give(self, index: int, spec: TargetSpec, root: str, settings: EngineSettings, new_group: bool) -> None:
         self.index, self.started = index, time.monotonic()
-        self.conn.send(("lint", index, (spec.path, spec.factory, spec.line, spec.name), root, settings, new_group))
+        self.conn.send(("lint", index, (spec.path, spec.factory, spec.line, spec.name), root, settings, new_group,
+                        bool(self.queue)))
 
     def deadline(self, timeout: float) -> float:
         return self.started + timeout if self.index is not None else self.born + STARTUP_LIMIT
@@ -392,6 +393,16 @@ class _Run:
         worker.stop(force=True)
         self.pool.workers.pop(slot)
 
+    def retire(self, slot: int, worker: _Worker) -> None:
+        """A worker whose process a target changed leaves; the rest of its file goes to a fresh one."""
+        if worker.queue:
+            self.schedule.put_back(worker.queue)
+            worker.queue = []
+        worker.stop()
+        self.pool.workers.pop(slot)
+        if self.pending():
+            self.pool.workers.append(self.pool._start_worker())
+
     def run(self) -> list[TargetResult]:
         if not self.specs:
             return []
@@ -434,6 +445,8 @@ class _Run:
                         self.scaling.finished(time.monotonic() - worker.started)
                         self.finish(worker.index, TargetResult.from_json(message[2]))
                         worker.index = None
+                        if message[3]:  # the target left the process changed: the next one gets a fresh worker
+                            self.retire(slot, worker)
                         continue
                     dead = (worker.conn in ready or not worker.alive()
                             or any(x in ready for x in worker.waitables[1:]))
