@@ -3,8 +3,10 @@
 A result is keyed by the project root, the target, the versions of
 etrace-lint, braintrace, brainstate, jax, jaxlib, saiunit and Python (read
 from package metadata, never by importing them), and the configuration that
-reaches the engine; it stays valid while every project file the target's
-import pulled in has the same content. Entries are JSON (a cache file must
+reaches the engine; it stays valid while everything the target read is
+unchanged (:mod:`.reads`): every installed distribution whose modules were
+imported keeps its version, and every other module and every file opened
+while the target ran keeps its content. Entries are JSON (a cache file must
 not be able to run code), written to a temporary file and renamed into
 place, so two runs at once never read half a file. A truncated or corrupted
 entry is a miss.
@@ -23,7 +25,7 @@ from typing import Iterable
 from .discover import TargetSpec
 from .findings import TargetResult
 
-FORMAT = 2  # 2: properties keep the order the engine gave them
+FORMAT = 3  # 3: installed distributions a target imported, by version
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This file is a cache directory tag created by etrace-lint.\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -87,11 +89,20 @@ class Cache:
         self._context = json.dumps({"root": self.root, "versions": environment or versions(),
                                     "configuration": configuration}, sort_keys=True, default=repr)
         self._digests: dict[str, str | None] = {}
+        self._versions: dict[str, str] = {}
 
     def _digest(self, path: str) -> str | None:
         if path not in self._digests:
             self._digests[path] = file_digest(path)
         return self._digests[path]
+
+    def _version(self, name: str) -> str:
+        if name not in self._versions:
+            try:
+                self._versions[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                self._versions[name] = ""
+        return self._versions[name]
 
     def _key(self, spec: TargetSpec) -> str:
         raw = f"{self._context}\0{os.path.relpath(spec.path, self.root)}\0{spec.factory}"
@@ -108,6 +119,9 @@ class Cache:
                 return None
             for rel, digest in entry["dependencies"].items():
                 if self._digest(os.path.join(self.root, rel)) != digest:
+                    return None
+            for name, version in entry["distributions"].items():
+                if self._version(name) != version:
                     return None
             result = TargetResult.from_json(entry["result"])
             return result if result.serves(self.hidden_note_levels) else None
@@ -139,7 +153,8 @@ class Cache:
             dependencies[os.path.relpath(path, self.root)] = digest
         entry = {"format": FORMAT, "target": [os.path.relpath(spec.path, self.root), spec.factory, spec.line,
                                                spec.name],
-                 "dependencies": dependencies, "result": result.to_json()}
+                 "dependencies": dependencies, "distributions": dict(result.distributions),
+                 "result": result.to_json()}
         # key order is kept as the engine made it: writers print properties in that order
         self._write(self._entry_path(self._key(spec)), json.dumps(entry))
 

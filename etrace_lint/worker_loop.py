@@ -66,9 +66,12 @@ def trim_compilation_cache(directory: str, max_bytes: int = COMPILATION_CACHE_BY
 def import_warm_modules() -> None:
     for name in WARM_MODULES:
         importlib.import_module(name)
+    from . import reads
     from .registry import all_rules
 
     all_rules()
+    reads.warm()
+    reads.recorder()
 
 
 def backend_started() -> bool:
@@ -130,9 +133,10 @@ def apply_run_settings(settings) -> None:
     use_compile_mode(settings)
 
 
-def lint_one(spec, root: str, settings):
-    """One target, from clean global settings, with its dependencies as the files this worker imported."""
-    from . import isolation
+def lint_one(spec, root: str, settings, file_reads: frozenset[str] = frozenset()):
+    """One target, from clean global settings, with what it read (:mod:`.reads`): the modules in this
+    worker, and the files opened while it ran and, ``file_reads``, while its file was imported."""
+    from . import reads
     from .engine import lint_target
     from .findings import TargetResult
 
@@ -142,15 +146,27 @@ def lint_one(spec, root: str, settings):
         message = f"the configured compile options are not valid: {type(exc).__name__}: {exc}"
         return TargetResult(target=spec.key, tool_errors=[tool_error(spec, message, "usage")])
     started = time.perf_counter()
+    recorder = reads.recorder()
+    recorder.start()
     try:
         result = lint_target(spec, root, compiler_ready)
     except BaseException as exc:  # noqa: BLE001 - a factory may even call sys.exit()
         result = TargetResult(target=spec.key, tool_errors=[tool_error(
             spec, f"linting stopped with {type(exc).__name__}: {exc}", "internal-error")])
+    finally:
+        opened = recorder.stop()
     result.seconds = round(time.perf_counter() - started, 3)
     # since this worker dropped the last file's modules, whatever is imported belongs to this file's targets
-    result.dependencies = sorted(set(isolation.project_files(root)) | {spec.path})
+    read = reads.collect(opened | file_reads, _tool_folders())
+    result.dependencies = sorted(set(read.files) | {spec.path})
+    result.distributions = dict(read.distributions)
     return result
+
+
+def _tool_folders() -> tuple[str, ...]:
+    """Folders whose files JAX opens for itself: its compiled programs."""
+    folder = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    return (os.path.abspath(folder).rstrip(os.sep) + os.sep,) if folder else ()
 
 
 def next_message(conn):
@@ -169,13 +185,14 @@ def serve(conn) -> None:
     right after the file was imported; for another file, the state before
     the first target. The parent retires a worker that is not.
     """
-    from . import isolation, process_state
+    from . import isolation, process_state, reads
     from .discover import TargetSpec
     from .targets import forget_imported_files, import_file
 
     baseline = isolation.ModuleBaseline()
     names = process_state.Namespaces()
     start = imported = None
+    file_reads: frozenset[str] = frozenset()
     linted = False
     conn.send(("ready", os.getpid()))
     while (message := next_message(conn)) is not None:
@@ -190,15 +207,19 @@ def serve(conn) -> None:
             os.chdir(root)  # relative paths in a model resolve as in the user's project
             if start is None:
                 start = process_state.fingerprint(names)
-            imported = None
+            imported, file_reads = None, frozenset()
             if more_in_file:
                 # the file's import is part of the state each of its targets starts from
+                recorder = reads.recorder()
+                recorder.start()
                 try:
                     import_file(spec.path, root)
                 except BaseException:  # noqa: BLE001 - every target of the file reports it
                     pass
+                finally:
+                    file_reads = frozenset(recorder.stop())
                 imported = process_state.fingerprint(names)
-        result = lint_one(spec, root, settings)
+        result = lint_one(spec, root, settings, file_reads)
         linted = True
         after = process_state.fingerprint(names)
         reference = imported if more_in_file and imported is not None else start
