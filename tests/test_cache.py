@@ -150,7 +150,7 @@ def _entries(root) -> dict:
         for name in files:
             path = os.path.join(dirpath, name)
             with open(path, encoding="utf-8") as handle:
-                found[json.load(handle)["target"][1]] = os.stat(path).st_mtime_ns
+                found[json.loads(json.load(handle)["entry"])["target"][1]] = os.stat(path).st_mtime_ns
     return found
 
 
