@@ -185,7 +185,7 @@ def serve(conn) -> None:
     right after the file was imported; for another file, the state before
     the first target. The parent retires a worker that is not.
     """
-    from . import isolation, process_state, reads
+    from . import children, isolation, process_state, reads
     from .discover import TargetSpec
     from .targets import forget_imported_files, import_file
 
@@ -220,6 +220,11 @@ def serve(conn) -> None:
                     file_reads = frozenset(recorder.stop())
                 imported = process_state.fingerprint(names)
         result = lint_one(spec, root, settings, file_reads)
+        stopped = children.stop_children()
+        if stopped:
+            result.tool_errors.append(tool_error(
+                spec, "the target left processes running, which were stopped when it ended: " + ", ".join(stopped),
+                "left-processes"))
         linted = True
         after = process_state.fingerprint(names)
         reference = imported if more_in_file and imported is not None else start
@@ -228,8 +233,17 @@ def serve(conn) -> None:
 
 
 def prepare_process() -> None:
+    from . import children
+
     # the parent handles Ctrl-C; a worker dying of it would look like a crash
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a process group of its own, which the parent kills whole on a timeout; the orphans of the
+    # processes a target starts become this worker's children, to be stopped after the target
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    children.become_subreaper()
     # what a model prints must not end up in the JSON or SARIF on the parent's stdout
     os.dup2(2, 1)
 

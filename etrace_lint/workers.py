@@ -99,10 +99,13 @@ class _Worker:
         if self.process is not None:
             self.process.kill()
         elif self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
+            try:  # with what the target started in the worker's own process group
+                os.killpg(self.pid, signal.SIGKILL)
             except OSError:
-                pass
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except OSError:
+                    pass
 
     def stop(self, force: bool = False) -> None:
         if not force:

@@ -9,7 +9,10 @@ directory, close ``sys.stdout`` and file descriptor 2.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
+import time
 
 import pytest
 
@@ -74,3 +77,29 @@ def test_a_file_that_switches_on_64_bits_at_import_leaves_the_next_file_at_32_bi
     assert report["toolErrors"] == []
     assert {finding["model"] for finding in report["findings"]} == {
         "etrace_target_first", "etrace_target_second", "etrace_target_2_reads_precision"}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rpartition(b")")[2].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="child subreapers are Linux's")
+def test_no_process_a_target_starts_outlives_it(tmp_path):
+    root = _copy(tmp_path, "children")
+    report = _lint(root, ".", "-j", "1", "--no-cache")
+    pids = [int(line) for line in open(os.path.join(root, "pids.txt"), encoding="utf-8")]
+    assert len(pids) == 3
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in pids if _alive(pid)]
+    stopped = {error["model"]: error["message"] for error in report["toolErrors"]}
+    assert set(stopped) == {"etrace_target_popen", "etrace_target_new_session", "etrace_target_orphan"}, stopped
+    for model, message in stopped.items():
+        assert "left processes running, which were stopped" in message and "time.sleep(600)" in message
+    # the targets themselves were linted: their findings are there
+    assert {"etrace_target_popen", "etrace_target_quiet"} <= set(_by_model(report))
