@@ -81,7 +81,7 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
             pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(cache, settings.quiet))
         try:
             fresh = pool.run(todo, settings.root, engine_settings, settings.jobs or default_jobs(), settings.timeout,
-                             progress, durations)
+                             progress, durations, memory_limit=settings.memory_limit)
         finally:
             if own_pool:
                 pool.close()

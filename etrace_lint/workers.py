@@ -33,6 +33,8 @@ from typing import Callable
 
 from .discover import TargetSpec
 from .findings import TargetResult
+from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
+from .memory import format_size, resident
 from .schedule import Schedule
 from .settings import EngineSettings
 from .worker_loop import tool_error, trim_compilation_cache
@@ -42,6 +44,7 @@ from .worker_loop import tool_error, trim_compilation_cache
 # never gets ready must not hang the run.
 STARTUP_LIMIT = 180.0
 _POLL = 0.5  # how often the progress line is refreshed while waiting
+_MEMORY_POLL = 0.05  # how often a busy worker's memory is read, under a memory limit
 
 
 def default_jobs() -> int:
@@ -302,10 +305,12 @@ class WorkerPool:
 
     def run(self, specs: list[TargetSpec], root: str, settings: EngineSettings, jobs: int, timeout: float,
             progress: Callable[[int, int, TargetSpec], None] | None = None,
-            durations: dict[str, float] | None = None) -> list[TargetResult]:
-        """Lint ``specs`` on up to ``jobs`` workers; results come back in the order of ``specs``."""
+            durations: dict[str, float] | None = None, memory_limit: int = DEFAULT_MEMORY_LIMIT
+            ) -> list[TargetResult]:
+        """Lint ``specs`` on up to ``jobs`` workers; results come back in the order of ``specs``.
+        ``memory_limit``: bytes a worker may hold while it lints a target (0: no limit; :mod:`.memory`)."""
         try:
-            return _Run(self, specs, root, settings, jobs, timeout, progress, durations).run()
+            return _Run(self, specs, root, settings, jobs, timeout, progress, durations, memory_limit).run()
         finally:
             trim_compilation_cache(self.compilation_cache)
 
@@ -353,9 +358,10 @@ class _Scaling:
 
 
 class _Run:
-    def __init__(self, pool: WorkerPool, specs, root, settings, jobs, timeout, progress, durations):
+    def __init__(self, pool: WorkerPool, specs, root, settings, jobs, timeout, progress, durations, memory_limit):
         self.pool, self.specs, self.root = pool, specs, os.path.abspath(root)
         self.settings, self.timeout, self.progress = settings, timeout, progress
+        self.memory_limit = memory_limit
         self.results: list[TargetResult | None] = [None] * len(specs)
         self.most = max(1, min(jobs, len({spec.path for spec in specs})))
         self.schedule = Schedule(specs, self.most, durations)
@@ -396,6 +402,14 @@ class _Run:
         worker.stop(force=True)
         self.pool.workers.pop(slot)
 
+    def memory_held(self, worker: _Worker) -> int | None:
+        """The resident memory of a worker busy on a target, when it is past the limit."""
+        if not self.memory_limit or worker.index is None:
+            return None
+        pid = worker.pid if worker.pid is not None else worker.process.pid
+        held = resident(pid) if pid else None
+        return held if held is not None and held > self.memory_limit else None
+
     def retire(self, slot: int, worker: _Worker) -> None:
         """A worker whose process a target changed leaves; the rest of its file goes to a fresh one."""
         if worker.queue:
@@ -430,7 +444,8 @@ class _Run:
                 waitables = [x for w in pool.workers for x in w.waitables]
                 if pool._server is not None:
                     waitables.append(pool._server.conn)
-                ready = wait(waitables, timeout=max(0.0, min(deadline - time.monotonic(), _POLL)))
+                poll = _MEMORY_POLL if self.memory_limit else _POLL
+                ready = wait(waitables, timeout=max(0.0, min(deadline - time.monotonic(), poll)))
                 pool._note_exits()
                 for slot in range(len(pool.workers) - 1, -1, -1):
                     worker = pool.workers[slot]
@@ -454,6 +469,13 @@ class _Run:
                     dead = (worker.conn in ready or not worker.alive()
                             or any(x in ready for x in worker.waitables[1:]))
                     overdue = time.monotonic() >= worker.deadline(self.timeout)
+                    held = self.memory_held(worker) if not dead and not overdue else None
+                    if held is not None:
+                        self.replace(slot, worker, (
+                            f"linting held {format_size(held)}, more than the memory limit of "
+                            f"{format_size(self.memory_limit)}, and was stopped (--memory-limit, memory-limit in "
+                            "[tool.etrace-lint])"), "memory")
+                        continue
                     if not dead and not overdue:
                         continue
                     if worker.index is None and not worker.ready:
