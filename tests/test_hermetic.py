@@ -103,3 +103,23 @@ def test_no_process_a_target_starts_outlives_it(tmp_path):
         assert "left processes running, which were stopped" in message and "time.sleep(600)" in message
     # the targets themselves were linted: their findings are there
     assert {"etrace_target_popen", "etrace_target_quiet"} <= set(_by_model(report))
+
+
+def test_the_language_server_reports_a_file_opened_after_a_patching_one_as_if_alone(tmp_path):
+    pytest.importorskip("pygls")
+    sys.path.insert(0, fixture("server"))
+    from lsp_session import LspSession
+
+    root = _copy(tmp_path, "patching")
+    with open(os.path.join(root, "pyproject.toml"), "w", encoding="utf-8") as handle:
+        handle.write("[tool.etrace-lint]\n")
+    session = LspSession(root, init_options={"trusted": True})
+    try:
+        patcher, victims = os.path.join(root, "a_patches_libraries.py"), os.path.join(root, "b_victims.py")
+        session.open(patcher)
+        session.wait_for(lambda s: s.codes(patcher) == [(9, "ETL100")], what="the patching file's own finding")
+        session.open(victims)
+        session.wait_for(lambda s: s.codes(victims) == [(17, "ETL201")], what="the victims' findings as if alone")
+        assert session.codes(patcher) == [(9, "ETL100")]
+    finally:
+        session.close()
