@@ -13,6 +13,7 @@ reserves far more than it uses, and turns deep recursion into a
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -35,10 +36,13 @@ def parse_size(text) -> int:
     return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
 
 
-def format_size(size: int) -> str:
+def format_size(size: int, up: bool = False) -> str:
+    """``size`` in the largest unit it fills, to two decimals (rounded up with ``up``: an amount past a
+    limit never reads as the limit)."""
     for unit, scale in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
         if size >= scale:
-            return f"{size / scale:.2f}".rstrip("0").rstrip(".") + f" {unit}"
+            value = math.ceil(size / scale * 100) / 100 if up else size / scale
+            return f"{value:.2f}".rstrip("0").rstrip(".") + f" {unit}"
     return f"{size} B"
 
 

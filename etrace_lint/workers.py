@@ -472,7 +472,7 @@ class _Run:
                     held = self.memory_held(worker) if not dead and not overdue else None
                     if held is not None:
                         self.replace(slot, worker, (
-                            f"linting held {format_size(held)}, more than the memory limit of "
+                            f"linting held {format_size(held, up=True)}, more than the memory limit of "
                             f"{format_size(self.memory_limit)}, and was stopped (--memory-limit, memory-limit in "
                             "[tool.etrace-lint])"), "memory")
                         continue
