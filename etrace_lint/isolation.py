@@ -204,11 +204,38 @@ def _copy(value):
     return value
 
 
+_file_random_state: tuple | None = None  # what the import of the current file left; see remember_file_random_state
+
+
 def reseed() -> None:
-    """The same random state for every target, whichever worker runs it."""
+    """The same random state for every target, whichever worker runs it: the state its file's import
+    left when the worker imported the file ahead of its targets, else a fresh seed (and the file's
+    import draws from it, as when the target runs alone)."""
     import brainstate
 
-    brainstate.random.seed(SEED)
+    if _file_random_state is None:
+        brainstate.random.seed(SEED)
+        return
+    import numpy as np
+
+    key, numpy_state = _file_random_state
+    brainstate.random.set_key(key)
+    np.random.set_state(numpy_state)
+
+
+def remember_file_random_state() -> None:
+    """The random state right after a file's import: each of its targets starts from it, as each
+    would after importing the file alone from a fresh seed."""
+    global _file_random_state
+    import brainstate
+    import numpy as np
+
+    _file_random_state = (brainstate.random.get_key(), np.random.get_state())
+
+
+def forget_file_random_state() -> None:
+    global _file_random_state
+    _file_random_state = None
 
 
 @contextlib.contextmanager

@@ -208,8 +208,11 @@ def serve(conn) -> None:
             if start is None:
                 start = process_state.fingerprint(names)
             imported, file_reads = None, frozenset()
+            isolation.forget_file_random_state()
             if more_in_file:
-                # the file's import is part of the state each of its targets starts from
+                # the file's import, from the seed every target starts from, is part of the state each
+                # of its targets starts from
+                isolation.reseed()
                 recorder = reads.recorder()
                 recorder.start()
                 try:
@@ -218,6 +221,7 @@ def serve(conn) -> None:
                     pass
                 finally:
                     file_reads = frozenset(recorder.stop())
+                isolation.remember_file_random_state()
                 imported = process_state.fingerprint(names)
         result = lint_one(spec, root, settings, file_reads)
         stopped = children.stop_children()

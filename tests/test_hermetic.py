@@ -123,3 +123,13 @@ def test_the_language_server_reports_a_file_opened_after_a_patching_one_as_if_al
         assert session.codes(patcher) == [(9, "ETL100")]
     finally:
         session.close()
+
+
+def test_each_target_of_a_file_that_draws_at_import_draws_what_it_draws_alone(tmp_path):
+    root = _copy(tmp_path, "random")
+    together = _by_model(_lint(root, ".", "-j", "1", "--no-cache"))
+    for factory in ("etrace_target_first", "etrace_target_second"):
+        alone = _by_model(_lint(root, f"draws_at_import.py::{factory}", "-j", "1", "--no-cache"))
+        assert alone[factory] == together[factory]
+    first, second = (together[f][1][0].partition("drew ")[2] for f in ("etrace_target_first", "etrace_target_second"))
+    assert first == second and first, together
