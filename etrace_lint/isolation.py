@@ -1,7 +1,9 @@
 """What keeps one target's result independent of the targets a worker ran before it.
 
-A worker process lints many targets. Two kinds of state could carry over
-from one to the next, and both are reset here:
+A worker process lints many targets. After each one the worker checks that
+its process is still as a fresh one would be (:mod:`.process_state`) and is
+retired when it is not. Two kinds of state are also put back here, so that
+the common case keeps its worker:
 
 - Modules. Each file's targets import that file with its own folder (and the
   project root) first on ``sys.path``; a helper module of the same name in
@@ -12,8 +14,9 @@ from one to the next, and both are reset here:
   imported.
 - Global settings a factory or a model can change: ``brainstate.environ``,
   the default random key (and NumPy's), and JAX's configuration flags. Each
-  target starts from the same seed and the worker's own settings, and what it
-  changed is undone afterwards.
+  target starts from the same seed (or the random state its file's import
+  left after that seed) and from the settings its file's import left, and
+  what it changed is undone afterwards.
 
 Nothing here imports JAX at module level: the parent process uses
 :func:`is_installed` too.

@@ -3,8 +3,10 @@
 A worker is either forked from the warm fork server (:mod:`.zygote`), which has
 already imported JAX, brainstate and braintrace, or spawned afresh and imports
 them itself. Either way it starts JAX's backend, says ``("ready", pid)`` and
-then answers each ``("lint", index, spec fields, root, run options, new_group)``
-with ``("result", index, json)``; ``None`` or a closed pipe asks it to leave.
+then answers each ``("lint", index, spec fields, root, run options, new_group,
+more_in_file)`` with ``("result", index, json, changes)``, ``changes`` being
+what the target left changed in the process (empty: fit for the next one);
+``None`` or a closed pipe asks it to leave.
 
 ``new_group`` marks the first target of a file on this worker: every module of
 the user's tree that an earlier file imported is dropped first

@@ -11,7 +11,12 @@ after the other (the file is imported once); files are taken longest first
 when the cache knows their times, else each worker works through its own
 stretch of neighbouring files. Before a worker
 starts on another file it drops the modules the last one imported
-(:mod:`.isolation`).
+(:mod:`.isolation`). With each result a worker says whether the target left
+its process changed (:mod:`.process_state`); such a worker is retired and
+the next target, or the rest of its file, goes to a fresh fork.
+
+A target that holds more memory than the run's limit (:mod:`.memory`) is
+stopped like one that overruns the timeout.
 
 A target that runs past the timeout, or that kills its worker (a segfault,
 ``os._exit``, running out of memory), becomes a tool error about that
