@@ -40,7 +40,7 @@ from .discover import TargetSpec
 from .findings import TargetResult
 from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
 from .memory import format_size, resident
-from .schedule import Schedule
+from .schedule import Schedule, Scaling
 from .settings import EngineSettings
 from .worker_loop import tool_error, trim_compilation_cache
 
@@ -320,48 +320,6 @@ class WorkerPool:
             trim_compilation_cache(self.compilation_cache)
 
 
-class _Scaling:
-    """How many workers are worth starting.
-
-    One worker starts first. More start once the work left, judged by the
-    targets linted so far, would keep each of them busy for longer than a
-    start costs, or once a target has run longer than a start (slow models,
-    or one that hangs while the rest wait). A forked worker starts in a
-    fraction of a second, so with the fork server this soon means all.
-    """
-
-    def __init__(self):
-        self.startup: float | None = None
-        self.durations: list[float] = []
-
-    def started(self, seconds: float) -> None:
-        if self.startup is None:
-            self.startup = seconds
-
-    def finished(self, seconds: float) -> None:
-        self.durations.append(seconds)
-
-    def more_workers(self, workers: list, pending: int, most: int) -> int:
-        if len(workers) >= most or not pending or self.startup is None or not all(w.ready for w in workers):
-            return 0
-        wanted = len(workers)
-        if self.durations:
-            work_left = sum(self.durations) / len(self.durations) * pending
-            wanted = max(wanted, int(work_left / (1.5 * self.startup)))
-        now = time.monotonic()
-        if any(w.index is not None and now - w.started > self.startup for w in workers):
-            wanted = max(wanted, len(workers) + 1)
-        return max(0, min(most, wanted) - len(workers))
-
-    def next_look(self, workers: list, pending: int, most: int) -> float | None:
-        """When :meth:`more_workers` may next say yes with no message in between: once the earliest
-        busy worker has run longer than a start."""
-        if len(workers) >= most or not pending or self.startup is None:
-            return None
-        busy = [w.started + self.startup for w in workers if w.index is not None]
-        return min(busy) if busy else None
-
-
 class _Run:
     def __init__(self, pool: WorkerPool, specs, root, settings, jobs, timeout, progress, durations, memory_limit):
         self.pool, self.specs, self.root = pool, specs, os.path.abspath(root)
@@ -370,7 +328,7 @@ class _Run:
         self.results: list[TargetResult | None] = [None] * len(specs)
         self.most = max(1, min(jobs, len({spec.path for spec in specs})))
         self.schedule = Schedule(specs, self.most, durations)
-        self.scaling = _Scaling()
+        self.scaling = Scaling()
         self.done = 0
         self.current = specs[0] if specs else None
 
