@@ -234,15 +234,12 @@ def apply_fixes(outcome, info: RunInfo, settings: Settings, specs: list, results
 
 def _shard(specs: list, settings: Settings, cache) -> tuple[list, dict]:
     """This shard's targets, and the record `etrace-lint merge` checks the shards against."""
-    from .shards import parse_shard, select
+    from .shards import parse_shard, select, shard_record
 
     shard = parse_shard(settings.shard)
     seconds = cache.recorded_seconds(specs) if cache is not None else None
     mine = select(specs, settings.root, shard, seconds)
-    record = {"index": shard.index, "count": shard.count, "total": len(specs),
-              "targets": [f"{os.path.relpath(spec.path, settings.root).replace(os.sep, '/')}::{spec.factory}"
-                          for spec in mine]}
-    return mine, record
+    return mine, shard_record(specs, mine, settings.root, shard, settings)
 
 
 def write_target_list(specs: list, info: RunInfo, settings: Settings) -> None:

@@ -3,11 +3,14 @@
 A result is keyed by the project root, the target, the versions of
 etrace-lint, braintrace, brainstate, jax, jaxlib, saiunit and Python (read
 from package metadata, never by importing them), and the configuration that
-reaches the engine; it stays valid while every project file the target's
-import pulled in has the same content. Entries are JSON (a cache file must
+reaches the engine; it stays valid while everything the target read is
+unchanged (:mod:`.reads`): every installed distribution whose modules were
+imported keeps its version, and every other module and every file opened
+while the target ran keeps its content. Entries are JSON (a cache file must
 not be able to run code), written to a temporary file and renamed into
 place, so two runs at once never read half a file. A truncated or corrupted
-entry is a miss.
+entry is a miss, and so is one not signed with this user's key
+(:mod:`.cache_key`): an edited entry, or one copied in from elsewhere.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Iterable
 from .discover import TargetSpec
 from .findings import TargetResult
 
-FORMAT = 2  # 2: properties keep the order the engine gave them
+FORMAT = 4  # 3: installed distributions a target imported, by version; 4: signed
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This file is a cache directory tag created by etrace-lint.\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -87,11 +90,21 @@ class Cache:
         self._context = json.dumps({"root": self.root, "versions": environment or versions(),
                                     "configuration": configuration}, sort_keys=True, default=repr)
         self._digests: dict[str, str | None] = {}
+        self._versions: dict[str, str] = {}
+        self._key_bytes: bytes | None = None  # read on first use: a run without a cache hit never needs it
 
     def _digest(self, path: str) -> str | None:
         if path not in self._digests:
             self._digests[path] = file_digest(path)
         return self._digests[path]
+
+    def _version(self, name: str) -> str:
+        if name not in self._versions:
+            try:
+                self._versions[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                self._versions[name] = ""
+        return self._versions[name]
 
     def _key(self, spec: TargetSpec) -> str:
         raw = f"{self._context}\0{os.path.relpath(spec.path, self.root)}\0{spec.factory}"
@@ -100,14 +113,36 @@ class Cache:
     def _entry_path(self, key: str) -> str:
         return os.path.join(self.directory, "targets", key[:2], key + ".json")
 
+    def _signing_key(self) -> bytes | None:
+        if self._key_bytes is None:
+            from .cache_key import load_key
+
+            self._key_bytes = load_key() or b""
+        return self._key_bytes or None
+
+    def _read_entry(self, path: str, authenticated: bool = True) -> dict:
+        """An entry's JSON; with ``authenticated``, only when its signature is this user's (else ValueError)."""
+        with open(path, encoding="utf-8") as handle:
+            signed = json.load(handle)
+        body = signed["entry"]
+        if authenticated:
+            from .cache_key import verify
+
+            key = self._signing_key()
+            if key is None or not verify(key, str(signed["hmac"]), body.encode("utf-8")):
+                raise ValueError("not signed with this user's key")
+        return json.loads(body)
+
     def get(self, spec: TargetSpec) -> TargetResult | None:
         try:
-            with open(self._entry_path(self._key(spec)), encoding="utf-8") as handle:
-                entry = json.load(handle)
+            entry = self._read_entry(self._entry_path(self._key(spec)))
             if entry.get("format") != FORMAT:
                 return None
             for rel, digest in entry["dependencies"].items():
                 if self._digest(os.path.join(self.root, rel)) != digest:
+                    return None
+            for name, version in entry["distributions"].items():
+                if self._version(name) != version:
                     return None
             result = TargetResult.from_json(entry["result"])
             return result if result.serves(self.hidden_note_levels) else None
@@ -120,8 +155,9 @@ class Cache:
         found = {}
         for spec in specs:
             try:
-                with open(self._entry_path(self._key(spec)), encoding="utf-8") as handle:
-                    seconds = json.load(handle)["result"].get("seconds")
+                # unauthenticated: a time only orders the work, and every shard must read the same times
+                seconds = self._read_entry(self._entry_path(self._key(spec)), authenticated=False)["result"].get(
+                    "seconds")
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 continue
             if isinstance(seconds, (int, float)) and seconds > 0:
@@ -139,9 +175,17 @@ class Cache:
             dependencies[os.path.relpath(path, self.root)] = digest
         entry = {"format": FORMAT, "target": [os.path.relpath(spec.path, self.root), spec.factory, spec.line,
                                                spec.name],
-                 "dependencies": dependencies, "result": result.to_json()}
+                 "dependencies": dependencies, "distributions": dict(result.distributions),
+                 "result": result.to_json()}
+        key = self._signing_key()
+        if key is None:
+            return
+        from .cache_key import sign
+
         # key order is kept as the engine made it: writers print properties in that order
-        self._write(self._entry_path(self._key(spec)), json.dumps(entry))
+        body = json.dumps(entry)
+        signed = {"hmac": sign(key, body.encode("utf-8")), "entry": body}
+        self._write(self._entry_path(self._key(spec)), json.dumps(signed))
 
     def dependents(self, changed: Iterable[str]) -> list[TargetSpec]:
         """Cached targets whose recorded dependencies include one of the ``changed`` files."""
@@ -154,8 +198,7 @@ class Cache:
                 if not name.endswith(".json") or name.startswith(".tmp-"):
                     continue
                 try:
-                    with open(os.path.join(dirpath, name), encoding="utf-8") as handle:
-                        entry = json.load(handle)
+                    entry = self._read_entry(os.path.join(dirpath, name))
                     if changed_rel.intersection(entry["dependencies"]):
                         rel, factory, line, target_name = entry["target"]
                         found.append(TargetSpec(os.path.join(self.root, rel), factory, line, target_name))

@@ -99,6 +99,15 @@ def _environ(values: list[str]) -> dict:
     return environ
 
 
+def _memory(value: str) -> int:
+    from .memory import parse_size
+
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise UsageError(f"--memory-limit: {exc}") from None
+
+
 # what a flag's parsed value becomes in the settings, by the option's kind (default: as parsed)
 _CONVERTERS = {
     "list": _split,
@@ -108,6 +117,7 @@ _CONVERTERS = {
     "color": {"auto": None, "always": True, "never": False}.get,
     "environ": _environ,
     "shard": _shard,
+    "memory": _memory,
 }
 
 

@@ -152,6 +152,15 @@ def _environ(reader: _Reader, table: dict) -> dict:
     return values
 
 
+def _memory(reader: _Reader, value: Any, key: str) -> int:
+    from .memory import parse_size
+
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise reader.fail(f"{key}: {exc}") from None
+
+
 # how a value of each kind of option is read: (reader, option, value, key, folder of the file) -> value
 _READERS: dict[str, Callable[[_Reader, Option, Any, str, str], Any]] = {
     "flag": lambda r, o, v, k, base: r.boolean(v, k),
@@ -168,6 +177,7 @@ _READERS: dict[str, Callable[[_Reader, Option, Any, str, str], Any]] = {
                                         for rule, item in r.table(v, k).items()},
     "compile-options": lambda r, o, v, k, base: _compile_options(r, r.table(v, k)),
     "environ": lambda r, o, v, k, base: _environ(r, r.table(v, k)),
+    "memory": lambda r, o, v, k, base: _memory(r, v, k),
 }
 
 

@@ -188,7 +188,8 @@ class TargetResult:
     target: str
     findings: list[Finding] = field(default_factory=list)
     tool_errors: list[ToolError] = field(default_factory=list)
-    dependencies: list[str] = field(default_factory=list)
+    dependencies: list[str] = field(default_factory=list)  # files it read, keyed by content
+    distributions: dict[str, str] = field(default_factory=dict)  # installed distributions it imported: versions
     verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
     # notes not built because the run hides them, per rule, and the hidden-note
     # levels they were left out under (None: every note was built)
@@ -209,6 +210,7 @@ class TargetResult:
             "findings": [f.to_json() for f in self.findings],
             "tool_errors": [e.to_json() for e in self.tool_errors],
             "dependencies": list(self.dependencies),
+            "distributions": dict(self.distributions),
             "seconds": self.seconds,
         }
 
@@ -219,6 +221,7 @@ class TargetResult:
             findings=[Finding.from_json(f) for f in data.get("findings", ())],
             tool_errors=[ToolError.from_json(e) for e in data.get("tool_errors", ())],
             dependencies=list(data.get("dependencies", ())),
+            distributions=dict(data.get("distributions") or {}),
             verify_rows=list(data.get("verify_rows", ())),
             notes_left_out=dict(data.get("notes_left_out") or {}),
             hidden_note_levels=data.get("hidden_note_levels"),

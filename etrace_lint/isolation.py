@@ -1,7 +1,9 @@
 """What keeps one target's result independent of the targets a worker ran before it.
 
-A worker process lints many targets. Two kinds of state could carry over
-from one to the next, and both are reset here:
+A worker process lints many targets. After each one the worker checks that
+its process is still as a fresh one would be (:mod:`.process_state`) and is
+retired when it is not. Two kinds of state are also put back here, so that
+the common case keeps its worker:
 
 - Modules. Each file's targets import that file with its own folder (and the
   project root) first on ``sys.path``; a helper module of the same name in
@@ -12,8 +14,9 @@ from one to the next, and both are reset here:
   imported.
 - Global settings a factory or a model can change: ``brainstate.environ``,
   the default random key (and NumPy's), and JAX's configuration flags. Each
-  target starts from the same seed and the worker's own settings, and what it
-  changed is undone afterwards.
+  target starts from the same seed (or the random state its file's import
+  left after that seed) and from the settings its file's import left, and
+  what it changed is undone afterwards.
 
 Nothing here imports JAX at module level: the parent process uses
 :func:`is_installed` too.
@@ -204,11 +207,38 @@ def _copy(value):
     return value
 
 
+_file_random_state: tuple | None = None  # what the import of the current file left; see remember_file_random_state
+
+
 def reseed() -> None:
-    """The same random state for every target, whichever worker runs it."""
+    """The same random state for every target, whichever worker runs it: the state its file's import
+    left when the worker imported the file ahead of its targets, else a fresh seed (and the file's
+    import draws from it, as when the target runs alone)."""
     import brainstate
 
-    brainstate.random.seed(SEED)
+    if _file_random_state is None:
+        brainstate.random.seed(SEED)
+        return
+    import numpy as np
+
+    key, numpy_state = _file_random_state
+    brainstate.random.set_key(key)
+    np.random.set_state(numpy_state)
+
+
+def remember_file_random_state() -> None:
+    """The random state right after a file's import: each of its targets starts from it, as each
+    would after importing the file alone from a fresh seed."""
+    global _file_random_state
+    import brainstate
+    import numpy as np
+
+    _file_random_state = (brainstate.random.get_key(), np.random.get_state())
+
+
+def forget_file_random_state() -> None:
+    global _file_random_state
+    _file_random_state = None
 
 
 @contextlib.contextmanager

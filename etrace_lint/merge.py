@@ -47,7 +47,40 @@ def _shard_record(path: str, kind: str, document: dict) -> dict:
     return record
 
 
+def _first_difference(a, b, where: str = "") -> str | None:
+    """The first place two records differ, as ``key: a vs b``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            found = _first_difference(a.get(key), b.get(key), f"{where}.{key}" if where else key)
+            if found:
+                return found
+        return None
+    if a != b:
+        return f"{where}: {json.dumps(a)} vs {json.dumps(b)}"
+    return None
+
+
+# what every shard of one run shares, in the order a difference is reported
+_SAME_RUN = (("etraceLint", "were made by different versions of etrace-lint"),
+             ("libraries", "were made with different library versions"),
+             ("configuration", "were made with different configurations"),
+             ("count", "come from splits into different numbers of shards"),
+             ("discovered", "discovered different targets (every runner must lint the same tree)"))
+
+
+def check_same_run(paths: list[str], records: list[dict]) -> None:
+    """Refuse shards of different runs: another version, configuration, split or tree."""
+    for key, why in _SAME_RUN:
+        for path, record in zip(paths[1:], records[1:]):
+            if key not in records[0] and key not in record:
+                continue
+            difference = _first_difference(records[0].get(key), record.get(key), key)
+            if difference:
+                raise MergeError(f"{paths[0]} and {path} {why}: {difference}")
+
+
 def check_shards(paths: list[str], records: list[dict]) -> None:
+    check_same_run(paths, records)
     counts = {record["count"] for record in records}
     if len(counts) != 1:
         raise MergeError("the logs come from splits into different numbers of shards: "

@@ -165,6 +165,10 @@ OPTIONS: tuple[Option, ...] = (
            minimum="zero", shown_default="0, one per core"),
     Option("timeout", "float", 300.0, "per-target time limit in seconds", flags=("--timeout",), key="timeout",
            kind="float", metavar="SECONDS", minimum="positive"),
+    Option("memory_limit", "int", 4 * 1024 ** 3,
+           "memory one worker may hold while it lints a target (such as 4GiB or 512MiB; none: no limit); a target "
+           "past it is stopped and reported", flags=("--memory-limit",), key="memory-limit", kind="memory",
+           metavar="SIZE", shown_default="4GiB"),
     Option("use_cache", "bool", True, "lint everything again, write no cache", flags=("--no-cache",),
            kind="flag", const=False),
     Option("cache_dir", "str", ".etrace-lint-cache", "where results are cached", flags=("--cache-dir",),

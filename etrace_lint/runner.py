@@ -7,6 +7,8 @@ starts at all.
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
 from typing import Callable
 
 from .discover import TargetSpec
@@ -27,16 +29,28 @@ def open_cache(settings: Settings):
                  hidden_note_levels=hidden_note_levels(settings))
 
 
-def _compilation_cache(cache) -> str | None:
-    """JAX's compiled programs beside the results, so that a later run compiles less; none without a cache."""
+def _compilation_cache(cache, quiet: bool = False) -> str | None:
+    """JAX's compiled programs beside the results, so that a later run compiles less; none without a
+    cache. A folder that cannot be written (a read-only checkout, a cache restored without write
+    access) is said once; the pool then keeps a temporary one, so JAX does not warn at every compile."""
     if cache is None:
         return None
     folder = os.path.join(cache.directory, "xla")
     try:
         cache.prepare()
         os.makedirs(folder, exist_ok=True)
-    except OSError:
-        return None  # a read-only tree: the pool keeps a temporary one
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+        with tempfile.TemporaryFile(dir=os.path.join(cache.directory, "targets")
+                                    if os.path.isdir(os.path.join(cache.directory, "targets")) else cache.directory):
+            pass
+    except OSError as exc:
+        if not quiet:
+            print(f"etrace-lint: warning: the cache folder {cache.directory} cannot be written "
+                  f"({exc.strerror or exc}): results and compiled programs are not kept for the next run; make it "
+                  "writable, or point --cache-dir (cache-dir in [tool.etrace-lint]) at a folder that is, or pass "
+                  "--no-cache", file=sys.stderr)
+        return None
     return folder
 
 
@@ -67,10 +81,10 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         if starting is not None and (own_pool or not pool.workers):
             starting(len(todo), settings.preload)  # the first seconds are the workers' imports: say so
         if own_pool:
-            pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(cache))
+            pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(cache, settings.quiet))
         try:
             fresh = pool.run(todo, settings.root, engine_settings, settings.jobs or default_jobs(), settings.timeout,
-                             progress, durations)
+                             progress, durations, memory_limit=settings.memory_limit)
         finally:
             if own_pool:
                 pool.close()

@@ -17,6 +17,7 @@ How files are handed out depends on what is known of them:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Hashable
 
 from .discover import TargetSpec
@@ -129,3 +130,45 @@ def contiguous_cuts(work: list[float], parts: int) -> list[tuple[int, int]]:
         total += value
     cuts.append((start, len(work)))
     return cuts + [(len(work), len(work))] * (parts - len(cuts))
+
+
+class Scaling:
+    """How many workers are worth starting.
+
+    One worker starts first. More start once the work left, judged by the
+    targets linted so far, would keep each of them busy for longer than a
+    start costs, or once a target has run longer than a start (slow models,
+    or one that hangs while the rest wait). A forked worker starts in a
+    fraction of a second, so with the fork server this soon means all.
+    """
+
+    def __init__(self):
+        self.startup: float | None = None
+        self.durations: list[float] = []
+
+    def started(self, seconds: float) -> None:
+        if self.startup is None:
+            self.startup = seconds
+
+    def finished(self, seconds: float) -> None:
+        self.durations.append(seconds)
+
+    def more_workers(self, workers: list, pending: int, most: int) -> int:
+        if len(workers) >= most or not pending or self.startup is None or not all(w.ready for w in workers):
+            return 0
+        wanted = len(workers)
+        if self.durations:
+            work_left = sum(self.durations) / len(self.durations) * pending
+            wanted = max(wanted, int(work_left / (1.5 * self.startup)))
+        now = time.monotonic()
+        if any(w.index is not None and now - w.started > self.startup for w in workers):
+            wanted = max(wanted, len(workers) + 1)
+        return max(0, min(most, wanted) - len(workers))
+
+    def next_look(self, workers: list, pending: int, most: int) -> float | None:
+        """When :meth:`more_workers` may next say yes with no message in between: once the earliest
+        busy worker has run longer than a start."""
+        if len(workers) >= most or not pending or self.startup is None:
+            return None
+        busy = [w.started + self.startup for w in workers if w.index is not None]
+        return min(busy) if busy else None

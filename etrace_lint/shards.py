@@ -8,10 +8,17 @@ consecutive stretches whose largest work is as small as it can be: a shard
 lints neighbouring files, which build alike models and so share most of the
 small programs XLA compiles for them. A file's work is the time its targets
 took, or without recorded times its number of targets.
+
+Each shard's log records what ``etrace-lint merge`` needs to tell that the
+shards belong to one run (:func:`shard_record`): the etrace-lint release and
+a digest of its source, the libraries' versions, the effective configuration
+(every option that changes what is reported), the number of shards and a
+digest of all the targets discovered.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -71,3 +78,65 @@ def split(specs: list[TargetSpec], root: str, count: int,
 def select(specs: list[TargetSpec], root: str, shard: Shard,
            seconds: dict[str, float] | None = None) -> list[TargetSpec]:
     return split(specs, root, shard.count, seconds)[shard.index - 1]
+
+
+# Options that differ from runner to runner without changing what the run reports.
+RUN_LOCAL = frozenset({"paths", "output_format", "sarif", "output_file", "quiet", "statistics", "color", "root",
+                       "jobs", "timeout", "use_cache", "cache_dir", "shard", "list_targets", "debug", "config",
+                       "isolated", "device", "preload"})
+_LIBRARIES = ("braintrace", "brainstate", "jax", "jaxlib", "saiunit")
+
+
+def _own_source() -> str:
+    """A digest of etrace-lint's files by content (two installs of one commit agree; their times do not)."""
+    from . import rules as rules_pkg
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    for folder in (here, *rules_pkg.__path__):
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith((".py", ".md")):
+                    path = os.path.join(dirpath, name)
+                    with open(path, "rb") as handle:
+                        digest.update(os.path.relpath(path, folder).encode() + b"\0" + handle.read() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda item: str(item[0]))}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_plain(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def shard_record(specs: list[TargetSpec], mine: list[TargetSpec], root: str, shard: Shard, settings) -> dict:
+    """What this shard's log says about itself; :mod:`.merge` refuses shards whose records disagree."""
+    import importlib.metadata
+    import sys
+
+    from . import __version__
+    from .options import OPTIONS
+
+    def version(name: str) -> str:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return ""
+
+    def rel(spec: TargetSpec) -> str:
+        return f"{os.path.relpath(spec.path, root).replace(os.sep, '/')}::{spec.factory}"
+
+    discovered = hashlib.sha256("\n".join(sorted(rel(spec) for spec in specs)).encode("utf-8")).hexdigest()[:16]
+    configuration = {option.name: _plain(getattr(settings, option.name)) for option in OPTIONS
+                     if option.name not in RUN_LOCAL}
+    return {"index": shard.index, "count": shard.count, "total": len(specs),
+            "etraceLint": f"{__version__} ({_own_source()})",
+            "libraries": {"python": sys.version.split()[0], **{name: version(name) for name in _LIBRARIES}},
+            "configuration": configuration, "discovered": discovered,
+            "targets": [rel(spec) for spec in mine]}

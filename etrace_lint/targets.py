@@ -42,6 +42,7 @@ class LoadedTarget:
 
 
 _MODULES: dict[str, Any] = {}
+_FAILED: dict[str, BaseException] = {}  # a file that did not import fails again without running twice
 
 
 def forget_imported_files() -> None:
@@ -49,12 +50,15 @@ def forget_imported_files() -> None:
     for module in _MODULES.values():
         sys.modules.pop(module.__name__, None)
     _MODULES.clear()
+    _FAILED.clear()
 
 
 def import_file(path: str, root: str | None = None) -> Any:
     """Import a model file once per process under a name derived from its path."""
     if path in _MODULES:
         return _MODULES[path]
+    if path in _FAILED:
+        raise _FAILED[path]
     digest = hashlib.sha1(path.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
     module_name = f"_etrace_lint_target_{stem}_{digest}"
@@ -66,8 +70,9 @@ def import_file(path: str, root: str | None = None) -> Any:
     try:
         with search_path(path, root):
             spec.loader.exec_module(module)
-    except BaseException:
+    except BaseException as exc:
         sys.modules.pop(module_name, None)
+        _FAILED[path] = exc
         raise
     _MODULES[path] = module
     return module

@@ -3,8 +3,10 @@
 A worker is either forked from the warm fork server (:mod:`.zygote`), which has
 already imported JAX, brainstate and braintrace, or spawned afresh and imports
 them itself. Either way it starts JAX's backend, says ``("ready", pid)`` and
-then answers each ``("lint", index, spec fields, root, run options, new_group)``
-with ``("result", index, json)``; ``None`` or a closed pipe asks it to leave.
+then answers each ``("lint", index, spec fields, root, run options, new_group,
+more_in_file)`` with ``("result", index, json, changes)``, ``changes`` being
+what the target left changed in the process (empty: fit for the next one);
+``None`` or a closed pipe asks it to leave.
 
 ``new_group`` marks the first target of a file on this worker: every module of
 the user's tree that an earlier file imported is dropped first
@@ -66,9 +68,12 @@ def trim_compilation_cache(directory: str, max_bytes: int = COMPILATION_CACHE_BY
 def import_warm_modules() -> None:
     for name in WARM_MODULES:
         importlib.import_module(name)
+    from . import reads
     from .registry import all_rules
 
     all_rules()
+    reads.warm()
+    reads.recorder()
 
 
 def backend_started() -> bool:
@@ -122,29 +127,48 @@ def use_compile_mode(settings) -> None:
     jax.config.update("jax_disable_most_optimizations", not settings.verify)
 
 
-def lint_one(spec, root: str, settings):
-    """One target, from clean global settings, with its dependencies as the files this worker imported."""
+def apply_run_settings(settings) -> None:
+    """What a run asks of the process before any of its targets: taken into the process's fingerprint."""
     from . import isolation
+
+    isolation.drop_environment(settings.drop_env)
+    use_compile_mode(settings)
+
+
+def lint_one(spec, root: str, settings, file_reads: frozenset[str] = frozenset()):
+    """One target, from clean global settings, with what it read (:mod:`.reads`): the modules in this
+    worker, and the files opened while it ran and, ``file_reads``, while its file was imported."""
+    from . import reads
     from .engine import lint_target
     from .findings import TargetResult
 
-    isolation.drop_environment(settings.drop_env)
     try:
         compiler_ready = _compiler_options(settings)
     except Exception as exc:  # a bad control-flow table: every target says so
         message = f"the configured compile options are not valid: {type(exc).__name__}: {exc}"
         return TargetResult(target=spec.key, tool_errors=[tool_error(spec, message, "usage")])
-    use_compile_mode(settings)
     started = time.perf_counter()
+    recorder = reads.recorder()
+    recorder.start()
     try:
         result = lint_target(spec, root, compiler_ready)
     except BaseException as exc:  # noqa: BLE001 - a factory may even call sys.exit()
         result = TargetResult(target=spec.key, tool_errors=[tool_error(
             spec, f"linting stopped with {type(exc).__name__}: {exc}", "internal-error")])
+    finally:
+        opened = recorder.stop()
     result.seconds = round(time.perf_counter() - started, 3)
     # since this worker dropped the last file's modules, whatever is imported belongs to this file's targets
-    result.dependencies = sorted(set(isolation.project_files(root)) | {spec.path})
+    read = reads.collect(opened | file_reads, _tool_folders())
+    result.dependencies = sorted(set(read.files) | {spec.path})
+    result.distributions = dict(read.distributions)
     return result
+
+
+def _tool_folders() -> tuple[str, ...]:
+    """Folders whose files JAX opens for itself: its compiled programs."""
+    folder = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    return (os.path.abspath(folder).rstrip(os.sep) + os.sep,) if folder else ()
 
 
 def next_message(conn):
@@ -156,31 +180,76 @@ def next_message(conn):
 
 
 def serve(conn) -> None:
-    """Answer the parent until it says goodbye; the modules and backend are ready."""
-    from . import isolation
+    """Answer the parent until it says goodbye; the modules and backend are ready.
+
+    Each answer says whether the process is still fit for what comes next
+    (:mod:`.process_state`): for the next target of the same file, the state
+    right after the file was imported; for another file, the state before
+    the first target. The parent retires a worker that is not.
+    """
+    from . import children, isolation, process_state, reads
     from .discover import TargetSpec
-    from .targets import forget_imported_files
+    from .targets import forget_imported_files, import_file
 
     baseline = isolation.ModuleBaseline()
+    names = process_state.Namespaces()
+    start = imported = None
+    file_reads: frozenset[str] = frozenset()
     linted = False
     conn.send(("ready", os.getpid()))
     while (message := next_message(conn)) is not None:
-        _, index, spec_fields, root, settings, new_group = message
+        _, index, spec_fields, root, settings, new_group, more_in_file = message
+        spec = TargetSpec(*spec_fields)
+        apply_run_settings(settings)
         if new_group:
             if linted:
                 baseline.reset()
                 forget_imported_files()
-            baseline.enter(spec_fields[0], root)
+            baseline.enter(spec.path, root)
             os.chdir(root)  # relative paths in a model resolve as in the user's project
-        spec = TargetSpec(*spec_fields)
-        result = lint_one(spec, root, settings)
+            if start is None:
+                start = process_state.fingerprint(names)
+            imported, file_reads = None, frozenset()
+            isolation.forget_file_random_state()
+            if more_in_file:
+                # the file's import, from the seed every target starts from, is part of the state each
+                # of its targets starts from
+                isolation.reseed()
+                recorder = reads.recorder()
+                recorder.start()
+                try:
+                    import_file(spec.path, root)
+                except BaseException:  # noqa: BLE001 - every target of the file reports it
+                    pass
+                finally:
+                    file_reads = frozenset(recorder.stop())
+                isolation.remember_file_random_state()
+                imported = process_state.fingerprint(names)
+        result = lint_one(spec, root, settings, file_reads)
+        stopped = children.stop_children()
+        if stopped:
+            result.tool_errors.append(tool_error(
+                spec, "the target left processes running, which were stopped when it ended: " + ", ".join(stopped),
+                "left-processes"))
         linted = True
-        conn.send(("result", index, result.to_json()))
+        after = process_state.fingerprint(names)
+        reference = imported if more_in_file and imported is not None else start
+        disturbed = reference.differences(after, names)
+        conn.send(("result", index, result.to_json(), disturbed))
 
 
 def prepare_process() -> None:
+    from . import children
+
     # the parent handles Ctrl-C; a worker dying of it would look like a crash
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a process group of its own, which the parent kills whole on a timeout; the orphans of the
+    # processes a target starts become this worker's children, to be stopped after the target
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    children.become_subreaper()
     # what a model prints must not end up in the JSON or SARIF on the parent's stdout
     os.dup2(2, 1)
 

@@ -11,7 +11,12 @@ after the other (the file is imported once); files are taken longest first
 when the cache knows their times, else each worker works through its own
 stretch of neighbouring files. Before a worker
 starts on another file it drops the modules the last one imported
-(:mod:`.isolation`).
+(:mod:`.isolation`). With each result a worker says whether the target left
+its process changed (:mod:`.process_state`); such a worker is retired and
+the next target, or the rest of its file, goes to a fresh fork.
+
+A target that holds more memory than the run's limit (:mod:`.memory`) is
+stopped like one that overruns the timeout.
 
 A target that runs past the timeout, or that kills its worker (a segfault,
 ``os._exit``, running out of memory), becomes a tool error about that
@@ -33,7 +38,9 @@ from typing import Callable
 
 from .discover import TargetSpec
 from .findings import TargetResult
-from .schedule import Schedule
+from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
+from .memory import format_size, resident
+from .schedule import Schedule, Scaling
 from .settings import EngineSettings
 from .worker_loop import tool_error, trim_compilation_cache
 
@@ -42,6 +49,7 @@ from .worker_loop import tool_error, trim_compilation_cache
 # never gets ready must not hang the run.
 STARTUP_LIMIT = 180.0
 _POLL = 0.5  # how often the progress line is refreshed while waiting
+_MEMORY_POLL = 0.05  # how often a busy worker's memory is read, under a memory limit
 
 
 def default_jobs() -> int:
@@ -84,7 +92,8 @@ class _Worker:
 
     def give(self, index: int, spec: TargetSpec, root: str, settings: EngineSettings, new_group: bool) -> None:
         self.index, self.started = index, time.monotonic()
-        self.conn.send(("lint", index, (spec.path, spec.factory, spec.line, spec.name), root, settings, new_group))
+        self.conn.send(("lint", index, (spec.path, spec.factory, spec.line, spec.name), root, settings, new_group,
+                        bool(self.queue)))
 
     def deadline(self, timeout: float) -> float:
         return self.started + timeout if self.index is not None else self.born + STARTUP_LIMIT
@@ -98,10 +107,13 @@ class _Worker:
         if self.process is not None:
             self.process.kill()
         elif self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
+            try:  # with what the target started in the worker's own process group
+                os.killpg(self.pid, signal.SIGKILL)
             except OSError:
-                pass
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except OSError:
+                    pass
 
     def stop(self, force: bool = False) -> None:
         if not force:
@@ -298,64 +310,25 @@ class WorkerPool:
 
     def run(self, specs: list[TargetSpec], root: str, settings: EngineSettings, jobs: int, timeout: float,
             progress: Callable[[int, int, TargetSpec], None] | None = None,
-            durations: dict[str, float] | None = None) -> list[TargetResult]:
-        """Lint ``specs`` on up to ``jobs`` workers; results come back in the order of ``specs``."""
+            durations: dict[str, float] | None = None, memory_limit: int = DEFAULT_MEMORY_LIMIT
+            ) -> list[TargetResult]:
+        """Lint ``specs`` on up to ``jobs`` workers; results come back in the order of ``specs``.
+        ``memory_limit``: bytes a worker may hold while it lints a target (0: no limit; :mod:`.memory`)."""
         try:
-            return _Run(self, specs, root, settings, jobs, timeout, progress, durations).run()
+            return _Run(self, specs, root, settings, jobs, timeout, progress, durations, memory_limit).run()
         finally:
             trim_compilation_cache(self.compilation_cache)
 
 
-class _Scaling:
-    """How many workers are worth starting.
-
-    One worker starts first. More start once the work left, judged by the
-    targets linted so far, would keep each of them busy for longer than a
-    start costs, or once a target has run longer than a start (slow models,
-    or one that hangs while the rest wait). A forked worker starts in a
-    fraction of a second, so with the fork server this soon means all.
-    """
-
-    def __init__(self):
-        self.startup: float | None = None
-        self.durations: list[float] = []
-
-    def started(self, seconds: float) -> None:
-        if self.startup is None:
-            self.startup = seconds
-
-    def finished(self, seconds: float) -> None:
-        self.durations.append(seconds)
-
-    def more_workers(self, workers: list, pending: int, most: int) -> int:
-        if len(workers) >= most or not pending or self.startup is None or not all(w.ready for w in workers):
-            return 0
-        wanted = len(workers)
-        if self.durations:
-            work_left = sum(self.durations) / len(self.durations) * pending
-            wanted = max(wanted, int(work_left / (1.5 * self.startup)))
-        now = time.monotonic()
-        if any(w.index is not None and now - w.started > self.startup for w in workers):
-            wanted = max(wanted, len(workers) + 1)
-        return max(0, min(most, wanted) - len(workers))
-
-    def next_look(self, workers: list, pending: int, most: int) -> float | None:
-        """When :meth:`more_workers` may next say yes with no message in between: once the earliest
-        busy worker has run longer than a start."""
-        if len(workers) >= most or not pending or self.startup is None:
-            return None
-        busy = [w.started + self.startup for w in workers if w.index is not None]
-        return min(busy) if busy else None
-
-
 class _Run:
-    def __init__(self, pool: WorkerPool, specs, root, settings, jobs, timeout, progress, durations):
+    def __init__(self, pool: WorkerPool, specs, root, settings, jobs, timeout, progress, durations, memory_limit):
         self.pool, self.specs, self.root = pool, specs, os.path.abspath(root)
         self.settings, self.timeout, self.progress = settings, timeout, progress
+        self.memory_limit = memory_limit
         self.results: list[TargetResult | None] = [None] * len(specs)
         self.most = max(1, min(jobs, len({spec.path for spec in specs})))
         self.schedule = Schedule(specs, self.most, durations)
-        self.scaling = _Scaling()
+        self.scaling = Scaling()
         self.done = 0
         self.current = specs[0] if specs else None
 
@@ -392,6 +365,24 @@ class _Run:
         worker.stop(force=True)
         self.pool.workers.pop(slot)
 
+    def memory_held(self, worker: _Worker) -> int | None:
+        """The resident memory of a worker busy on a target, when it is past the limit."""
+        if not self.memory_limit or worker.index is None:
+            return None
+        pid = worker.pid if worker.pid is not None else worker.process.pid
+        held = resident(pid) if pid else None
+        return held if held is not None and held > self.memory_limit else None
+
+    def retire(self, slot: int, worker: _Worker) -> None:
+        """A worker whose process a target changed leaves; the rest of its file goes to a fresh one."""
+        if worker.queue:
+            self.schedule.put_back(worker.queue)
+            worker.queue = []
+        worker.stop()
+        self.pool.workers.pop(slot)
+        if self.pending():
+            self.pool.workers.append(self.pool._start_worker())
+
     def run(self) -> list[TargetResult]:
         if not self.specs:
             return []
@@ -416,7 +407,8 @@ class _Run:
                 waitables = [x for w in pool.workers for x in w.waitables]
                 if pool._server is not None:
                     waitables.append(pool._server.conn)
-                ready = wait(waitables, timeout=max(0.0, min(deadline - time.monotonic(), _POLL)))
+                poll = _MEMORY_POLL if self.memory_limit else _POLL
+                ready = wait(waitables, timeout=max(0.0, min(deadline - time.monotonic(), poll)))
                 pool._note_exits()
                 for slot in range(len(pool.workers) - 1, -1, -1):
                     worker = pool.workers[slot]
@@ -434,10 +426,19 @@ class _Run:
                         self.scaling.finished(time.monotonic() - worker.started)
                         self.finish(worker.index, TargetResult.from_json(message[2]))
                         worker.index = None
+                        if message[3]:  # the target left the process changed: the next one gets a fresh worker
+                            self.retire(slot, worker)
                         continue
                     dead = (worker.conn in ready or not worker.alive()
                             or any(x in ready for x in worker.waitables[1:]))
                     overdue = time.monotonic() >= worker.deadline(self.timeout)
+                    held = self.memory_held(worker) if not dead and not overdue else None
+                    if held is not None:
+                        self.replace(slot, worker, (
+                            f"linting held {format_size(held, up=True)}, more than the memory limit of "
+                            f"{format_size(self.memory_limit)}, and was stopped (--memory-limit, memory-limit in "
+                            "[tool.etrace-lint])"), "memory")
+                        continue
                     if not dead and not overdue:
                         continue
                     if worker.index is None and not worker.ready:

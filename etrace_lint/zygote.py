@@ -26,6 +26,8 @@ import threading
 import time
 from multiprocessing.connection import wait
 
+from . import children as processes
+
 _REAP_EVERY = 0.2
 
 
@@ -33,6 +35,7 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
     from . import worker_loop
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    processes.become_subreaper()
     gc.disable()  # importing allocates millions of objects that live as long as the process
     worker_loop.use_compilation_cache(compilation_cache)
     worker_loop.import_warm_modules()
@@ -100,13 +103,24 @@ def _stop_children(children: set[int]) -> None:
             pass
 
 
-def _reap(children: set[int]):
-    for pid in list(children):
+def _reap(workers: set[int]):
+    """The workers that ended, with their exit codes. As a subreaper, this process also adopts the
+    processes a killed worker's target left; they are stopped once their worker is gone."""
+    ended = False
+    while True:
         try:
-            done, status = os.waitpid(pid, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            children.discard(pid)
-            continue
-        if done:
-            children.discard(pid)
+            break
+        if pid == 0:
+            break
+        if pid in workers:
+            workers.discard(pid)
+            ended = True
             yield pid, (-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+    if ended:
+        for pid in processes.children(skip=workers):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

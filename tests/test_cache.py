@@ -150,7 +150,7 @@ def _entries(root) -> dict:
         for name in files:
             path = os.path.join(dirpath, name)
             with open(path, encoding="utf-8") as handle:
-                found[json.load(handle)["target"][1]] = os.stat(path).st_mtime_ns
+                found[json.loads(json.load(handle)["entry"])["target"][1]] = os.stat(path).st_mtime_ns
     return found
 
 
@@ -245,3 +245,28 @@ def test_concurrent_writers_never_expose_half_an_entry(project):
     assert not misses
     leftovers = [f for d, _, names in os.walk(root / ".etrace-lint-cache") for f in names if f.startswith(".tmp-")]
     assert not leftovers
+
+
+@pytest.mark.parametrize("kind", ["a file in the way", "read-only"])
+def test_a_cache_folder_that_cannot_be_written_is_named_once(tmp_path, kind):
+    shutil.copy(fixture("hermetic", "patching", "b_victims.py"), tmp_path / "victims.py")
+    if kind == "read-only":
+        if os.geteuid() == 0:
+            pytest.skip("the superuser writes into read-only folders")
+        folder = tmp_path / "cache"
+        run_cli(".", "-j", "1", "--cache-dir", str(folder), cwd=str(tmp_path))
+        (tmp_path / "victims.py").write_text((tmp_path / "victims.py").read_text() + "\n# changed\n")
+        for dirpath, _, _ in os.walk(folder):
+            os.chmod(dirpath, 0o555)
+    else:
+        (tmp_path / "blocker").write_text("a file where the cache folder would be\n")
+        folder = tmp_path / "blocker" / "cache"
+    try:
+        proc = run_cli(".", "-j", "1", "--cache-dir", str(folder), cwd=str(tmp_path))
+    finally:
+        for dirpath, _, _ in os.walk(tmp_path / "cache"):
+            os.chmod(dirpath, 0o755)
+    assert proc.returncode == 1, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line.lower()]
+    assert len(warnings) == 1, proc.stderr
+    assert str(folder) in warnings[0] and "--no-cache" in warnings[0] and "--cache-dir" in warnings[0]

@@ -25,7 +25,7 @@ WITH_KEY = [o for o in OPTIONS if o.key]
 FLAG_SAMPLES = {
     "int": ("3", 3), "float": ("0.75", 0.75), "str": ("x.out", "x.out"), "level": ("error", Level.ERROR),
     "list": ("ETL005,ETL2", ["ETL005", "ETL2"]), "environ": ("dt=0.1ms", {"dt": "0.1ms"}),
-    "shard": ("2/3", "2/3"), "color": ("never", False),
+    "shard": ("2/3", "2/3"), "color": ("never", False), "memory": ("512MiB", 512 * 1024 ** 2),
 }
 # a value in [tool.etrace-lint] (as TOML) and what the settings hold, given the file's folder
 KEY_SAMPLES = {
@@ -38,6 +38,7 @@ KEY_SAMPLES = {
     "levels": ('{ etl005 = "error" }', lambda base: {"ETL005": Level.ERROR}),
     "compile-options": ("{ sparse-n = 2 }", lambda base: {"sparse_n": 2}),
     "environ": ('{ dt = "0.1 ms" }', lambda base: {"dt": "0.1 ms"}),
+    "memory": ('"2GiB"', lambda base: 2 * 1024 ** 3),
 }
 
 

@@ -83,6 +83,32 @@ def test_merge_refuses_a_missing_or_repeated_shard(tree, shards):
     assert unsharded.returncode == 2 and "not the output of a --shard run" in unsharded.stderr
 
 
+def test_merge_refuses_shards_of_another_configuration_tree_or_version(tree, shards, tmp_path):
+    """Each refusal exits 2 and names the first thing that differs."""
+    selected = run_cli("models", "--shard", "2/3", "--select", "ETL2", "--sarif", "s2-select.sarif", "-q",
+                       cwd=str(tree))
+    assert selected.returncode in (0, 1, 2), selected.stderr
+    proc = run_cli("merge", "s1.sarif", "s2-select.sarif", "s3.sarif", cwd=str(tree))
+    assert proc.returncode == 2 and "different configurations: configuration.select" in proc.stderr, proc.stderr
+
+    other = tmp_path / "other"
+    shutil.copytree(tree / "models", other / "models")
+    shutil.copy(os.path.join(FIXTURES, "clean", "lstm.py"), other / "models" / "zz_added.py")
+    added = run_cli("models", "--shard", "3/3", "--sarif", "s3-other.sarif", "-q", "--no-cache", cwd=str(other))
+    assert added.returncode in (0, 1, 2), added.stderr
+    shutil.copy(other / "s3-other.sarif", tree / "s3-other.sarif")
+    proc = run_cli("merge", "s1.sarif", "s2.sarif", "s3-other.sarif", cwd=str(tree))
+    assert proc.returncode == 2 and "discovered different targets" in proc.stderr, proc.stderr
+
+    # a shard from another release of etrace-lint (its record says so)
+    log = json.loads((tree / "s2.sarif").read_text(encoding="utf-8"))
+    log["runs"][0]["properties"]["etraceLintShard"]["etraceLint"] = "0.0.9 (0123456789abcdef)"
+    (tree / "s2-old.sarif").write_text(json.dumps(log), encoding="utf-8")
+    proc = run_cli("merge", "s1.sarif", "s2-old.sarif", "s3.sarif", cwd=str(tree))
+    assert proc.returncode == 2 and "different versions of etrace-lint: etraceLint:" in proc.stderr, proc.stderr
+    assert "0.0.9" in proc.stderr
+
+
 def test_a_bad_shard_value_is_a_usage_error(tree):
     proc = run_cli("models", "--shard", "4/3", cwd=str(tree))
     assert proc.returncode == 2 and "--shard 4/3" in proc.stderr

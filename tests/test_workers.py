@@ -142,10 +142,10 @@ class _FakeWorker:
 
 
 def test_more_workers_start_only_when_the_work_left_pays_for_them(monkeypatch):
-    from etrace_lint import workers as workers_module
+    from etrace_lint import schedule
 
-    monkeypatch.setattr(workers_module.time, "monotonic", lambda: 100.0)
-    scaling = workers_module._Scaling()
+    monkeypatch.setattr(schedule.time, "monotonic", lambda: 100.0)
+    scaling = schedule.Scaling()
     one = [_FakeWorker(index=0, started=99.5)]
     assert scaling.more_workers(one, pending=50, most=8) == 0, "nothing is known before a worker is up"
     scaling.started(4.0)
@@ -156,7 +156,7 @@ def test_more_workers_start_only_when_the_work_left_pays_for_them(monkeypatch):
     assert scaling.more_workers(one, pending=50, most=8) == 7, "50 slow models: start every worker allowed"
     assert scaling.more_workers(one, pending=50, most=3) == 2
     assert scaling.more_workers(one + [_FakeWorker(ready=False)], pending=50, most=8) == 0, "one start at a time"
-    fresh = workers_module._Scaling()
+    fresh = schedule.Scaling()
     fresh.started(4.0)
     stuck = [_FakeWorker(index=0, started=90.0)]  # busy for 10 s, longer than a start
     assert fresh.more_workers(stuck, pending=3, most=2) == 1

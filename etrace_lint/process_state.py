@@ -1,0 +1,177 @@
+"""Whether a worker process is still as a fresh one would be: the check that retires a disturbed worker.
+
+A worker lints many targets, and a target is user code: it can replace a
+library function (``jax.numpy.dot = ...``, ``brainstate.nn.Linear.update =
+...``), change directory, set ``brainstate.environ`` or a JAX flag at import,
+close ``sys.stdout`` or file descriptor 2, start a thread. Rather than undo a
+list of such changes, the worker takes a :class:`Fingerprint` of its process
+before the first target and compares it after each one; a worker whose
+process no longer matches is retired by the parent and the next target runs
+in a fresh fork of the fork server.
+
+What the fingerprint covers, with no list of libraries or names:
+
+- the namespace of every module imported before the first target (JAX,
+  brainstate, braintrace, the standard library, preloaded libraries) and of
+  every class defined in one: which object each name that holds code (a
+  function, class, module or descriptor) is bound to. Names added later (a
+  submodule imported by a target) and plain data a library rebinds as it
+  runs (a cache filled on first use) are not a change;
+- the process: working directory, environment variables, ``sys.path`` and
+  the import hooks, ``sys.stdin/stdout/stderr`` (the objects and whether
+  they are closed), what file descriptors 0-2 refer to, the recursion limit,
+  the umask, the signal handlers and the number of threads;
+- the values inside two settings objects whose names stay bound to the same
+  object when they change: JAX's configuration and ``brainstate.environ``.
+
+Taking one costs about ten milliseconds (some hundred thousand bindings
+gathered and compared by identity), once per target.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import types
+import warnings
+from dataclasses import dataclass
+from operator import is_, itemgetter
+
+_SKIPPED_MODULES = ("__main__",)
+
+
+@dataclass(frozen=True, eq=False)
+class Fingerprint:
+    namespaces: tuple  # the bound objects, per namespace, in the order of ``Namespaces.spaces``
+    process: tuple  # (name, value) pairs
+
+    def differences(self, other: "Fingerprint", names: "Namespaces") -> list[str]:
+        """What changed from ``self`` to ``other``, in words (a few at most)."""
+        found = [name for (name, a), (_, b) in zip(self.process, other.process) if a != b]
+        for index, (a, b) in enumerate(zip(self.namespaces, other.namespaces)):
+            if not _same(a, b):
+                found.append(names.describe(index, a, b))
+                if len(found) >= 5:
+                    break
+        return found
+
+
+def _same(a, b) -> bool:
+    # identity, element by element: ``id()`` is an audited call, and ``==`` would run the objects' code
+    return a is b or (a is not None and b is not None and len(a) == len(b) and all(map(is_, a, b)))
+
+
+class Namespaces:
+    """The module and class namespaces a worker had before its first target, and the names in each."""
+
+    def __init__(self):
+        self.spaces: list[tuple[str, object, tuple[str, ...], itemgetter]] = []
+        for name, module in list(sys.modules.items()):
+            namespace = getattr(module, "__dict__", None)
+            if name in _SKIPPED_MODULES or not isinstance(namespace, dict):
+                continue
+            self._add(name, module, namespace)
+            for attribute, value in list(namespace.items()):
+                if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                    self._add(f"{name}.{attribute}", value, vars(value))
+
+    def _add(self, label: str, owner: object, namespace) -> None:
+        keys = tuple(k for k, v in namespace.items() if isinstance(k, str) and _behaviour(v))
+        if keys:
+            # a single key makes itemgetter return the value itself, not a tuple
+            self.spaces.append((label, owner, keys, itemgetter(*keys) if len(keys) > 1 else _one(keys[0])))
+
+    def bound(self) -> tuple:
+        out = []
+        for _, owner, _, get in self.spaces:
+            try:
+                out.append(get(vars(owner)))
+            except KeyError:
+                out.append(None)  # a name was deleted
+        return tuple(out)
+
+    def describe(self, index: int, before, after) -> str:
+        label, _, keys, _ = self.spaces[index]
+        if after is None or before is None:
+            return f"a name of {label} was deleted"
+        changed = [key for key, a, b in zip(keys, before, after) if a is not b]
+        return f"{label}.{changed[0]} was replaced" if changed else f"{label} changed"
+
+
+def _behaviour(value) -> bool:
+    """Code a target could swap for its own: functions, classes, modules, descriptors. Plain data that
+    a library rebinds as it runs (a lazily filled ``None``, a flag, a cache) is not compared."""
+    return callable(value) or isinstance(value, (types.ModuleType, property, staticmethod, classmethod))
+
+
+def _one(key: str):
+    return lambda namespace: (namespace[key],)
+
+
+def _descriptor(fd: int):
+    try:
+        stat = os.fstat(fd)
+    except OSError:
+        return "closed"
+    return (stat.st_dev, stat.st_ino, stat.st_mode)
+
+
+def _stream(stream):
+    return (id(stream), bool(getattr(stream, "closed", False)))
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _signals() -> tuple:
+    handlers = []
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGALRM, signal.SIGPIPE):
+        try:
+            handlers.append(id(signal.getsignal(number)))
+        except (ValueError, OSError):
+            handlers.append(None)
+    return tuple(handlers)
+
+
+def _settings() -> tuple:
+    """The values inside JAX's configuration and brainstate.environ (their names keep pointing at the
+    same objects when a value changes)."""
+    jax = sys.modules.get("jax")
+    flags = tuple(sorted((k, repr(v)) for k, v in jax.config.values.items())) if jax is not None else ()
+    environ = sys.modules.get("brainstate.environ")
+    state = getattr(environ, "_ENV_STATE", None)
+    settings = getattr(state, "settings", None)
+    values = tuple(sorted((str(k), repr(v)) for k, v in settings.items())) if isinstance(settings, dict) else ()
+    return flags, values
+
+
+def process_values() -> tuple:
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = None  # the folder was removed under the process
+    flags, environ = _settings()
+    return (
+        ("the working directory", cwd),
+        ("the environment variables", tuple(sorted(os.environ.items()))),
+        ("sys.path", tuple(sys.path)),
+        ("the import hooks", tuple(map(id, sys.meta_path)) + tuple(map(id, sys.path_hooks))),
+        ("sys.stdin, sys.stdout or sys.stderr", (_stream(sys.stdin), _stream(sys.stdout), _stream(sys.stderr))),
+        ("file descriptors 0-2", tuple(_descriptor(fd) for fd in (0, 1, 2))),
+        ("the recursion limit", sys.getrecursionlimit()),
+        ("the umask", _umask()),
+        ("the signal handlers", _signals()),
+        ("the warning filters", tuple(map(repr, warnings.filters))),
+        ("the running threads", threading.active_count()),
+        ("JAX's configuration", flags),
+        ("brainstate.environ", environ),
+    )
+
+
+def fingerprint(names: Namespaces) -> Fingerprint:
+    return Fingerprint(names.bound(), process_values())
