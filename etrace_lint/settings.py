@@ -42,7 +42,7 @@ class _SettingsMethods:
     def for_engine(self, hidden_note_levels: dict[str, str] | None = None) -> "EngineSettings":
         """What the engine reads of these settings; ``hidden_note_levels``: how the run hides notes
         (``policy.hidden_note_levels``), None when every note is built."""
-        return EngineSettings(**{option.name: copy.deepcopy(getattr(self, option.name)) for option in ENGINE_OPTIONS},
+        return EngineSettings(**{option.name: copy.deepcopy(option.effective(self)) for option in ENGINE_OPTIONS},
                               compile_options=copy.deepcopy(self.compile_options),
                               hidden_note_levels=hidden_note_levels, drop_env=tuple(self.drop_env))
 
