@@ -4,7 +4,7 @@ A weight's evidence comes from the compiler's relations (ETL001 "learns
 online", ETL003 "learns from same-step gradients"), from our own graph
 analysis and from measured online gradients (the probe, ``--verify``). A
 measured finding whose rule ``overrides`` others replaces their findings
-about the same weight, keeping what they said in its ``staticEvidence``
+about the same weight (when it is about all of the weight's leaves), keeping what they said in its ``staticEvidence``
 property, so the output never shows "learns online" beside a measured zero.
 
 Pure data in, data out: the engine calls :func:`one_verdict_per_weight` on a
@@ -31,7 +31,8 @@ def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
     for finding in findings:
         rule = rules.get(finding.rule_id)
         weight = _weight(finding)
-        if rule is not None and rule.overrides and weight is not None:
+        partial = finding.properties.get("probe", {}).get("wholeWeight") is False
+        if rule is not None and rule.overrides and weight is not None and not partial:
             beaten.setdefault(weight, set()).update(rule.overrides)
     if not beaten:
         return findings

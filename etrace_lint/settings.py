@@ -65,9 +65,17 @@ Settings = make_dataclass(
     namespace={"__module__": __name__, "__doc__": "One typed field per option of etrace_lint.options.OPTIONS."},
 )
 
+def _engine_field(option):
+    """An option that ``auto`` decides reaches the engine decided: its unset value is what ``auto`` makes of
+    no other settings."""
+    if option.auto is not None:
+        return option.name, "bool", field(default=option.auto(None))
+    return option.name, option.type, _field(option)
+
+
 EngineSettings = make_dataclass(
     "EngineSettings",
-    [(option.name, option.type, _field(option)) for option in ENGINE_OPTIONS] + [
+    [_engine_field(option) for option in ENGINE_OPTIONS] + [
         ("compile_options", "dict", field(default_factory=dict)),  # keywords of braintrace.compile_etrace_graph
         ("hidden_note_levels", "dict[str, str] | None", field(default=None)),  # notes counted, not built
         ("drop_env", "tuple[str, ...]", field(default=())),  # removed from os.environ before model code runs

@@ -3,8 +3,8 @@ from etrace_lint.rule import Rule
 
 
 def explain(p):
-    return (f"{p.weight}'s online gradient under {p.algorithm} is {p.scale} at the first step, where it must "
-            f"equal BPTT's: {p.why_scaled}")
+    return (f"at the first step, where it must equal BPTT's, the online gradient of {p.weight} under "
+            f"{p.algorithm} is {p.scale}: {p.why_scaled}")
 
 
 RULE = Rule(

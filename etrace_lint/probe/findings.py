@@ -85,17 +85,22 @@ class ProbeFindings:
         facts = ProbeFacts(run.algorithm, exception=failure.exception, text=_sentence(text))
         return self._finding(STEP_RAISES, facts, self.locator.factory, [], properties)
 
-    def for_signal(self, rule_id: str, run: ProbeRun, signal: LeafSignal, leaves: int) -> Finding:
-        weight = self._weight_path(signal.weight)
-        primary, related = self._places.weight_locations(weight)
-        shown = display_name(weight) + (signal.leaf if leaves > 1 else "")
-        measured = {"algorithm": run.algorithm, "steps": signal.steps, "leaf": signal.leaf, "batch": run.batch,
-                    "onlineNorm": signal.online_norm, "bpttNorm": signal.bptt_norm, "scale": signal.scale}
-        properties = {"weight": display_name(weight), "weightPath": path_key(weight), "probe": measured}
+    def for_signal(self, rule_id: str, run: ProbeRun, signals: list[LeafSignal], whole: bool) -> Finding:
+        """One finding for the leaves of one weight that share a verdict; ``whole``: they are all its leaves."""
         from ..verify.compare import describe_scale
 
+        signal = signals[0]
+        weight = self._weight_path(signal.weight)
+        primary, related = self._places.weight_locations(weight)
+        shown = display_name(weight) + ("" if whole else " and ".join(s.leaf for s in signals))
+        measured = [{"leaf": s.leaf, "onlineNorm": s.online_norm, "bpttNorm": s.bptt_norm, "scale": s.scale}
+                    for s in signals]
+        properties = {"weight": display_name(weight), "weightPath": path_key(weight),
+                      "probe": {"algorithm": run.algorithm, "steps": signal.steps if rule_id != MULTIPLE else 1,
+                                "batch": run.batch, "wholeWeight": whole, "leaves": measured}}
+        norms = [s.bptt_norm for s in signals if s.bptt_norm is not None]
         facts = ProbeFacts(run.algorithm, weight=shown, steps=signal.steps if rule_id != MULTIPLE else 1,
-                           bptt_norm=_number(signal.bptt_norm),
+                           bptt_norm=_number(max(norms) if norms else None),
                            scale=describe_scale(signal.scale) if signal.scale is not None else "",
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
                            static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "")
@@ -123,7 +128,8 @@ def _verdict(signal: LeafSignal) -> str | None:
 
 
 def findings_from_probe(result: ProbeResult, context: Any, target: str) -> list[Finding]:
-    """One finding per failed run, and per rule, algorithm and weight (its worst leaf)."""
+    """One finding per failed run, and per rule, algorithm and weight (naming the leaves when not all
+    of the weight's leaves share the verdict)."""
     if not result.runs:
         return []
     maker = ProbeFindings(context, target)
@@ -133,13 +139,12 @@ def findings_from_probe(result: ProbeResult, context: Any, target: str) -> list[
             found.append(maker.for_failure(run, run.failure))
             continue
         leaves: dict[tuple, int] = {}
+        grouped: dict[tuple, list[LeafSignal]] = {}
         for signal in run.signals:
             leaves[signal.weight] = leaves.get(signal.weight, 0) + 1
-        seen = set()
-        for signal in run.signals:
             rule_id = _verdict(signal)
-            if rule_id is None or (rule_id, signal.weight) in seen:
-                continue
-            seen.add((rule_id, signal.weight))
-            found.append(maker.for_signal(rule_id, run, signal, leaves[signal.weight]))
+            if rule_id is not None:
+                grouped.setdefault((rule_id, signal.weight), []).append(signal)
+        for (rule_id, weight), signals in grouped.items():
+            found.append(maker.for_signal(rule_id, run, signals, len(signals) == leaves[weight]))
     return found
