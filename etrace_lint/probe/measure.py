@@ -150,13 +150,11 @@ def _probe_one(harness: Any, learner: Any, algorithm: str, bptt: dict, facts: An
     from ..verify.expectations import expectation
 
     start = time.perf_counter()
-    online = {}
-    for steps in (1, PROBE_STEPS):
-        try:
-            online[steps] = harness.online(learner, steps)
-        except Exception as exc:  # noqa: BLE001 - the finding: the first training step raises
-            return ProbeRun(algorithm, harness.batch, failure=step_failure(exc, harness),
-                            seconds=time.perf_counter() - start)
+    try:
+        online = harness.online(learner, [1, PROBE_STEPS])
+    except Exception as exc:  # noqa: BLE001 - the finding: the first training step raises
+        return ProbeRun(algorithm, harness.batch, failure=step_failure(exc, harness),
+                        seconds=time.perf_counter() - start)
     longest, first = bptt[PROBE_STEPS], bptt[1]
     scale_of_bptt = max((float(np.linalg.norm(g)) for g in longest.grads.values() if np.all(np.isfinite(g))),
                         default=0.0)
