@@ -149,6 +149,7 @@ class ProbeFacts:
     weight: str = ""  # the weight as the code names it, with its leaf ("conv.weight['bias']")
     steps: int = 0
     bptt_norm: str = ""
+    zero: str = ""  # how zero the online gradient is: "exactly zero", "zero up to float32 rounding (norm 3e-09)"
     scale: str = ""  # "2.00x BPTT's, same direction"
     why_scaled: str = ""
     exception: str = ""  # the failed step's exception class

@@ -4,7 +4,7 @@ from etrace_lint.rule import Rule
 
 def explain(p):
     message = (f"{p.weight} does not learn online under {p.algorithm}: measured over {p.steps} steps, its online "
-               f"gradient is exactly zero while its BPTT gradient is not (norm {p.bptt_norm})")
+               f"gradient is {p.zero} while its BPTT gradient is not (norm {p.bptt_norm})")
     return f"{message}, although {p.static}" if p.static else message
 
 

@@ -132,3 +132,13 @@ def test_the_probe_is_on_for_ci_outputs_only_and_one_flag_away(tmp_path):
     # and a run without the probe is not served the probe's result
     off = run_cli(target, "--output-format", "json", cwd=str(tmp_path))
     assert json.loads(off.stdout)["findings"] == []
+
+
+def test_verify_measured_zero_also_replaces_the_relation():
+    found = discover([fixture("probe", "zero.py") + "::etrace_target_centered"], REPO)
+    (spec,) = found.targets
+    result = lint_target(spec, REPO, EngineSettings(verify=True, verify_algorithms=["d_rtrl"]))
+    assert weight_rules(result, "fc.weight") == {"ETL402"}
+    (finding,) = by_rule(result, "ETL402")
+    assert finding.properties["staticEvidence"][0]["rule"] == "ETL001"
+    assert by_rule(result, *PROBE_RULES) == []  # --verify measures what the probe would, and more

@@ -60,7 +60,10 @@ def test_exact_models_verify_clean(exact, target):
     assert verify_findings(result) == []
     rows = result.verify_rows
     assert {r["steps"] for r in rows} == {1, 16}
-    assert rows and all(r["expected"] == "exact" and r["verdict"] == "exact" for r in rows)
+    # exact wherever BPTT moves the weight; where neither gradient moves it (the leak before the state
+    # has any value, at one step) nothing was compared, and the row says so
+    assert rows and all(r["expected"] == "exact" and (r["verdict"] == "exact" or
+                                                      (r["verdict"] == "n/a" and r["bpttNorm"] == 0)) for r in rows)
     # a live check: BPTT moves every weight, so agreeing with it means something
     assert all(r["bpttNorm"] > 0 for r in rows if r["steps"] == 16)
 
@@ -96,7 +99,8 @@ def test_weight_through_plain_matmul_does_not_learn_online(approximate):
 def test_every_weight_is_exact_at_one_step(exact, approximate):
     rows = [r for results in (exact, approximate) for res in results.values() for r in res.verify_rows
             if r["steps"] == 1 and r["weight"] != "w_plain"]
-    assert rows and all(r["expected"] == "exact" and r["verdict"] == "exact" for r in rows)
+    assert rows and all(r["expected"] == "exact" and r["verdict"] in ("exact", "n/a") for r in rows)
+    assert all(r["relError"] is None for r in rows if r["verdict"] == "n/a")
 
 
 def test_wrong_etp_rule_is_an_error_even_at_one_step(broken):

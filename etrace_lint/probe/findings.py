@@ -99,8 +99,11 @@ class ProbeFindings:
                       "probe": {"algorithm": run.algorithm, "steps": signal.steps if rule_id != MULTIPLE else 1,
                                 "batch": run.batch, "wholeWeight": whole, "leaves": measured}}
         norms = [s.bptt_norm for s in signals if s.bptt_norm is not None]
+        onlines = [s.online_norm for s in signals if s.online_norm is not None]
+        largest = max(onlines, default=0.0)
+        zero = "exactly zero" if largest == 0 else f"zero up to float32 rounding (norm {largest:.2g})"
         facts = ProbeFacts(run.algorithm, weight=shown, steps=signal.steps if rule_id != MULTIPLE else 1,
-                           bptt_norm=_number(max(norms) if norms else None),
+                           bptt_norm=_number(max(norms) if norms else None), zero=zero,
                            scale=describe_scale(signal.scale) if signal.scale is not None else "",
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
                            static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "")
