@@ -7,7 +7,7 @@ import shutil
 
 import braintrace
 import pytest
-from helpers import expected_markers, fixture, run_cli
+from helpers import assert_fixture, expected_markers, fixture, run_cli
 
 from etrace_lint.discover import discover
 from etrace_lint.engine import lint_target
@@ -142,3 +142,10 @@ def test_verify_measured_zero_also_replaces_the_relation():
     (finding,) = by_rule(result, "ETL402")
     assert finding.properties["staticEvidence"][0]["rule"] == "ETL001"
     assert by_rule(result, *PROBE_RULES) == []  # --verify measures what the probe would, and more
+
+
+@pytest.mark.parametrize("name", ["synapse.py", "conv_bias.py", "zero.py"])
+def test_probe_fixtures_report_exactly_their_marked_lines(name):
+    # a synapse feeding a membrane in the same step doubles the input weight's gradient at one step;
+    # the membrane reading the synapse's old value does not
+    assert_fixture(fixture("probe", name), probe=True)

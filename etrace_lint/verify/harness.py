@@ -232,7 +232,7 @@ class Harness:
         raise LayoutError(failures, self.layouts, self.leading)
 
     def _bptt_with_signal(self, lengths: list[int]) -> dict[int, "GradientRun"]:
-        """BPTT on inputs scaled up (x1, x4, x16, x64) until it moves every weight: a spiking network that
+        """BPTT on inputs scaled up (x1, x4, x16, x64) until it moves every weight at every length: a spiking network that
         does not spike within the sequence has an all-zero gradient, against which nothing can be compared.
         The scale that moves the most weights is kept; inputs the target gives itself are used as they are."""
         best = None
@@ -241,11 +241,12 @@ class Harness:
                 self.input_scale = scale
                 self.sequence = self._sequence(self.example_inputs, self.layout.inputs_batched)
             runs = self.bptt(lengths)
-            longest = runs[max(lengths)].grads
-            live = sum(bool(np.any(g != 0)) for g in longest.values())
+            # every length counts: a weight BPTT moves over the sequence but not in its first step
+            # leaves nothing to compare at T=1
+            live = sum(bool(np.any(g != 0)) for run in runs.values() for g in run.grads.values())
             if best is None or live > best[0]:
                 best = (live, scale, runs)
-            if live == len(longest):
+            if live == sum(len(run.grads) for run in runs.values()):
                 break
         _, scale, runs = best
         if scale != self.input_scale:
