@@ -62,7 +62,7 @@ def measure(spec, root: str, settings) -> tuple[float, float, str] | None:
             found.append(f"{run.algorithm}: step raises")
         found.extend(f"{'/'.join(map(str, s.weight))}: zero" for s in run.signals if s.not_learning)
         found.extend(f"{'/'.join(map(str, s.weight))}: {s.scale:.2f}x" for s in run.signals if s.scale is not None)
-    return compiled, probed, "; ".join(sorted(set(found))) or (result.skipped[:60] if result.skipped else "ok")
+    return compiled, probed, "; ".join(sorted(set(found))) or (result.skipped[:300] if result.skipped else "ok")
 
 
 def main(argv=None) -> int:

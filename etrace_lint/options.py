@@ -51,6 +51,7 @@ class Option:
     const: Any = True  # what a flag of kind "flag" sets
     factory: Callable[[], Any] | None = None  # the default, computed for each Settings
     auto: Callable[[Any], Any] | None = None  # the value when left unset, from the run's other settings
+    negation: str = ""  # a flag that sets a flag option to False ("--no-probe"), for a default that ``auto`` turns on
 
     def effective(self, settings: Any) -> Any:
         """The option's value in ``settings``, with ``auto`` deciding an unset one."""
@@ -138,8 +139,9 @@ OPTIONS: tuple[Option, ...] = (
            "(ETL205; slower)", flags=("--check-online-grad",), kind="flag", group="rule selection",
            engine=True),
     Option("probe", "bool | None", None, "measure each model's first online gradient steps against BPTT: does "
-           "the step run, does each weight get a non-zero finite gradient (ETL410-ETL413; slower)",
-           flags=("--probe",), key="probe", kind="flag", group="rule selection", engine=True,
+           "the step run, does each weight get a non-zero finite gradient (ETL410-ETL413; slower); "
+           "--no-probe turns it off", flags=("--probe",), key="probe", kind="flag", group="rule selection",
+           engine=True, negation="--no-probe",
            shown_default="on with --sarif or --output-format github",
            auto=lambda s: bool(getattr(s, "sarif", None)) or getattr(s, "output_format", "") == "github"),
     # gradient verification

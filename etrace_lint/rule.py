@@ -222,6 +222,10 @@ class Rule:
     # rules whose findings about the same weight this rule's finding replaces: measured evidence
     # beats static evidence (a measured zero gradient beats the compiler's "learns online")
     overrides: tuple[str, ...] = ()
+    # a measured finding that only confirms a static warning or error about the same weight (one whose
+    # rule explains the weight, such as ETL005 or ETL201) is folded into that finding as its
+    # ``measured`` property, so the weight keeps one finding, with the static rule's advice
+    folds_into_static: bool = False
     enabled: bool = True  # on by default
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"

@@ -129,6 +129,9 @@ def test_the_probe_is_on_for_ci_outputs_only_and_one_flag_away(tmp_path):
     assert json.loads((tmp_path / "again.sarif").read_text())["runs"][0]["results"] == results
     imported = {line.rsplit("|", 1)[-1].strip() for line in again.stderr.splitlines() if "|" in line}
     assert "etrace_lint.cache" in imported and not any(m.split(".")[0] == "jax" for m in imported)
+    # --no-probe turns the CI default off
+    quiet = run_cli(target, "--sarif", "quiet.sarif", "--no-probe", cwd=str(tmp_path))
+    assert quiet.returncode == 0 and json.loads((tmp_path / "quiet.sarif").read_text())["runs"][0]["results"] == []
     # and a run without the probe is not served the probe's result
     off = run_cli(target, "--output-format", "json", cwd=str(tmp_path))
     assert json.loads(off.stdout)["findings"] == []

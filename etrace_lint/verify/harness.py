@@ -265,13 +265,16 @@ class Harness:
         """Why one step does not keep every hidden state's shape, in the user's words; None when it does.
 
         A scan over the sequence would fail on it with a message about carry
-        types; this names the state and both shapes instead.
+        types; this names the state and both shapes instead. A state that the
+        first step only broadcasts (a scalar initial value that becomes one per
+        neuron) starts broadcast, as it is from the second step of training on.
         """
         from ..naming import display_name
 
-        before = hidden_shapes(self.model, _is_quantity)
         hidden = {tuple(path): st for path, st in brainstate.graph.states(self.model).items()
-                  if isinstance(st, brainstate.HiddenState)}
+                  if not isinstance(st, brainstate.ParamState)}  # every state a scan carries
+        before = {path: [tuple(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(st.value, is_leaf=_is_quantity)]
+                  for path, st in hidden.items()}
 
         def one_step(*xs):  # traced, not run: an eager step dispatches every op on its own
             self.model(*xs)
@@ -285,11 +288,20 @@ class Harness:
                      for path, value in values.items()}
         finally:
             _restore(self.model, self._initial)
-        for path, shapes in before.items():
-            if after.get(path, shapes) != shapes:
-                old, new = (", ".join(map(str, s)) for s in (shapes, after[path]))
-                return (f"one step on inputs of shape {self._step_shapes()} turns hidden state "
-                        f"{display_name(path)} of shape {old} into {new}")
+        changed = {path: (shapes, after[path]) for path, shapes in before.items()
+                   if after.get(path, shapes) != shapes}
+        if changed and all(_broadcasts(old, new) for old, new in changed.values()):
+            for path, (_, new) in changed.items():
+                shapes = iter(new)
+                hidden[path].value = jax.tree.map(lambda v: _broadcast(v, next(shapes)), hidden[path].value,
+                                                  is_leaf=_is_quantity)
+            self._initial = _snapshot(self.model)
+            return None
+        for path, (shapes, new_shapes) in changed.items():
+            old, new = (", ".join(map(str, s)) for s in (shapes, new_shapes))
+            kind = "hidden state" if isinstance(hidden[path], brainstate.HiddenState) else "state"
+            return (f"one step on inputs of shape {self._step_shapes()} turns {kind} "
+                    f"{display_name(path)} of shape {old} into {new}")
         return None
 
     def _sequence(self, example_inputs: tuple, inputs_batched: bool) -> tuple:
@@ -413,6 +425,22 @@ class Harness:
         _restore_values(pairs)
         values, dtypes = flat_leaves(grads)
         return GradientRun(label or steps, value, values, dtypes, seconds)
+
+
+def _broadcasts(old: list, new: list) -> bool:
+    """Whether every leaf of shape ``old`` broadcasts to its leaf of shape ``new``."""
+    if len(old) != len(new):
+        return False
+    try:
+        return all(np.broadcast_shapes(a, b) == tuple(b) for a, b in zip(old, new))
+    except ValueError:
+        return False
+
+
+def _broadcast(value: Any, shape: tuple) -> Any:
+    if _is_quantity(value):
+        return type(value)(jnp.broadcast_to(value.mantissa, shape), unit=value.unit)
+    return jnp.broadcast_to(value, shape)
 
 
 def _draw(rng: np.random.Generator, shape: tuple, example: np.ndarray, leaf: Any, scale: float = 1.0) -> Any:
