@@ -67,6 +67,9 @@ def _add_flag(group, option: Option) -> None:
     else:
         keywords.update(type={"int": int, "float": float}.get(option.kind, str), metavar=option.metavar)
     group.add_argument(*option.flags, **keywords)
+    if option.negation:
+        group.add_argument(option.negation, dest=option.name, action="store_const", const=False, default=None,
+                           help=f"do not {option.flag[2:]} (overrides its default and the file)")
 
 
 def _split(values: list[str] | None) -> list[str]:

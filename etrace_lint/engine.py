@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from .discover import TargetSpec
 from .environ import environ_context
+from .evidence import one_verdict_per_weight
 from .findings import Finding, Location, TargetResult
 from .rule import Hit, Rule
 from .isolation import project_files, target_state
@@ -93,13 +94,19 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             if compilation.graph is not None:
                 context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings)
                 findings.extend(findings_from_checks(context, loaded.name))
+        if compilation.graph is not None and settings.probe and not settings.verify:
+            # --verify measures all the probe does and more; the probe runs jitted code: collector on
+            from .probe import probe_model
+            with preferred_paths(names):
+                probe_findings, _ = probe_model(loaded, context, compile_options)
+            findings.extend(probe_findings)
         if compilation.graph is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
             from .verify import verify_model
             with preferred_paths(names):
                 verify_findings, report.verify_rows = verify_model(loaded, context, settings, findings=findings)
             findings.extend(verify_findings)
-    report.findings = sorted(set_unique(findings), key=Finding.sort_key)
+    report.findings = sorted(set_unique(one_verdict_per_weight(findings)), key=Finding.sort_key)
     return report
 
 

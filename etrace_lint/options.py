@@ -50,6 +50,13 @@ class Option:
     shown_default: str | None = None  # the default as users read it, when ``default`` does not say it
     const: Any = True  # what a flag of kind "flag" sets
     factory: Callable[[], Any] | None = None  # the default, computed for each Settings
+    auto: Callable[[Any], Any] | None = None  # the value when left unset, from the run's other settings
+    negation: str = ""  # a flag that sets a flag option to False ("--no-probe"), for a default that ``auto`` turns on
+
+    def effective(self, settings: Any) -> Any:
+        """The option's value in ``settings``, with ``auto`` deciding an unset one."""
+        value = getattr(settings, self.name, None)
+        return self.auto(settings) if value is None and self.auto is not None else value
 
     @property
     def flag(self) -> str:
@@ -131,6 +138,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("check_online_grad", "bool", False, "also check that one online gradient step can be built "
            "(ETL205; slower; selecting ETL205 by its id or name turns it on)", flags=("--check-online-grad",),
            key="check-online-grad", kind="flag", group="rule selection", engine=True),
+    Option("probe", "bool | None", None, "measure each model's first online gradient steps against BPTT: does "
+           "the step run, does each weight get a non-zero finite gradient (ETL410-ETL413; slower); "
+           "--no-probe turns it off", flags=("--probe",), key="probe", kind="flag", group="rule selection",
+           engine=True, negation="--no-probe",
+           shown_default="on with --sarif or --output-format github",
+           auto=lambda s: bool(getattr(s, "sarif", None)) or getattr(s, "output_format", "") == "github"),
     # gradient verification
     Option("verify", "bool", False, "compare online gradients (d_rtrl, pp_prop) with exact BPTT per weight",
            flags=("--verify",), kind="flag", group="gradient verification", engine=True),
@@ -243,7 +256,7 @@ def option_for_flag(flag: str) -> Option:
 def flag_is_on(flag: str, settings: Any) -> bool:
     """Whether a run's settings (:class:`~etrace_lint.settings.Settings` or the engine's) have the opt-in
     ``flag`` set (an opt-in rule runs)."""
-    return bool(getattr(settings, option_for_flag(flag).name, False))
+    return bool(option_for_flag(flag).effective(settings))
 
 
 def did_you_mean(word: str, known: Iterable[str], quote: bool = False) -> str:

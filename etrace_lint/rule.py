@@ -141,6 +141,25 @@ class GradientFacts:
 
 
 @dataclass(frozen=True)
+class ProbeFacts:
+    """What the learning-signal probe measured for one weight (or why its step raised), for a
+    probe rule to word. Numbers are already formatted; an unmeasured one reads "n/a"."""
+
+    algorithm: str
+    weight: str = ""  # the weight as the code names it, with its leaf ("conv.weight['bias']")
+    steps: int = 0
+    bptt_norm: str = ""
+    zero: str = ""  # how zero the online gradient is: "exactly zero", "zero up to float32 rounding (norm 3e-09)"
+    scale: str = ""  # "2.00x BPTT's, same direction"
+    why_scaled: str = ""
+    exception: str = ""  # the failed step's exception class
+    text: str = ""  # its text, one line, paths by name
+    parameter_shape: str = ""  # a shape mismatch: the parameter's shape and its gradient's
+    gradient_shape: str = ""
+    static: str = ""  # what the static evidence it replaces said: "the compiler connects it to V (ETL001)"
+
+
+@dataclass(frozen=True)
 class UnusedSuppression:
     """A suppression comment that matched nothing, for ETL301 to word."""
 
@@ -200,6 +219,13 @@ class Rule:
     # for --verify rules: the verdicts of the gradient comparison this rule reports
     # ("wrong", "not-learning", ...; see verify/compare.py)
     verdicts: tuple[str, ...] = ()
+    # rules whose findings about the same weight this rule's finding replaces: measured evidence
+    # beats static evidence (a measured zero gradient beats the compiler's "learns online")
+    overrides: tuple[str, ...] = ()
+    # a measured finding that only confirms a static warning or error about the same weight (one whose
+    # rule explains the weight, such as ETL005 or ETL201) is folded into that finding as its
+    # ``measured`` property, so the weight keeps one finding, with the static rule's advice
+    folds_into_static: bool = False
     enabled: bool = True  # on by default
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"

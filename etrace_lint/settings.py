@@ -42,7 +42,7 @@ class _SettingsMethods:
     def for_engine(self, hidden_note_levels: dict[str, str] | None = None) -> "EngineSettings":
         """What the engine reads of these settings; ``hidden_note_levels``: how the run hides notes
         (``policy.hidden_note_levels``), None when every note is built."""
-        return EngineSettings(**{option.name: copy.deepcopy(getattr(self, option.name)) for option in ENGINE_OPTIONS},
+        return EngineSettings(**{option.name: copy.deepcopy(option.effective(self)) for option in ENGINE_OPTIONS},
                               compile_options=copy.deepcopy(self.compile_options),
                               hidden_note_levels=hidden_note_levels, drop_env=tuple(self.drop_env))
 
@@ -66,9 +66,17 @@ Settings = make_dataclass(
     namespace={"__module__": __name__, "__doc__": "One typed field per option of etrace_lint.options.OPTIONS."},
 )
 
+def _engine_field(option):
+    """An option that ``auto`` decides reaches the engine decided: its unset value is what ``auto`` makes of
+    no other settings."""
+    if option.auto is not None:
+        return option.name, "bool", field(default=option.auto(None))
+    return option.name, option.type, _field(option)
+
+
 EngineSettings = make_dataclass(
     "EngineSettings",
-    [(option.name, option.type, _field(option)) for option in ENGINE_OPTIONS] + [
+    [_engine_field(option) for option in ENGINE_OPTIONS] + [
         ("compile_options", "dict", field(default_factory=dict)),  # keywords of braintrace.compile_etrace_graph
         ("hidden_note_levels", "dict[str, str] | None", field(default=None)),  # notes counted, not built
         ("drop_env", "tuple[str, ...]", field(default=())),  # removed from os.environ before model code runs

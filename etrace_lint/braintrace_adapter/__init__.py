@@ -40,6 +40,7 @@ from .compiler import (
 from .graph import (
     GroupView,
     RelationView,
+    algorithm_class,
     group_views,
     is_vmap_decomposition,
     online_gradient_error,

@@ -121,6 +121,18 @@ def online_gradient_error(model: Any, inputs: tuple) -> BaseException | None:
             st.value = saved[path]
 
 
+# braintrace.compile's registered names of the algorithms 0.2.6 and 0.2.8 both export as classes
+_ALGORITHM_CLASSES = {"d_rtrl": "D_RTRL", "pp_prop": "pp_prop", "es_d_rtrl": "ES_D_RTRL", "esd_rtrl": "ES_D_RTRL",
+                      "eprop": "EProp", "e_prop": "EProp"}
+
+
+def algorithm_class(name: str) -> Any:
+    """The algorithm class a registered name stands for (``"d_rtrl"`` -> ``braintrace.D_RTRL``), None when
+    the name is not one of them (``braintrace.compile`` then resolves it)."""
+    attribute = _ALGORITHM_CLASSES.get(name.lower())
+    return getattr(braintrace, attribute, None) if attribute else None
+
+
 def step_param_states(minfo: Any) -> Any:
     """The ParamStates the traced step reads (a brainstate FlattedDict keyed by path).
 

@@ -69,29 +69,32 @@ def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker,
         return [maker.not_run(f"--verify did not run: {describe(exc)}")], []
     longest = bptt[lengths[0]]
     if not any(np.any(g != 0) for g in longest.grads.values()):
+        drawn = ("on the target's own verify inputs" if settings.inputs is not None else
+                 "on random inputs scaled up to 64 times")
         findings.append(maker.not_run(
-            f"--verify is vacuous: the BPTT gradient of every weight is zero over {lengths[0]} steps "
-            f"(no float output, or inputs that never drive the model); give the target verify inputs and a loss"))
+            f"--verify could not compare anything: the BPTT gradient of every weight is zero over {lengths[0]} "
+            f"steps {drawn} (no float output, or inputs that never drive the model); give the target verify "
+            f"inputs and a loss"))
     for algorithm in settings.algorithms:
         try:
             learner = harness.learner(algorithm)
         except HarnessError as exc:
             findings.append(maker.not_run(f"--verify did not run {algorithm}: {exc}", algorithm))
             continue
+        _tell(f"{name}: {algorithm} T={lengths[0]}", progress)
+        try:
+            runs = harness.online(learner, lengths)
+        except Exception as exc:  # the learner failed to run on this model
+            findings.append(maker.not_run(f"--verify did not run {algorithm} over {lengths[0]} steps: "
+                                          f"{describe(exc)}", algorithm))
+            continue
         for steps in lengths:
-            _tell(f"{name}: {algorithm} T={steps}", progress)
-            try:
-                online = harness.online(learner, steps)
-            except Exception as exc:  # the learner failed to run on this model
-                findings.append(maker.not_run(f"--verify did not run {algorithm} over {steps} steps: "
-                                              f"{describe(exc)}", algorithm))
-                break
-            reference = bptt[steps]
+            online, reference = runs[steps], bptt[steps]
             if not _same_loss(online.loss, reference.loss, reference.dtypes, settings):
                 findings.append(maker.harness_mismatch(algorithm, steps, online.loss, reference.loss))
                 continue
             run_rows = _rows(online, reference, facts, settings, algorithm, steps, name, maker.device,
-                             harness.batch)
+                             harness.batch, harness.input_scale)
             rows.extend(run_rows)
             findings.extend(_findings(run_rows, maker, algorithm, steps))
     return _once_per_weight(findings), rows
@@ -121,7 +124,7 @@ def _same_loss(online: float, bptt: float, dtypes: dict, settings: Any) -> bool:
 
 
 def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorithm: str, steps: int,
-          name: str, device: str, batch: int | None) -> list[dict]:
+          name: str, device: str, batch: int | None, input_scale: float = 1.0) -> list[dict]:
     from ..naming import display_name, path_key
 
     scale = max((float(np.linalg.norm(g)) for g in reference.grads.values() if np.all(np.isfinite(g))),
@@ -144,7 +147,7 @@ def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorit
             "reason": expected.reason, "verdict": verdict, "relError": compare.json_number(m.rel_error),
             "cosine": compare.json_number(m.cosine), "scale": factor, "onlineNorm": compare.json_number(m.online_norm),
             "bpttNorm": compare.json_number(m.bptt_norm), "tolerance": tolerance,
-            "cosineFloor": settings.cosine_floor, "device": device, "batch": batch,
+            "cosineFloor": settings.cosine_floor, "device": device, "batch": batch, "inputScale": input_scale,
             "seconds": round(online.seconds, 4), "bpttSeconds": round(reference.seconds, 4),
         })
     return rows

@@ -18,6 +18,7 @@ What silently changes the answer, and how it is avoided here:
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -29,8 +30,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import braintrace_adapter as bt
-from ..wording import exception_line
 from .layout import Layout, hidden_shapes, leading_axes, plan_layouts
+
+
+INPUT_SCALES = (1.0, 4.0, 16.0, 64.0)
 
 
 class HarnessError(Exception):
@@ -47,9 +50,21 @@ class LayoutError(HarnessError):
         super().__init__("; ".join(f"{layout.describe()}: {why}" for layout, why, _ in failures))
 
 
-def describe(exc: BaseException) -> str:
-    """An exception in one line: its type and the first line of its text, kept short."""
-    return exception_line(exc, limit=240)
+def describe(exc: BaseException, limit: int = 400) -> str:
+    """An exception in one line: its type and its first whole sentence.
+
+    Library messages break lines anywhere (brainstate's ``The module \n<name> ...``), so the
+    text is joined before the sentence is taken; a sentence longer than ``limit`` ends at a
+    word with an ellipsis, never inside a word or a name."""
+    text = " ".join(str(exc).split())
+    if not text:
+        return type(exc).__name__
+    sentence = re.match(r"(.{20,}?[.!?])(?=\s+[A-Z(\[`'\"]|$)", text)
+    text = sentence.group(1) if sentence else text
+    if len(text) > limit:
+        cut = text.rfind(" ", 0, limit)
+        text = text[: cut if cut > limit // 2 else limit].rstrip(",;:") + " ..."
+    return f"{type(exc).__name__}: {text}"
 
 
 @dataclass
@@ -150,6 +165,7 @@ class Harness:
         self._learners: dict[str, Any] = {}
         self._learner_values: dict[int, list] = {}
         self.sequence: tuple = ()
+        self.input_scale = 1.0  # drawn float inputs are multiplied by it (see ``settle``)
 
     def close(self) -> None:
         _restore(self.model, self._original)
@@ -161,6 +177,7 @@ class Harness:
         self.close()
         self.layout, self.batch = layout, layout.batch
         self._learners, self._learner_values = {}, {}
+        self.input_scale = 1.0
         if layout.reinit:
             with brainstate.random.seed_context(self.settings.seed), bt.quiet([]):
                 if layout.batch is None:
@@ -195,10 +212,9 @@ class Harness:
                 failures.append((layout, changed, True))
                 continue
             try:
-                runs = {}
-                for steps in lengths:
-                    runs[steps] = self.bptt(steps)
+                runs = self._bptt_with_signal(lengths)
             except Exception as exc:  # the model does not run this way, or the loss raised
+                steps = max(lengths)
                 failures.append((layout, f"the BPTT gradient over {steps} step{'s' if steps != 1 else ''} "
                                          f"raised {describe(exc)}", False))
                 continue
@@ -215,6 +231,29 @@ class Harness:
             return kept[1]
         raise LayoutError(failures, self.layouts, self.leading)
 
+    def _bptt_with_signal(self, lengths: list[int]) -> dict[int, "GradientRun"]:
+        """BPTT on inputs scaled up (x1, x4, x16, x64) until it moves every weight at every length: a spiking network that
+        does not spike within the sequence has an all-zero gradient, against which nothing can be compared.
+        The scale that moves the most weights is kept; inputs the target gives itself are used as they are."""
+        best = None
+        for scale in (1.0,) if self.settings.inputs is not None else INPUT_SCALES:
+            if scale != self.input_scale:
+                self.input_scale = scale
+                self.sequence = self._sequence(self.example_inputs, self.layout.inputs_batched)
+            runs = self.bptt(lengths)
+            # every length counts: a weight BPTT moves over the sequence but not in its first step
+            # leaves nothing to compare at T=1
+            live = sum(bool(np.any(g != 0)) for run in runs.values() for g in run.grads.values())
+            if best is None or live > best[0]:
+                best = (live, scale, runs)
+            if live == sum(len(run.grads) for run in runs.values()):
+                break
+        _, scale, runs = best
+        if scale != self.input_scale:
+            self.input_scale = scale
+            self.sequence = self._sequence(self.example_inputs, self.layout.inputs_batched)
+        return runs
+
     def _first_step(self) -> tuple:
         return jax.tree.map(lambda a: a[0], self.sequence, is_leaf=_is_quantity)
 
@@ -226,22 +265,43 @@ class Harness:
         """Why one step does not keep every hidden state's shape, in the user's words; None when it does.
 
         A scan over the sequence would fail on it with a message about carry
-        types; this names the state and both shapes instead.
+        types; this names the state and both shapes instead. A state that the
+        first step only broadcasts (a scalar initial value that becomes one per
+        neuron) starts broadcast, as it is from the second step of training on.
         """
         from ..naming import display_name
 
-        before = hidden_shapes(self.model, _is_quantity)
+        hidden = {tuple(path): st for path, st in brainstate.graph.states(self.model).items()
+                  if not isinstance(st, brainstate.ParamState)}  # every state a scan carries
+        before = {path: [tuple(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(st.value, is_leaf=_is_quantity)]
+                  for path, st in hidden.items()}
+
+        def one_step(*xs):  # traced, not run: an eager step dispatches every op on its own
+            self.model(*xs)
+            return {path: st.value for path, st in hidden.items()}
+
         try:
             with bt.quiet([]):
-                self.model(*self._first_step())
-            after = hidden_shapes(self.model, _is_quantity)
+                values = brainstate.transform.eval_shape(one_step, *self._first_step())
+            after = {path: [tuple(getattr(mantissa(leaf), "shape", np.shape(leaf)))
+                            for leaf in jax.tree.leaves(value, is_leaf=_is_quantity)]
+                     for path, value in values.items()}
         finally:
             _restore(self.model, self._initial)
-        for path, shapes in before.items():
-            if after.get(path, shapes) != shapes:
-                old, new = (", ".join(map(str, s)) for s in (shapes, after[path]))
-                return (f"one step on inputs of shape {self._step_shapes()} turns hidden state "
-                        f"{display_name(path)} of shape {old} into {new}")
+        changed = {path: (shapes, after[path]) for path, shapes in before.items()
+                   if after.get(path, shapes) != shapes}
+        if changed and all(_broadcasts(old, new) for old, new in changed.values()):
+            for path, (_, new) in changed.items():
+                shapes = iter(new)
+                hidden[path].value = jax.tree.map(lambda v: _broadcast(v, next(shapes)), hidden[path].value,
+                                                  is_leaf=_is_quantity)
+            self._initial = _snapshot(self.model)
+            return None
+        for path, (shapes, new_shapes) in changed.items():
+            old, new = (", ".join(map(str, s)) for s in (shapes, new_shapes))
+            kind = "hidden state" if isinstance(hidden[path], brainstate.HiddenState) else "state"
+            return (f"one step on inputs of shape {self._step_shapes()} turns {kind} "
+                    f"{display_name(path)} of shape {old} into {new}")
         return None
 
     def _sequence(self, example_inputs: tuple, inputs_batched: bool) -> tuple:
@@ -258,10 +318,13 @@ class Harness:
         drawn = []
         for index, leaf in enumerate(leaves):
             value = np.asarray(mantissa(leaf))
+            if value.ndim == 0:  # a step index or a constant: the training loop gives it no batch axis
+                drawn.append(_draw(np.random.default_rng(seed + index), (steps,), value, leaf, self.input_scale))
+                continue
             shape = value.shape[1:] if inputs_batched else value.shape
             if self.batch is not None:
                 shape = (self.batch, *shape)
-            drawn.append(_draw(jax.random.PRNGKey(seed + index), (steps, *shape), value, leaf))
+            drawn.append(_draw(np.random.default_rng(seed + index), (steps, *shape), value, leaf, self.input_scale))
         return tuple(jax.tree.unflatten(tree, drawn))
 
     # ------------------------------------------------------------------ runs
@@ -269,17 +332,26 @@ class Harness:
     def prefix(self, steps: int) -> tuple:
         return jax.tree.map(lambda a: a[:steps], self.sequence, is_leaf=_is_quantity)
 
-    def bptt(self, steps: int) -> GradientRun:
+    def bptt(self, lengths: list[int]) -> dict[int, GradientRun]:
+        """BPTT over each prefix length of the sequence, from one compiled function: the longest
+        sequence runs every time, and the losses of the steps past a prefix are masked out."""
         model, loss, weights = self.model, self.loss, self.weights
+        longest = max(lengths)
 
         @brainstate.transform.jit
-        def run(xs):
+        def run(xs, mask):
             def total():
-                return brainstate.transform.for_loop(lambda *x: loss(model(*x)), *xs).sum()
+                losses = brainstate.transform.for_loop(lambda *x: loss(model(*x)), *xs)
+                return jnp.where(mask, losses, jnp.zeros_like(losses)).sum()
             return brainstate.transform.grad(total, weights, return_value=True)()
 
-        _restore(model, self._initial)
-        return self._timed(run, steps, _state_values(model))
+        pairs = _state_values(model)
+        runs = {}
+        for steps in sorted(lengths):
+            _restore(model, self._initial)
+            mask = jnp.arange(longest) < steps
+            runs[steps] = self._timed(lambda xs: run(xs, mask), longest, pairs, steps)
+        return runs
 
     def learner(self, algorithm: str) -> Any:
         """The compiled learner, with every state back at the snapshot; built once per layout."""
@@ -295,27 +367,55 @@ class Harness:
         return built
 
     def _compile(self, algorithm: str) -> Any:
+        """The algorithm built on the model as the layout left it, as a training script does:
+        ``braintrace.compile`` would initialise the states again (unbatched, or through an
+        ``init_state`` that takes no batch size) and lose a ``brainstate.nn.Map``'s layout."""
         x0 = self._first_step()
+        options = self.settings.options_for(algorithm)
+        algorithm_class = bt.algorithm_class(algorithm)
         try:
             with bt.quiet([]):
-                return braintrace.compile(self.model, algorithm, *x0, batch_size=self.batch,
-                                          **self.settings.options_for(algorithm))
+                if algorithm_class is None:
+                    return braintrace.compile(self.model, algorithm, *x0, batch_size=self.batch, **options)
+                learner = algorithm_class(self.model, **options)
+                learner.compile_graph(*x0)
+                return learner
         except Exception as exc:  # the learner is the model's problem, reported as not run
-            raise HarnessError(f"braintrace.compile(model, {algorithm!r}) raised {describe(exc)}") from None
+            raise HarnessError(f"building the {algorithm} learner (braintrace.{getattr(algorithm_class, '__name__', 'compile')}) "
+                               f"raised {describe(exc)}") from None
 
-    def online(self, learner: Any, steps: int) -> GradientRun:
+    def online(self, learner: Any, lengths: list[int]) -> dict[int, GradientRun]:
+        """The online gradient over each prefix length: one jitted step of the learner, compiled once and
+        called once per step, its gradients and losses summed, as online training applies them."""
         loss = self.loss
 
         @brainstate.transform.jit
-        def run(xs):
+        def step(xs):
             return learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)),
                                        reduction="sum", loss_output="scalar", return_value=True)
 
         if id(learner) not in self._learner_values:
             self._learner_values[id(learner)] = _state_values(learner)
-        return self._timed(run, steps, self._learner_values[id(learner)])
+        pairs = self._learner_values[id(learner)]
+        _restore_values(pairs)
+        runs, total, value, start = {}, {}, 0.0, time.perf_counter()
+        try:
+            with bt.quiet([]):
+                for index in range(max(lengths)):
+                    xs = jax.tree.map(lambda a: a[index:index + 1], self.sequence, is_leaf=_is_quantity)
+                    grads, loss_value = step(xs)
+                    values, dtypes = flat_leaves(grads)
+                    for key, array in values.items():
+                        total[key] = total[key] + array if key in total else array
+                    value += float(np.asarray(mantissa(loss_value)))
+                    if index + 1 in lengths:
+                        runs[index + 1] = GradientRun(index + 1, value, dict(total), dtypes,
+                                                      time.perf_counter() - start)
+        finally:
+            _restore_values(pairs)
+        return runs
 
-    def _timed(self, run: Callable, steps: int, pairs: list) -> GradientRun:
+    def _timed(self, run: Callable, steps: int, pairs: list, label: int | None = None) -> GradientRun:
         _restore_values(pairs)
         start = time.perf_counter()
         with bt.quiet([]):
@@ -324,18 +424,40 @@ class Harness:
         seconds = time.perf_counter() - start
         _restore_values(pairs)
         values, dtypes = flat_leaves(grads)
-        return GradientRun(steps, value, values, dtypes, seconds)
+        return GradientRun(label or steps, value, values, dtypes, seconds)
 
 
-def _draw(key: Any, shape: tuple, example: np.ndarray, leaf: Any) -> Any:
+def _broadcasts(old: list, new: list) -> bool:
+    """Whether every leaf of shape ``old`` broadcasts to its leaf of shape ``new``."""
+    if len(old) != len(new):
+        return False
+    try:
+        return all(np.broadcast_shapes(a, b) == tuple(b) for a, b in zip(old, new))
+    except ValueError:
+        return False
+
+
+def _broadcast(value: Any, shape: tuple) -> Any:
+    if _is_quantity(value):
+        return type(value)(jnp.broadcast_to(value.mantissa, shape), unit=value.unit)
+    return jnp.broadcast_to(value, shape)
+
+
+def _draw(rng: np.random.Generator, shape: tuple, example: np.ndarray, leaf: Any, scale: float = 1.0) -> Any:
+    """Random inputs shaped like ``example`` (a float input times ``scale``), drawn with NumPy: a JAX draw
+    compiles once per shape, which costs more than the draw on every model. An integer scalar is a step
+    index: it counts the steps from the example's value, as a training loop's ``for i in range(T)`` does."""
     dtype = example.dtype
-    if np.issubdtype(dtype, np.bool_):
-        drawn = jax.random.bernoulli(key, 0.5, shape)
+    if np.issubdtype(dtype, np.integer) and example.ndim == 0:
+        drawn = (int(example) + np.arange(shape[0])).astype(dtype)
+    elif np.issubdtype(dtype, np.bool_):
+        drawn = rng.random(shape) < 0.5
     elif np.issubdtype(dtype, np.integer):
         high = max(2, int(example.max()) + 1) if example.size else 2
-        drawn = jax.random.randint(key, shape, 0, high, dtype=dtype)
+        drawn = rng.integers(0, high, shape).astype(dtype)
     else:
-        drawn = jax.random.normal(key, shape, dtype=dtype)
+        drawn = (rng.standard_normal(shape) * scale).astype(dtype)
+    drawn = jnp.asarray(drawn)
     unit = getattr(leaf, "unit", None)
     return drawn * unit if unit is not None and _is_quantity(leaf) else drawn
 

@@ -55,11 +55,23 @@ def _leading(shapes: list[tuple]) -> int | None:
     return firsts.pop() if len(firsts) == 1 else None
 
 
+def _input_shapes(example_inputs: tuple, is_leaf: Callable) -> list[tuple]:
+    """The shapes of the example inputs that can carry a batch: a scalar (a step index) never does."""
+    shapes = [np.shape(getattr(leaf, "mantissa", leaf)) for leaf in jax.tree.leaves(example_inputs, is_leaf=is_leaf)]
+    return [shape for shape in shapes if shape]
+
+
+def is_mapped(model: Any) -> bool:
+    """Whether the model is (or holds) a ``brainstate.nn.Map``: its states were made under ``vmap``
+    with the map's size as their leading axis, and initialising them again would undo that."""
+    nodes = [model] + [node for _, node in brainstate.graph.iter_node(model)]
+    return any(isinstance(node, brainstate.nn.Map) for node in nodes)
+
+
 def leading_axes(model: Any, example_inputs: tuple, is_leaf: Callable) -> tuple[int | None, int | None]:
     """The leading axis all hidden states share, and the one all example inputs share (None: none shared)."""
     states = [shape for leaves in hidden_shapes(model, is_leaf).values() for shape in leaves]
-    inputs = [np.shape(getattr(leaf, "mantissa", leaf)) for leaf in jax.tree.leaves(example_inputs, is_leaf=is_leaf)]
-    return _leading(states), _leading(inputs)
+    return _leading(states), _leading(_input_shapes(example_inputs, is_leaf))
 
 
 def _initialised(model: Any, batch: int | None, seed: int, is_leaf: Callable) -> dict | None:
@@ -80,13 +92,15 @@ def plan_layouts(model: Any, example_inputs: tuple, target_batch: int | None, ve
     """The layouts to try, in order; leaves the model's states as ``restore`` puts them."""
     given = hidden_shapes(model, is_leaf)
     want = verify_batch or DEFAULT_BATCH
+    input_shapes = _input_shapes(example_inputs, is_leaf)
+    if is_mapped(model):  # the map's size is the batch, and its states stay as the factory made them
+        lead = _leading([shape for leaves in given.values() for shape in leaves])
+        return [Layout(target_batch or lead, False, _leading(input_shapes) == (target_batch or lead), True)]
     try:
         single = _initialised(model, None, seed, is_leaf)
         batched = _initialised(model, want, seed, is_leaf)
     finally:
         restore()
-    input_shapes = [np.shape(getattr(leaf, "mantissa", leaf))
-                    for leaf in jax.tree.leaves(example_inputs, is_leaf=is_leaf)]
     input_lead = _leading(input_shapes)
     state_shapes = [shape for leaves in given.values() for shape in leaves]
     lead = _leading(state_shapes)

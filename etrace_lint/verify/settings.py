@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 DEFAULT_ALGORITHMS = ("d_rtrl", "pp_prop")
 DEFAULT_TOLERANCES = {"float16": 1e-2, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-10}
-DEFAULT_ALGORITHM_OPTIONS = {"pp_prop": {"decay_or_rank": 0.9}}
+DEFAULT_ALGORITHM_OPTIONS = {"pp_prop": {"decay_or_rank": 0.9}, "es_d_rtrl": {"decay_or_rank": 0.9}}
 TARGET_KEYS = ("steps", "batch", "seed", "algorithms", "cosine_floor", "loss", "inputs",
                "tolerances", "algorithm_options")
 _RUN_FIELDS = {"verify_steps": "steps", "verify_batch": "batch", "verify_algorithms": "algorithms",

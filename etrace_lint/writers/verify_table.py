@@ -23,7 +23,7 @@ def _shown(rows: list[dict]) -> list[dict]:
     longest = {}
     for row in rows:
         longest[row["model"]] = max(longest.get(row["model"], 0), row["steps"])
-    return [r for r in rows if r["steps"] == longest[r["model"]] or r["verdict"] != "exact"]
+    return [r for r in rows if r["steps"] == longest[r["model"]] or r["verdict"] not in ("exact", "n/a")]
 
 
 def format_verify_table(rows: list[dict]) -> str:

@@ -1,0 +1,24 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Rule
+
+
+def explain(p):
+    if p.parameter_shape:
+        return (f"the first online training step under {p.algorithm} raises: {p.weight} has shape "
+                f"{p.parameter_shape}, but the online gradient braintrace computes for it has shape "
+                f"{p.gradient_shape}, and JAX refuses a gradient of another shape than its parameter "
+                f"({p.exception}). The model compiles, so this shows only once training starts; give "
+                f"{p.weight} the shape {p.gradient_shape}")
+    return f"the model compiles, but its first online training step under {p.algorithm} raises {p.exception}: {p.text}"
+
+
+RULE = Rule(
+    id="ETL410",
+    name="online-step-raises",
+    level=Level.ERROR,
+    summary="Probe: the model compiles, but its first online gradient step raises",
+    tags=("probe", "gradient", "error"),
+    opt_in_flag="--probe",
+    explain=explain,
+    overrides=("ETL001", "ETL003"),
+)

@@ -1,0 +1,18 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Rule
+
+
+def explain(p):
+    return (f"at the first step, where it must equal BPTT's, the online gradient of {p.weight} under "
+            f"{p.algorithm} is {p.scale}: {p.why_scaled}")
+
+
+RULE = Rule(
+    id="ETL412",
+    name="online-gradient-multiple",
+    level=Level.WARNING,
+    summary="Probe: at one step, where it must equal BPTT's, a weight's online gradient is a multiple of it",
+    tags=("probe", "gradient"),
+    opt_in_flag="--probe",
+    explain=explain,
+)

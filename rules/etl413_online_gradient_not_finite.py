@@ -1,0 +1,19 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Rule
+
+
+def explain(p):
+    return (f"{p.weight}'s online gradient under {p.algorithm} is NaN or infinite within {p.steps} steps while its "
+            f"BPTT gradient is finite: the first online updates would write NaN into it")
+
+
+RULE = Rule(
+    id="ETL413",
+    name="online-gradient-not-finite",
+    level=Level.ERROR,
+    summary="Probe: a weight's online gradient is NaN or infinite while its BPTT gradient is finite",
+    tags=("probe", "gradient", "error"),
+    opt_in_flag="--probe",
+    explain=explain,
+    overrides=("ETL001", "ETL003"),
+)

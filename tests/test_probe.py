@@ -1,0 +1,154 @@
+"""The learning-signal probe: measured online gradients decide each weight's verdict."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import braintrace
+import pytest
+from helpers import assert_fixture, expected_markers, fixture, run_cli
+
+from etrace_lint.discover import discover
+from etrace_lint.engine import lint_target
+from etrace_lint.findings import Level
+from etrace_lint.settings import EngineSettings
+
+REPO = fixture("..", "..")
+PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413")
+OLD_LINE = braintrace.__version__.startswith("0.2.6")
+
+
+def probed(path: str, **run_options) -> dict:
+    found = discover([path], REPO)
+    return {spec.factory: lint_target(spec, REPO, EngineSettings(probe=True, **run_options))
+            for spec in found.targets}
+
+
+def by_rule(result, *rules: str) -> list:
+    return [f for f in result.findings if f.rule_id in rules]
+
+
+def weight_rules(result, weight: str) -> set[str]:
+    return {f.rule_id for f in result.findings if f.properties.get("weight") == weight}
+
+
+def marked(name: str, rule: str) -> int:
+    (line,) = [line for line, rule_id in expected_markers(fixture("probe", name)) if rule_id == rule]
+    return line
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return probed(fixture("probe", "conv_bias.py"))
+
+
+def test_a_conv_bias_that_breaks_the_first_online_step_is_reported_on_its_line(conv):
+    result = conv["etrace_target_conv_bias"]
+    (found,) = by_rule(result, *PROBE_RULES)
+    assert (found.rule_id, found.level, found.line) == ("ETL410", Level.ERROR, marked("conv_bias.py", "ETL410"))
+    assert "conv.weight['bias'] has shape (1, 1, 4)" in found.message
+    assert "has shape (4,)" in found.message and "first online training step under d_rtrl raises" in found.message
+    assert "Custom VJP" not in found.message and "output[1]" not in found.message  # the modeller's words
+    assert found.properties["probe"]["parameterShape"] == [1, 1, 4]
+    # one verdict: the compiler's "learns online" is not shown beside a step that raises
+    assert weight_rules(result, "conv.weight") == {"ETL410"}
+    assert found.properties["staticEvidence"][0]["rule"] == "ETL001"
+
+
+def test_the_advised_bias_shape_trains(conv):
+    result = conv["etrace_target_conv_channel_bias"]
+    assert by_rule(result, *PROBE_RULES) == []
+    assert weight_rules(result, "conv.weight") == {"ETL001"}
+
+
+@pytest.fixture(scope="module")
+def zero():
+    return probed(fixture("probe", "zero.py"))
+
+
+def test_a_measured_zero_gradient_beats_the_compilers_relation(zero):
+    result = zero["etrace_target_centered"]
+    (found,) = by_rule(result, *PROBE_RULES)
+    assert (found.rule_id, found.level, found.line) == ("ETL411", Level.WARNING, marked("zero.py", "ETL411"))
+    assert found.message.startswith("fc.weight does not learn online under d_rtrl: measured over 4 steps")
+    assert "although the compiler connects it to a hidden state" in found.message
+    assert found.properties["probe"]["wholeWeight"] is True
+    assert all(leaf["onlineNorm"] == 0 and leaf["bpttNorm"] > 0 for leaf in found.properties["probe"]["leaves"])
+    assert weight_rules(result, "fc.weight") == {"ETL411"}  # no ETL001 "learns online" beside it
+
+
+def test_a_weight_that_learns_keeps_its_relation_and_gets_no_probe_finding(zero):
+    result = zero["etrace_target_leaky"]
+    assert by_rule(result, *PROBE_RULES) == []
+    assert weight_rules(result, "fc.weight") == {"ETL001"}
+
+
+def test_lstm_gates_that_are_counted_twice_at_one_step():
+    # braintrace 0.2.6 and 0.2.8 alike: c is computed from the input and candidate gates and h from
+    # c's new value in the same step; the path through c is counted for c and again for h
+    result = probed(fixture("verify", "scaled.py"))["etrace_target_lstm"]
+    found = by_rule(result, *PROBE_RULES)
+    assert {(f.rule_id, f.properties["weight"]) for f in found} == {("ETL412", "Wi.weight"), ("ETL412", "Wg.weight")}
+    for finding in found:
+        assert "the online gradient of" in finding.message and "is 2.00x BPTT's, same direction" in finding.message
+        assert "an LSTM's c feeding h" in finding.message
+        assert all(leaf["scale"] == pytest.approx(2.0, rel=1e-3) for leaf in finding.properties["probe"]["leaves"])
+    # it still learns, at twice the rate: the relation stays
+    assert "ETL001" in weight_rules(result, "Wi.weight")
+
+
+def test_the_stateless_readout_verdict_follows_the_braintrace_line():
+    result = probed(fixture("..", "..", "examples", "models", "static_readout.py"))["etrace_target_lstm_classifier"]
+    rules = weight_rules(result, "readout")
+    if OLD_LINE:  # 0.2.6 gives a stateless readout no online gradient under every single-step algorithm
+        assert rules == {"ETL411"}
+        (found,) = by_rule(result, "ETL411")
+        assert "readout does not learn online" in found.message
+        assert found.properties["staticEvidence"][0]["rule"] == "ETL003"
+    else:  # 0.2.8 adds its exact same-step gradient
+        assert "ETL411" not in rules and "ETL003" in rules
+
+
+def test_the_probe_is_on_for_ci_outputs_only_and_one_flag_away(tmp_path):
+    shutil.copy(fixture("probe", "conv_bias.py"), tmp_path / "conv_bias.py")
+    target = "conv_bias.py::etrace_target_conv_bias"
+    plain = run_cli(target, "--output-format", "json", "--no-cache", cwd=str(tmp_path))
+    assert [f["rule"] for f in json.loads(plain.stdout)["findings"]] == [], plain.stderr
+    flagged = run_cli(target, "--output-format", "json", "--probe", "--no-cache", cwd=str(tmp_path))
+    assert [f["rule"] for f in json.loads(flagged.stdout)["findings"]] == ["ETL410"], flagged.stderr
+    github = run_cli(target, "--output-format", "github", "--no-cache", cwd=str(tmp_path))
+    assert "::error" in github.stdout and "ETL410" in github.stdout, github.stderr
+    sarif = run_cli(target, "--sarif", "out.sarif", cwd=str(tmp_path))
+    assert sarif.returncode == 1, sarif.stderr
+    results = json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"]
+    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results] == [
+        ("ETL410", marked("conv_bias.py", "ETL410"))]
+    # cached like the rest: a second run serves the probe's result from the cache, without JAX
+    again = run_cli(target, "--sarif", "again.sarif", cwd=str(tmp_path), env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert json.loads((tmp_path / "again.sarif").read_text())["runs"][0]["results"] == results
+    imported = {line.rsplit("|", 1)[-1].strip() for line in again.stderr.splitlines() if "|" in line}
+    assert "etrace_lint.cache" in imported and not any(m.split(".")[0] == "jax" for m in imported)
+    # --no-probe turns the CI default off
+    quiet = run_cli(target, "--sarif", "quiet.sarif", "--no-probe", cwd=str(tmp_path))
+    assert quiet.returncode == 0 and json.loads((tmp_path / "quiet.sarif").read_text())["runs"][0]["results"] == []
+    # and a run without the probe is not served the probe's result
+    off = run_cli(target, "--output-format", "json", cwd=str(tmp_path))
+    assert json.loads(off.stdout)["findings"] == []
+
+
+def test_verify_measured_zero_also_replaces_the_relation():
+    found = discover([fixture("probe", "zero.py") + "::etrace_target_centered"], REPO)
+    (spec,) = found.targets
+    result = lint_target(spec, REPO, EngineSettings(verify=True, verify_algorithms=["d_rtrl"]))
+    assert weight_rules(result, "fc.weight") == {"ETL402"}
+    (finding,) = by_rule(result, "ETL402")
+    assert finding.properties["staticEvidence"][0]["rule"] == "ETL001"
+    assert by_rule(result, *PROBE_RULES) == []  # --verify measures what the probe would, and more
+
+
+@pytest.mark.parametrize("name", ["synapse.py", "conv_bias.py", "zero.py"])
+def test_probe_fixtures_report_exactly_their_marked_lines(name):
+    # a synapse feeding a membrane in the same step doubles the input weight's gradient at one step;
+    # the membrane reading the synapse's old value does not
+    assert_fixture(fixture("probe", name), probe=True)
