@@ -200,6 +200,9 @@ class Rule:
     # for --verify rules: the verdicts of the gradient comparison this rule reports
     # ("wrong", "not-learning", ...; see verify/compare.py)
     verdicts: tuple[str, ...] = ()
+    # ids of rules whose finding about the same weight this rule's finding replaces: one verdict per
+    # weight, the stronger evidence deciding it (a zero eligibility trace over the compiler's relation)
+    supersedes: tuple[str, ...] = ()
     enabled: bool = True  # on by default
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"

@@ -371,3 +371,28 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
     related += (locator.factory_related,)
     finding = Finding(rule.id, rule.level, message, target, primary, related, properties)
     return list(record_findings) + [finding]
+
+
+def one_verdict_per_weight(findings: list[Finding], compilation: bt.Compilation,
+                           left_out: dict[str, int]) -> tuple[list[Finding], dict[str, int]]:
+    """Drop the findings that a stronger finding about the same weight replaces
+    (``Rule.supersedes``), hidden notes included: each is uncounted from ``left_out``."""
+    from .registry import all_rules
+
+    rules = all_rules()
+    replaced = {(old, tuple(f.properties["weightPath"]))
+                for f in findings if f.properties.get("weightPath") is not None
+                for old in getattr(rules.get(f.rule_id), "supersedes", ())}
+    if not replaced:
+        return findings, left_out
+    kept = [f for f in findings
+            if (f.rule_id, tuple(f.properties.get("weightPath") or ())) not in replaced]
+    left_out = dict(left_out)
+    for record in compilation.records:
+        path = getattr(record, "weight_path", None)
+        if not path:
+            continue
+        rule = rule_for_record_kind(bt.record_kind(record), bt.record_level(record))
+        if (rule.id, tuple(path_key(path))) in replaced and left_out.get(rule.id):
+            left_out[rule.id] -= 1
+    return kept, {rule_id: n for rule_id, n in left_out.items() if n}

@@ -33,6 +33,7 @@ from .compiler import (
     record_primitive_name,
     relation_weight_paths,
     state_source_info,
+    step_output_vars,
     traced_jaxpr,
     untraced_states,
     weight_invars,
@@ -40,6 +41,7 @@ from .compiler import (
 from .graph import (
     GroupView,
     RelationView,
+    ZeroDfRelation,
     group_views,
     is_vmap_decomposition,
     online_gradient_error,
@@ -48,4 +50,5 @@ from .graph import (
     step_param_states,
     vmap_decomposition_warnings,
     vmap_warning_primitive,
+    zero_df_relations,
 )

@@ -500,6 +500,13 @@ def traced_jaxpr(minfo: Any) -> Any:
     return minfo.closed_jaxpr
 
 
+def step_output_vars(minfo: Any) -> list:
+    """The vars of the traced step that are the model's return value (the states' new values follow
+    them in the jaxpr's outputs)."""
+    outs = jv.open_jaxpr(minfo.closed_jaxpr).outvars[:minfo.num_var_out]
+    return [v for v in outs if jv.is_var(v)]
+
+
 def relation_weight_paths(graph: Any) -> set[tuple]:
     """ParamState paths the compiler connected to a hidden state (they learn online)."""
     paths = set()
