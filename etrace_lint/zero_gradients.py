@@ -85,6 +85,7 @@ def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
     groups = {g.index: g for g in bt.group_views(context.graph)}
     views = [v for v in bt.relation_views(context.graph) if not v.in_control_flow]
     relations_of = _relation_counts(bt.relation_views(context.graph))
+    same_step = bt.adds_same_step_gradients()
     signal: dict[int, bool] = {}  # per hidden group: its new value reaches the output
     silent_of: dict[tuple, list] = {}
     for view in views:
@@ -94,8 +95,9 @@ def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
                 signal[index] = bool(flow.reached(starts, outputs))
         if any(signal[i] for i in view.group_indices):
             continue
-        # the op's output reaching the output around every new hidden value is a same-step gradient
-        if flow.reached(((TOP, view.y_var),), outputs, avoid=flow.hidden):
+        # the op's output reaching the output around every new hidden value is a same-step gradient,
+        # where braintrace adds one
+        if same_step and flow.reached(((TOP, view.y_var),), outputs, avoid=flow.hidden):
             continue
         for weight in view.weight_paths:
             silent_of.setdefault(weight, []).append(view)
@@ -106,4 +108,35 @@ def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
             continue
         hidden = tuple(dict.fromkeys(p for view in silent for i in view.group_indices for p in groups[i].hidden_paths))
         found.append(UnreadStateUse(weight, sites.get(id(silent[0].y_var)), hidden))
+    return found
+
+
+@dataclass(frozen=True)
+class UntrainedReadout:
+    """A weight with no eligibility trace that reaches the step's output, on a braintrace that adds
+    no same-step gradient to any ParamState: it gets no online gradient."""
+
+    weight: tuple
+    site: jv.EqnSite | None  # the first op that reads it
+
+
+def untrained_readouts(context: AnalysisContext) -> list[UntrainedReadout]:
+    if bt.adds_same_step_gradients():
+        return []
+    outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
+    if not outputs:
+        return []
+    flow = context.flow
+    learning = context.learning_weights
+    reaching_hidden = context.weights_reaching_hidden()
+    readers: dict[tuple, jv.EqnSite] = {}
+    for site in list(flow.etp_sites) + [c.site for c in flow.consumers]:
+        for weight in flow.weights_read_by(site):
+            readers.setdefault(weight, site)
+    found = []
+    for weight, invars in sorted(context.weight_paths.items(), key=lambda item: str(item[0])):
+        if weight in learning or weight in reaching_hidden:
+            continue  # learns through a trace, or another rule says why it does not
+        if flow.reached(tuple((TOP, v) for v in invars), outputs):
+            found.append(UntrainedReadout(weight, readers.get(weight)))
     return found

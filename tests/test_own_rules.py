@@ -243,10 +243,14 @@ def test_a_norm_before_the_op_keeps_the_weight_learning():
     assert fc == {"ETL001"}
 
 
+SAME_STEP = braintrace_adapter.adds_same_step_gradients()  # braintrace 0.2.8: a readout's same-step gradient
+
+
 @pytest.mark.parametrize("factory, expected", [
     ("spikes_before_reset_leaky_readout", "ETL208"),
     ("spikes_after_reset_leaky_readout", "ETL001"),
-    ("spikes_before_reset_stateless_readout", "ETL001"),
+    # the same-step path to a stateless readout trains them on 0.2.8; 0.2.6 adds no same-step gradient
+    ("spikes_before_reset_stateless_readout", "ETL001" if SAME_STEP else "ETL208"),
 ])
 def test_spikes_taken_before_the_reset_silence_the_learning_signal_only_behind_a_stateful_readout(factory, expected):
     findings = _json_findings(f"{BEFORE_RESET}::{factory}", "--show-info")
@@ -256,3 +260,17 @@ def test_spikes_taken_before_the_reset_silence_the_learning_signal_only_behind_a
     if expected == "ETL208":
         (finding, *_) = [f for f in findings if f["rule"] == "ETL208"]
         assert "vjp_method='multi-step'" in finding["message"] and "rnn.V" in finding["message"]
+
+
+def test_a_stateless_readout_is_untrained_exactly_where_braintrace_adds_no_same_step_gradient():
+    example = os.path.join(os.path.dirname(FIXTURES), "..", "examples", "models", "static_readout.py")
+    findings = _json_findings(example, "--show-info")
+    readout = [f for f in findings if f.get("properties", {}).get("weight") == "readout"]
+    rules = {f["rule"] for f in readout}
+    if SAME_STEP:
+        assert "ETL209" not in rules and "ETL003" in rules, rules
+    else:
+        assert "ETL209" in rules and "ETL003" not in rules, rules
+        (finding,) = [f for f in readout if f["rule"] == "ETL209"]
+        assert f"braintrace {braintrace.__version__}" in finding["message"]
+        assert finding["location"]["line"] == line_of(example, "return braintrace.matmul(")

@@ -42,6 +42,7 @@ from .graph import (
     GroupView,
     RelationView,
     ZeroDfRelation,
+    adds_same_step_gradients,
     group_views,
     is_vmap_decomposition,
     online_gradient_error,

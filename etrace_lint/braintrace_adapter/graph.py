@@ -165,3 +165,16 @@ def zero_df_relations(graph: Any) -> list[ZeroDfRelation]:
         cancelled = next((s.cancelled_at for s in sums if s.cancelled_at is not None), None)
         found.append(ZeroDfRelation(paths, relation.y_var, hidden, cancelled))
     return found
+
+
+def adds_same_step_gradients() -> bool:
+    """Whether braintrace's single-step learners give a ParamState the gradient of its same-step
+    path to the output (a readout, an op whose output bypasses every new hidden value).
+
+    braintrace 0.2.8's hidden perturbation lists those parameters (``bypass_param_paths``) and its
+    backward pass returns their gradient; 0.2.6 files every ParamState as an eligibility-trace
+    weight (``split_dict_states_v2``) and its single-step backward pass returns no gradient for
+    any of them, so a weight without a trace gets nothing."""
+    from braintrace._compiler.hidden_pertubation import HiddenPerturbation
+
+    return "bypass_param_paths" in getattr(HiddenPerturbation, "_fields", ())
