@@ -283,3 +283,12 @@ def etrace_target_net():
     assert included.message == "rnn.w.weight learns online: its matmul here drives rnn.h"
     assert included.properties["weight"] == "rnn.w.weight"
     assert included.properties["weightPath"] == ["head", "source", "w", "weight"]
+
+
+def test_a_norm_layers_weight_is_never_told_to_become_the_same_class():
+    """braintrace.nn.LayerNorm *is* brainstate.nn.LayerNorm: no rename to it is advice."""
+    findings, _ = lint_file(fixture("own", "mean_subtracted.py") + "::conv_norm_if")
+    (finding,) = [f for f in findings if f.rule_id == "ETL201"]
+    assert "make norm.weight's layer a" not in finding.message
+    assert "brainstate.nn.LayerNorm" in finding.message and "same class" in finding.message
+    assert "etpLayer" not in finding.properties and finding.fix is None
