@@ -143,6 +143,20 @@ class Locator:
             self._producers = {id(v): site for site in self.sites for v in jv.outvars(site.eqn)}
         return self._producers.get(id(var))
 
+    def weight_behind(self, var: Any, layout: frozenset = frozenset({
+            "transpose", "reshape", "convert_element_type", "broadcast_in_dim", "squeeze", "expand_dims",
+            "copy", "copy_p"})) -> tuple | None:
+        """The ParamState path whose value ``var`` is, through layout-only equations (``w.value.T``)."""
+        for _ in range(16):
+            path = self.weight_path_of_var(var)
+            if path is not None:
+                return path
+            site = self.producer(var)
+            if site is None or jv.primitive_name(site.eqn) not in layout or not jv.invars(site.eqn):
+                return None
+            var = jv.invars(site.eqn)[0]
+        return None
+
     # ------------------------------------------------------------------ lookups
 
     def of_site(self, site: jv.EqnSite, label: str = "") -> Location | None:

@@ -86,6 +86,8 @@ class RecordFacts:
     primitive: str = ""
     op: str = ""  # the primitive as the user wrote it: "a matmul (braintrace.matmul / braintrace.nn.Linear)"
     context: Mapping[str, Any] = field(default_factory=dict)
+    # ParamStates passed to the op in a position it does not train (``braintrace.matmul(w, h)``)
+    misplaced: tuple[str, ...] = ()
     iterations: tuple[int, ...] = ()  # the unrolled scan iterations this weight's op belongs to (1-based)
     iteration_count: int = 0
 

@@ -83,8 +83,8 @@ def test_clean_models_have_no_warning(path):
     untrained = set() if braintrace_adapter.adds_same_step_gradients() else {"ETL208", "ETL209"}
     assert [(f.rule_id, f.line, f.message) for f in findings
             if f.level is not Level.NOTE and f.rule_id not in untrained] == []
-    # the relations are there, as notes
-    assert any(f.rule_id == "ETL001" for f in findings)
+    # the relations are there, as notes (or, on 0.2.6, as the finding that replaces a relation that trains nothing)
+    assert any(f.rule_id == "ETL001" or f.rule_id == "ETL208" and "ETL208" in untrained for f in findings)
 
 
 def test_every_installed_diagnostic_kind_has_exactly_one_rule_at_each_level():
