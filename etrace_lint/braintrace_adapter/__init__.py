@@ -13,11 +13,13 @@ When braintrace changes its private layout between versions, only this package c
 from .compiler import (
     KEPT_WARNINGS,
     Compilation,
+    ConstantHiddenWrite,
     ErrorSubject,
     StateWrite,
     UntracedState,
     compile_model,
     compiled_states,
+    constant_hidden_writes,
     describe_inputs,
     ensure_states,
     exception_subject,
