@@ -143,6 +143,17 @@ class Locator:
             self._producers = {id(v): site for site in self.sites for v in jv.outvars(site.eqn)}
         return self._producers.get(id(var))
 
+    def of_state_use(self, state: Any, label: str = "") -> Location | None:
+        """The user's line of the first equation of the step that reads ``state``."""
+        if self.module_info is None:
+            return None
+        for var in bt.state_invars(self.module_info, state):
+            for site in self.consumers(var):
+                location = self.of_site(site, label)
+                if location is not None:
+                    return location
+        return None
+
     def weight_behind(self, var: Any, layout: frozenset = frozenset({
             "transpose", "reshape", "convert_element_type", "broadcast_in_dim", "squeeze", "expand_dims",
             "copy", "copy_p"})) -> tuple | None:

@@ -80,7 +80,10 @@ def _candidate_locations(record: Any, family: str, context: Mapping, weight_path
     if weight_path:
         yield locator.of_weight(tuple(weight_path), primitive)
     if context.get("state") is not None:
-        yield locator.of_state_object(context["state"])
+        if bt.is_global_random_state(context["state"]):  # created by no model: where the step draws from it
+            yield locator.of_state_use(context["state"])
+        else:
+            yield locator.of_state_object(context["state"])
     hidden_paths = [tuple(p) for p in (*(getattr(record, "hidden_paths", ()) or ()), context.get("hidden_path"))
                     if isinstance(p, (tuple, list))]
     named = _NAMED_PRIMITIVE.search(str(getattr(record, "message", "")))

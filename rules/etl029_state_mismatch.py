@@ -21,10 +21,9 @@ def explain(f):
 
 def _is_global_random_state(state) -> bool:
     """brainstate's process-wide RandomState: nothing a user creates, so nothing to move into __init__."""
-    import brainstate
+    from etrace_lint.braintrace_adapter import is_global_random_state
 
-    default = getattr(brainstate.random, "DEFAULT", None)
-    return state is not None and default is not None and state is default
+    return is_global_random_state(state)
 
 
 RULE = Rule(

@@ -35,6 +35,8 @@ from .compiler import (
     record_primitive_name,
     relation_weight_paths,
     state_source_info,
+    state_invars,
+    is_global_random_state,
     step_output_vars,
     traced_jaxpr,
     untraced_states,

@@ -545,3 +545,17 @@ def constant_hidden_writes(exc: BaseException) -> list[ConstantHiddenWrite]:
             if not jv.is_var(out):
                 found.append(ConstantHiddenWrite(tuple(path), str(getattr(out, "val", out)), id_of.get(tuple(path), 0)))
     return found
+
+
+def state_invars(minfo: Any, state: Any) -> tuple:
+    """The vars through which the traced step reads ``state`` (none when the step does not)."""
+    for st, ins in zip(minfo.compiled_model_states, minfo.state_tree_invars):
+        if st is state:
+            return tuple(v for v in jax.tree.leaves(ins) if jv.is_var(v))
+    return ()
+
+
+def is_global_random_state(state: Any) -> bool:
+    """brainstate's process-wide RandomState (``brainstate.random.DEFAULT``): created by no model."""
+    default = getattr(brainstate.random, "DEFAULT", None)
+    return state is not None and default is not None and state is default
