@@ -415,11 +415,30 @@ def owner_module(model: Any, path: tuple) -> Any:
 
 def etp_layer_for(layer: Any) -> str:
     """``braintrace.nn.Linear`` for a ``brainstate.nn.Linear``: the layer of braintrace.nn with the same
-    name as a plain layer of another library, which does the same through an ETP op."""
+    name as a plain layer of another library, which does the same through an ETP op.
+
+    braintrace.nn re-exports many of brainstate's layers (``braintrace.nn.LayerNorm`` *is*
+    ``brainstate.nn.LayerNorm``): a name found there is a twin only when it is another class, one
+    braintrace defines itself."""
     import braintrace
 
     cls = type(layer)
     if layer is None or cls.__module__.startswith("braintrace"):
         return ""
     twin = getattr(braintrace.nn, cls.__name__, None)
-    return f"braintrace.nn.{cls.__name__}" if isinstance(twin, type) else ""
+    if not isinstance(twin, type) or twin is cls or issubclass(cls, twin):
+        return ""
+    return f"braintrace.nn.{cls.__name__}" if twin.__module__.startswith("braintrace") else ""
+
+
+def library_layer(layer: Any) -> str:
+    """``brainstate.nn.LayerNorm``: how a user imports the class of a layer another library defines
+    (its module up to the first private part), or nothing for a layer of the user's own code."""
+    if layer is None:
+        return ""
+    module = type(layer).__module__
+    if module.split(".")[0] not in ("brainstate", "brainpy", "braintools", "brainscale"):
+        return ""
+    parts = module.split(".")
+    first_private = next((i for i, part in enumerate(parts) if part.startswith("_")), len(parts))
+    return f"{'.'.join(parts[:first_private] or parts[:1])}.{type(layer).__name__}"

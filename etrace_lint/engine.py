@@ -70,7 +70,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     from . import braintrace_adapter as bt
     from .analysis import AnalysisContext
     from .locate import Locator
-    from .rules_compiler import findings_from_error, findings_from_records, is_hidden_note
+    from .rules_compiler import (findings_from_error, findings_from_records, is_hidden_note,
+                                 uncount_superseded_notes)
 
     report = ModelReport()
     hidden_levels = _hidden_note_levels(settings)
@@ -106,7 +107,9 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             with preferred_paths(names):
                 verify_findings, report.verify_rows = verify_model(loaded, context, settings, findings=findings)
             findings.extend(verify_findings)
-    report.findings = sorted(set_unique(one_verdict_per_weight(findings)), key=Finding.sort_key)
+    findings = one_verdict_per_weight(findings)
+    report.notes_left_out = uncount_superseded_notes(findings, compilation, report.notes_left_out)
+    report.findings = sorted(set_unique(findings), key=Finding.sort_key)
     return report
 
 

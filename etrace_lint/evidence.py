@@ -29,15 +29,14 @@ def _weight(finding: Finding) -> tuple | None:
 
 
 def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
-    """``findings`` less those that a measured finding about the same weight overrides."""
+    """``findings`` less those that a stronger finding about the same weight supersedes."""
     rules = all_rules()
     beaten: dict[tuple, set[str]] = {}  # weight -> rule ids overridden for it
     for finding in findings:
         rule = rules.get(finding.rule_id)
         weight = _weight(finding)
-        partial = finding.properties.get("probe", {}).get("wholeWeight") is False
-        if rule is not None and rule.overrides and weight is not None and not partial:
-            beaten.setdefault(weight, set()).update(rule.overrides)
+        if rule is not None and rule.supersedes and weight is not None and is_whole_weight(finding):
+            beaten.setdefault(weight, set()).update(rule.supersedes)
     findings = _folded(findings, rules)
     if not beaten:
         return findings
@@ -52,6 +51,11 @@ def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
     return [_with_evidence(f, dropped.get(_weight(f), []), rules) for f in kept]
 
 
+def is_whole_weight(finding: Finding) -> bool:
+    """False for a probe finding about only some of a weight's leaves: it supersedes nothing."""
+    return finding.properties.get("probe", {}).get("wholeWeight") is not False
+
+
 def _static_verdicts(findings: list[Finding], rules: dict) -> dict[tuple, list[int]]:
     """Weight -> indexes of the static warnings and errors that say why it does not learn."""
     from .findings import Level
@@ -60,7 +64,7 @@ def _static_verdicts(findings: list[Finding], rules: dict) -> dict[tuple, list[i
     for index, finding in enumerate(findings):
         rule = rules.get(finding.rule_id)
         weight = _weight(finding)
-        if (weight is not None and rule is not None and rule.explains_weight and not rule.overrides
+        if (weight is not None and rule is not None and rule.explains_weight and not rule.folds_into_static
                 and not finding.rule_id.startswith("ETL4") and finding.level.rank >= Level.WARNING.rank):
             found.setdefault(weight, []).append(index)
     return found
@@ -89,11 +93,11 @@ def _folded(findings: list[Finding], rules: dict) -> list[Finding]:
 
 def _with_evidence(finding: Finding, dropped: list[Finding], rules: dict) -> Finding:
     rule = rules.get(finding.rule_id)
-    mine = [f for f in dropped if rule is not None and f.rule_id in rule.overrides]
+    mine = [f for f in dropped if rule is not None and f.rule_id in rule.supersedes]
     if not mine:
         return finding
     evidence = [{"rule": f.rule_id, "message": f.message, "line": f.line} for f in mine]
     return replace(finding, properties={**finding.properties, "staticEvidence": evidence})
 
 
-__all__ = ["one_verdict_per_weight"]
+__all__ = ["is_whole_weight", "one_verdict_per_weight"]

@@ -86,6 +86,8 @@ class RecordFacts:
     primitive: str = ""
     op: str = ""  # the primitive as the user wrote it: "a matmul (braintrace.matmul / braintrace.nn.Linear)"
     context: Mapping[str, Any] = field(default_factory=dict)
+    # ParamStates passed to the op in a position it does not train (``braintrace.matmul(w, h)``)
+    misplaced: tuple[str, ...] = ()
     iterations: tuple[int, ...] = ()  # the unrolled scan iterations this weight's op belongs to (1-based)
     iteration_count: int = 0
 
@@ -219,9 +221,10 @@ class Rule:
     # for --verify rules: the verdicts of the gradient comparison this rule reports
     # ("wrong", "not-learning", ...; see verify/compare.py)
     verdicts: tuple[str, ...] = ()
-    # rules whose findings about the same weight this rule's finding replaces: measured evidence
-    # beats static evidence (a measured zero gradient beats the compiler's "learns online")
-    overrides: tuple[str, ...] = ()
+    # ids of rules whose findings about the same weight this rule's finding replaces: one verdict per
+    # weight, the stronger evidence deciding it (a zero eligibility trace over the compiler's relation,
+    # a measured zero gradient over either)
+    supersedes: tuple[str, ...] = ()
     # a measured finding that only confirms a static warning or error about the same weight (one whose
     # rule explains the weight, such as ETL005 or ETL201) is folded into that finding as its
     # ``measured`` property, so the weight keeps one finding, with the static rule's advice

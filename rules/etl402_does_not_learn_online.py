@@ -17,5 +17,5 @@ RULE = Rule(
     opt_in_flag="--verify",
     explain=explain,
     verdicts=("not-learning",),
-    overrides=("ETL001", "ETL003"),
+    supersedes=("ETL001", "ETL003"),
 )

@@ -20,5 +20,5 @@ RULE = Rule(
     tags=("probe", "gradient", "error"),
     opt_in_flag="--probe",
     explain=explain,
-    overrides=("ETL001", "ETL003"),
+    supersedes=("ETL001", "ETL003"),
 )

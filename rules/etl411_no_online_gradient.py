@@ -16,6 +16,6 @@ RULE = Rule(
     tags=("probe", "gradient", "learning"),
     opt_in_flag="--probe",
     explain=explain,
-    overrides=("ETL001", "ETL003"),
+    supersedes=("ETL001", "ETL003"),
     folds_into_static=True,
 )

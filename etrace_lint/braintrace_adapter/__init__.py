@@ -13,11 +13,13 @@ When braintrace changes its private layout between versions, only this package c
 from .compiler import (
     KEPT_WARNINGS,
     Compilation,
+    ConstantHiddenWrite,
     ErrorSubject,
     StateWrite,
     UntracedState,
     compile_model,
     compiled_states,
+    constant_hidden_writes,
     describe_inputs,
     ensure_states,
     exception_subject,
@@ -33,6 +35,9 @@ from .compiler import (
     record_primitive_name,
     relation_weight_paths,
     state_source_info,
+    state_invars,
+    is_global_random_state,
+    step_output_vars,
     traced_jaxpr,
     untraced_states,
     weight_invars,
@@ -40,6 +45,8 @@ from .compiler import (
 from .graph import (
     GroupView,
     RelationView,
+    ZeroDfRelation,
+    adds_same_step_gradients,
     algorithm_class,
     group_views,
     is_vmap_decomposition,
@@ -49,4 +56,5 @@ from .graph import (
     step_param_states,
     vmap_decomposition_warnings,
     vmap_warning_primitive,
+    zero_df_relations,
 )
