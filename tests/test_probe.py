@@ -145,8 +145,10 @@ def test_verify_measured_zero_also_replaces_the_relation():
     found = discover([fixture("probe", "zero.py") + "::etrace_target_centered"], REPO)
     (spec,) = found.targets
     result = lint_target(spec, REPO, EngineSettings(verify=True, verify_algorithms=["d_rtrl"]))
-    assert weight_rules(result, "fc.weight") == {"ETL402"}
+    # --verify's measured zero stands beside the static verdict that explains it, and names it
+    assert weight_rules(result, "fc.weight") == {"ETL207", "ETL402"}
     (finding,) = by_rule(result, "ETL402")
+    assert "(see ETL207" in finding.message
     assert finding.properties["staticEvidence"][0]["rule"] == "ETL001"
     assert by_rule(result, *PROBE_RULES) == []  # --verify measures what the probe would, and more
 
