@@ -97,7 +97,7 @@ def _run(settings: Settings, argv: list[str], pool, buffer) -> int:
     _log(settings, f"{discovery.files_seen} files, {len(specs)} targets; cache: "
                    f"{cache.directory if cache is not None else 'off'}")
     if settings.list_targets:
-        write_target_list(specs, info, settings)
+        write_target_list(specs, info, settings, rename=buffer.rename if buffer is not None else None)
         return EXIT_OK
     discovery_errors = list(discovery.tool_errors)
     if settings.shard:
@@ -242,10 +242,11 @@ def _shard(specs: list, settings: Settings, cache) -> tuple[list, dict]:
     return mine, shard_record(specs, mine, settings.root, shard, settings)
 
 
-def write_target_list(specs: list, info: RunInfo, settings: Settings) -> None:
-    """``--list-targets``: what a run would import and call, found without importing anything."""
-    rows = [{"path": info.relpath(spec.path), "line": spec.line, "factory": spec.factory,
-             "name": spec.display_name} for spec in specs]
+def write_target_list(specs: list, info: RunInfo, settings: Settings, rename=None) -> None:
+    """``--list-targets``: what a run would import and call, found without importing anything;
+    ``rename``: how a buffer read from stdin names its temporary file."""
+    rows = [{"path": info.relpath(rename(spec.path) if rename else spec.path), "line": spec.line,
+             "factory": spec.factory, "name": spec.display_name} for spec in specs]
     with ExitStack() as stack:
         stream = stack.enter_context(open(settings.output_file, "w", encoding="utf-8")) \
             if settings.output_file else sys.stdout

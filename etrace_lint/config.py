@@ -268,6 +268,11 @@ def load_settings(start: str, explicit: str | None = None) -> Settings:
     reader = _Reader(_display(path))
     base = os.path.dirname(path)
     _apply_table(settings, table, reader, base)
+    # a rule the file selects by its id runs wherever the file is read (the language server too);
+    # the command line repeats this after its flags
+    for name, selector in selected_opt_in_rules(settings)[0].items():
+        setattr(settings, name, True)
+        settings.origins[name] = f"{reader.display} (selecting {selector})"
     return settings
 
 

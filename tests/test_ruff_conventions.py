@@ -86,6 +86,8 @@ def test_a_buffer_on_stdin_is_linted_as_the_file_it_names(project):
     assert [(f["rule"], f["location"]["path"], f["location"]["line"]) for f in document["findings"]] == [
         ("ETL201", "models/net.py", 16)]
     assert sorted(os.listdir(project / "models")) == ["helper.py", "net.py"]  # nothing left behind
+    listed = _piped(project, NET, "-", "--stdin-filename", "models/net.py", "--list-targets")
+    assert listed.stdout == "models/net.py:20: etrace_target_leaky\n"
     dash = _piped(project, "def etrace_target_x():\n    import nothing_here\n", "-", "--output-format", "json")
     assert dash.returncode == 2
     assert [e["location"]["path"] for e in json.loads(dash.stdout)["toolErrors"]] == ["-"]
