@@ -24,8 +24,8 @@ What the fingerprint covers, with no list of libraries or names:
 - the values inside two settings objects whose names stay bound to the same
   object when they change: JAX's configuration and ``brainstate.environ``.
 
-Taking one costs about ten milliseconds (some hundred thousand bindings
-gathered and compared by identity), once per target.
+Taking and comparing one costs a few milliseconds (some hundred thousand
+bindings gathered and compared by identity in C), once per target.
 """
 
 from __future__ import annotations
@@ -37,77 +37,84 @@ import threading
 import types
 import warnings
 from dataclasses import dataclass
-from operator import is_, itemgetter
+from itertools import chain
+from operator import call, is_, itemgetter
 
 _SKIPPED_MODULES = ("__main__",)
 
 
 @dataclass(frozen=True, eq=False)
 class Fingerprint:
-    namespaces: tuple  # the bound objects, per namespace, in the order of ``Namespaces.spaces``
+    bound: tuple | None  # the object of every compared name, in the order of ``Namespaces``; None: one is gone
     process: tuple  # (name, value) pairs
 
     def differences(self, other: "Fingerprint", names: "Namespaces") -> list[str]:
         """What changed from ``self`` to ``other``, in words (a few at most)."""
         found = [name for (name, a), (_, b) in zip(self.process, other.process) if a != b]
-        for index, (a, b) in enumerate(zip(self.namespaces, other.namespaces)):
-            if not _same(a, b):
-                found.append(names.describe(index, a, b))
-                if len(found) >= 5:
-                    break
+        a, b = self.bound, other.bound
+        # identity, name by name, in C: ``id()`` is an audited call, and ``==`` would run the objects' code
+        if a is None or b is None or len(a) != len(b) or not all(map(is_, a, b)):
+            found.extend(names.describe(a, b))
         return found
 
 
-def _same(a, b) -> bool:
-    # identity, element by element: ``id()`` is an audited call, and ``==`` would run the objects' code
-    return a is b or (a is not None and b is not None and len(a) == len(b) and all(map(is_, a, b)))
-
-
 class Namespaces:
-    """The module and class namespaces a worker had before its first target, and the names in each."""
+    """The module and class namespaces a worker had before its first target, and the names in each
+    that hold code. Gathering their objects is one pass in C (itemgetters mapped over the live
+    namespaces), so that a check costs milliseconds."""
 
     def __init__(self):
-        self.spaces: list[tuple[str, object, tuple[str, ...], itemgetter]] = []
+        self.spaces: list[tuple[str, tuple[str, ...]]] = []
+        self._getters: list[itemgetter] = []
+        self._namespaces: list = []
         for name, module in list(sys.modules.items()):
             namespace = getattr(module, "__dict__", None)
             if name in _SKIPPED_MODULES or not isinstance(namespace, dict):
                 continue
-            self._add(name, module, namespace)
+            self._add(name, namespace)
             for attribute, value in list(namespace.items()):
                 if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                    self._add(f"{name}.{attribute}", value, vars(value))
+                    self._add(f"{name}.{attribute}", vars(value))  # a live view of the class's namespace
 
-    def _add(self, label: str, owner: object, namespace) -> None:
-        keys = tuple(k for k, v in namespace.items() if isinstance(k, str) and _behaviour(v))
+    def _add(self, label: str, namespace) -> None:
+        keys = tuple(k for k, v in list(namespace.items()) if isinstance(k, str) and _behaviour(v))
         if keys:
-            # a single key makes itemgetter return the value itself, not a tuple
-            self.spaces.append((label, owner, keys, itemgetter(*keys) if len(keys) > 1 else _one(keys[0])))
+            self.spaces.append((label, keys))
+            # one key would make itemgetter return the value itself, not a tuple
+            self._getters.append(itemgetter(*keys) if len(keys) > 1 else itemgetter(keys[0], keys[0]))
+            self._namespaces.append(namespace)
 
-    def bound(self) -> tuple:
-        out = []
-        for _, owner, _, get in self.spaces:
-            try:
-                out.append(get(vars(owner)))
-            except KeyError:
-                out.append(None)  # a name was deleted
-        return tuple(out)
+    def bound(self) -> tuple | None:
+        try:
+            return tuple(chain.from_iterable(map(call, self._getters, self._namespaces)))
+        except KeyError:
+            return None  # a name was deleted
 
-    def describe(self, index: int, before, after) -> str:
-        label, _, keys, _ = self.spaces[index]
-        if after is None or before is None:
-            return f"a name of {label} was deleted"
-        changed = [key for key, a, b in zip(keys, before, after) if a is not b]
-        return f"{label}.{changed[0]} was replaced" if changed else f"{label} changed"
+    def describe(self, before: tuple | None, after: tuple | None) -> list[str]:
+        """The first few names whose objects differ (the slow path, once a difference is known)."""
+        found = []
+        offset = 0
+        for (label, keys), get, namespace in zip(self.spaces, self._getters, self._namespaces):
+            width = max(2, len(keys)) if len(keys) == 1 else len(keys)
+            if after is None:
+                missing = [key for key in keys if key not in namespace]
+                if missing:
+                    found.append(f"{label}.{missing[0]} was deleted")
+            elif before is not None:
+                old, new = before[offset:offset + width], after[offset:offset + width]
+                changed = [key for key, x, y in zip(keys, old, new) if x is not y]
+                if changed:
+                    found.append(f"{label}.{changed[0]} was replaced")
+            offset += width
+            if len(found) >= 5:
+                break
+        return found or ["a library namespace changed"]
 
 
 def _behaviour(value) -> bool:
     """Code a target could swap for its own: functions, classes, modules, descriptors. Plain data that
     a library rebinds as it runs (a lazily filled ``None``, a flag, a cache) is not compared."""
     return callable(value) or isinstance(value, (types.ModuleType, property, staticmethod, classmethod))
-
-
-def _one(key: str):
-    return lambda namespace: (namespace[key],)
 
 
 def _descriptor(fd: int):

@@ -152,21 +152,33 @@ def _ignored(path: str, skip: tuple[str, ...]) -> bool:
     return not stat.S_ISREG(mode) or is_installed(path)
 
 
+# where each module in this process was placed, by name, with the module object (a module imported
+# again under the same name is placed again): most of a worker's modules are placed once
+_PLACED_MODULES: dict[str, tuple[object, tuple[str, str] | str | None]] = {}
+
+
+def _place_module(name: str, module) -> tuple[str, str] | str | None:
+    if module is None or name.startswith((_OWN_PACKAGE + ".", "__editable__")) or name == _OWN_PACKAGE:
+        return None
+    file = _module_file(module)
+    return _placed(file) if file else None
+
+
 def collect(opened: set[str], skip: tuple[str, ...] = ()) -> Reads:
     """Every module in this process and the files in ``opened``, placed as the module docstring says.
     ``skip``: folders whose files are the tool's own (the compilation cache)."""
     files: set[str] = set()
     distributions: dict[str, str] = {}
     for name, module in list(sys.modules.items()):
-        if module is None or name.startswith((_OWN_PACKAGE + ".", "__editable__")) or name == _OWN_PACKAGE:
-            continue
-        file = _module_file(module)
-        if not file:
-            continue
-        placed = _placed(file)
+        known = _PLACED_MODULES.get(name)
+        if known is not None and known[0] is module:
+            placed = known[1]
+        else:
+            placed = _place_module(name, module)
+            _PLACED_MODULES[name] = (module, placed)
         if isinstance(placed, tuple):
             distributions[placed[0]] = placed[1]
-        elif placed is not None and os.path.exists(placed):
+        elif placed is not None and placed not in files and os.path.exists(placed):
             files.add(placed)
     skip = skip + (_OWN_FOLDER,)
     files.update(path for path in opened if not _ignored(path, skip))
