@@ -115,8 +115,13 @@ class AnalysisContext:
 
     @functools.cached_property
     def compiler_warned(self) -> bool:
-        """Whether the compiler emitted a warning or error record (it then explains itself)."""
-        return any(bt.record_level(r) in ("warning", "error") for r in self.compilation.records)
+        """Whether a compiler record is reported at warning or error level: it then explains why a
+        weight does not learn (a record braintrace grades a warning that is a note of ours, such as a
+        readout reaching no hidden state, explains nothing of the kind)."""
+        from .findings import Level
+
+        return any(rule_for_record_kind(bt.record_kind(r), bt.record_level(r)).level.rank >= Level.WARNING.rank
+                   for r in self.compilation.records)
 
     def online_gradient_error(self) -> BaseException | None:
         """What building one online (D-RTRL) gradient step of the model raises, if anything."""
