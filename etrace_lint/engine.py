@@ -93,8 +93,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             if compilation.graph is not None:
                 context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings)
                 findings.extend(findings_from_checks(context, loaded.name))
-                findings, report.notes_left_out = one_verdict_per_weight(findings, compilation,
-                                                                         report.notes_left_out)
+                findings, report.notes_left_out = one_verdict_per_weight(
+                    findings, compilation, report.notes_left_out, context.fully_connected_weights)
         if compilation.graph is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
             from .verify import verify_model

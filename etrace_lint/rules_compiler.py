@@ -285,6 +285,8 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
     merge_inputs: dict[int, tuple] = {}
     graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
     readouts = _weights_reaching_no_state(compilation.records)
+    if readouts and compilation.graph is not None:  # a probe pass's record the final graph contradicts
+        readouts -= bt.relation_weight_paths(compilation.graph)
     for record, subject in zip(compilation.records, subjects):
         kind = _kind_in_context(record, readouts)
         record_level = bt.record_level(record)
@@ -392,16 +394,26 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
     return list(record_findings) + [finding]
 
 
-def one_verdict_per_weight(findings: list[Finding], compilation: bt.Compilation,
-                           left_out: dict[str, int]) -> tuple[list[Finding], dict[str, int]]:
+# records about a weight that a relation of the final graph contradicts
+_CONTRADICTED_BY_A_RELATION = (_NON_TEMPORAL, _WEIGHT_TO_WEIGHT)
+
+
+def one_verdict_per_weight(findings: list[Finding], compilation: bt.Compilation, left_out: dict[str, int],
+                           fully_connected: frozenset = frozenset()) -> tuple[list[Finding], dict[str, int]]:
     """Drop the findings that a stronger finding about the same weight replaces
-    (``Rule.supersedes``), hidden notes included: each is uncounted from ``left_out``."""
+    (``Rule.supersedes``), and the records about a weight every op of which the final graph connects
+    (``fully_connected``) that say otherwise; hidden notes included: each is uncounted from ``left_out``."""
     from .registry import all_rules
 
     rules = all_rules()
     replaced = {(old, tuple(f.properties["weightPath"]))
                 for f in findings if f.properties.get("weightPath") is not None
                 for old in getattr(rules.get(f.rule_id), "supersedes", ())}
+    # braintrace's final graph connects these weights: a record of an earlier pass over the same step
+    # (brainstate.nn.Map traces it once per probe) that calls one excluded, or not reaching a hidden
+    # state, is contradicted by the compiler's own report
+    contradicted = {rule_for_record_kind(kind).id for kind in _CONTRADICTED_BY_A_RELATION}
+    replaced |= {(rule_id, tuple(path_key(w))) for w in fully_connected for rule_id in contradicted}
     if not replaced:
         return findings, left_out
     kept = [f for f in findings
