@@ -70,8 +70,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     from . import braintrace_adapter as bt
     from .analysis import AnalysisContext
     from .locate import Locator
-    from .rules_compiler import (findings_from_error, findings_from_records, is_hidden_note,
-                                 uncount_superseded_notes)
+    from .rules_compiler import (drop_contradicted_records, findings_from_error, findings_from_records,
+                                 is_hidden_note, uncount_superseded_notes)
 
     report = ModelReport()
     hidden_levels = _hidden_note_levels(settings)
@@ -95,6 +95,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             if compilation.graph is not None:
                 context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings)
                 findings.extend(findings_from_checks(context, loaded.name))
+                findings, report.notes_left_out = drop_contradicted_records(
+                    findings, compilation, report.notes_left_out, context.fully_connected_weights)
         if compilation.graph is not None and settings.probe and not settings.verify:
             # --verify measures all the probe does and more; the probe runs jitted code: collector on
             from .probe import probe_model

@@ -285,6 +285,8 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
     merge_inputs: dict[int, tuple] = {}
     graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
     readouts = _weights_reaching_no_state(compilation.records)
+    if readouts and compilation.graph is not None:  # a probe pass's record the final graph contradicts
+        readouts -= bt.relation_weight_paths(compilation.graph)
     for record, subject in zip(compilation.records, subjects):
         kind = _kind_in_context(record, readouts)
         record_level = bt.record_level(record)
@@ -392,18 +394,47 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
     return list(record_findings) + [finding]
 
 
+# records about a weight that a relation of the final graph contradicts
+_CONTRADICTED_BY_A_RELATION = (_NON_TEMPORAL, _WEIGHT_TO_WEIGHT)
+
+
+def drop_contradicted_records(findings: list[Finding], compilation: bt.Compilation, left_out: dict[str, int],
+                              fully_connected: frozenset) -> tuple[list[Finding], dict[str, int]]:
+    """Drop the records about a weight every op of which the final graph connects
+    (``fully_connected``) that say otherwise, hidden notes included (uncounted from ``left_out``).
+
+    braintrace's final graph connects these weights: a record of an earlier pass over the same step
+    (brainstate.nn.Map traces it once per probe) that calls one excluded, or not reaching a hidden
+    state, is contradicted by the compiler's own report."""
+    contradicted = {rule_for_record_kind(kind).id for kind in _CONTRADICTED_BY_A_RELATION}
+    replaced = {(rule_id, _weight_key(path_key(w))) for w in fully_connected for rule_id in contradicted}
+    if not replaced:
+        return findings, left_out
+    kept = [f for f in findings if (f.rule_id, _weight_key(f.properties.get("weightPath") or ())) not in replaced]
+    return kept, _uncounted(compilation, replaced, left_out)
+
+
 def uncount_superseded_notes(findings: list[Finding], compilation: bt.Compilation,
                              left_out: dict[str, int]) -> dict[str, int]:
     """``left_out`` less the hidden notes that a finding about the same weight supersedes
-    (``Rule.supersedes``): a superseded note is neither shown nor counted."""
+    (``Rule.supersedes``, static or measured): a superseded note is neither shown nor counted."""
     from .evidence import is_whole_weight
     from .registry import all_rules
 
     rules = all_rules()
-    replaced = {(old, tuple(map(str, f.properties["weightPath"])))
+    replaced = {(old, _weight_key(f.properties["weightPath"]))
                 for f in findings if f.properties.get("weightPath") is not None and is_whole_weight(f)
                 for old in getattr(rules.get(f.rule_id), "supersedes", ())}
-    if not replaced or not left_out:
+    return _uncounted(compilation, replaced, left_out) if replaced else left_out
+
+
+def _weight_key(path) -> tuple[str, ...]:
+    return tuple(map(str, path))
+
+
+def _uncounted(compilation: bt.Compilation, replaced: set, left_out: dict[str, int]) -> dict[str, int]:
+    """``left_out`` less one for each hidden record whose (rule, weight) is in ``replaced``."""
+    if not left_out:
         return left_out
     left_out = dict(left_out)
     for record in compilation.records:
@@ -411,6 +442,6 @@ def uncount_superseded_notes(findings: list[Finding], compilation: bt.Compilatio
         if not path:
             continue
         rule = rule_for_record_kind(bt.record_kind(record), bt.record_level(record))
-        if (rule.id, tuple(map(str, path_key(path)))) in replaced and left_out.get(rule.id):
+        if (rule.id, _weight_key(path_key(path))) in replaced and left_out.get(rule.id):
             left_out[rule.id] -= 1
     return {rule_id: n for rule_id, n in left_out.items() if n}

@@ -285,3 +285,14 @@ def test_sparse_n_without_recurrent_mixing_is_an_invalid_option_pair_not_a_trace
     assert [f["rule"] for f in errors] == ["ETL111"], errors
     assert "include_recurrent_mixing" in errors[0]["message"] and "sparse_n=2" in errors[0]["message"]
     assert result.returncode == 1
+
+
+def test_a_weight_the_final_graph_connects_gets_one_verdict_under_map():
+    """brainstate.nn.Map's probe passes emit records the compiler's final relations contradict."""
+    findings, _ = linted(fixture("compiler", "map_batched.py"))
+    by_weight: dict = {}
+    for finding in findings:
+        by_weight.setdefault(finding.properties.get("weight"), set()).add(finding.rule_id)
+    assert by_weight["cell.module.Wh.weight"] == {"ETL001"}, by_weight
+    assert by_weight["cell.module.Wz.weight"] == {"ETL001"}, by_weight
+    assert by_weight["cell.module.Wr.weight"] == {"ETL005"}, by_weight

@@ -274,3 +274,18 @@ def test_a_stateless_readout_is_untrained_exactly_where_braintrace_adds_no_same_
         (finding,) = [f for f in readout if f["rule"] == "ETL209"]
         assert f"braintrace {braintrace.__version__}" in finding["message"]
         assert finding["location"]["line"] == line_of(example, "return braintrace.matmul(")
+
+
+def test_a_model_braintrace_compile_refuses_does_not_pass():
+    path = os.path.join(FIXTURES, "own", "no_hidden_state.py")
+    result = run_cli(path + "::etrace_target_short_term_recurrence", "--no-cache", "-j", "1")
+    assert result.returncode == 1, result.stdout
+    (line,) = [l for l in result.stdout.splitlines() if " ETL204 " in l]
+    assert "braintrace.compile refuses it" in line and "h (ShortTermState)" in line
+    assert "make it brainstate.HiddenState" in line
+
+
+def test_a_readout_note_never_calls_a_weight_feeding_a_short_term_state_exact():
+    findings, _ = lint_file(os.path.join(FIXTURES, "own", "no_hidden_state.py") + "::etrace_target_short_term_recurrence")
+    for finding in findings:
+        assert "which is exact for a readout" not in finding.message, finding.message

@@ -13,13 +13,11 @@ When braintrace changes its private layout between versions, only this package c
 from .compiler import (
     KEPT_WARNINGS,
     Compilation,
-    ConstantHiddenWrite,
     ErrorSubject,
     StateWrite,
     UntracedState,
     compile_model,
     compiled_states,
-    constant_hidden_writes,
     describe_inputs,
     ensure_states,
     exception_subject,
@@ -35,12 +33,16 @@ from .compiler import (
     record_primitive_name,
     relation_weight_paths,
     state_source_info,
-    state_invars,
-    is_global_random_state,
-    step_output_vars,
     traced_jaxpr,
     untraced_states,
     weight_invars,
+)
+from .step_states import (
+    ConstantHiddenWrite,
+    constant_hidden_writes,
+    is_global_random_state,
+    state_invars,
+    step_output_vars,
 )
 from .graph import (
     GroupView,
