@@ -430,13 +430,13 @@ class Harness:
 
 
 def _broadcasts(old: list, new: list) -> bool:
-    """Whether every leaf of shape ``old`` broadcasts to its leaf of shape ``new``."""
+    """Whether every leaf of shape ``old`` is an initial value the first step only broadcasts: a scalar, or
+    the same axes with 1 where the step puts more. A state that gains a leading axis is laid out wrongly
+    (a batch axis the model does not have), not broadcast."""
     if len(old) != len(new):
         return False
-    try:
-        return all(np.broadcast_shapes(a, b) == tuple(b) for a, b in zip(old, new))
-    except ValueError:
-        return False
+    return all(len(a) == 0 or (len(a) == len(b) and all(x in (1, y) for x, y in zip(a, b)))
+               for a, b in zip(old, new))
 
 
 def _broadcast(value: Any, shape: tuple) -> Any:
