@@ -27,8 +27,8 @@ sys.path.insert(0, HERE)
 THRESHOLD = 0.5
 
 
-def measure(spec, root: str, settings) -> tuple[float, float, str] | None:
-    """(compile seconds, probe seconds, what the probe found) of one target; None when it does not load."""
+def measure(spec, root: str, settings) -> tuple[float, float, str] | str:
+    """(compile seconds, probe seconds, what the probe found) of one target; why, when it does not load."""
     from etrace_lint import braintrace_adapter as bt
     from etrace_lint.analysis import AnalysisContext
     from etrace_lint.environ import environ_context
@@ -40,8 +40,8 @@ def measure(spec, root: str, settings) -> tuple[float, float, str] | None:
     with target_state():
         try:
             loaded = load_target(spec, root, environ=settings.environ)
-        except TargetLoadError:
-            return None
+        except TargetLoadError as exc:
+            return str(exc)
         options = {**settings.compile_options, **loaded.compile_options}
         with environ_context(loaded.environ):
             start = time.perf_counter()
@@ -87,12 +87,13 @@ def main(argv=None) -> int:
         total_compile = total_probe = 0.0
         for spec in specs:
             measured = measure(spec, root, settings)
-            if measured is None:
+            name = f"{os.path.relpath(spec.path, root)}::{spec.factory}"
+            if isinstance(measured, str):
+                print(f"{name[-44:]:<44} not measured: {measured[:120]}")
                 continue
             compiled, probed, found = measured
             total_compile += compiled
             total_probe += probed
-            name = f"{os.path.relpath(spec.path, root)}::{spec.factory}"
             print(f"{name[-44:]:<44} {compiled:>7.2f}s {probed:>7.2f}s {probed / compiled:>5.1f}x  {found}")
         ratio = total_probe / total_compile if total_compile else float("nan")
         print(f"{'total':<44} {total_compile:>7.2f}s {total_probe:>7.2f}s {ratio:>5.1f}x")

@@ -12,7 +12,8 @@ RULE = Rule(
     id="ETL411",
     name="no-online-gradient",
     level=Level.WARNING,
-    summary="Probe: a weight's measured online gradient is zero (up to float32 rounding) while its BPTT gradient is not",
+    summary=("Probe: a weight's measured online gradient is zero (up to float32 rounding) while its BPTT "
+             "gradient is not"),
     tags=("probe", "gradient", "learning"),
     opt_in_flag="--probe",
     explain=explain,

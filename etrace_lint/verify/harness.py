@@ -232,8 +232,9 @@ class Harness:
         raise LayoutError(failures, self.layouts, self.leading)
 
     def _bptt_with_signal(self, lengths: list[int]) -> dict[int, "GradientRun"]:
-        """BPTT on inputs scaled up (x1, x4, x16, x64) until it moves every weight at every length: a spiking network that
-        does not spike within the sequence has an all-zero gradient, against which nothing can be compared.
+        """BPTT on inputs scaled up (x1, x4, x16, x64) until it moves every weight at every length: a spiking
+        network that does not spike within the sequence has an all-zero gradient, against which nothing can be
+        compared.
         The scale that moves the most weights is kept; inputs the target gives itself are used as they are."""
         best = None
         for scale in (1.0,) if self.settings.inputs is not None else INPUT_SCALES:
@@ -381,8 +382,9 @@ class Harness:
                 learner.compile_graph(*x0)
                 return learner
         except Exception as exc:  # the learner is the model's problem, reported as not run
-            raise HarnessError(f"building the {algorithm} learner (braintrace.{getattr(algorithm_class, '__name__', 'compile')}) "
-                               f"raised {describe(exc)}") from None
+            built_by = getattr(algorithm_class, "__name__", "compile")
+            raise HarnessError(f"building the {algorithm} learner (braintrace.{built_by}) raised "
+                               f"{describe(exc)}") from None
 
     def online(self, learner: Any, lengths: list[int]) -> dict[int, GradientRun]:
         """The online gradient over each prefix length: one jitted step of the learner, compiled once and
@@ -428,13 +430,13 @@ class Harness:
 
 
 def _broadcasts(old: list, new: list) -> bool:
-    """Whether every leaf of shape ``old`` broadcasts to its leaf of shape ``new``."""
+    """Whether every leaf of shape ``old`` is an initial value the first step only broadcasts: a scalar, or
+    the same axes with 1 where the step puts more. A state that gains a leading axis is laid out wrongly
+    (a batch axis the model does not have), not broadcast."""
     if len(old) != len(new):
         return False
-    try:
-        return all(np.broadcast_shapes(a, b) == tuple(b) for a, b in zip(old, new))
-    except ValueError:
-        return False
+    return all(len(a) == 0 or (len(a) == len(b) and all(x in (1, y) for x, y in zip(a, b)))
+               for a, b in zip(old, new))
 
 
 def _broadcast(value: Any, shape: tuple) -> Any:
