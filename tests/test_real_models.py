@@ -14,7 +14,10 @@ notes are printed) and once more with ``--verify``; for each run:
   an error naming it, and one whose online gradient is not zero gets no
   finding saying it gets none;
 - a model whose learner cannot be built or whose online step raises gets an
-  error (a finding or a tool error);
+  error (a finding or a tool error), and one braintrace.compile refuses gets
+  a warning or an error;
+- a weight ETL003 says learns exactly from same-step gradients has the online
+  gradient BPTT has;
 - no weight gets two verdicts ("learns online" and "reaches no hidden state",
   or "learns" and "gets no online gradient").
 
@@ -47,6 +50,7 @@ CLAIMS = ("ETL001", "ETL003")  # "learns online" and "learns from same-step grad
 DENIALS = ("ETL002", "ETL004", "ETL005", "ETL012", "ETL015", "ETL016", "ETL022", "ETL030", "ETL201", "ETL203",
            "ETL206", "ETL402")
 OLD = braintrace.__version__.startswith("0.2.6")
+EXACT = 1e-4  # the relative error an online gradient said to be exact may show in float32
 
 
 # The mechanisms behind the disagreements that remain (read in braintrace's source, measured by the referee).
@@ -62,14 +66,21 @@ MEAN_SUBTRACTED = (
 CONV_BIAS = (
     "braintrace.nn.Conv2d's (1, 1, C) bias: the conv ETP primitive's custom VJP returns a (C,) cotangent for it "
     "and the first online gradient step raises, while the compiler accepts the graph and no error is reported")
-NO_HIDDEN_STATE = (
+NO_HIDDEN_STATE_026 = (
     "the model has no HiddenState (its recurrence is kept in a ShortTermState, or it has no state): braintrace "
-    "follows HiddenState only, so no weight has a trace and braintrace.compile refuses the model; every weight's "
-    "online gradient is zero, yet ETL003 says each learns from same-step gradients")
+    "follows HiddenState only, so no weight has a trace, and on 0.2.6 every weight's online gradient is exactly "
+    "zero, yet ETL003 says each learns from same-step gradients")
+COMPILE_REFUSES = (
+    "braintrace.compile refuses a model without a HiddenState (CompilationError: no trainable weight is routed "
+    "through an ETP op to a hidden state), and the default run does not warn: the weights get ETL003 notes only")
+SHORT_TERM_NOT_EXACT = (
+    "on braintrace 0.2.8 a recurrence kept in a ShortTermState is differentiated within the step only: w_ih and "
+    "w_hh get a same-step gradient that ignores every earlier step (relative error about 0.6 to BPTT), yet "
+    "ETL003 calls it exact")
 MAP_STATE_NAMES = (
     "under brainstate.nn.Map the hidden state is Map's dict_vmap_states[0][0]: the compiler's relation reaches "
-    "it (ETL001) while the linter's own walk does not find it as the layer's state and also says the weight "
-    "reaches no hidden state (ETL003)")
+    "it (ETL001) while the linter's own walk does not find it as the layer's state and also says Wh and Wz reach "
+    "no hidden state and learn exactly from same-step gradients (ETL003), which they do not")
 VERIFY_SECOND_VERDICT = (
     "--verify adds ETL402 'does not learn online' next to the compiler's ETL001/ETL003 for the same weight "
     "instead of replacing it")
@@ -88,12 +99,17 @@ def _known() -> dict[tuple[str, str], str]:
             for run in runs:
                 reasons.setdefault((target, run), []).append(reason)
 
+    no_hidden = ("short-term-state-rnn", "stateless-mlp")
+    norms = ("conv-layernorm-if", "sparch-rlif-layernorm", "sparch-rlif-mean-subtracted")
     if OLD:
         add(STATELESS_READOUT_MODELS, RUNS, READOUT_026)
-        add(STATELESS_READOUT_MODELS + ("short-term-state-rnn", "stateless-mlp"), ("verify",), VERIFY_SECOND_VERDICT)
-        add(("short-term-state-rnn", "stateless-mlp"), RUNS, NO_HIDDEN_STATE)
-    add(("conv-layernorm-if", "sparch-rlif-layernorm", "sparch-rlif-mean-subtracted"), RUNS, MEAN_SUBTRACTED)
-    add(("conv-layernorm-if", "sparch-rlif-layernorm"), ("verify",), VERIFY_SECOND_VERDICT)
+        add(STATELESS_READOUT_MODELS + no_hidden, ("verify",), VERIFY_SECOND_VERDICT)
+        add(no_hidden, RUNS, NO_HIDDEN_STATE_026)
+    else:
+        add(("short-term-state-rnn",), RUNS, SHORT_TERM_NOT_EXACT)
+    add(no_hidden, ("default",), COMPILE_REFUSES)
+    add(norms, RUNS, MEAN_SUBTRACTED)
+    add(norms, ("verify",), VERIFY_SECOND_VERDICT)
     add(("conv-bias-if",), RUNS, CONV_BIAS)
     add(("gru-map-batched",), RUNS, MAP_STATE_NAMES)
     return {key: "; ".join(dict.fromkeys(texts)) for key, texts in reasons.items()}
@@ -137,6 +153,8 @@ def disagreements(truth: TargetTruth, document: dict) -> list[str]:
         return [f"{truth.algorithm}: braintrace's {what} ({truth.error}), and no error says so "
                 f"(findings: {sorted({f['rule'] for f in findings}) or 'none'})"]
     wrong = []
+    if truth.refused and not errors and not any(f["level"] in ("warning", "error") for f in findings):
+        wrong.append(f"braintrace.compile refuses the model ({truth.refused}), and no warning or error says so")
     for weight in truth.weights:
         about = [f for f in findings if _path(f) == weight.path]
         claims = sorted({f["rule"] for f in about if f["rule"] in CLAIMS})
@@ -148,6 +166,10 @@ def disagreements(truth: TargetTruth, document: dict) -> list[str]:
         elif claims and not weight.learns and weight.bptt_norm > BPTT_FLOOR:
             wrong.append(f"{name}: {'/'.join(claims)} says it learns, but its {truth.algorithm} online gradient "
                          f"is zero ({weight.describe()})")
+        exact = [f for f in about if f["rule"] == "ETL003" and "exact" in f["message"]]
+        if exact and weight.learns and weight.rel_error is not None and weight.rel_error > EXACT:
+            wrong.append(f"{name}: ETL003 says its same-step gradient is exact, but it is not "
+                         f"({weight.describe()})")
         denials = sorted({f["rule"] for f in about if f["rule"] in DENIALS})
         if len(claims) > 1 or (claims and denials):
             wrong.append(f"{name}: two verdicts, {'/'.join(claims + denials)}")
