@@ -5,8 +5,9 @@ examples, brainpy.state, brainstate's examples and published experiment code
 (each file names its source). The referee (tests/online_referee.py, braintrace's
 public API only) measures, per target and per weight, the online gradient of
 the target's algorithm against exact BPTT. The linter is run as a user runs
-it, once over the folder with default options (``--show-info`` so that its
-notes are printed) and once more with ``--verify``; for each run:
+it over the folder: with default options (``--show-info`` so that its notes
+are printed), as a CI job runs it (also writing a SARIF log), and with
+``--verify``; for each run:
 
 - a weight it says learns (ETL001, or ETL003's same-step learning) has a
   finite, non-zero online gradient;
@@ -44,7 +45,7 @@ from online_referee import BPTT_FLOOR, TargetTruth, declared_targets, judge_fold
 
 FOLDER = os.path.join("tests", "real_models")
 TARGETS = declared_targets(os.path.join(REPO, FOLDER))
-RUNS = ("default", "verify")
+RUNS = ("default", "ci", "verify")  # ci: the run a CI job makes, with a SARIF log (see the README's recipe)
 CLAIMS = ("ETL001", "ETL003")  # "learns online" and "learns from same-step gradients, which is exact"
 # findings that say a weight gets no online gradient at all (a partial path, ETL006, is not one)
 DENIALS = ("ETL002", "ETL004", "ETL005", "ETL012", "ETL015", "ETL016", "ETL022", "ETL030", "ETL201", "ETL203",
@@ -107,7 +108,7 @@ def _known() -> dict[tuple[str, str], str]:
         add(no_hidden, RUNS, NO_HIDDEN_STATE_026)
     else:
         add(("short-term-state-rnn",), RUNS, SHORT_TERM_NOT_EXACT)
-    add(no_hidden, ("default",), COMPILE_REFUSES)
+    add(no_hidden, ("default", "ci"), COMPILE_REFUSES)
     add(norms, RUNS, MEAN_SUBTRACTED)
     add(norms, ("verify",), VERIFY_SECOND_VERDICT)
     add(("conv-bias-if",), RUNS, CONV_BIAS)
@@ -131,9 +132,10 @@ def _document(process: subprocess.Popen) -> dict:
 
 
 @pytest.fixture(scope="module")
-def verdicts() -> dict[str, dict]:
-    """Both lint runs, started first, and the referee, in this process while they run."""
-    runs = {"default": _cli(), "verify": _cli("--verify")}
+def verdicts(tmp_path_factory) -> dict[str, dict]:
+    """The lint runs, started first, and the referee, in this process while they run."""
+    sarif = str(tmp_path_factory.mktemp("real-models") / "etrace-lint.sarif")
+    runs = {"default": _cli(), "ci": _cli("--sarif", sarif), "verify": _cli("--verify")}
     truths = judge_folder(os.path.join(REPO, FOLDER))
     return {"truths": truths, **{run: _document(process) for run, process in runs.items()}}
 
