@@ -12,7 +12,9 @@ each lint target and each online algorithm it names (``verify={"algorithms":
 - ``learner.etrace_grad`` over the sequence, one step per call (no window),
   the per-step losses summed: an exception is recorded at stage ``"step"``;
 - exact BPTT through ``brainstate.transform.for_loop`` and
-  ``brainstate.transform.grad``, from the same states, with the same loss.
+  ``brainstate.transform.grad``, from the same states, with the same loss;
+- whether ``braintrace.compile`` refuses a fresh copy of the model
+  (``CompilationError``: no weight reaches a hidden state through an ETP op).
 
 Each weight (every ``ParamState`` leaf) then gets both gradients: whether the
 online one is finite, exactly zero, and how far it is from BPTT (cosine,
@@ -81,9 +83,10 @@ class TargetTruth:
     file: str                      # relative to the corpus folder
     target: str                    # the name the linter reports as the model
     algorithm: str
-    stage: str                     # "" when the online step ran; else "build", "compile" or "step"
+    stage: str                     # "" when the online step ran; else "build", "compile", "bptt" or "step"
     error: str
     weights: tuple[WeightTruth, ...]
+    refused: str = ""              # why braintrace.compile(model, algorithm, x0) refuses the model, if it does
 
     def weight(self, path: tuple[str, ...]) -> WeightTruth | None:
         for truth in self.weights:
@@ -259,7 +262,23 @@ def _judge_one(spec: TargetSpec, factory: Callable, declared: dict, algorithm: s
         finally:
             _restore(learner_start)
             _restore(start)
-    return truth("", "", tuple(_compare(path, online_grads.get(path), exact[path]) for path in sorted(exact)))
+    weights = tuple(_compare(path, online_grads.get(path), exact[path]) for path in sorted(exact))
+    return TargetTruth(spec.file, spec.name, algorithm, "", "", weights,
+                       _refusal(factory, declared, algorithm, options, x0))
+
+
+def _refusal(factory: Callable, declared: dict, algorithm: str, options: dict, x0: tuple) -> str:
+    """braintrace.compile's verdict on a fresh copy of the model: it checks, as the learner's own
+    class does not, that some weight is routed through an ETP op to a hidden state."""
+    with brainstate.environ.context(**declared.get("environ", {})):
+        try:
+            model = factory()[0]
+            braintrace.compile(model, algorithm, *x0, batch_size=declared.get("batch_size"), **options)
+        except braintrace.CompilationError as exc:
+            return _short(exc)
+        except Exception:  # a layout braintrace.compile cannot re-initialise (a Map): not a refusal
+            return ""
+    return ""
 
 
 def _learner(model: Any, algorithm: str, x0: tuple, options: dict) -> Any:

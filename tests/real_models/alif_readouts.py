@@ -38,17 +38,17 @@ def _built(leaky_readout):
     return model, (jnp.ones((6,)),)
 
 
-@etrace_lint.target(name="alif-leaky-readout", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="alif-leaky-readout", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def alif_leaky_readout():
     return _built(True)
 
 
-@etrace_lint.target(name="alif-linear-readout", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="alif-linear-readout", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def alif_linear_readout():
     return _built(False)
 
 
 @etrace_lint.target(name="alif-leaky-readout-multi-step", environ={"dt": 1. * u.ms},
-                    verify={"algorithm_options": {"d_rtrl": {"vjp_method": "multi-step"}}})
+                    verify={"algorithms": ["d_rtrl"], "algorithm_options": {"d_rtrl": {"vjp_method": "multi-step"}}})
 def alif_leaky_readout_multi_step():
     return _built(True)

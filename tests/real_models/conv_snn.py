@@ -35,14 +35,14 @@ class ConvSNN(brainstate.nn.Module):
         return x >> self.layer1 >> self.layer2 >> self.layer3
 
 
-@etrace_lint.target(name="conv-layernorm-if", environ={"dt": 1.0})
+@etrace_lint.target(name="conv-layernorm-if", environ={"dt": 1.0}, verify={"algorithms": ["d_rtrl"]})
 def conv_layernorm_if():
     model = ConvSNN((8, 8, 1), 3)
     brainstate.nn.init_all_states(model)
     return model, (jnp.ones((8, 8, 1)),)
 
 
-@etrace_lint.target(name="conv-bias-if", environ={"dt": 1.0})
+@etrace_lint.target(name="conv-bias-if", environ={"dt": 1.0}, verify={"algorithms": ["d_rtrl"]})
 def conv_bias_if():
     model = ConvSNN((8, 8, 1), 3, norm=False, bias=True)
     brainstate.nn.init_all_states(model)

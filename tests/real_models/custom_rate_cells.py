@@ -43,14 +43,14 @@ class LeakyRateRNN(brainstate.nn.Module):
         return self.readout(self.h.value)
 
 
-@etrace_lint.target(name="leaky-rate-rnn")
+@etrace_lint.target(name="leaky-rate-rnn", verify={"algorithms": ["d_rtrl"]})
 def leaky_rate_rnn():
     model = LeakyRateRNN(4, 10, 2)
     brainstate.nn.init_all_states(model)
     return model, (jnp.ones((4,)),)
 
 
-@etrace_lint.target(name="leaky-rate-rnn-diagonal")
+@etrace_lint.target(name="leaky-rate-rnn-diagonal", verify={"algorithms": ["d_rtrl"]})
 def leaky_rate_rnn_diagonal():
     model = LeakyRateRNN(4, 10, 2, diagonal=True)
     brainstate.nn.init_all_states(model)

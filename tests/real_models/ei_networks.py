@@ -56,14 +56,14 @@ class EINet(brainstate.nn.Module):
         return self.readout(self.pop.get_spike())
 
 
-@etrace_lint.target(name="coba-ei-rsnn", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="coba-ei-rsnn", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def coba_ei_rsnn():
     model = EINet(6, 9, 3, 2, coba=True)
     brainstate.nn.init_all_states(model)
     return model, (jnp.ones((6,)),)
 
 
-@etrace_lint.target(name="cuba-ei-rsnn", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="cuba-ei-rsnn", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def cuba_ei_rsnn():
     model = EINet(6, 9, 3, 2, coba=False)
     brainstate.nn.init_all_states(model)

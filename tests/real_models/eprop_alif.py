@@ -38,7 +38,7 @@ def eprop_alif():
     return model, (jnp.ones((6,)),)
 
 
-@etrace_lint.target(name="eprop-alif-d-rtrl", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="eprop-alif-d-rtrl", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def eprop_alif_d_rtrl():
     model = EpropALIF(6, 12, 2)
     brainstate.nn.init_all_states(model)

@@ -64,7 +64,7 @@ class GifNet(brainstate.nn.Module):
         return self.out(self.r(self.exp(cond)))
 
 
-@etrace_lint.target(name="gif-dms", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="gif-dms", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def gif_dms():
     model = GifNet(8, 12, 2)
     brainstate.nn.init_all_states(model)

@@ -21,7 +21,7 @@ class CopyingGRU(brainstate.nn.Module):
         return self.out(self.rnn(x))
 
 
-@etrace_lint.target(name="gru-copying")
+@etrace_lint.target(name="gru-copying", verify={"algorithms": ["d_rtrl"]})
 def gru_copying():
     model = CopyingGRU(6, 10, 6)
     brainstate.nn.init_all_states(model)

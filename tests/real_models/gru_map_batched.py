@@ -23,7 +23,7 @@ class GRUNet(brainstate.nn.Module):
         return self.out(self.rnn(x))
 
 
-@etrace_lint.target(name="gru-map-batched")
+@etrace_lint.target(name="gru-map-batched", verify={"algorithms": ["d_rtrl"]})
 def gru_map_batched():
     mapped = brainstate.nn.Map(GRUNet(6, 10, 3), init_map_size=4)
     mapped.init_all_states()

@@ -22,7 +22,7 @@ class IntegratorRNN(brainstate.nn.Module):
         return x >> self.cell >> self.out
 
 
-@etrace_lint.target(name="integrator-rnn")
+@etrace_lint.target(name="integrator-rnn", verify={"algorithms": ["d_rtrl"]})
 def integrator_rnn():
     model = IntegratorRNN(1, 12, 1)
     brainstate.nn.init_all_states(model)

@@ -28,14 +28,15 @@ class LIFRecurrentNet(brainstate.nn.Module):
         return self.out(self.neu(current))
 
 
-@etrace_lint.target(name="lif-rsnn-nmnist", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="lif-rsnn-nmnist", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def lif_rsnn_nmnist():
     model = LIFRecurrentNet(8, 12, 3)
     brainstate.nn.init_all_states(model)
     return model, (jnp.ones((8,)),)
 
 
-@etrace_lint.target(name="lif-rsnn-nmnist-batched", batch_size=4, environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="lif-rsnn-nmnist-batched", batch_size=4, environ={"dt": 1. * u.ms},
+                    verify={"algorithms": ["d_rtrl"]})
 def lif_rsnn_nmnist_batched():
     model = LIFRecurrentNet(8, 12, 3)
     brainstate.nn.init_all_states(model, batch_size=4)

@@ -40,17 +40,17 @@ def _built(**kwargs):
     return model, (jnp.ones((6,)),)
 
 
-@etrace_lint.target(name="lif-expon-rsnn", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="lif-expon-rsnn", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def lif_expon_rsnn():
     return _built(synapse="expon")
 
 
-@etrace_lint.target(name="lif-alpha-rsnn", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="lif-alpha-rsnn", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def lif_alpha_rsnn():
     return _built(synapse="alpha")
 
 
-@etrace_lint.target(name="if-expon-rsnn", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="if-expon-rsnn", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def if_expon_rsnn():
     return _built(synapse="expon", neuron="if")
 

@@ -41,7 +41,7 @@ class LoRANet(brainstate.nn.Module):
         return self.readout(self.cell(x))
 
 
-@etrace_lint.target(name="lora-sine-rnn")
+@etrace_lint.target(name="lora-sine-rnn", verify={"algorithms": ["d_rtrl"]})
 def lora_sine_rnn():
     model = LoRANet(1, 12)
     brainstate.nn.init_all_states(model)

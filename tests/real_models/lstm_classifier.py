@@ -22,7 +22,7 @@ class LSTMClassifier(brainstate.nn.Module):
         return self.out(self.rnn(x))
 
 
-@etrace_lint.target(name="lstm-classifier")
+@etrace_lint.target(name="lstm-classifier", verify={"algorithms": ["d_rtrl"]})
 def lstm_classifier():
     model = LSTMClassifier(6, 10, 3)
     brainstate.nn.init_all_states(model)

@@ -21,14 +21,14 @@ class CellClassifier(brainstate.nn.Module):
         return self.out(self.rnn(x))
 
 
-@etrace_lint.target(name="mgu-classifier")
+@etrace_lint.target(name="mgu-classifier", verify={"algorithms": ["d_rtrl"]})
 def mgu_classifier():
     model = CellClassifier(braintrace.nn.MGUCell(6, 10), 10, 3)
     brainstate.nn.init_all_states(model)
     return model, (jnp.ones((6,)),)
 
 
-@etrace_lint.target(name="minimal-rnn-classifier")
+@etrace_lint.target(name="minimal-rnn-classifier", verify={"algorithms": ["d_rtrl"]})
 def minimal_rnn_classifier():
     model = CellClassifier(braintrace.nn.MinimalRNNCell(6, 10), 10, 3)
     brainstate.nn.init_all_states(model)

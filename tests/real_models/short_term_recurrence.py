@@ -40,14 +40,14 @@ class MLP(brainstate.nn.Module):
         return self.fc2(jax.nn.relu(self.fc1(x)))
 
 
-@etrace_lint.target(name="short-term-state-rnn")
+@etrace_lint.target(name="short-term-state-rnn", verify={"algorithms": ["d_rtrl"]})
 def short_term_state_rnn():
     model = ShortTermRNN(4, 10, 2)
     brainstate.nn.init_all_states(model)
     return model, (jnp.ones((4,)),)
 
 
-@etrace_lint.target(name="stateless-mlp")
+@etrace_lint.target(name="stateless-mlp", verify={"algorithms": ["d_rtrl"]})
 def stateless_mlp():
     model = MLP(4, 10, 2)
     brainstate.nn.init_all_states(model)

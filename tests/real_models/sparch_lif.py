@@ -69,21 +69,22 @@ class SparchNet(brainstate.nn.Module):
         return self.readout(self.rlif(x))
 
 
-@etrace_lint.target(name="sparch-rlif-layernorm", environ={"dt": 1.0})
+@etrace_lint.target(name="sparch-rlif-layernorm", environ={"dt": 1.0}, verify={"algorithms": ["d_rtrl"]})
 def sparch_rlif_layernorm():
     model = SparchNet(8, 12, 3, "layernorm")
     brainstate.nn.init_all_states(model)
     return model, (jnp.ones((8,)),)
 
 
-@etrace_lint.target(name="sparch-rlif-mean-subtracted", environ={"dt": 1.0})
+@etrace_lint.target(name="sparch-rlif-mean-subtracted", environ={"dt": 1.0},
+                    verify={"algorithms": ["d_rtrl"]})
 def sparch_rlif_mean_subtracted():
     model = SparchNet(8, 12, 3, "mean")
     brainstate.nn.init_all_states(model)
     return model, (jnp.ones((8,)),)
 
 
-@etrace_lint.target(name="sparch-rlif-two-states", environ={"dt": 1.0})
+@etrace_lint.target(name="sparch-rlif-two-states", environ={"dt": 1.0}, verify={"algorithms": ["d_rtrl"]})
 def sparch_rlif_two_states():
     model = SparchNet(8, 12, 3, "layernorm", spikes_from_membrane=False)
     brainstate.nn.init_all_states(model)

@@ -86,7 +86,7 @@ def sparse_lif_pp_prop():
     return model, (jnp.ones((8,)),)
 
 
-@etrace_lint.target(name="event-fixedprob-lif", environ={"dt": 1. * u.ms})
+@etrace_lint.target(name="event-fixedprob-lif", environ={"dt": 1. * u.ms}, verify={"algorithms": ["d_rtrl"]})
 def event_fixedprob_lif():
     model = Net(8, 16, 2, event=True)
     brainstate.nn.init_all_states(model)

@@ -34,7 +34,7 @@ class CharLSTM(brainstate.nn.Module):
         return self.head(self.rnn(x))
 
 
-@etrace_lint.target(name="two-layer-gru")
+@etrace_lint.target(name="two-layer-gru", verify={"algorithms": ["d_rtrl"]})
 def two_layer_gru():
     model = TwoLayerGRU(5, 8, 3)
     brainstate.nn.init_all_states(model)
