@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="etrace-lint",
         description="Find the weights of a braintrace model that will not learn online, and why.",
         epilog="Subcommands: `etrace-lint rule ETL005` shows a rule's documentation; "
-               "`etrace-lint rules` lists every rule.\n"
+               "`etrace-lint rules` lists every rule; `etrace-lint report PATHS -o report.html` writes the HTML report.\n"
                "Settings are read from [tool.etrace-lint] in the nearest pyproject.toml; flags override them. "
                "Suppress a finding with `# noqa: ETL005` or `# etrace-lint: ignore[ETL005]` on its line, "
                "or `# etrace-lint: file-ignore[ETL005]` anywhere in the file.\n"
@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "merge":
         from .merge_cli import main_merge
         return main_merge(argv[1:])
+    if argv and argv[0] == "report":  # a lint run whose output is the HTML report, notes included for the graph
+        argv = ["--output-format", "html", "--show-info", *argv[1:]]
     if argv and argv[0] == "server":
         from .server import main as main_server
         return main_server(argv[1:])

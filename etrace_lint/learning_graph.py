@@ -23,6 +23,9 @@ _SAME_STEP_RULES = frozenset({"ETL003"})
 _LEARNS_RULES = frozenset({"ETL001"})
 
 
+_DRAWN_ON = ("weight", "site", "group", "state", "op")
+
+
 @dataclass(frozen=True)
 class Node:
     """A weight, an op, a hidden state, a hidden group, or a place in the step a finding speaks of."""
@@ -56,13 +59,15 @@ class LearningGraph:
         return {node.label: node.verdict for node in self.nodes if node.kind == "weight"}
 
     def node_of(self, index: int) -> Node:
-        """The node that finding ``index`` is drawn on."""
-        return next(node for node in self.nodes if index in node.findings)
+        """The node that finding ``index`` is drawn on: its weight first, else its group, state or place."""
+        candidates = [node for node in self.nodes if index in node.findings]
+        return min(candidates, key=lambda node: _DRAWN_ON.index(node.kind))
 
 
-def _op_id(finding: Finding) -> str:
+def _op_id(finding: Finding, weight: str) -> str:
+    """An ETP op applies one weight: two weights on one line (a library cell) are two ops."""
     loc = finding.location
-    return f"op:{finding.properties.get('primitive', '?')}:{loc.path}:{loc.line}:{loc.column}"
+    return f"op:{finding.properties.get('primitive', '?')}:{weight}:{loc.path}:{loc.line}:{loc.column}"
 
 
 def _verdict(findings: list[Finding]) -> str:
@@ -107,7 +112,7 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
             drawn = True
             if primitive:
                 plain = not str(primitive).startswith("etp_")
-                op = build.node(_op_id(finding), "op", f"{primitive} (line {finding.line})", index, plain=plain)
+                op = build.node(_op_id(finding, weight), "op", f"{primitive} (line {finding.line})", index, plain=plain)
                 build.edge(f"weight:{weight}", op, "plain" if plain else "drives")
                 for state in states:
                     build.edge(op, build.node(f"state:{state}", "state", state), "plain" if plain else "drives")

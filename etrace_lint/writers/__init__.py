@@ -64,6 +64,7 @@ OUTPUT_FORMATS = {fmt.name: fmt for fmt in (
     OutputFormat("json", "json_writer", "write_json", statistics=True),
     OutputFormat("sarif", "sarif", "write_sarif"),
     OutputFormat("github", "github", "write_github"),
+    OutputFormat("html", "html", "write_html"),
 )}
 FORMATS = tuple(OUTPUT_FORMATS)
 
