@@ -151,6 +151,7 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
         title = node.label + (f": {node.verdict}" if node.verdict else "")
         parts.append(f'<a href="#{prefix}-f{node.findings[0]}" ' if node.findings else "<a ")
         parts.append(f'class="{classes}" id="{ids[node.id]}" data-findings="{linked}" data-kind="{node.kind}" '
+                     f'data-label="{esc(node.label)}" '
                      f'data-verdict="{esc(node.verdict)}"><title>{esc(title)}</title>'
                      f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" height="{box.height:.1f}"/>'
                      f'<text x="{box.x + 9:.1f}" y="{box.y + box.height / 2:.1f}">{esc(node.label)}</text></a>')
