@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import html
 import os
+import uuid
 from collections import Counter
 from typing import TextIO
 
@@ -41,11 +42,13 @@ def render_report(findings, tool_errors, graphs: list[LearningGraph], verify_row
                   fragment: bool = False, hidden_notes: int = 0, models: int | None = None) -> str:
     """The report as HTML: a whole document, or (``fragment``) a ``<div>`` for a notebook cell."""
     paths = _Paths(root)
-    body = [_overview(findings, tool_errors, graphs, hidden_notes, models)]
+    # a notebook shows several results on one page: their ids must not meet
+    page = f"r{uuid.uuid4().hex[:8]}-" if fragment else ""
+    body = [_overview(page, findings, tool_errors, graphs, hidden_notes, models)]
     body += [_tool_errors(tool_errors, paths)] if tool_errors else []
     for number, graph in enumerate(graphs):
         rows = [row for row in verify_rows if row.get("model") == graph.target]
-        body.append(_target(number, graph, paths, rows,
+        body.append(_target(f"{page}t{number}", graph, paths, rows,
                             [e for e in tool_errors if e.target == graph.target]))
     report = (f'<div class="etl-report"><style>{CSS}</style>' + "".join(body)
               + f"<script>{JS}</script></div>")
@@ -79,11 +82,11 @@ class _Paths:
         return self.lines[path]
 
 
-def _overview(findings, tool_errors, graphs, hidden_notes: int, models: int | None) -> str:
+def _overview(page: str, findings, tool_errors, graphs, hidden_notes: int, models: int | None) -> str:
     levels = Counter(f.level for f in findings)
     rules = Counter((f.rule_id, f.level) for f in findings)
     count = models if models is not None else len(graphs)
-    rows = "".join(f'<tr><td><a href="#t{n}">{esc(g.target)}</a></td>'
+    rows = "".join(f'<tr><td><a href="#{page}t{n}">{esc(g.target)}</a></td>'
                    + "".join(f"<td>{sum(1 for f in g.findings if f.level is lv)}</td>" for lv in _LEVELS)
                    + f"<td>{_weights_summary(g)}</td></tr>" for n, g in enumerate(graphs))
     rule_rows = "".join(f'<tr><td><code class="level-{lv.value}">{esc(rid)}</code></td><td>{lv.value}</td>'
@@ -119,8 +122,7 @@ def _tool_errors(tool_errors, paths: _Paths) -> str:
     return f'<h2>Tool errors</h2><ul class="tool-errors">{items}</ul>'
 
 
-def _target(number: int, graph: LearningGraph, paths: _Paths, verify_rows: list, errors: list[ToolError]) -> str:
-    prefix = f"t{number}"
+def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: list, errors: list[ToolError]) -> str:
     cards = "".join(_finding(prefix, index, finding, graph, paths) for index, finding in enumerate(graph.findings))
     failed = "".join(f'<p class="level-error">tool error: {esc(e.message)}</p>' for e in errors)
     return (f'<section class="target" id="{prefix}" data-target="{esc(graph.target)}" '
@@ -136,12 +138,12 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
     ids = {node.id: f"{prefix}-n{i}" for i, node in enumerate(graph.nodes)}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{placed.width:.0f}" height="{placed.height:.0f}" '
              f'viewBox="0 0 {placed.width:.0f} {placed.height:.0f}" role="img" '
-             f'aria-label="learning graph of {esc(graph.target)}"><defs><marker id="etl-arrow" viewBox="0 0 10 10" '
+             f'aria-label="learning graph of {esc(graph.target)}"><defs><marker id="{prefix}-arrow" viewBox="0 0 10 10" '
              'refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
              '<path d="M0,0L10,5L0,10z" fill="#777"/></marker></defs>']
     for edge in placed.edges:
         points = " ".join(f"{x:.1f},{y:.1f}" for x, y in edge.points)
-        parts.append(f'<polyline class="edge {edge.kind}" points="{points}" '
+        parts.append(f'<polyline class="edge {edge.kind}" points="{points}" marker-end="url(#{prefix}-arrow)" '
                      f'data-from="{ids[edge.source]}" data-to="{ids[edge.target]}"/>')
     for node in graph.nodes:
         box = placed.nodes[node.id]
