@@ -15,7 +15,7 @@ CSS = """
 .etl-report .controls { position:sticky; top:0; background:#fff; padding:6px 0; border-bottom:1px solid var(--line);
   display:flex; gap:12px; flex-wrap:wrap; align-items:center; z-index:2; }
 .etl-report .controls input[type=search] { min-width:260px; padding:3px 6px; }
-.etl-report .target { border-top:2px solid #333; margin-top:18px; }
+.etl-report .target { border-top:2px solid #333; margin-top:18px; content-visibility:auto; contain-intrinsic-size:auto 900px; }
 .etl-report .graph { overflow:auto; border:1px solid var(--line); background:#fcfcfc; max-height:640px; }
 .etl-report svg .node rect { stroke:#555; stroke-width:1; fill:#fff; rx:4; }
 .etl-report svg .node text { font-size:12px; dominant-baseline:middle; }
