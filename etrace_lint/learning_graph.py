@@ -17,10 +17,12 @@ from .findings import Finding, Level
 LEARNS = "learns"
 SAME_STEP = "same-step only"  # a readout: exact gradients from the same step, no trace (ETL003)
 NOT_LEARNING = "does not learn"
+WRONG = "wrong online gradient"  # --verify measured a gradient that is not BPTT's (ETL401, ETL404)
 UNKNOWN = "no verdict"  # the run built no finding about this weight (notes hidden, or the model did not compile)
 
 _SAME_STEP_RULES = frozenset({"ETL003"})
 _LEARNS_RULES = frozenset({"ETL001"})
+_WRONG_RULES = frozenset({"ETL401", "ETL404"})
 
 
 _DRAWN_ON = ("weight", "site", "group", "state", "op")
@@ -71,9 +73,12 @@ def _op_id(finding: Finding, weight: str) -> str:
 
 
 def _verdict(findings: list[Finding]) -> str:
-    if any(f.rule_id not in _LEARNS_RULES | _SAME_STEP_RULES and f.level.rank >= Level.WARNING.rank
-           for f in findings):
+    against = [f for f in findings if f.rule_id not in _LEARNS_RULES | _SAME_STEP_RULES
+               and f.level.rank >= Level.WARNING.rank]
+    if any(f.rule_id not in _WRONG_RULES for f in against):
         return NOT_LEARNING
+    if against:
+        return WRONG
     if any(f.rule_id in _SAME_STEP_RULES for f in findings):
         return SAME_STEP
     if any(f.rule_id in _LEARNS_RULES for f in findings):
@@ -146,5 +151,5 @@ def graphs_by_target(findings: list[Finding], targets: list[str] = ()) -> list[L
     return [learning_graph(name, items) for name, items in grouped.items()]
 
 
-__all__ = ["Edge", "LEARNS", "LearningGraph", "NOT_LEARNING", "Node", "SAME_STEP", "UNKNOWN",
+__all__ = ["Edge", "LEARNS", "LearningGraph", "NOT_LEARNING", "Node", "SAME_STEP", "UNKNOWN", "WRONG",
            "graphs_by_target", "learning_graph"]

@@ -18,11 +18,11 @@ from collections import Counter
 from typing import TextIO
 
 from ..findings import Finding, Level, ToolError
-from ..learning_graph import LEARNS, NOT_LEARNING, SAME_STEP, LearningGraph, graphs_by_target
+from ..learning_graph import LEARNS, NOT_LEARNING, SAME_STEP, WRONG, LearningGraph, graphs_by_target
 from .html_assets import CSS, JS
 from .html_layout import layout
 
-_VERDICT_CLASS = {LEARNS: "v-learns", NOT_LEARNING: "v-not", SAME_STEP: "v-same"}
+_VERDICT_CLASS = {LEARNS: "v-learns", NOT_LEARNING: "v-not", SAME_STEP: "v-same", WRONG: "v-not"}
 _LEVELS = (Level.ERROR, Level.WARNING, Level.NOTE)
 _EXCERPT = 2  # lines of source shown either side of a finding's line
 
@@ -158,7 +158,7 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
                      f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" height="{box.height:.1f}"/>'
                      f'<text x="{box.x + 9:.1f}" y="{box.y + box.height / 2:.1f}">{esc(node.label)}</text></a>')
     parts.append("</svg>")
-    legend = ('<div class="legend muted"><span>green: learns online</span><span>red dashed: does not learn</span>'
+    legend = ('<div class="legend muted"><span>green: learns online</span><span>red dashed: does not learn, or learns a wrong gradient</span>'
               "<span>blue: same-step gradients only</span><span>red dashed edge: a plain op, no ETP</span>"
               "<span>dotted: member of a hidden group</span><span>orange: a place in the step a finding "
               "names (loop, unit, write)</span></div>")
