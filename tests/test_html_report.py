@@ -97,3 +97,21 @@ def test_html_output_format_says_when_notes_were_hidden(tmp_path):
     text = out.read_text(encoding="utf-8")
     assert "1 notes were hidden by this run" in text
     assert 'data-rule="ETL201"' in text and 'data-rule="ETL001"' not in text
+
+
+def test_verify_rows_and_measured_verdicts_are_in_the_report(tmp_path):
+    out = tmp_path / "verify.html"
+    done = run_cli("report", "examples/models/plain_matmul_rnn.py", "--verify", "-o", str(out),
+                   "--cache-dir", str(tmp_path / "cache"))
+    assert done.returncode == 1, done.stderr
+    dom = elements(out.read_text(encoding="utf-8"))
+    assert len(with_class(dom, "verify")) == 1
+    rows = [e.text for e in dom if e.tag == "tr" and e.text.startswith(("w_in", "w_rec"))]
+    # weight, T, algorithm, verdict: the cells run together in a row's text
+    assert any(row.startswith("w_rec16d_rtrlnot-learning") for row in rows), rows
+    assert any(row.startswith("w_in16d_rtrl") for row in rows), rows
+    weights = {e.attrs["data-label"]: e.attrs for e in with_class(dom, "weight")}
+    assert weights["w_rec"]["data-verdict"] == "does not learn"
+    # the ETL402 the measurement added is drawn on w_rec too
+    cards = {c.attrs["id"]: c.attrs for c in with_class(dom, "finding")}
+    assert {cards[f]["data-rule"] for f in weights["w_rec"]["data-findings"].split()} == {"ETL201", "ETL402"}
