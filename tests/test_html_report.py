@@ -115,3 +115,18 @@ def test_verify_rows_and_measured_verdicts_are_in_the_report(tmp_path):
     # the ETL402 the measurement added is drawn on w_rec too
     cards = {c.attrs["id"]: c.attrs for c in with_class(dom, "finding")}
     assert {cards[f]["data-rule"] for f in weights["w_rec"]["data-findings"].split()} == {"ETL201", "ETL402"}
+
+
+def test_tool_errors_and_findings_about_comments_are_in_the_report(tmp_path):
+    out = tmp_path / "mixed.html"
+    done = run_cli("report", "tests/fixtures/fixes/unused_suppression.py",
+                   "tests/fixtures/bad/broken_factories.py::etrace_target_raises", "-o", str(out),
+                   "--cache-dir", str(tmp_path / "cache"))
+    assert done.returncode == 2, done.stderr  # a target that could not be built
+    dom = elements(out.read_text(encoding="utf-8"))
+    sections = {s.attrs["data-target"]: s for s in with_class(dom, "target")}
+    assert "etrace_target_raises" in sections and "tool error" in sections["etrace_target_raises"].text
+    assert "etrace_target_clean" in sections
+    # the unused suppressions belong to no model: they are shown apart, not dropped
+    assert "Not about a model" in sections[""].text
+    assert {c.attrs["data-rule"] for c in with_class(dom, "finding")} >= {"ETL301", "ETL001"}

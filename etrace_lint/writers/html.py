@@ -50,6 +50,11 @@ def render_report(findings, tool_errors, graphs: list[LearningGraph], verify_row
         rows = [row for row in verify_rows if row.get("model") == graph.target]
         body.append(_target(f"{page}t{number}", graph, paths, rows,
                             [e for e in tool_errors if e.target == graph.target]))
+    loose = [f for f in findings if not f.target]  # about the linter's own comments (ETL301), not a model
+    if loose:
+        cards = "".join(_loose(f"{page}x{index}", finding, paths) for index, finding in enumerate(loose))
+        body.append(f'<section class="target" id="{page}x" data-target="" data-findings="{len(loose)}">'
+                    f"<h2>Not about a model</h2>{cards}</section>")
     report = (f'<div class="etl-report"><style>{CSS}</style>' + "".join(body)
               + f"<script>{JS}</script></div>")
     if fragment:
@@ -181,6 +186,15 @@ def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, pa
             f'<a class="to-node" href="#{node_id}">{esc(node.label)}</a></div>'
             f"{_excerpt(loc.path, loc.line, paths)}{_diff(finding, paths)}"
             f"{f'<ul class=muted>{related}</ul>' if related else ''}</div>")
+
+
+def _loose(card_id: str, finding: Finding, paths: _Paths) -> str:
+    loc = finding.location
+    return (f'<div class="finding level-{finding.level.value}" id="{card_id}" data-rule="{esc(finding.rule_id)}" '
+            f'data-level="{finding.level.value}"><div><code class="level-{finding.level.value}">'
+            f'{esc(finding.rule_id)}</code> <span class="msg">{esc(finding.message)}</span></div>'
+            f'<div class="muted"><code>{esc(paths.rel(loc.path))}:{loc.line}:{loc.column}</code></div>'
+            f"{_excerpt(loc.path, loc.line, paths)}</div>")
 
 
 def _excerpt(path: str, line: int, paths: _Paths) -> str:
