@@ -27,7 +27,7 @@ def test_a_notebook_shows_the_report_of_check(tmp_path):
                             resources={"metadata": {"path": str(tmp_path)}}).execute()
     gru, examples = (cell.outputs[0]["data"] for cell in notebook.cells[1:])
     assert "CheckResult(1 model" in gru["text/plain"]
-    assert gru["text/html"].startswith('<div class="etl-report">')
+    assert gru["text/html"].startswith('<div class="etl-report" id="r')
     # both reports on one page, as the notebook shows them
     page = tmp_path / "notebook.html"
     page.write_text(f"<!DOCTYPE html><html><body>{gru['text/html']}{examples['text/html']}</body></html>",
@@ -43,3 +43,6 @@ def test_a_notebook_shows_the_report_of_check(tmp_path):
         pytest.skip(SKIP_REASON)
     shown = open_page(str(page), str(tmp_path), screenshot=str(tmp_path / "notebook.png"))
     assert shown.console == () and shown.requests == ()
+    # each report's script found its own report: both counted their findings
+    counts = [e.text for e in with_class(elements(shown.dom), "f-count")]
+    assert len(counts) == 2 and all(text.endswith(" shown") for text in counts), counts

@@ -55,8 +55,8 @@ def render_report(findings, tool_errors, graphs: list[LearningGraph], verify_row
         cards = "".join(_loose(f"{page}x{index}", finding, paths) for index, finding in enumerate(loose))
         body.append(f'<section class="target" id="{page}x" data-target="" data-findings="{len(loose)}">'
                     f"<h2>Not about a model</h2>{cards}</section>")
-    report = (f'<div class="etl-report"><style>{CSS}</style>' + "".join(body)
-              + f"<script>{JS}</script></div>")
+    report = (f'<div class="etl-report" id="{page}report"><style>{CSS}</style>' + "".join(body)
+              + f'<script>{JS}etlReport("{page}report");</script></div>')
     if fragment:
         return report
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'

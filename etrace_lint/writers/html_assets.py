@@ -46,10 +46,10 @@ CSS = """
 """
 
 # filters by rule, level and text; a node and its findings point at each other
+# called with the report's id: a notebook may insert its scripts where document.currentScript is null
 JS = """
-(function () {
-  var root = document.currentScript ? document.currentScript.closest('.etl-report') : null;
-  root = root || document.querySelector('.etl-report');
+function etlReport(rootId) {
+  var root = document.getElementById(rootId);
   if (!root) { return; }
   var rule = root.querySelector('.f-rule'), text = root.querySelector('.f-text');
   var levels = root.querySelectorAll('.f-level');
@@ -87,5 +87,5 @@ JS = """
     link.addEventListener('click', function () { highlight([link.getAttribute('href').slice(1), link.closest('.finding').id]); });
   });
   apply();
-})();
+}
 """
