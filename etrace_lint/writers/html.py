@@ -100,7 +100,8 @@ def _overview(page: str, findings, tool_errors, graphs, hidden_notes: int, model
                       for rid in sorted({f.rule_id for f in findings}))
     boxes = "".join(f'<label class="level-{lv.value}"><input type="checkbox" class="f-level" value="{lv.value}" '
                     f"checked> {lv.value} ({levels.get(lv, 0)})</label>" for lv in _LEVELS)
-    hidden = (f'<p class="muted">{hidden_notes} notes were hidden by this run, so weights that learn are not '
+    were = "note was" if hidden_notes == 1 else "notes were"
+    hidden = (f'<p class="muted">{hidden_notes} {were} hidden by this run, so weights that learn are not '
               f"drawn; <code>etrace-lint report</code> or <code>--show-info</code> shows them.</p>"
               if hidden_notes else "")
     return (f"<h1>etrace-lint report</h1><p>{count} model{'s' if count != 1 else ''}, {len(findings)} findings "
@@ -143,7 +144,8 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
     ids = {node.id: f"{prefix}-n{i}" for i, node in enumerate(graph.nodes)}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{placed.width:.0f}" height="{placed.height:.0f}" '
              f'viewBox="0 0 {placed.width:.0f} {placed.height:.0f}" role="img" '
-             f'aria-label="learning graph of {esc(graph.target)}"><defs><marker id="{prefix}-arrow" viewBox="0 0 10 10" '
+             f'aria-label="learning graph of {esc(graph.target)}"><defs>'
+             f'<marker id="{prefix}-arrow" viewBox="0 0 10 10" '
              'refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
              '<path d="M0,0L10,5L0,10z" fill="#777"/></marker></defs>']
     for edge in placed.edges:
@@ -163,7 +165,8 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
                      f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" height="{box.height:.1f}"/>'
                      f'<text x="{box.x + 9:.1f}" y="{box.y + box.height / 2:.1f}">{esc(node.label)}</text></a>')
     parts.append("</svg>")
-    legend = ('<div class="legend muted"><span>green: learns online</span><span>red dashed: does not learn, or learns a wrong gradient</span>'
+    legend = ('<div class="legend muted"><span>green: learns online</span>'
+              "<span>red dashed: does not learn, or learns a wrong gradient</span>"
               "<span>blue: same-step gradients only</span><span>red dashed edge: a plain op, no ETP</span>"
               "<span>dotted: member of a hidden group</span><span>orange: a place in the step a finding "
               "names (loop, unit, write)</span></div>")
@@ -244,12 +247,20 @@ def _verify(rows: list) -> str:
     head = "<tr><th>weight</th><th>T</th><th>algorithm</th><th>verdict</th><th>rel. error</th><th>cosine</th></tr>"
     body = "".join(f"<tr><td>{esc(str(r.get('weight', '')) + str(r.get('leaf', '')))}</td><td>{r.get('steps', '')}"
                    f"</td><td>{esc(str(r.get('algorithm', '')))}</td><td>{esc(str(r.get('verdict', '')))}</td>"
-                   f"<td>{_number(r.get('relError'))}</td><td>{_number(r.get('cosine'))}</td></tr>" for r in rows)
+                   f"<td>{_number(r.get('relError'))}</td><td>{_cosine(r)}</td></tr>" for r in rows)
     return f'<h3>Gradient check (online vs BPTT)</h3><table class="verify">{head}{body}</table>'
 
 
 def _number(value) -> str:
     return "n/a" if value is None else f"{value:.3g}"
+
+
+def _cosine(row: dict) -> str:
+    """No cosine is measured against a zero gradient: say which one was zero."""
+    if row.get("cosine") is not None:
+        return _number(row["cosine"])
+    zero = [name for name, key in (("online", "onlineNorm"), ("BPTT", "bpttNorm")) if row.get(key) == 0]
+    return f"n/a ({' and '.join(zero)} gradient zero)" if zero else "n/a"
 
 
 __all__ = ["render_report", "write_html"]
