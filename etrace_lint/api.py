@@ -85,17 +85,17 @@ class CheckResult:
                              fragment=True)
 
 
-def _settings(root: str, options: dict):
+def _settings(start: str, options: dict):
+    """Defaults, then ``[tool.etrace-lint]`` found from ``start``, then the keyword options (as the CLI layers them)."""
     from .config import load_settings
 
-    settings = load_settings(root)
-    settings.root = settings.root or root
+    settings = load_settings(start)
     settings.show_info = True  # the graph needs the notes that say which weights learn
     names = {f.name for f in dataclasses.fields(settings)}
     for key, value in options.items():
         if key not in names:
             raise TypeError(f"unknown option {key!r}; options are those of [tool.etrace-lint], e.g. select, verify")
-        setattr(settings, key, value)
+        setattr(settings, key, os.path.abspath(value) if key == "root" else value)
     return settings
 
 
@@ -113,8 +113,9 @@ def check_target(target: str, **options) -> CheckResult:
     from .discover import discover
     from .engine import lint_target  # imports JAX and braintrace: only a call pays for them
 
-    root = os.path.abspath(options.pop("root", None) or os.getcwd())
-    settings = _settings(root, options)
+    from .config import search_start
+
+    settings = _settings(search_start([target]), options)
     discovery = discover([target], settings.root, settings.excludes)
     findings, tool_errors, rows, names = [], list(discovery.tool_errors), [], []
     for spec in discovery.targets:
@@ -147,8 +148,7 @@ def check(model, *inputs, name: str | None = None, batch_size: int | None = None
     from .targets import LoadedTarget
 
     path, line = _caller()
-    root = os.path.abspath(options.pop("root", None) or os.getcwd())
-    settings = _settings(root, options)
+    settings = _settings(os.getcwd(), options)
     name = name or type(model).__name__
     where = Location(path, line)
     spec = TargetSpec(path, name, line, name)

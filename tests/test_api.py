@@ -21,7 +21,7 @@ def _python(code: str, cwd: str = REPO) -> subprocess.CompletedProcess:
 def test_check_target_gives_each_weights_verdict_and_the_findings():
     import etrace_lint
 
-    result = etrace_lint.check_target(RATE_RNN, root=REPO)
+    result = etrace_lint.check_target(RATE_RNN, root=os.path.join(REPO, "examples"))
     assert result.weights() == {"etrace_target_rate_rnn": {"w_in": "learns", "w_rec": "does not learn"}}
     assert [f.rule_id for f in result.warnings] == ["ETL201"]
     assert not result.errors and not result.tool_errors
@@ -29,7 +29,8 @@ def test_check_target_gives_each_weights_verdict_and_the_findings():
     w_rec = next(node for node in graph.nodes if node.label == "w_rec")
     # the finding is drawn on the weight it is about
     assert graph.node_of(w_rec.findings[0]) == w_rec
-    assert "ETL201" in repr(result) and "plain_matmul_rnn.py:23:57" in repr(result)
+    # paths relative to the root given, as --root does
+    assert "\n  models/plain_matmul_rnn.py:23:57: ETL201 w_rec reaches h" in repr(result)
 
 
 def test_check_of_a_model_built_in_the_caller():
