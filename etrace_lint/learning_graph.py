@@ -25,7 +25,10 @@ _LEARNS_RULES = frozenset({"ETL001"})
 _WRONG_RULES = frozenset({"ETL401", "ETL404"})
 
 
-_DRAWN_ON = ("weight", "site", "group", "state", "op")
+_DRAWN_ON = ("weight", "site", "output", "group", "state", "op")
+OUTPUT = "output:step"
+# compiler records about what reaches the step's output without a hidden state (ETL003, ETL019)
+_OUTPUT_KINDS = frozenset({"relation_excluded_non_temporal", "output_bypasses_hidden"})
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class Node:
     """A weight, an op, a hidden state, a hidden group, or a place in the step a finding speaks of."""
 
     id: str
-    kind: str  # weight | op | state | group | site
+    kind: str  # weight | op | state | group | output | site
     label: str
     verdict: str = ""  # weights only
     findings: tuple[int, ...] = ()  # indexes into the target's findings
@@ -44,7 +47,7 @@ class Node:
 class Edge:
     source: str
     target: str
-    kind: str = "drives"  # drives | plain | member
+    kind: str = "drives"  # drives | plain | member | bypass (into the step output)
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
         weight = props.get("weight")
         states = [str(s) for s in props.get("hiddenStates") or ()]
         primitive = props.get("primitive")
+        kind = props.get("braintraceKind")
         drawn = False
         if weight:
             by_weight.setdefault(weight, []).append(finding)
@@ -121,7 +125,12 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
                 build.edge(f"weight:{weight}", op, "plain" if plain else "drives")
                 for state in states:
                     build.edge(op, build.node(f"state:{state}", "state", state), "plain" if plain else "drives")
-        if props.get("braintraceKind") == "hidden_group_merged" and states:
+                if kind in _OUTPUT_KINDS:  # a readout: its op feeds the step's output, not a state
+                    build.edge(op, build.node(OUTPUT, "output", "step output"), "bypass")
+        if kind in _OUTPUT_KINDS and not weight:  # what reaches the output around the states
+            build.node(OUTPUT, "output", "step output", index)
+            drawn = True
+        if kind == "hidden_group_merged" and states:
             group = build.node("group:" + "+".join(states), "group", "group " + ", ".join(states), index)
             for state in states:
                 build.edge(build.node(f"state:{state}", "state", state), group, "member")

@@ -61,6 +61,11 @@ def test_examples_report_in_a_browser(examples_report):
     assert "v-not" in weights["w_rec"]["class"] and weights["w_rec"]["data-verdict"] == "does not learn"
     assert "v-learns" in weights["w_in"]["class"]
     assert "v-not" in weights["Wr.weight"]["class"]  # the GRU's excluded reset gate
+    # the readout reaches the step output around the hidden states: a bypass edge into the output node
+    assert "v-same" in weights["readout"]["class"]
+    bypass = [e.attrs for e in dom if e.tag == "polyline" and "bypass" in e.attrs["class"].split()]
+    outputs = {e.attrs["id"] for e in with_class(dom, "output")}
+    assert bypass and all(edge["data-to"] in outputs for edge in bypass)
     assert screenshot.stat().st_size > 50_000
 
 

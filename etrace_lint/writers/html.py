@@ -168,7 +168,8 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
     legend = ('<div class="legend muted"><span>green: learns online</span>'
               "<span>red dashed: does not learn, or learns a wrong gradient</span>"
               "<span>blue: same-step gradients only</span><span>red dashed edge: a plain op, no ETP</span>"
-              "<span>dotted: member of a hidden group</span><span>orange: a place in the step a finding "
+              "<span>dotted: member of a hidden group</span><span>blue dashed edge: into the step output, "
+              "around the hidden states</span><span>orange: a place in the step a finding "
               "names (loop, unit, write)</span></div>")
     return f'<div class="graph">{"".join(parts)}</div>{legend}'
 

@@ -26,9 +26,11 @@ CSS = """
 .etl-report svg .op rect { fill:#fff8e1; } .etl-report svg .op.plain rect { fill:#fff; stroke:var(--err); }
 .etl-report svg .state rect { fill:#ede7f6; rx:13; } .etl-report svg .group rect { fill:#d1c4e9; }
 .etl-report svg .site rect { fill:#fff3e0; stroke:var(--warn); }
+.etl-report svg .output rect { fill:#e3f2fd; stroke:var(--note); rx:13; }
 .etl-report svg .edge { fill:none; stroke:#777; stroke-width:1.3; }
 .etl-report svg .edge.plain { stroke:var(--err); stroke-dasharray:6 3; }
 .etl-report svg .edge.member { stroke:#7e57c2; stroke-dasharray:2 3; }
+.etl-report svg .edge.bypass { stroke:var(--note); stroke-dasharray:8 3; }
 .etl-report svg a:focus rect, .etl-report svg .hl rect { stroke:#000; stroke-width:3; }
 .etl-report .legend span { margin-right:12px; font-size:12px; }
 .etl-report .finding { border-left:4px solid var(--line); padding:4px 10px; margin:8px 0; }
