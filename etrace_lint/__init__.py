@@ -29,7 +29,7 @@ if not _os.path.isdir(_os.path.join(_here, "rules")) and _os.path.isfile(
         _spec.loader.exec_module(rules)
 
 __version__ = "0.1.0"
-__all__ = ["target", "__version__"]
+__all__ = ["check", "check_target", "target", "__version__"]
 
 TARGET_ATTRIBUTE = "__etrace_lint_target__"
 
@@ -57,3 +57,17 @@ def target(fn: Callable | None = None, *, name: str | None = None,
         return factory
 
     return mark(fn) if fn is not None else mark
+
+
+def check(model: Any, *inputs: Any, **options: Any) -> Any:
+    """Lint a model built in this process (see :func:`etrace_lint.api.check`)."""
+    from .api import check as check_model  # the engine imports JAX: importing etrace_lint must not
+
+    return check_model(model, *inputs, **options)
+
+
+def check_target(target: str, **options: Any) -> Any:
+    """Lint ``"file.py::factory"``, a file or a folder in this process (see :func:`etrace_lint.api.check_target`)."""
+    from .api import check_target as check_spec  # the engine imports JAX: importing etrace_lint must not
+
+    return check_spec(target, **options)

@@ -69,6 +69,7 @@ OUTPUT_FORMATS = {fmt.name: fmt for fmt in (
     OutputFormat("junit", "junit", "write_junit"),
     OutputFormat("gitlab", "gitlab", "write_gitlab"),
     OutputFormat("rdjson", "rdjson", "write_rdjson"),
+    OutputFormat("html", "html", "write_html"),
 )}
 FORMATS = tuple(OUTPUT_FORMATS)
 

@@ -1,0 +1,163 @@
+"""The Python API, for notebooks and tests: ``check(model, *inputs)`` and ``check_target("net.py::factory")``.
+
+Both run the same stages as the command line (engine -> policy) in this
+process, without cache or workers, and return a frozen :class:`CheckResult`:
+its findings, tool errors, each model's learning graph and, with
+``verify=True``, the ``--verify`` rows. ``assert not result.errors`` in a
+test prints the errors as text; in Jupyter the result shows the HTML report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+from dataclasses import dataclass
+
+from .findings import Finding, Level, Location, ToolError
+from .learning_graph import LearningGraph, graphs_by_target
+
+
+def finding_line(finding: Finding, root: str = "") -> str:
+    """``path:line:col: ETL201 message [model]``, as the text output prints it."""
+    path = os.path.relpath(finding.path, root) if root and finding.path.startswith(root) else finding.path
+    return f"{path}:{finding.line}:{finding.location.column}: {finding.rule_id} {finding.message} [{finding.target}]"
+
+
+class FindingList(list):
+    """A plain list of findings whose repr is their text lines, so a failing assert reads like the linter.
+
+    One line (pytest shows a repr's newlines as ``\\n``), paths relative to the current folder.
+    """
+
+    def __repr__(self) -> str:
+        if not self:
+            return "[]"
+        count = len(self)
+        lines = " | ".join(finding_line(f, os.getcwd() + os.sep) for f in self)
+        return f"<{count} finding{'s' if count != 1 else ''}: {lines}>"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What ``check``/``check_target`` found: everything the policy shows, with each model's graph."""
+
+    findings: tuple[Finding, ...]
+    tool_errors: tuple[ToolError, ...]
+    graphs: tuple[LearningGraph, ...]
+    verify_rows: tuple[dict, ...] = ()
+    root: str = ""
+
+    @property
+    def errors(self) -> FindingList:
+        """Error-level findings not suppressed (``assert not result.errors``)."""
+        return self._at(Level.ERROR)
+
+    @property
+    def warnings(self) -> FindingList:
+        return self._at(Level.WARNING)
+
+    @property
+    def notes(self) -> FindingList:
+        return self._at(Level.NOTE)
+
+    def _at(self, level: Level) -> FindingList:
+        return FindingList(f for f in self.findings if f.level is level and not f.suppressed)
+
+    def weights(self) -> dict[str, dict[str, str]]:
+        """Per model, each weight's verdict: ``{"net": {"w_rec": "does not learn"}}``."""
+        return {graph.target: graph.weights() for graph in self.graphs}
+
+    def __repr__(self) -> str:
+        lines = [finding_line(f, self.root) for f in self.findings]
+        lines += [f"tool error: {e.target}: {e.message}" for e in self.tool_errors]
+        head = (f"CheckResult({len(self.graphs)} model{'s' if len(self.graphs) != 1 else ''}, "
+                f"{len(self.errors)} errors, {len(self.warnings)} warnings, {len(self.notes)} notes, "
+                f"{len(self.tool_errors)} tool errors")
+        return head + (":\n  " + "\n  ".join(lines) + "\n)" if lines else ")")
+
+    def _repr_html_(self) -> str:
+        from .writers.html import render_report
+
+        return render_report(self.findings, self.tool_errors, self.graphs, list(self.verify_rows), self.root,
+                             fragment=True)
+
+
+def _settings(start: str, options: dict):
+    """Defaults, then ``[tool.etrace-lint]`` found from ``start``, then the keyword options (as the CLI layers them)."""
+    from .config import load_settings
+
+    settings = load_settings(start)
+    settings.show_info = True  # the graph needs the notes that say which weights learn
+    names = {f.name for f in dataclasses.fields(settings)}
+    for key, value in options.items():
+        if key not in names:
+            raise TypeError(f"unknown option {key!r}; options are those of [tool.etrace-lint], e.g. select, verify")
+        setattr(settings, key, os.path.abspath(value) if key == "root" else value)
+    return settings
+
+
+def _outcome(findings: list, tool_errors: list, settings, linted: list[str], targets: list[str],
+             verify_rows: list) -> CheckResult:
+    from .policy import apply_policy
+
+    outcome = apply_policy(findings, tool_errors, settings, linted)
+    return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),
+                       tuple(graphs_by_target(outcome.findings, targets)), tuple(verify_rows), settings.root)
+
+
+def check_target(target: str, **options) -> CheckResult:
+    """Lint the targets of a file, folder or ``file.py::factory`` in this process."""
+    from .discover import discover
+    from .engine import lint_target  # imports JAX and braintrace: only a call pays for them
+
+    from .config import search_start
+
+    settings = _settings(search_start([target]), options)
+    discovery = discover([target], settings.root, settings.excludes)
+    findings, tool_errors, rows, names = [], list(discovery.tool_errors), [], []
+    for spec in discovery.targets:
+        result = lint_target(spec, settings.root, settings.for_engine(None))
+        findings += result.findings
+        tool_errors += result.tool_errors
+        rows += result.verify_rows
+        names.append(next((f.target for f in result.findings), spec.display_name))
+    linted = sorted({spec.path for spec in discovery.targets})
+    return _outcome(findings, tool_errors, settings, linted, names, rows)
+
+
+def _caller() -> tuple[str, int]:
+    """The user's line that called ``check`` (past ``etrace_lint.check``'s own frame)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = inspect.currentframe()
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame = frame.f_back
+    if frame is None:
+        return os.getcwd(), 1
+    return os.path.abspath(frame.f_code.co_filename), frame.f_lineno
+
+
+def check(model, *inputs, name: str | None = None, batch_size: int | None = None,
+          compile_options: dict | None = None, **options) -> CheckResult:
+    """Lint a model built in this process, with the example inputs of one step."""
+    from .discover import TargetSpec
+    from .engine import lint_model  # imports JAX and braintrace: only a call pays for them
+    from .isolation import target_state
+    from .targets import LoadedTarget
+
+    path, line = _caller()
+    settings = _settings(os.getcwd(), options)
+    name = name or type(model).__name__
+    where = Location(path, line)
+    spec = TargetSpec(path, name, line, name)
+    loaded = LoadedTarget(spec, name, model, tuple(inputs), dict(compile_options or {}), batch_size,
+                          {}, where, dict(settings.environ or {}))
+    with target_state():
+        report = lint_model(loaded, settings.for_engine(None))
+    linted = [path] if os.path.isfile(path) else []
+    return _outcome(report.findings, [], settings, linted, [name], report.verify_rows)
+
+
+__all__ = ["CheckResult", "FindingList", "check", "check_target", "finding_line"]
