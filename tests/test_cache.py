@@ -192,8 +192,9 @@ def test_editing_a_helper_relints_only_its_dependents(cached_tree):
     assert set(before) == {"etrace_target_clean", "etrace_target_leaky", "etrace_target_two_plain_ops"}
     source = (root / "layers.py").read_text()
     (root / "layers.py").write_text("# a line that moves every finding of this file down\n" + source)
-    # as pre-commit does: only the changed file is named
-    proc = run_cli("layers.py", "--output-format", "json", cwd=str(root))
+    # as pre-commit does: only the changed file is named; --sarif as the cold run, whose results (probed,
+    # as a SARIF run is) are the entries this run must find or replace
+    proc = run_cli("layers.py", "--output-format", "json", "--sarif", "edit.sarif", cwd=str(root))
     findings = json.loads(proc.stdout)["findings"]
     assert [(f["rule"], f["location"]["path"], f["location"]["line"]) for f in findings] == [
         ("ETL201", "layers.py", 19)], proc.stderr
