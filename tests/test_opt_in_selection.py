@@ -62,4 +62,4 @@ def test_a_selection_of_rules_that_cannot_run_says_why(tmp_path):
     project = _project(tmp_path, "")
     proc = run_cli(TARGET, "--select", "ETL4", "--no-cache", cwd=str(project))
     assert proc.returncode == 0, proc.stderr
-    assert "selection 'ETL4' has no effect: its rules run only with --verify" in proc.stderr
+    assert "selection 'ETL4' has no effect: its rules run only with --probe or --verify" in proc.stderr
