@@ -100,6 +100,22 @@ class AnalysisContext:
         return frozenset(bt.relation_output_ids(self.graph)) if self.graph is not None else frozenset()
 
     @functools.cached_property
+    def fully_connected_weights(self) -> frozenset:
+        """Weights each of whose ETP ops in the compiled step the compiler connected to a hidden state:
+        a record calling one of them excluded, or reaching no hidden state, comes from another pass over
+        the step (brainstate.nn.Map traces it more than once) and is contradicted by the final graph."""
+        ops: dict[tuple, list] = {}
+        step_outputs = {(TOP, v): True for v in jv.open_jaxpr(self.jaxpr).outvars if jv.is_var(v)}
+        for site in self.flow.etp_sites:
+            if not self.flow.reached(self.flow.outputs_of(site), step_outputs):
+                continue  # a dead copy (a probe pass's): its output reaches nothing the step returns or keeps
+            for weight in self.flow.weights_read_by(site):
+                ops.setdefault(weight, []).append(site)
+        connected = self.relation_outputs
+        return frozenset(weight for weight, sites in ops.items() if weight in self.learning_weights
+                         and all(any(id(out) in connected for out in jv.outvars(s.eqn)) for s in sites))
+
+    @functools.cached_property
     def vmap_warnings(self) -> list[str]:
         """The compiler's warnings that an ETP op was decomposed into plain ops under ``vmap``."""
         return bt.vmap_decomposition_warnings(self.compilation.warnings)
@@ -115,8 +131,13 @@ class AnalysisContext:
 
     @functools.cached_property
     def compiler_warned(self) -> bool:
-        """Whether the compiler emitted a warning or error record (it then explains itself)."""
-        return any(bt.record_level(r) in ("warning", "error") for r in self.compilation.records)
+        """Whether a compiler record is reported at warning or error level: it then explains why a
+        weight does not learn (a record braintrace grades a warning that is a note of ours, such as a
+        readout reaching no hidden state, explains nothing of the kind)."""
+        from .findings import Level
+
+        return any(rule_for_record_kind(bt.record_kind(r), bt.record_level(r)).level.rank >= Level.WARNING.rank
+                   for r in self.compilation.records)
 
     def online_gradient_error(self) -> BaseException | None:
         """What building one online (D-RTRL) gradient step of the model raises, if anything."""
@@ -415,11 +436,30 @@ def owner_module(model: Any, path: tuple) -> Any:
 
 def etp_layer_for(layer: Any) -> str:
     """``braintrace.nn.Linear`` for a ``brainstate.nn.Linear``: the layer of braintrace.nn with the same
-    name as a plain layer of another library, which does the same through an ETP op."""
+    name as a plain layer of another library, which does the same through an ETP op.
+
+    braintrace.nn re-exports many of brainstate's layers (``braintrace.nn.LayerNorm`` *is*
+    ``brainstate.nn.LayerNorm``): a name found there is a twin only when it is another class, one
+    braintrace defines itself."""
     import braintrace
 
     cls = type(layer)
     if layer is None or cls.__module__.startswith("braintrace"):
         return ""
     twin = getattr(braintrace.nn, cls.__name__, None)
-    return f"braintrace.nn.{cls.__name__}" if isinstance(twin, type) else ""
+    if not isinstance(twin, type) or twin is cls or issubclass(cls, twin):
+        return ""
+    return f"braintrace.nn.{cls.__name__}" if twin.__module__.startswith("braintrace") else ""
+
+
+def library_layer(layer: Any) -> str:
+    """``brainstate.nn.LayerNorm``: how a user imports the class of a layer another library defines
+    (its module up to the first private part), or nothing for a layer of the user's own code."""
+    if layer is None:
+        return ""
+    module = type(layer).__module__
+    if module.split(".")[0] not in ("brainstate", "brainpy", "braintools", "brainscale"):
+        return ""
+    parts = module.split(".")
+    first_private = next((i for i, part in enumerate(parts) if part.startswith("_")), len(parts))
+    return f"{'.'.join(parts[:first_private] or parts[:1])}.{type(layer).__name__}"

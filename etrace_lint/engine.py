@@ -69,7 +69,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     from . import braintrace_adapter as bt
     from .analysis import AnalysisContext
     from .locate import Locator
-    from .rules_compiler import findings_from_error, findings_from_records, is_hidden_note
+    from .rules_compiler import findings_from_error, findings_from_records, is_hidden_note, one_verdict_per_weight
 
     report = ModelReport()
     hidden_levels = _hidden_note_levels(settings)
@@ -93,6 +93,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             if compilation.graph is not None:
                 context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings)
                 findings.extend(findings_from_checks(context, loaded.name))
+                findings, report.notes_left_out = one_verdict_per_weight(
+                    findings, compilation, report.notes_left_out, context.fully_connected_weights)
         if compilation.graph is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
             from .verify import verify_model

@@ -303,6 +303,22 @@ def outvars(eqn: Any) -> list[Any]:
     return list(eqn.outvars)
 
 
+def literal_number(atom: Any) -> float | None:
+    """The value of a scalar literal operand (``div x 8.0``), or None for a variable or an array."""
+    if is_var(atom):
+        return None
+    value = getattr(atom, "val", None)
+    try:
+        return float(value) if getattr(value, "shape", ()) == () else None
+    except (TypeError, ValueError):
+        return None
+
+
+def call_body(eqn: Any) -> Any:
+    """The body of a ``jit``/``pjit``/``closed_call`` equation, run on the same inputs, or None."""
+    return _call_body(eqn) if primitive_name(eqn) in ("pjit", "jit", "closed_call", "core_call") else None
+
+
 def aval_shape(var: Any) -> tuple:
     return tuple(getattr(getattr(var, "aval", None), "shape", ()))
 

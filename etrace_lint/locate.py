@@ -143,6 +143,31 @@ class Locator:
             self._producers = {id(v): site for site in self.sites for v in jv.outvars(site.eqn)}
         return self._producers.get(id(var))
 
+    def of_state_use(self, state: Any, label: str = "") -> Location | None:
+        """The user's line of the first equation of the step that reads ``state``."""
+        if self.module_info is None:
+            return None
+        for var in bt.state_invars(self.module_info, state):
+            for site in self.consumers(var):
+                location = self.of_site(site, label)
+                if location is not None:
+                    return location
+        return None
+
+    def weight_behind(self, var: Any, layout: frozenset = frozenset({
+            "transpose", "reshape", "convert_element_type", "broadcast_in_dim", "squeeze", "expand_dims",
+            "copy", "copy_p"})) -> tuple | None:
+        """The ParamState path whose value ``var`` is, through layout-only equations (``w.value.T``)."""
+        for _ in range(16):
+            path = self.weight_path_of_var(var)
+            if path is not None:
+                return path
+            site = self.producer(var)
+            if site is None or jv.primitive_name(site.eqn) not in layout or not jv.invars(site.eqn):
+                return None
+            var = jv.invars(site.eqn)[0]
+        return None
+
     # ------------------------------------------------------------------ lookups
 
     def of_site(self, site: jv.EqnSite, label: str = "") -> Location | None:

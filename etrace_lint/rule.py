@@ -86,6 +86,8 @@ class RecordFacts:
     primitive: str = ""
     op: str = ""  # the primitive as the user wrote it: "a matmul (braintrace.matmul / braintrace.nn.Linear)"
     context: Mapping[str, Any] = field(default_factory=dict)
+    # ParamStates passed to the op in a position it does not train (``braintrace.matmul(w, h)``)
+    misplaced: tuple[str, ...] = ()
     iterations: tuple[int, ...] = ()  # the unrolled scan iterations this weight's op belongs to (1-based)
     iteration_count: int = 0
 
@@ -200,6 +202,9 @@ class Rule:
     # for --verify rules: the verdicts of the gradient comparison this rule reports
     # ("wrong", "not-learning", ...; see verify/compare.py)
     verdicts: tuple[str, ...] = ()
+    # ids of rules whose finding about the same weight this rule's finding replaces: one verdict per
+    # weight, the stronger evidence deciding it (a zero eligibility trace over the compiler's relation)
+    supersedes: tuple[str, ...] = ()
     enabled: bool = True  # on by default
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"

@@ -80,7 +80,10 @@ def _candidate_locations(record: Any, family: str, context: Mapping, weight_path
     if weight_path:
         yield locator.of_weight(tuple(weight_path), primitive)
     if context.get("state") is not None:
-        yield locator.of_state_object(context["state"])
+        if bt.is_global_random_state(context["state"]):  # created by no model: where the step draws from it
+            yield locator.of_state_use(context["state"])
+        else:
+            yield locator.of_state_object(context["state"])
     hidden_paths = [tuple(p) for p in (*(getattr(record, "hidden_paths", ()) or ()), context.get("hidden_path"))
                     if isinstance(p, (tuple, list))]
     named = _NAMED_PRIMITIVE.search(str(getattr(record, "message", "")))
@@ -144,8 +147,19 @@ def _line_of(location: Location | None, primary: Location) -> str:
     return f"{location.path}:{location.line}"
 
 
+def _misplaced_weights(subject: Any, locator: Any) -> tuple[str, ...]:
+    """ParamStates an ETP op reads through an operand it does not train: a record that says the op
+    has no trainable ParamState then means the state went into the wrong argument."""
+    if subject is None or not bt.is_etp_primitive(subject) or len(subject.invars) < 2:
+        return ()
+    # an ETP op's first operand is its input x (matmul, conv, sparse and LoRA ops); the rest it may train
+    first = subject.invars[0]
+    path = locator.weight_behind(first) if jv.is_var(first) else None
+    return (display_name(path),) if path is not None else ()
+
+
 def record_facts(record: Any, kind: str, locator: Any, primary: Location, iterations: tuple = (),
-                 iteration_count: int = 0) -> RecordFacts:
+                 iteration_count: int = 0, subject: Any = None) -> RecordFacts:
     """What a rule words its message from: the record's paths by name, lines of the ops it names."""
     context = bt.record_context(record)
     weight_path = getattr(record, "weight_path", None)
@@ -168,7 +182,12 @@ def record_facts(record: Any, kind: str, locator: Any, primary: Location, iterat
         hidden=tuple(display_name(h) for h in getattr(record, "hidden_paths", ()) or ()),
         weights=tuple(dict.fromkeys(display_name(w) for w in weights)),
         blocking=tuple(blocking), primitive=primitive, op=op_phrase(primitive),
-        context=context, iterations=iterations, iteration_count=iteration_count)
+        context=context, iterations=iterations, iteration_count=iteration_count,
+        misplaced=_misplaced_weights(subject, locator) if kind in _NO_PARAMSTATE_KINDS else ())
+
+
+# records that say an ETP op's trainable operand is no ParamState
+_NO_PARAMSTATE_KINDS = frozenset({"relation_excluded_no_paramstate", "trainable_invar_not_paramstate"})
 
 
 def _has_tuple(record: Any) -> bool:
@@ -197,7 +216,7 @@ def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, targ
     if unrolled and subject is not None and bt.is_etp_primitive(subject):
         index, count = locator.unrolled_iteration(subject)
         iterations = (index,) if count > 1 else ()
-    facts = record_facts(record, kind, locator, primary, iterations, count)
+    facts = record_facts(record, kind, locator, primary, iterations, count, subject)
     properties = record_properties(record, None, record_level)  # braintrace's own kind, as it named it
     if iterations:
         properties["iterations"] = list(iterations)
@@ -266,6 +285,8 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
     merge_inputs: dict[int, tuple] = {}
     graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
     readouts = _weights_reaching_no_state(compilation.records)
+    if readouts and compilation.graph is not None:  # a probe pass's record the final graph contradicts
+        readouts -= bt.relation_weight_paths(compilation.graph)
     for record, subject in zip(compilation.records, subjects):
         kind = _kind_in_context(record, readouts)
         record_level = bt.record_level(record)
@@ -371,3 +392,38 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
     related += (locator.factory_related,)
     finding = Finding(rule.id, rule.level, message, target, primary, related, properties)
     return list(record_findings) + [finding]
+
+
+# records about a weight that a relation of the final graph contradicts
+_CONTRADICTED_BY_A_RELATION = (_NON_TEMPORAL, _WEIGHT_TO_WEIGHT)
+
+
+def one_verdict_per_weight(findings: list[Finding], compilation: bt.Compilation, left_out: dict[str, int],
+                           fully_connected: frozenset = frozenset()) -> tuple[list[Finding], dict[str, int]]:
+    """Drop the findings that a stronger finding about the same weight replaces
+    (``Rule.supersedes``), and the records about a weight every op of which the final graph connects
+    (``fully_connected``) that say otherwise; hidden notes included: each is uncounted from ``left_out``."""
+    from .registry import all_rules
+
+    rules = all_rules()
+    replaced = {(old, tuple(f.properties["weightPath"]))
+                for f in findings if f.properties.get("weightPath") is not None
+                for old in getattr(rules.get(f.rule_id), "supersedes", ())}
+    # braintrace's final graph connects these weights: a record of an earlier pass over the same step
+    # (brainstate.nn.Map traces it once per probe) that calls one excluded, or not reaching a hidden
+    # state, is contradicted by the compiler's own report
+    contradicted = {rule_for_record_kind(kind).id for kind in _CONTRADICTED_BY_A_RELATION}
+    replaced |= {(rule_id, tuple(path_key(w))) for w in fully_connected for rule_id in contradicted}
+    if not replaced:
+        return findings, left_out
+    kept = [f for f in findings
+            if (f.rule_id, tuple(f.properties.get("weightPath") or ())) not in replaced]
+    left_out = dict(left_out)
+    for record in compilation.records:
+        path = getattr(record, "weight_path", None)
+        if not path:
+            continue
+        rule = rule_for_record_kind(bt.record_kind(record), bt.record_level(record))
+        if (rule.id, tuple(path_key(path))) in replaced and left_out.get(rule.id):
+            left_out[rule.id] -= 1
+    return kept, {rule_id: n for rule_id, n in left_out.items() if n}

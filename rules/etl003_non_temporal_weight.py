@@ -7,8 +7,10 @@ def explain(f):
         return (f"{f.weight_or_op} reaches no hidden state (its output feeds only {' and '.join(f.blocking)}, "
                 f"which reaches none either): it learns from same-step gradients only, which is exact here; if "
                 f"it should drive a state, feed its output into that state's update")
-    return (f"{f.weight_or_op} reaches no hidden state: it learns from same-step gradients only, which is exact "
-            f"for a readout; if it should drive a state, feed its output into that state's update")
+    return (f"{f.weight_or_op} reaches no hidden state: it learns from its same-step gradient only, which is exact "
+            f"for a stateless readout but misses any effect carried to later steps through a state that is not a "
+            f"brainstate.HiddenState (a ShortTermState); if it should drive a state, feed its output into that "
+            f"state's update")
 
 
 RULE = Rule(

@@ -4,6 +4,9 @@ from etrace_lint.rule import Rule
 
 def explain(f):
     key = f.context.get("key") or "trainable operand"
+    if f.misplaced:
+        return (f"the {key} of this {f.op} is not a ParamState ({', '.join(f.misplaced)} is passed as its input "
+                f"instead), so it is not trained")
     return (f"the {key} of this {f.op} is a constant, not a ParamState, so it is not trained; make it a "
             f"brainstate.ParamState if it should learn")
 

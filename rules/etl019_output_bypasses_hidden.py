@@ -3,11 +3,19 @@ from etrace_lint.rule import Rule
 
 
 def explain(f):
+    from etrace_lint.braintrace_adapter import adds_same_step_gradients
+
     weights = ", ".join(f.weights) or "some weights"
     one = len(f.weights) == 1
-    return (f"{weights} {'reaches' if one else 'reach'} the step's output without going through a new hidden "
-            f"state; {'its' if one else 'their'} exact same-step gradient is added to the online one (as for a "
-            f"readout)")
+    reach = (f"{weights} {'reaches' if one else 'reach'} the step's output without going through a new hidden "
+             f"state; ")
+    if not adds_same_step_gradients():
+        import braintrace
+
+        return reach + (f"braintrace {braintrace.__version__} adds no same-step gradient for this path under "
+                        f"single-step algorithms, so only {'its' if one else 'their'} eligibility trace, if any, "
+                        f"trains {'it' if one else 'them'}")
+    return reach + f"{'its' if one else 'their'} exact same-step gradient is added to the online one (as for a readout)"
 
 
 RULE = Rule(

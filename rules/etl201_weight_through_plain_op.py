@@ -29,17 +29,27 @@ def _public_module(module: str) -> str:
 def _fix(context, use, weight: str) -> tuple[str, str]:
     """Where the fix goes: the layer that owns the weight when a braintrace twin of it exists,
     else the op on this line; and the twin, if any."""
-    from etrace_lint.analysis import etp_layer_for, owner_module
+    from etrace_lint.analysis import etp_layer_for, library_layer, owner_module
     from etrace_lint.jaxpr_view import primitive_name
 
     owner = owner_module(context.model, use.weight)
     twin = etp_layer_for(owner)
+    created = context.locator.of_state(use.weight)
+    where = f" (created on line {created.line})" if created is not None else ""
     if twin:
-        created = context.locator.of_state(use.weight)
-        where = f" (created on line {created.line})" if created is not None else ""
         plain = f"{_public_module(type(owner).__module__)}.{type(owner).__name__}"
         return f"make {weight}'s layer a {twin} instead of a {plain}{where}", twin
     op = primitive_name(use.site.eqn)
+    library = library_layer(owner)
+    if library and not _SPARSE_OP.search(op):
+        # the op is inside a library layer the user cannot rewrite, and braintrace has no ETP version of it
+        import braintrace
+
+        same = (f" (braintrace.nn.{type(owner).__name__} is that same class)"
+                if getattr(braintrace.nn, type(owner).__name__, None) is type(owner) else "")
+        return (f"{weight} belongs to a {library}{where}, which braintrace has no ETP version of{same}, so it "
+                f"can only be trained by BPTT or apart from the online learner; if that is intended, silence "
+                f"this line with `# noqa: ETL201`"), ""
     etp = _ETP_FOR.get(op) or (_ETP_FOR_SPARSE if _SPARSE_OP.search(op) else None)
     return (f"use {etp}" if etp else "use an ETP op such as braintrace.matmul or braintrace.element_wise here"), ""
 

@@ -13,20 +13,37 @@ def check(context):
         return  # ETL201 / ETL203 / ETL206 name each weight on its line
     if any(opaque_transform_of(site) is not None for site in context.flow.etp_sites):
         return  # ETL202 names the op
+    from etrace_lint.braintrace_adapter import untraced_states
+    from etrace_lint.naming import display_name
+
     count = len(context.weight_paths)
+    refused = ("braintrace.compile refuses it ('No trainable weights are routed through ETP ops') and the "
+               "ETrace algorithms have nothing to train")
     if count:
-        message = (f"no weight of this model learns online: none of its {count} ParamState"
+        message = (f"no weight of this model learns online, and {refused}: none of its {count} ParamState"
                    f"{'s' if count != 1 else ''} is connected to a hidden state through an ETP op")
     else:
-        message = "no weight of this model learns online: it has no ParamState at all"
-    yield Hit(message=message, properties={"weights": count})
+        message = f"no weight of this model learns online, and {refused}: it has no ParamState at all"
+    kept = [s for s in untraced_states(context.module_info)]
+    if not context.hidden_outvars:
+        if kept:
+            names = ", ".join(display_name(s.path) for s in kept[:3])
+            kinds = sorted({s.kind for s in kept})
+            message += (f"; it has no brainstate.HiddenState: what it carries from step to step is kept in {names} "
+                        f"({', '.join(kinds)}), which the compiler does not follow: make "
+                        f"{'it' if len(kept) == 1 else 'them'} brainstate.HiddenState")
+        else:
+            message += "; it has no brainstate.HiddenState, so there is nothing for an eligibility trace to follow"
+    yield Hit(message=message, state_path=kept[0].path if kept else None,
+              properties={"weights": count, "hiddenStates": len(set(context.hidden_outvars.values()))})
 
 
 RULE = Rule(
     id="ETL204",
     name="no-etp-relation",
     level=Level.WARNING,
-    summary="The model compiles but no weight is connected to a hidden state by an ETP op",
+    summary="No weight is connected to a hidden state by an ETP op, so braintrace.compile refuses the model and "
+            "nothing learns online",
     tags=("learning", "analysis"),
     check=check,
 )

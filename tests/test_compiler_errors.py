@@ -36,6 +36,7 @@ RAISED_BY_A_MODEL = {
     "ETL108": ("errors_trace.py", "etrace_target_etp_misuse", "ETL108"),
     "ETL110": ("errors_compile.py", "etrace_target_outer_relation_into_descended_scan", "ETL110"),
     "ETL111": ("errors_trace.py", "etrace_target_unknown_option", "ETL111"),
+    "ETL113": ("errors_hidden_constant.py", "etrace_target_hidden_set_to_constant", "ETL113"),
 }
 # ETL109: HiddenGroup.check_consistent_varshape is a second line of defence;
 # the per-transition shape filter that builds the groups already keeps states

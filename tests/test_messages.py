@@ -283,3 +283,30 @@ def etrace_target_net():
     assert included.message == "rnn.w.weight learns online: its matmul here drives rnn.h"
     assert included.properties["weight"] == "rnn.w.weight"
     assert included.properties["weightPath"] == ["head", "source", "w", "weight"]
+
+
+def test_a_norm_layers_weight_is_never_told_to_become_the_same_class():
+    """braintrace.nn.LayerNorm *is* brainstate.nn.LayerNorm: no rename to it is advice."""
+    findings, _ = lint_file(fixture("own", "mean_subtracted.py") + "::conv_norm_if")
+    (finding,) = [f for f in findings if f.rule_id == "ETL201"]
+    assert "make norm.weight's layer a" not in finding.message
+    assert "brainstate.nn.LayerNorm" in finding.message and "same class" in finding.message
+    assert "etpLayer" not in finding.properties and finding.fix is None
+
+
+def test_dropouts_global_random_state_is_not_something_to_create_in_init():
+    findings, _ = lint_file(fixture("compiler", "dropout_rng.py"))
+    (finding,) = [f for f in findings if f.rule_id == "ETL029"]
+    assert "__init__ or init_state" not in finding.message
+    assert "brainstate.random.DEFAULT" in finding.message and "Dropout" in finding.message
+    assert "does not change which weights learn online" in finding.message
+
+
+def test_a_paramstate_passed_as_the_ops_input_is_told_to_move_not_to_be_wrapped():
+    findings, _ = lint_file(fixture("compiler", "relation_details.py") + "::etrace_target_weight_as_input")
+    (finding,) = [f for f in findings if f.rule_id == "ETL002"]
+    assert "wrap it in" not in finding.message
+    assert "w is a ParamState" in finding.message and "braintrace.matmul(h, w)" in finding.message
+    constant, _ = lint_file(fixture("compiler", "relation_details.py") + "::etrace_target_constant_weight")
+    (plain,) = [f for f in constant if f.rule_id == "ETL002"]
+    assert "wrap it in brainstate.ParamState" in plain.message  # a real constant still hears that

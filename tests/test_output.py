@@ -18,7 +18,7 @@ import textwrap
 import jsonschema
 import pytest
 
-from etrace_lint import cli
+from etrace_lint import braintrace_adapter, cli
 from etrace_lint.findings import Finding, Level, Location, ToolError
 from etrace_lint.policy import Outcome
 from etrace_lint.registry import all_rules
@@ -356,6 +356,8 @@ EXAMPLES_SHOW = {
     ("gru.py", "ETL005"), ("plain_matmul_rnn.py", "ETL201"), ("scan_in_step.py", "ETL016"),
     ("hebbian_in_step.py", "ETL102"), ("units_mismatch.py", "ETL101"),
 }  # static_readout.py's readout learns exactly from same-step gradients: a note (ETL003), not shown
+if not braintrace_adapter.adds_same_step_gradients():  # braintrace 0.2.6: that readout gets no online gradient
+    EXAMPLES_SHOW |= {("static_readout.py", "ETL209")}
 
 
 def test_readme_quickstart_lints_the_examples(tmp_path, monkeypatch, capsys):

@@ -208,3 +208,84 @@ def test_brainspike_neuron_buffers_its_input_current(tmp_path):
         "        return self.readout(self.neu.update(self.w_in(x) * u.pA))") + 1
     assert "w_in.weight" in buffered["message"] and "neu.i_0" in buffered["message"], buffered["message"]
     assert any(f["rule"] == "ETL001" and "readout" in f["message"] for f in findings)
+
+
+MEAN_SUBTRACTED = os.path.join(FIXTURES, "own", "mean_subtracted.py")
+BEFORE_RESET = os.path.join(FIXTURES, "own", "spikes_before_reset.py")
+
+
+def _json_findings(*args):
+    result = run_cli(*args, "--output-format", "json", "--no-cache", "-j", "1", "--exit-zero")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["findings"]
+
+
+def test_a_layer_norm_after_the_op_is_one_verdict_on_the_op_line_and_names_the_norm():
+    findings = _json_findings(MEAN_SUBTRACTED + "::conv_norm_if", "--show-info")
+    verdicts = [f for f in findings if f.get("properties", {}).get("weight") == "conv.weight"]
+    assert [f["rule"] for f in verdicts] == ["ETL207"], verdicts  # no "learns online" beside it
+    (finding,) = verdicts
+    assert finding["location"]["line"] == line_of(MEAN_SUBTRACTED, "current = self.norm(self.conv(x))")
+    assert "mean-subtracting" in finding["message"] and "neu.V" in finding["message"]
+    assert any(r["label"] == "the mean is subtracted here" for r in finding["related"]), finding["related"]
+
+
+def test_the_hidden_notes_count_leaves_out_the_replaced_relation():
+    shown = _json_findings(MEAN_SUBTRACTED + "::etrace_target_centered", "--show-info")
+    assert [f["rule"] for f in shown if f["level"] == "note"] == []  # its only relation is replaced
+    result = run_cli(MEAN_SUBTRACTED + "::etrace_target_centered", "--no-cache", "-j", "1", "--exit-zero")
+    assert "notes hidden" not in result.stdout, result.stdout
+
+
+def test_a_norm_before_the_op_keeps_the_weight_learning():
+    findings = _json_findings(MEAN_SUBTRACTED + "::normalised_input", "--show-info")
+    fc = {f["rule"] for f in findings if f.get("properties", {}).get("weight") == "fc.weight"}
+    assert fc == {"ETL001"}
+
+
+SAME_STEP = braintrace_adapter.adds_same_step_gradients()  # braintrace 0.2.8: a readout's same-step gradient
+
+
+@pytest.mark.parametrize("factory, expected", [
+    ("spikes_before_reset_leaky_readout", "ETL208"),
+    ("spikes_after_reset_leaky_readout", "ETL001"),
+    # the same-step path to a stateless readout trains them on 0.2.8; 0.2.6 adds no same-step gradient
+    ("spikes_before_reset_stateless_readout", "ETL001" if SAME_STEP else "ETL208"),
+])
+def test_spikes_taken_before_the_reset_silence_the_learning_signal_only_behind_a_stateful_readout(factory, expected):
+    findings = _json_findings(f"{BEFORE_RESET}::{factory}", "--show-info")
+    for weight in ("rnn.w_in.weight", "rnn.w_rec.weight"):
+        rules = {f["rule"] for f in findings if f.get("properties", {}).get("weight") == weight}
+        assert rules == {expected}, (weight, rules)
+    if expected == "ETL208":
+        (finding, *_) = [f for f in findings if f["rule"] == "ETL208"]
+        assert "vjp_method='multi-step'" in finding["message"] and "rnn.V" in finding["message"]
+
+
+def test_a_stateless_readout_is_untrained_exactly_where_braintrace_adds_no_same_step_gradient():
+    example = os.path.join(os.path.dirname(FIXTURES), "..", "examples", "models", "static_readout.py")
+    findings = _json_findings(example, "--show-info")
+    readout = [f for f in findings if f.get("properties", {}).get("weight") == "readout"]
+    rules = {f["rule"] for f in readout}
+    if SAME_STEP:
+        assert "ETL209" not in rules and "ETL003" in rules, rules
+    else:
+        assert "ETL209" in rules and "ETL003" not in rules, rules
+        (finding,) = [f for f in readout if f["rule"] == "ETL209"]
+        assert f"braintrace {braintrace.__version__}" in finding["message"]
+        assert finding["location"]["line"] == line_of(example, "return braintrace.matmul(")
+
+
+def test_a_model_braintrace_compile_refuses_does_not_pass():
+    path = os.path.join(FIXTURES, "own", "no_hidden_state.py")
+    result = run_cli(path + "::etrace_target_short_term_recurrence", "--no-cache", "-j", "1")
+    assert result.returncode == 1, result.stdout
+    (line,) = [l for l in result.stdout.splitlines() if " ETL204 " in l]
+    assert "braintrace.compile refuses it" in line and "h (ShortTermState)" in line
+    assert "make it brainstate.HiddenState" in line
+
+
+def test_a_readout_note_never_calls_a_weight_feeding_a_short_term_state_exact():
+    findings, _ = lint_file(os.path.join(FIXTURES, "own", "no_hidden_state.py") + "::etrace_target_short_term_recurrence")
+    for finding in findings:
+        assert "which is exact for a readout" not in finding.message, finding.message

@@ -37,9 +37,18 @@ from .compiler import (
     untraced_states,
     weight_invars,
 )
+from .step_states import (
+    ConstantHiddenWrite,
+    constant_hidden_writes,
+    is_global_random_state,
+    state_invars,
+    step_output_vars,
+)
 from .graph import (
     GroupView,
     RelationView,
+    ZeroDfRelation,
+    adds_same_step_gradients,
     group_views,
     is_vmap_decomposition,
     online_gradient_error,
@@ -48,4 +57,5 @@ from .graph import (
     step_param_states,
     vmap_decomposition_warnings,
     vmap_warning_primitive,
+    zero_df_relations,
 )

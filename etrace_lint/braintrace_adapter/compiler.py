@@ -160,6 +160,7 @@ class StateWrite:
     frame: Any  # jaxpr_view.SourceFrame of the user's line
     old_unit: str
     new_unit: str
+    state_id: int = 0  # id() of the state written, to find the write of a state the compiler names
 
 
 def _unit_text(value: Any) -> str:
@@ -190,7 +191,7 @@ def _record_state_writes(sink: list) -> Iterator[None]:
             # the stored value, not the getter: a read through the getter would be
             # recorded in the trace being built
             sink.append(StateWrite(isinstance(state, brainstate.ParamState), frame,
-                                   _unit_text(getattr(state, "_value", None)), _unit_text(value)))
+                                   _unit_text(getattr(state, "_value", None)), _unit_text(value), id(state)))
         original.fset(state, value)
 
     setattr(owner, "value", property(original.fget, set_value, original.fdel, original.__doc__))

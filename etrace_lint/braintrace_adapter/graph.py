@@ -133,3 +133,48 @@ def step_param_states(minfo: Any) -> Any:
 def relation_output_ids(graph: Any) -> set[int]:
     """Identities of the ETP op outputs the compiler connected to a hidden state."""
     return {id(relation.y_var) for relation in graph.hidden_param_op_relations}
+
+
+@dataclass(frozen=True)
+class ZeroDfRelation:
+    """An ETP op whose ``df`` braintrace reads as exactly zero for every hidden state it drives."""
+
+    weight_paths: tuple  # ParamState paths the op trains
+    y_var: Any  # the op's output in the traced step
+    hidden_paths: tuple  # the hidden states it was connected to
+    cancelled_at: Any  # the equation of the map where the all-ones tangent cancelled, or None
+
+
+def zero_df_relations(graph: Any) -> list[ZeroDfRelation]:
+    """The relations whose ``y -> hidden group`` maps all have zero all-ones row sums
+    (:mod:`etrace_lint.row_sums`): the weights get no eligibility trace through them."""
+    from ..row_sums import all_ones_row_sums
+
+    found = []
+    for relation in graph.hidden_param_op_relations:
+        if getattr(relation, "control_flow_context", None) is not None:
+            continue  # a descended scan's body-scoped map: not read here
+        maps = list(getattr(relation, "y_to_hidden_group_jaxprs", None) or ())
+        if not maps:
+            continue
+        sums = [all_ones_row_sums(jaxpr) for jaxpr in maps]
+        if not all(s.zero and all(s.zero) for s in sums):
+            continue
+        paths = tuple(dict.fromkeys(tuple(p) for p in (relation.trainable_paths or {}).values()))
+        hidden = tuple(dict.fromkeys(tuple(p) for g in relation.hidden_groups for p in g.hidden_paths))
+        cancelled = next((s.cancelled_at for s in sums if s.cancelled_at is not None), None)
+        found.append(ZeroDfRelation(paths, relation.y_var, hidden, cancelled))
+    return found
+
+
+def adds_same_step_gradients() -> bool:
+    """Whether braintrace's single-step learners give a ParamState the gradient of its same-step
+    path to the output (a readout, an op whose output bypasses every new hidden value).
+
+    braintrace 0.2.8's hidden perturbation lists those parameters (``bypass_param_paths``) and its
+    backward pass returns their gradient; 0.2.6 files every ParamState as an eligibility-trace
+    weight (``split_dict_states_v2``) and its single-step backward pass returns no gradient for
+    any of them, so a weight without a trace gets nothing."""
+    from braintrace._compiler.hidden_pertubation import HiddenPerturbation
+
+    return "bypass_param_paths" in getattr(HiddenPerturbation, "_fields", ())

@@ -1,9 +1,11 @@
 """An LSTM with a stateless linear readout.
 
 The readout weight reaches no hidden state, so no eligibility trace is kept
-for it: it learns only from the current step's error (ETL003). That is often
-what you want; ``braintrace.nn.LeakyRateReadout`` gives the readout a state of
-its own when it should integrate over time.
+for it. On braintrace 0.2.8 it learns from the current step's error, exactly
+(ETL003, a note); that is often what you want. On braintrace 0.2.6 the
+single-step algorithms add no same-step gradient, so it does not learn online
+at all (ETL209). ``braintrace.nn.LeakyRateReadout`` gives the readout a state of
+its own (and an eligibility trace) when it should integrate over time.
 """
 
 import braintrace

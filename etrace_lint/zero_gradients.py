@@ -1,0 +1,142 @@
+"""Weights the compiler connects to a hidden state whose online gradient is nevertheless exactly zero.
+
+Two mechanisms of braintrace, read off the compiled graph:
+
+- the op's ``df`` is zero: a mean-subtracting op between the ETP op and the hidden state
+  (:mod:`.row_sums`);
+- the learning signal is zero: with ``vjp_method='single-step'`` (the default) each step's
+  ``dL/dh`` is read at the hidden states' *new* values (the compiler's hidden perturbation,
+  ``h = f(x) + perturb``); when the step's output reads none of the new values of the states
+  the weight is connected to (spikes taken from the membrane before its reset), and the op's
+  output reaches the output only through another hidden state's new value, the eligibility
+  trace is multiplied by zero on every step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import braintrace_adapter as bt
+from . import jaxpr_view as jv
+from .analysis import TOP, AnalysisContext
+
+
+@dataclass(frozen=True)
+class ZeroTraceUse:
+    """A connected weight whose every ETP op braintrace reads with a zero ``df``: it keeps no
+    eligibility trace."""
+
+    weight: tuple
+    site: jv.EqnSite | None  # its ETP op
+    hidden: tuple  # the hidden states the compiler connected it to
+    cancelled_at: jv.EqnSite | None  # where the mean is subtracted
+
+
+def _etp_sites(context: AnalysisContext) -> dict[int, jv.EqnSite]:
+    return {id(out): site for site in context.flow.etp_sites for out in jv.outvars(site.eqn)}
+
+
+def _relation_counts(views: list) -> dict[tuple, int]:
+    counts: dict[tuple, int] = {}
+    for view in views:
+        for weight in view.weight_paths:
+            counts[weight] = counts.get(weight, 0) + 1
+    return counts
+
+
+def zero_trace_uses(context: AnalysisContext) -> list[ZeroTraceUse]:
+    zero = bt.zero_df_relations(context.graph)
+    if not zero:
+        return []
+    relations_of = _relation_counts(bt.relation_views(context.graph))
+    zero_of: dict[tuple, list] = {}
+    for relation in zero:
+        for weight in relation.weight_paths:
+            zero_of.setdefault(weight, []).append(relation)
+    sites = _etp_sites(context)
+    found = []
+    for weight, relations in sorted(zero_of.items(), key=lambda item: str(item[0])):
+        if len(relations) != relations_of.get(weight, 0):
+            continue  # another op of the weight still drives a hidden state
+        cancelled = next((r.cancelled_at for r in relations if r.cancelled_at is not None), None)
+        hidden = tuple(dict.fromkeys(h for r in relations for h in r.hidden_paths))
+        found.append(ZeroTraceUse(weight, sites.get(id(relations[0].y_var)), hidden,
+                                  jv.EqnSite(cancelled, ()) if cancelled is not None else None))
+    return found
+
+
+@dataclass(frozen=True)
+class UnreadStateUse:
+    """A connected weight none of whose hidden states' new values the step's output reads."""
+
+    weight: tuple
+    site: jv.EqnSite | None  # its (first) ETP op
+    hidden: tuple  # the hidden states the compiler connected it to
+
+
+def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
+    """Only for ``vjp_method='single-step'``, braintrace's default and the only method a target's
+    compile options can name here (the compile options are the compiler's; the algorithm's
+    ``vjp_method`` is not among them)."""
+    outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
+    if not outputs:
+        return []
+    flow = context.flow
+    groups = {g.index: g for g in bt.group_views(context.graph)}
+    views = [v for v in bt.relation_views(context.graph) if not v.in_control_flow]
+    relations_of = _relation_counts(bt.relation_views(context.graph))
+    same_step = bt.adds_same_step_gradients()
+    signal: dict[int, bool] = {}  # per hidden group: its new value reaches the output
+    silent_of: dict[tuple, list] = {}
+    for view in views:
+        for index in view.group_indices:
+            if index not in signal:
+                starts = tuple((TOP, v) for v in groups[index].outvars if jv.is_var(v))
+                signal[index] = bool(flow.reached(starts, outputs))
+        if any(signal[i] for i in view.group_indices):
+            continue
+        # the op's output reaching the output around every new hidden value is a same-step gradient,
+        # where braintrace adds one
+        if same_step and flow.reached(((TOP, view.y_var),), outputs, avoid=flow.hidden):
+            continue
+        for weight in view.weight_paths:
+            silent_of.setdefault(weight, []).append(view)
+    sites = _etp_sites(context)
+    found = []
+    for weight, silent in sorted(silent_of.items(), key=lambda item: str(item[0])):
+        if len(silent) != relations_of.get(weight, 0):
+            continue
+        hidden = tuple(dict.fromkeys(p for view in silent for i in view.group_indices for p in groups[i].hidden_paths))
+        found.append(UnreadStateUse(weight, sites.get(id(silent[0].y_var)), hidden))
+    return found
+
+
+@dataclass(frozen=True)
+class UntrainedReadout:
+    """A weight with no eligibility trace that reaches the step's output, on a braintrace that adds
+    no same-step gradient to any ParamState: it gets no online gradient."""
+
+    weight: tuple
+    site: jv.EqnSite | None  # the first op that reads it
+
+
+def untrained_readouts(context: AnalysisContext) -> list[UntrainedReadout]:
+    if bt.adds_same_step_gradients():
+        return []
+    outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
+    if not outputs:
+        return []
+    flow = context.flow
+    learning = context.learning_weights
+    reaching_hidden = context.weights_reaching_hidden()
+    readers: dict[tuple, jv.EqnSite] = {}
+    for site in list(flow.etp_sites) + [c.site for c in flow.consumers]:
+        for weight in flow.weights_read_by(site):
+            readers.setdefault(weight, site)
+    found = []
+    for weight, invars in sorted(context.weight_paths.items(), key=lambda item: str(item[0])):
+        if weight in learning or weight in reaching_hidden:
+            continue  # learns through a trace, or another rule says why it does not
+        if flow.reached(tuple((TOP, v) for v in invars), outputs):
+            found.append(UntrainedReadout(weight, readers.get(weight)))
+    return found

@@ -1,0 +1,32 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Hit, Rule
+
+
+def check(context):
+    import braintrace
+
+    from etrace_lint.naming import display_name
+    from etrace_lint.zero_gradients import untrained_readouts
+
+    for use in untrained_readouts(context):
+        weight = display_name(use.weight)
+        message = (f"{weight} gets no online gradient on braintrace {braintrace.__version__}: it reaches no hidden "
+                   f"state, so it has no eligibility trace, and this braintrace's single-step algorithms (D-RTRL, "
+                   f"pp_prop, e-prop, ...) train every ParamState through its trace only, adding no same-step "
+                   f"gradient: upgrade to braintrace 0.2.8 or later (which adds it), compile the learner with "
+                   f"vjp_method='multi-step', or train {weight} apart with an ordinary gradient")
+        yield Hit(message=message, weight_path=use.weight, eqn=use.site,
+                  related=(("weight created here", use.weight),),
+                  properties={"braintraceVersion": braintrace.__version__})
+
+
+RULE = Rule(
+    id="ETL209",
+    name="readout-without-gradient",
+    level=Level.WARNING,
+    summary="On braintrace 0.2.6, a weight that reaches no hidden state (a readout) gets no online gradient under "
+            "single-step algorithms",
+    tags=("learning", "analysis"),
+    check=check,
+    supersedes=("ETL003",),
+)
