@@ -49,46 +49,26 @@ RUNS = ("default", "ci", "verify")  # ci: the run a CI job makes, with a SARIF l
 CLAIMS = ("ETL001", "ETL003")  # "learns online" and "learns from same-step gradients, which is exact"
 # findings that say a weight gets no online gradient at all (a partial path, ETL006, is not one)
 DENIALS = ("ETL002", "ETL004", "ETL005", "ETL012", "ETL015", "ETL016", "ETL022", "ETL030", "ETL201", "ETL203",
-           "ETL206", "ETL402")
+           "ETL206", "ETL207", "ETL208", "ETL209", "ETL402", "ETL411")
 OLD = braintrace.__version__.startswith("0.2.6")
 EXACT = 1e-4  # the relative error an online gradient said to be exact may show in float32
 
 
 # The mechanisms behind the disagreements that remain (read in braintrace's source, measured by the referee).
-READOUT_026 = (
-    "braintrace 0.2.6 files every ParamState as an eligibility-trace weight and, under vjp_method='single-step', "
-    "adds no same-step gradient to any of them: a readout that reaches no hidden state has no trace, so its "
-    "online gradient is exactly zero while BPTT's is not, yet ETL003 says it learns from same-step gradients")
-MEAN_SUBTRACTED = (
-    "the ETP op's output is mean-subtracted (LayerNorm, y - y.mean()) on its way to the hidden state: braintrace "
-    "reads the op's effect on the state with one jvp of an all-ones tangent, i.e. the Jacobian's row sums, which "
-    "are zero for a shift-invariant map, so the weight keeps no trace and its online gradient is zero, yet "
-    "ETL001 says it learns online")
 CONV_BIAS = (
     "braintrace.nn.Conv2d's (1, 1, C) bias: the conv ETP primitive's custom VJP returns a (C,) cotangent for it "
     "and the first online gradient step raises, while the compiler accepts the graph and no error is reported")
-NO_HIDDEN_STATE_026 = (
-    "the model has no HiddenState (its recurrence is kept in a ShortTermState, or it has no state): braintrace "
-    "follows HiddenState only, so no weight has a trace, and on 0.2.6 every weight's online gradient is exactly "
-    "zero, yet ETL003 says each learns from same-step gradients")
 COMPILE_REFUSES = (
-    "braintrace.compile refuses a model without a HiddenState (CompilationError: no trainable weight is routed "
-    "through an ETP op to a hidden state), and the default run does not warn: the weights get ETL003 notes only")
+    "on braintrace 0.2.8, braintrace.compile refuses a model without a HiddenState (CompilationError: no "
+    "trainable weight is routed through an ETP op to a hidden state), and no warning says so: its weights get "
+    "ETL003/ETL019 notes only (on 0.2.6 ETL209 warns about each of them)")
+CONV_BIAS_VERIFY = (
+    "--verify meets the raising step and reports it as ETL405 'did not run' (a warning), while ETL001 still says "
+    "both weights learn online")
 SHORT_TERM_NOT_EXACT = (
     "on braintrace 0.2.8 a recurrence kept in a ShortTermState is differentiated within the step only: w_ih and "
     "w_hh get a same-step gradient that ignores every earlier step (relative error about 0.6 to BPTT), yet "
     "ETL003 calls it exact")
-MAP_STATE_NAMES = (
-    "under brainstate.nn.Map the hidden state is Map's dict_vmap_states[0][0]: the compiler's relation reaches "
-    "it (ETL001) while the linter's own walk does not find it as the layer's state and also says Wh and Wz reach "
-    "no hidden state and learn exactly from same-step gradients (ETL003), which they do not")
-VERIFY_SECOND_VERDICT = (
-    "--verify adds ETL402 'does not learn online' next to the compiler's ETL001/ETL003 for the same weight "
-    "instead of replacing it")
-STATELESS_READOUT_MODELS = ("alif-linear-readout", "leaky-rate-rnn", "leaky-rate-rnn-diagonal", "gru-copying",
-                            "gru-map-batched", "integrator-rnn", "integrator-rnn-pp-prop", "lora-sine-rnn",
-                            "lstm-classifier", "mgu-classifier", "minimal-rnn-classifier", "two-layer-gru",
-                            "char-lstm-pp-prop")
 
 
 def _known() -> dict[tuple[str, str], str]:
@@ -100,19 +80,12 @@ def _known() -> dict[tuple[str, str], str]:
             for run in runs:
                 reasons.setdefault((target, run), []).append(reason)
 
-    no_hidden = ("short-term-state-rnn", "stateless-mlp")
-    norms = ("conv-layernorm-if", "sparch-rlif-layernorm", "sparch-rlif-mean-subtracted")
-    if OLD:
-        add(STATELESS_READOUT_MODELS, RUNS, READOUT_026)
-        add(STATELESS_READOUT_MODELS + no_hidden, ("verify",), VERIFY_SECOND_VERDICT)
-        add(no_hidden, RUNS, NO_HIDDEN_STATE_026)
-    else:
-        add(("short-term-state-rnn",), RUNS, SHORT_TERM_NOT_EXACT)
-    add(no_hidden, ("default", "ci"), COMPILE_REFUSES)
-    add(norms, RUNS, MEAN_SUBTRACTED)
-    add(norms, ("verify",), VERIFY_SECOND_VERDICT)
+    static = ("default", "ci")
     add(("conv-bias-if",), RUNS, CONV_BIAS)
-    add(("gru-map-batched",), RUNS, MAP_STATE_NAMES)
+    add(("conv-bias-if",), ("verify",), CONV_BIAS_VERIFY)
+    if not OLD:
+        add(("short-term-state-rnn", "stateless-mlp"), static, COMPILE_REFUSES)
+        add(("short-term-state-rnn",), RUNS, SHORT_TERM_NOT_EXACT)
     return {key: "; ".join(dict.fromkeys(texts)) for key, texts in reasons.items()}
 
 
