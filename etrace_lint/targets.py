@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import TARGET_ATTRIBUTE
+from .marker import TARGET_ATTRIBUTE
 from .discover import TargetSpec
 from .environ import EnvironError, environ_context, how_to_set, target_environ, unset_key
 from .findings import Location, ToolError

@@ -13,6 +13,18 @@ format). It may import ``verify``, ``naming``, ``findings``, ``registry`` and
 ``rule``; nothing imports it but the engine.
 """
 
-from .measure import probe_model
+from __future__ import annotations
+
+from typing import Any
+
+from .findings import findings_from_probe
+from .measure import ProbeResult, probe_runs
+
+
+def probe_model(loaded: Any, context: Any, compile_options: dict) -> tuple[list, ProbeResult]:
+    """The probe's findings about one compiled model, and what it measured."""
+    result = probe_runs(loaded, context, compile_options)
+    return findings_from_probe(result, context, loaded.name), result
+
 
 __all__ = ["probe_model"]

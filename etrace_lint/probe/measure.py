@@ -205,11 +205,3 @@ def step_failure(exc: BaseException, harness: Any) -> StepFailure:
     return StepFailure(type(exc).__name__, text, tuple(path) if isinstance(path, tuple) else None,
                        match.group("leaf"), shape(match.group("have")), shape(match.group("got")))
 
-
-def probe_model(loaded: Any, context: Any, compile_options: dict) -> tuple[list, ProbeResult]:
-    """The probe's findings about one compiled model, and what it measured."""
-    from .findings import findings_from_probe
-
-    result = probe_runs(loaded, context, compile_options)
-    return findings_from_probe(result, context, loaded.name), result
-
