@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import tempfile
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from .discover import TargetSpec
 from .findings import TargetResult
@@ -48,20 +48,28 @@ def versions() -> dict:
     return found
 
 
-def _own_source_digest() -> str:
-    """Rules and engine change between releases of a development install too."""
-    here = os.path.dirname(os.path.abspath(__file__))
+def own_source_files() -> Iterator[tuple[str, str]]:
+    """etrace-lint's own ``.py`` and ``.md`` files, the package's and the rules', in a stable order,
+    as (path relative to its folder, path)."""
     from . import rules as rules_pkg
 
-    digest = hashlib.sha256()
+    here = os.path.dirname(os.path.abspath(__file__))
     for folder in (here, *rules_pkg.__path__):
         for dirpath, dirnames, filenames in os.walk(folder):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for name in sorted(filenames):
                 if name.endswith((".py", ".md")):
                     path = os.path.join(dirpath, name)
-                    stat = os.stat(path)
-                    digest.update(f"{os.path.relpath(path, folder)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+                    yield os.path.relpath(path, folder), path
+
+
+def _own_source_digest() -> str:
+    """Rules and engine change between releases of a development install too: sizes and times are
+    enough for this machine's cache (a shard's record digests contents, see shards.py)."""
+    digest = hashlib.sha256()
+    for relative, path in own_source_files():
+        stat = os.stat(path)
+        digest.update(f"{relative}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
 
 

@@ -89,18 +89,12 @@ _LIBRARIES = ("braintrace", "brainstate", "jax", "jaxlib", "saiunit")
 
 def _own_source() -> str:
     """A digest of etrace-lint's files by content (two installs of one commit agree; their times do not)."""
-    from . import rules as rules_pkg
+    from .cache import own_source_files
 
-    here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
-    for folder in (here, *rules_pkg.__path__):
-        for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            for name in sorted(filenames):
-                if name.endswith((".py", ".md")):
-                    path = os.path.join(dirpath, name)
-                    with open(path, "rb") as handle:
-                        digest.update(os.path.relpath(path, folder).encode() + b"\0" + handle.read() + b"\0")
+    for relative, path in own_source_files():
+        with open(path, "rb") as handle:
+            digest.update(relative.encode() + b"\0" + handle.read() + b"\0")
     return digest.hexdigest()[:16]
 
 
