@@ -24,11 +24,11 @@ def _number(value: float | None) -> str:
 
 def why_scaled(factor: float) -> str:
     """What a multiple of the exact gradient usually means."""
-    size = abs(factor)
-    whole = round(size)
-    if factor > 0 and whole >= 2 and abs(size - whole) < 0.01:
-        times = {2: "twice", 3: "three times"}.get(whole, f"{whole} times")
-        return (f"the online rule counts one path from the weight to the loss {times}, as braintrace does when a "
+    from ..verify.compare import times_word, whole_multiple
+
+    whole = whole_multiple(factor)
+    if whole is not None:
+        return (f"the online rule counts one path from the weight to the loss {times_word(whole)}, as braintrace does when a "
                 f"hidden state is computed in the same step from another hidden state's new value (a synapse's "
                 f"g feeding a membrane's V, an LSTM's c feeding h); the weight learns in BPTT's direction at "
                 f"{whole} times the step size")

@@ -76,6 +76,17 @@ def scale(m: Metrics, tolerance: float) -> float | None:
     return None if abs(k - 1.0) <= max(tolerance, 1e-3) else k
 
 
+def whole_multiple(factor: float) -> int | None:
+    """N when ``factor`` is a whole multiple N >= 2 (within 1%): one path counted N times."""
+    size = abs(factor)
+    whole = round(size)
+    return whole if factor > 0 and whole >= 2 and abs(size - whole) < 0.01 else None
+
+
+def times_word(count: int) -> str:
+    return {2: "twice", 3: "three times"}.get(count, f"{count} times")
+
+
 def describe_scale(k: float) -> str:
     """"2.00x BPTT's, same direction"; the factor's digits kept for small ones."""
     size = abs(k)

@@ -21,12 +21,10 @@ def _number(value: Any) -> str:
 
 def _why_scaled(factor: float) -> str:
     """What a multiple of the exact gradient usually means."""
-    size = abs(factor)
-    whole = round(size)
-    if factor > 0 and whole >= 2 and abs(size - whole) < 0.01:
-        times = {2: "twice", 3: "three times"}.get(whole, f"{whole} times")
+    whole = compare.whole_multiple(factor)
+    if whole is not None:
         return (f"a whole multiple usually means the online rule counts one path from the weight to the loss "
-                f"{times}, as braintrace does when a hidden state is computed in the same step from "
+                f"{compare.times_word(whole)}, as braintrace does when a hidden state is computed in the same step from "
                 f"another hidden state's new value (braintrace.nn.LSTMCell's c feeding h)")
     if factor < 0:
         return "the sign is flipped: an ETP rule or the compiler is wrong"
