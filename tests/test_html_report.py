@@ -142,3 +142,105 @@ def test_tool_errors_and_findings_about_comments_are_in_the_report(tmp_path):
     # the unused suppressions belong to no model: they are shown apart, not dropped
     assert "Not about a model" in sections[""].text
     assert {c.attrs["data-rule"] for c in with_class(dom, "finding")} >= {"ETL301", "ETL001"}
+
+
+def _inside(inner: tuple, outer: tuple) -> bool:
+    return outer[0] <= inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[3] <= outer[3]
+
+
+def _overlap(one: tuple, other: tuple) -> bool:
+    return one[0] < other[2] and other[0] < one[2] and one[1] < other[3] and other[1] < one[3]
+
+
+@needs_browser
+def test_ops_inside_control_flow_are_boxed_with_their_boundary(tmp_path):
+    out = tmp_path / "regions.html"
+    done = run_cli("report", "examples/models/scan_in_step.py::etrace_target_substepped",
+                   "tests/fixtures/own/vmapped_weights.py::etrace_target_data_vmap",
+                   "tests/fixtures/compiler/map_batched.py", "-o", str(out), "--cache-dir", str(tmp_path / "cache"))
+    assert done.returncode == 1, done.stderr
+    page = open_page(str(out), str(tmp_path), screenshot=str(tmp_path / "regions.png"))
+    assert page.console == () and page.requests == ()
+    dom = elements(page.dom)
+    by_id = {e.attrs["id"]: e for e in dom if "id" in e.attrs}
+    boxes = {}
+    for section in (s for s in with_class(dom, "target") if s.tag == "section"):
+        prefix = section.attrs["id"] + "-"
+        boxes[section.attrs["data-target"]] = [e for e in with_class(dom, "region")
+                                              if e.attrs["id"].startswith(prefix)]
+    # the matmul written in the scan body, the one in a vmapped lambda, the GRU's inside brainstate's Map
+    assert [b.attrs["data-label"] for b in boxes["etrace_target_substepped"]] == ["scan (line 27)"]
+    assert [b.attrs["data-label"] for b in boxes["etrace_target_data_vmap"]] == ["vmap (line 28)"]
+    assert [b.attrs["data-label"] for b in boxes["etrace_target_map_gru"]] == ["Map (line 19)"]
+    for target, regions in boxes.items():
+        for region in regions:
+            members = region.attrs["data-members"].split()
+            assert members, target
+            for member in members:  # each op drawn inside its box, and says which box holds it
+                node = by_id[member]
+                assert node.attrs["data-kind"] == "op" and region.attrs["id"] in node.attrs["data-regions"]
+                assert _inside(node.box(), region.box()), (target, node.attrs["data-label"])
+            # and no node outside the region is covered by its box
+            prefix = region.attrs["id"].split("-b")[0] + "-n"
+            strangers = [e for e in with_class(dom, "node") if e.attrs["id"].startswith(prefix)
+                         and e.attrs["id"] not in members]
+            assert not [s.attrs["data-label"] for s in strangers if _overlap(s.box(), region.box())]
+    # the GRU's three gate ops are in the Map; its readout, applied outside the Map, is not
+    section = next(s.attrs["id"] for s in with_class(dom, "target") if s.attrs.get("data-target") == "etrace_target_map_gru")
+    ops = [e.attrs for e in with_class(dom, "op") if e.attrs["id"].startswith(section + "-")]
+    inside = [attrs["data-label"] for attrs in ops if attrs["data-regions"]]
+    outside = [attrs["data-label"] for attrs in ops if not attrs["data-regions"]]
+    assert len(inside) == 3 and all("(line 19)" in label for label in inside), ops
+    assert all("(line 20)" in label for label in outside), ops
+    # 0.2.8 reports the readout's op (ETL003); 0.2.6's ETL209 names the weight, not an op
+    assert bool(outside) == braintrace_adapter.adds_same_step_gradients()
+
+
+@needs_browser
+def test_a_weight_that_does_not_learn_points_at_what_blocks_it(tmp_path):
+    out = tmp_path / "why-not.html"
+    done = run_cli("report", "examples/models/gru.py", "examples/models/plain_matmul_rnn.py",
+                   "examples/models/static_readout.py", "tests/fixtures/own/mean_subtracted.py::etrace_target_centered",
+                   "tests/fixtures/own/opaque_transforms.py::etrace_target_checkpointed",
+                   "-o", str(out), "--cache-dir", str(tmp_path / "cache"))
+    assert done.returncode == 1, done.stderr
+    page = open_page(str(out), str(tmp_path))
+    assert page.console == () and page.requests == ()
+    dom = elements(page.dom)
+    by_id = {e.attrs["id"]: e for e in dom if "id" in e.attrs}
+    sections = {s.attrs["data-target"]: s.attrs["id"] for s in with_class(dom, "target") if s.tag == "section"}
+
+    def why_not(target: str, weight: str) -> list[tuple[str, set]]:
+        """(the node a weight's blocked edge points at, the rules of the findings the edge links to)."""
+        prefix = sections[target] + "-"
+        node = next(e for e in with_class(dom, "weight") if e.attrs["id"].startswith(prefix)
+                    and e.attrs["data-label"] == weight)
+        edges = [e.attrs for e in dom if e.tag == "polyline" and "blocked" in e.attrs["class"].split()
+                 and e.attrs["data-from"] == node.attrs["id"]]
+        return [(by_id[e["data-to"]].attrs["data-label"],
+                 {by_id[f].attrs["data-rule"] for f in e["data-findings"].split()}) for e in edges]
+
+    # the plain `@`, the GRU's reset gate behind Wh's op, the layer norm's mean, jax.checkpoint
+    assert why_not("etrace_target_rate_rnn", "w_rec") == [("dot_general (line 23)", {"ETL201"})]
+    [(blocker, rules)] = why_not("etrace_target_gru", "Wr.weight")
+    assert rules == {"ETL005"}
+    wh_ops = [by_id[e.attrs["data-to"]].attrs["data-label"] for e in dom if e.tag == "polyline"
+              and by_id[e.attrs["data-from"]].attrs.get("data-label") == "Wh.weight"
+              and e.attrs["data-from"].startswith(sections["etrace_target_gru"] + "-")]
+    assert wh_ops == [blocker]  # the op Wh drives is the one that blocks Wr
+    assert why_not("etrace_target_centered", "w_in.weight") == [("mean subtracted (line 48)", {"ETL207"})]
+    [(blocker, rules)] = why_not("etrace_target_checkpointed", "w")
+    assert rules == {"ETL202"} and "(line 46)" in blocker
+    # weights that learn have no such edge
+    assert why_not("etrace_target_rate_rnn", "w_in") == [] and why_not("etrace_target_gru", "Wh.weight") == []
+    # each such edge is a link to its finding's card
+    links = [e for e in dom if e.tag == "a" and "edge-link" in (e.attrs.get("class") or "")]
+    assert links and all(by_id[link.attrs["href"][1:]].attrs["class"].startswith("finding") for link in links)
+    # the readout's value reaches the step output around the hidden states, linked to the finding that says so
+    prefix = sections["etrace_target_lstm_classifier"] + "-"
+    bypass = [e.attrs for e in dom if e.tag == "polyline" and "bypass" in e.attrs["class"].split()
+              and e.attrs["data-from"].startswith(prefix)]
+    assert bypass and all(by_id[e["data-to"]].attrs["data-kind"] == "output" for e in bypass)
+    rules = {by_id[f].attrs["data-rule"] for e in bypass for f in e.get("data-findings", "").split()}
+    # 0.2.8: the readout's op bypasses the states (ETL003 draws it, ETL019 says so); 0.2.6: ETL209 on the weight
+    assert rules == ({"ETL019"} if braintrace_adapter.adds_same_step_gradients() else {"ETL209"}), rules

@@ -143,15 +143,28 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
     placed = layout(graph)
     ids = {node.id: f"{prefix}-n{i}" for i, node in enumerate(graph.nodes)}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{placed.width:.0f}" height="{placed.height:.0f}" '
-             f'viewBox="0 0 {placed.width:.0f} {placed.height:.0f}" role="img" '
+             f'viewBox="{placed.left:.0f} {placed.top:.0f} {placed.width:.0f} {placed.height:.0f}" role="img" '
              f'aria-label="learning graph of {esc(graph.target)}"><defs>'
              f'<marker id="{prefix}-arrow" viewBox="0 0 10 10" '
              'refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
              '<path d="M0,0L10,5L0,10z" fill="#777"/></marker></defs>']
+    boxes_of: dict[str, list[str]] = {}  # node id -> the boxes drawn around it
+    for number, box in enumerate(placed.regions):
+        for member in box.members:
+            boxes_of.setdefault(member, []).append(f"{prefix}-b{number}")
+    parts += _regions(prefix, graph, placed, ids)
     for edge in placed.edges:
         points = " ".join(f"{x:.1f},{y:.1f}" for x, y in edge.points)
-        parts.append(f'<polyline class="edge {edge.kind}" points="{points}" marker-end="url(#{prefix}-arrow)" '
-                     f'data-from="{ids[edge.source]}" data-to="{ids[edge.target]}"/>')
+        line = (f'<polyline class="edge {edge.kind}" points="{points}" marker-end="url(#{prefix}-arrow)" '
+                f'data-from="{ids[edge.source]}" data-to="{ids[edge.target]}"')
+        if not edge.findings:
+            parts.append(line + "/>")
+            continue
+        # an edge a finding explains: it links to the finding, and the finding's card to it
+        linked = " ".join(f"{prefix}-f{i}" for i in edge.findings)
+        why = "; ".join(f"{graph.findings[i].rule_id}: {graph.findings[i].message}" for i in edge.findings)
+        parts.append(f'<a class="edge-link" href="#{prefix}-f{edge.findings[0]}">{line} data-findings="{linked}">'
+                     f"<title>{esc(why)}</title></polyline></a>")
     for node in graph.nodes:
         box = placed.nodes[node.id]
         classes = " ".join(filter(None, ["node", node.kind, _VERDICT_CLASS.get(node.verdict, "v-unknown")
@@ -159,7 +172,9 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
         linked = " ".join(f"{prefix}-f{i}" for i in node.findings)
         title = node.label + (f": {node.verdict}" if node.verdict else "")
         parts.append(f'<a href="#{prefix}-f{node.findings[0]}" ' if node.findings else "<a ")
+        regions = " ".join(boxes_of.get(node.id, ()))
         parts.append(f'class="{classes}" id="{ids[node.id]}" data-findings="{linked}" data-kind="{node.kind}" '
+                     f'data-regions="{regions}" '
                      f'data-label="{esc(node.label)}" '
                      f'data-verdict="{esc(node.verdict)}"><title>{esc(title)}</title>'
                      f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" height="{box.height:.1f}"/>'
@@ -168,10 +183,28 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
     legend = ('<div class="legend muted"><span>green: learns online</span>'
               "<span>red dashed: does not learn, or learns a wrong gradient</span>"
               "<span>blue: same-step gradients only</span><span>red dashed edge: a plain op, no ETP</span>"
+              "<span>thick red dotted edge: what keeps a weight from learning (links to the finding)</span>"
               "<span>dotted: member of a hidden group</span><span>blue dashed edge: into the step output, "
               "around the hidden states</span><span>orange: a place in the step a finding "
-              "names (loop, unit, write)</span></div>")
+              "names (loop, unit, write)</span><span>grey box: ops inside a scan, while or cond body, a jit "
+              "call, a vmap or a brainstate Map</span></div>")
     return f'<div class="graph">{"".join(parts)}</div>{legend}'
+
+
+def _regions(prefix: str, graph: LearningGraph, placed, ids: dict[str, str]) -> list[str]:
+    """The control-flow regions as labelled boxes, drawn under the edges and nodes (outer boxes first)."""
+    labels = {region.id: region for region in graph.regions}
+    parts = []
+    for number in range(len(placed.regions) - 1, -1, -1):
+        box = placed.regions[number]
+        region = labels[box.id]
+        members = " ".join(ids[m] for m in box.members)
+        parts.append(f'<g class="region {esc(region.kind)}" id="{prefix}-b{number}" data-region="{esc(region.kind)}" '
+                     f'data-label="{esc(region.label)}" data-members="{members}"><title>ops inside '
+                     f'{esc(region.label)}</title><rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" '
+                     f'height="{box.height:.1f}"/><text x="{box.x + 5:.1f}" y="{box.y + 11:.1f}">'
+                     f"{esc(region.label)}</text></g>")
+    return parts
 
 
 def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, paths: _Paths) -> str:
