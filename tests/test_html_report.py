@@ -244,3 +244,72 @@ def test_a_weight_that_does_not_learn_points_at_what_blocks_it(tmp_path):
     rules = {by_id[f].attrs["data-rule"] for e in bypass for f in e.get("data-findings", "").split()}
     # 0.2.8: the readout's op bypasses the states (ETL003 draws it, ETL019 says so); 0.2.6: ETL209 on the weight
     assert rules == ({"ETL019"} if braintrace_adapter.adds_same_step_gradients() else {"ETL209"}), rules
+
+
+def _advice_row(algorithm: str, trace_bytes, options=None, weights=(), error=None, **more) -> dict:
+    """One row as the learning-rule advisor writes it in JSON."""
+    runs = error is None
+    row = {"target": "examples/models/gru.py::etrace_target_gru", "algorithm": algorithm, "options": options or {},
+           "compiles": runs, "runs": runs, "error": error, "trace_bytes": trace_bytes,
+           "trace_bytes_law": {"c0": 0, "c1": trace_bytes, "c2": 0} if trace_bytes else {},
+           "xla_temp_bytes": 40 * trace_bytes if trace_bytes else None, "flops_ratio": 3.5 if runs else None,
+           "zero_gradient_weights": [], "weights": [{"weight": w, "cosine": c, "relative_error": e, "verdict": v}
+                                                    for w, c, e, v in weights]}
+    row.update(more)
+    return row
+
+
+ADVICE = (
+    _advice_row("d_rtrl", 6144, weights=[("Wh.weight", 0.97, 0.21, "approximate"),
+                                         ("Wr.weight", None, 1.0, "no online gradient")],
+                zero_gradient_weights=["Wr.weight"]),
+    _advice_row("d_rtrl", 6144, options={"vjp_method": "multi-step"},
+                weights=[("Wh.weight", 1.0, 1e-6, "exact"), ("Wr.weight", 0.99, 0.05, "approximate")]),
+    _advice_row("uoro", None, error="UORO needs a random key"),
+    _advice_row("pp_prop", 614400, options={"decay_or_rank": 0.99}, weights=[("Wh.weight", 0.5, 0.9, "misaligned")]),
+    dict(_advice_row("eprop", 1024), target="elsewhere.py::etrace_target_other"),
+)
+
+
+@needs_browser
+def test_the_advisors_rows_are_a_bar_chart_and_a_fidelity_table(tmp_path):
+    import dataclasses
+
+    import etrace_lint
+    from etrace_lint.policy import Outcome
+    from etrace_lint.writers import RunInfo
+    from etrace_lint.writers.html import write_html
+
+    result = etrace_lint.check_target(os.path.join(REPO, "examples", "models", "gru.py"), root=REPO)
+    page_path = tmp_path / "advice.html"
+    with open(page_path, "w", encoding="utf-8") as stream:
+        write_html(Outcome(findings=list(result.findings)), RunInfo(root=REPO, targets=1, advice=ADVICE), stream)
+    page = open_page(str(page_path), str(tmp_path), screenshot=str(tmp_path / "advice.png"), size="1280,2400")
+    assert page.console == () and page.requests == ()
+    dom = elements(page.dom)
+    sections = {s.attrs["data-target"]: s.attrs["id"] for s in with_class(dom, "target") if s.tag == "section"}
+    gru = sections["etrace_target_gru"] + "-"
+    bars = {e.attrs["data-algorithm"]: e for e in dom if e.tag == "rect" and "bar" in e.attrs.get("class", "")}
+    # one bar per algorithm that measured its trace, on one scale per model; the one that did not compile has none
+    assert set(bars) == {"d_rtrl", "d_rtrl (vjp_method=multi-step)", "pp_prop (decay_or_rank=0.99)", "eprop"}
+    widths = {name: float(bar.attrs["width"]) for name, bar in bars.items()}
+    assert widths["pp_prop (decay_or_rank=0.99)"] == pytest.approx(100 * widths["d_rtrl"], rel=0.01)
+    assert {name: int(bar.attrs["data-bytes"]) for name, bar in bars.items()}["d_rtrl"] == 6144
+    chart = next(e for e in dom if e.attrs.get("id") == gru + "bars")
+    assert "n/a (does not compile)" in chart.text and "600.0 KiB" in chart.text
+    costs = {e.attrs["data-algorithm"]: e.text for e in dom if e.tag == "tr" and "data-algorithm" in e.attrs}
+    assert "UORO needs a random key" in costs["uoro"] and "0" not in costs["uoro"].replace("n/a", "")
+    assert "3.5x" in costs["d_rtrl"] and "Wr.weight" in costs["d_rtrl"]
+    cells = {(e.attrs["data-weight"], e.attrs["data-algorithm"]): e for e in dom if e.tag == "td"
+             and "data-verdict" in e.attrs}
+    assert cells[("Wh.weight", "d_rtrl (vjp_method=multi-step)")].attrs["data-verdict"] == "exact"
+    assert cells[("Wr.weight", "d_rtrl")].attrs["data-verdict"] == "no online gradient"
+    assert "cos n/a" in cells[("Wr.weight", "d_rtrl")].text  # no cosine was measured: not printed as 0
+    assert cells[("Wr.weight", "uoro")].text == "n/a (does not compile)"
+    assert "adv-bad" in cells[("Wh.weight", "pp_prop (decay_or_rank=0.99)")].attrs["class"]
+    # a row about a model this report did not lint is shown on its own, not dropped
+    assert "elsewhere.py::etrace_target_other" in sections
+    # the notebook view carries the same table
+    fragment = dataclasses.replace(result, advice=ADVICE)._repr_html_()
+    assert fragment.count('class="advice-bars"') == 2 and 'data-verdict="misaligned"' in fragment
+

@@ -15,10 +15,12 @@ import html
 import os
 import uuid
 from collections import Counter
-from typing import TextIO
+from typing import Mapping, Sequence, TextIO
 
 from ..findings import Finding, Level, ToolError
 from ..learning_graph import LEARNS, NOT_LEARNING, SAME_STEP, WRONG, LearningGraph, graphs_by_target
+from .html_advice import CSS as ADVICE_CSS
+from .html_advice import advice_section, rows_for
 from .html_assets import CSS, JS
 from .html_layout import layout
 
@@ -35,12 +37,15 @@ def write_html(outcome, info, stream: TextIO) -> None:
                                  + [e.target for e in outcome.tool_errors]))
     graphs = graphs_by_target(outcome.findings, targets)
     stream.write(render_report(outcome.findings, outcome.tool_errors, graphs, info.verify_rows, info.root,
-                               hidden_notes=outcome.hidden_notes, models=info.targets))
+                               hidden_notes=outcome.hidden_notes, models=info.targets, advice=info.advice))
 
 
 def render_report(findings, tool_errors, graphs: list[LearningGraph], verify_rows: list, root: str,
-                  fragment: bool = False, hidden_notes: int = 0, models: int | None = None) -> str:
-    """The report as HTML: a whole document, or (``fragment``) a ``<div>`` for a notebook cell."""
+                  fragment: bool = False, hidden_notes: int = 0, models: int | None = None,
+                  advice: Sequence[Mapping] = ()) -> str:
+    """The report as HTML: a whole document, or (``fragment``) a ``<div>`` for a notebook cell.
+
+    ``advice``: the learning-rule advisor's rows, each drawn under the model its ``target`` names."""
     paths = _Paths(root)
     # a notebook shows several results on one page: their ids must not meet
     page = f"r{uuid.uuid4().hex[:8]}-" if fragment else ""
@@ -49,13 +54,19 @@ def render_report(findings, tool_errors, graphs: list[LearningGraph], verify_row
     for number, graph in enumerate(graphs):
         rows = [row for row in verify_rows if row.get("model") == graph.target]
         body.append(_target(f"{page}t{number}", graph, paths, rows,
-                            [e for e in tool_errors if e.target == graph.target]))
+                            [e for e in tool_errors if e.target == graph.target], rows_for(graph.target, advice)))
+    shown = {id(row) for graph in graphs for row in rows_for(graph.target, advice)}
+    for number, target in enumerate(dict.fromkeys(str(r.get("target")) for r in advice if id(r) not in shown)):
+        # advice about a model this run drew no graph of: shown on its own, not dropped
+        section = f"{page}a{number}"
+        body.append(f'<section class="target" id="{section}" data-target="{esc(target)}" data-findings="0">'
+                    f"<h2>{esc(target)}</h2>{advice_section(section, rows_for(target, advice))}</section>")
     loose = [f for f in findings if not f.target]  # about the linter's own comments (ETL301), not a model
     if loose:
         cards = "".join(_loose(f"{page}x{index}", finding, paths) for index, finding in enumerate(loose))
         body.append(f'<section class="target" id="{page}x" data-target="" data-findings="{len(loose)}">'
                     f"<h2>Not about a model</h2>{cards}</section>")
-    report = (f'<div class="etl-report" id="{page}report"><style>{CSS}</style>' + "".join(body)
+    report = (f'<div class="etl-report" id="{page}report"><style>{CSS}{ADVICE_CSS}</style>' + "".join(body)
               + f'<script>{JS}etlReport("{page}report");</script></div>')
     if fragment:
         return report
@@ -128,12 +139,13 @@ def _tool_errors(tool_errors, paths: _Paths) -> str:
     return f'<h2>Tool errors</h2><ul class="tool-errors">{items}</ul>'
 
 
-def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: list, errors: list[ToolError]) -> str:
+def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: list, errors: list[ToolError],
+            advice: list[Mapping] = ()) -> str:
     cards = "".join(_finding(prefix, index, finding, graph, paths) for index, finding in enumerate(graph.findings))
     failed = "".join(f'<p class="level-error">tool error: {esc(e.message)}</p>' for e in errors)
     return (f'<section class="target" id="{prefix}" data-target="{esc(graph.target)}" '
             f'data-findings="{len(graph.findings)}"><h2>{esc(graph.target)}</h2>{failed}'
-            f"<h3>Learning graph</h3>{_svg(prefix, graph)}{_verify(verify_rows)}"
+            f"<h3>Learning graph</h3>{_svg(prefix, graph)}{_verify(verify_rows)}{advice_section(prefix, advice)}"
             f"<h3>Findings</h3>{cards or '<p class=muted>none</p>'}</section>")
 
 
