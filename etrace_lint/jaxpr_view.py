@@ -490,17 +490,8 @@ BOUNDARY_PRIMITIVES = {"scan": "scan", "while": "while", "cond": "cond", "pjit":
                        "closed_call": "call", "custom_jvp_call": "custom_jvp", "custom_vjp_call": "custom_vjp",
                        "custom_vjp_call_jaxpr": "custom_vjp", "checkpoint": "checkpoint", "remat": "checkpoint",
                        "shard_map": "shard_map"}
-# frames of a mapping transform: jax.vmap's traced function, and brainstate's Map module around it
-_MAPPING_FRAMES = {("jax", "vmap.<locals>.vmap_f"): "vmap", ("brainstate", "Map.update"): "Map"}
-
-
-def _package_of(path: str) -> str:
-    for name in ("jax", "brainstate"):
-        module = sys.modules.get(name)
-        file = getattr(module, "__file__", None)
-        if file and os.path.abspath(path).startswith(os.path.dirname(os.path.abspath(file)) + os.sep):
-            return name
-    return ""
+# library frames of a mapping transform: jax.vmap's traced function, brainstate's nn.Map around it
+_MAPPING_FRAMES = {"vmap.<locals>.vmap_f": "vmap", "Map.update": "Map"}
 
 
 def mapping_call(source_info: Any) -> tuple[str, SourceFrame] | None:
@@ -525,10 +516,9 @@ def mapping_call(source_info: Any) -> tuple[str, SourceFrame] | None:
         if kind is _LINTER:
             return None
         if kind is _LIBRARY:
-            name = getattr(code, "co_qualname", code.co_name)
-            for (package, qualname), label in _MAPPING_FRAMES.items():
-                if name == qualname and _package_of(file_name) == package:
-                    found = label if found != "Map" else found  # Map runs a vmap inside: name the outer
+            label = _MAPPING_FRAMES.get(code.co_qualname, "")
+            if label and found != "Map":  # Map runs a vmap inside: the outer one names it
+                found = label
         elif found:
             return found, _decoded(file_name, code, lastis[index])
     return None

@@ -157,7 +157,8 @@ def test_ops_inside_control_flow_are_boxed_with_their_boundary(tmp_path):
     out = tmp_path / "regions.html"
     done = run_cli("report", "examples/models/scan_in_step.py::etrace_target_substepped",
                    "tests/fixtures/own/vmapped_weights.py::etrace_target_data_vmap",
-                   "tests/fixtures/compiler/map_batched.py", "-o", str(out), "--cache-dir", str(tmp_path / "cache"))
+                   "tests/fixtures/compiler/map_batched.py", "tests/fixtures/report/control_flow.py",
+                   "-o", str(out), "--cache-dir", str(tmp_path / "cache"))
     assert done.returncode == 1, done.stderr
     page = open_page(str(out), str(tmp_path), screenshot=str(tmp_path / "regions.png"))
     assert page.console == () and page.requests == ()
@@ -172,6 +173,9 @@ def test_ops_inside_control_flow_are_boxed_with_their_boundary(tmp_path):
     assert [b.attrs["data-label"] for b in boxes["etrace_target_substepped"]] == ["scan (line 27)"]
     assert [b.attrs["data-label"] for b in boxes["etrace_target_data_vmap"]] == ["vmap (line 28)"]
     assert [b.attrs["data-label"] for b in boxes["etrace_target_map_gru"]] == ["Map (line 19)"]
+    # a jit-ed function, named, at the line that calls it; a cond branch
+    assert [b.attrs["data-label"] for b in boxes["etrace_target_jitted"]] == ["jit drive (line 21)"]
+    assert [b.attrs["data-label"] for b in boxes["etrace_target_cond"]] == ["cond (line 32)"]
     for target, regions in boxes.items():
         for region in regions:
             members = region.attrs["data-members"].split()
