@@ -71,6 +71,11 @@ def test_examples_report_in_a_browser(examples_report):
         assert bypass and all(edge["data-to"] in outputs for edge in bypass)
     else:  # braintrace 0.2.6 gives that stateless readout no online gradient (ETL209)
         assert "v-not" in weights["readout"]["class"] and weights["readout"]["data-verdict"] == "does not learn"
+    # the reset gate points at the op that blocks it; the sub-stepping scan's op sits in the scan's box
+    blocked = [e.attrs for e in dom if e.tag == "polyline" and "blocked" in e.attrs["class"].split()]
+    assert {by_id[e["data-from"]].attrs["data-label"] for e in blocked} >= {"Wr.weight", "w_rec"}
+    assert all(by_id[f].attrs["data-rule"] for e in blocked for f in e["data-findings"].split())
+    assert "scan (line 27)" in [e.attrs["data-label"] for e in with_class(dom, "region")]
     assert screenshot.stat().st_size > 50_000
 
 
