@@ -322,3 +322,32 @@ def test_the_advisors_rows_are_a_bar_chart_and_a_fidelity_table(tmp_path):
     fragment = dataclasses.replace(result, advice=ADVICE)._repr_html_()
     assert fragment.count('class="advice-bars"') == 2 and 'data-verdict="misaligned"' in fragment
 
+
+
+def test_a_region_box_never_covers_an_op_outside_the_region(tmp_path):
+    """Ops inside and outside one scan, interleaved in one layer: the layout may put a stranger between the
+    scan's ops, and then each gets a box of its own instead of one box around a stranger."""
+    import io
+
+    from etrace_lint.findings import Finding, Level, Location
+    from etrace_lint.policy import Outcome
+    from etrace_lint.writers import RunInfo
+    from etrace_lint.writers.html import write_html
+
+    path = str(tmp_path / "model.py")
+    scan = [{"kind": "scan", "line": 40, "column": 9}]
+    findings = [Finding("ETL001", Level.NOTE, f"w{n} learns online", "interleaved", Location(path, n + 1, 5),
+                        properties={"weight": f"w{n}", "primitive": "etp_mv", "hiddenStates": [f"h{n // 2 % 2}"],
+                                    **({"controlFlow": scan} if n % 2 else {})}) for n in range(12)]
+    stream = io.StringIO()
+    write_html(Outcome(findings=findings), RunInfo(root=str(tmp_path), targets=1), stream)
+    dom = elements(stream.getvalue())
+    boxes = with_class(dom, "region")
+    ops = {e.attrs["id"]: e for e in with_class(dom, "op")}
+    inside = {op_id for op_id, e in ops.items() if e.attrs["data-regions"]}
+    assert len(inside) == 6 and all(b.attrs["data-label"] == "scan (line 40)" for b in boxes)
+    for box in boxes:
+        members = set(box.attrs["data-members"].split())
+        assert members <= inside and all(_inside(ops[m].box(), box.box()) for m in members)
+        assert not [o for o in ops if o not in members and _overlap(ops[o].box(), box.box())]
+    assert set().union(*(b.attrs["data-members"].split() for b in boxes)) == inside
