@@ -325,8 +325,8 @@ def test_the_advisors_rows_are_a_bar_chart_and_a_fidelity_table(tmp_path):
 
 
 def test_a_region_box_never_covers_an_op_outside_the_region(tmp_path):
-    """Ops inside and outside one scan, interleaved in one layer: the layout may put a stranger between the
-    scan's ops, and then each gets a box of its own instead of one box around a stranger."""
+    """Ops inside and outside one scan feeding the same states: the layout brings the scan's ops together
+    into one box per connected part (here two: states h0 and h1), and no box covers an op outside it."""
     import io
 
     from etrace_lint.findings import Finding, Level, Location
@@ -346,6 +346,7 @@ def test_a_region_box_never_covers_an_op_outside_the_region(tmp_path):
     ops = {e.attrs["id"]: e for e in with_class(dom, "op")}
     inside = {op_id for op_id, e in ops.items() if e.attrs["data-regions"]}
     assert len(inside) == 6 and all(b.attrs["data-label"] == "scan (line 40)" for b in boxes)
+    assert len(boxes) == 2, [b.attrs["data-members"] for b in boxes]
     for box in boxes:
         members = set(box.attrs["data-members"].split())
         assert members <= inside and all(_inside(ops[m].box(), box.box()) for m in members)

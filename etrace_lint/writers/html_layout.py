@@ -90,7 +90,7 @@ def layout(graph: LearningGraph) -> Layout:
         vertex = Vertex(node.id)
         # turned: grandalf's width is our height, its height our width
         # room above an op in a region for the label of each box around it
-        vertex.view = _View(NODE_HEIGHT + 14 + 2 * (REGION_LABEL + REGION_PAD) * len(node.regions),
+        vertex.view = _View(NODE_HEIGHT + 14 + (REGION_LABEL + REGION_PAD) * len(node.regions),
                             node_width(node.label))
         vertices[node.id] = vertex
     edges = []
@@ -100,16 +100,27 @@ def layout(graph: LearningGraph) -> Layout:
             link.view = _EdgeView()
             edges.append(link)
     whole = Graph(list(vertices.values()), edges)
+    regions = {node.id: node.regions for node in graph.nodes if node.regions}
     placed: dict[str, PlacedNode] = {}
     routed: list[PlacedEdge] = []
     top = MARGIN
     width = 0.0
-    for part in whole.C:
+    part_of: dict[str, int] = {}  # node id -> its connected part: a region's box never spans two parts
+    for number, part in enumerate(whole.C):
         members = list(part.sV)
+        part_of.update((vertex.data, number) for vertex in members)
         if len(members) > 1:
             sugiyama = SugiyamaLayout(part)
             sugiyama.init_all()
-            sugiyama.draw()
+            # grandalf's draw(): a full ordering step and a one-way one, then coordinates and edge routes;
+            # between the ordering and the coordinates, each region's ops are brought together
+            for _ in sugiyama.ordering_step():
+                pass
+            for _ in sugiyama.ordering_step(oneway=True):
+                pass
+            _group_regions(sugiyama, regions)
+            sugiyama.setxy()
+            sugiyama.draw_edges()
         # grandalf's (x, y) of a centre, turned: our x is its y, our y its x
         min_gx = min(v.view.xy[0] - v.view.w / 2 for v in members)
         min_gy = min(v.view.xy[1] - v.view.h / 2 for v in members)
@@ -128,12 +139,53 @@ def layout(graph: LearningGraph) -> Layout:
             routed.append(PlacedEdge(source.id, target.id, link.data.kind, (start, *inner, end),
                                      link.data.findings))
         top += max_gx - min_gx + GAP
-    regions = region_boxes(graph, placed)
+    regions = region_boxes(graph, placed, part_of)
     left = min([0.0] + [r.x - 2 for r in regions])
     upper = min([0.0] + [r.y - 2 for r in regions])
     width = max([width, 200.0] + [r.x + r.width + 2 for r in regions]) - left
     height = max([top - GAP + MARGIN, 40.0] + [r.y + r.height + 2 for r in regions]) - upper
     return Layout(placed, tuple(routed), width, height, regions, left, upper)
+
+
+def _grouped(items: list[tuple[tuple, object]], depth: int = 0) -> list:
+    """A layer's vertices in their order, each region's members moved up to its first member, and so on
+    for the regions nested in it."""
+    order, placed_groups = [], set()
+    for key, vertex in items:
+        if len(key) <= depth:
+            order.append(vertex)
+        elif key[depth] not in placed_groups:
+            placed_groups.add(key[depth])
+            order += _grouped([(k, v) for k, v in items if len(k) > depth and k[depth] == key[depth]], depth + 1)
+    return order
+
+
+def _group_regions(sugiyama, regions: dict[str, tuple[str, ...]]) -> None:
+    """grandalf orders a layer to reduce crossings and knows nothing of regions: bring each region's ops
+    together, then order the other layers by where their neighbours now stand, so edges stay short."""
+    grouped = set()
+    for number, layer in enumerate(sugiyama.layers):
+        keys = [(regions.get(getattr(v, "data", None), ()), v) for v in layer]
+        if not any(key for key, _ in keys):
+            continue
+        layer[:] = _grouped(keys)
+        for position, vertex in enumerate(layer):
+            sugiyama.grx[vertex].pos = position
+        grouped.add(number)
+    if not grouped:
+        return
+    for number, layer in enumerate(sugiyama.layers):
+        if number in grouped:
+            continue
+
+        def place(vertex, layer=layer):
+            seen = [sugiyama.grx[n].pos / max(len(sugiyama.layers[sugiyama.grx[n].rank]), 1)
+                    for n in (vertex.N(-1) + vertex.N(+1)) if n in sugiyama.grx]
+            return sum(seen) / len(seen) if seen else sugiyama.grx[vertex].pos / max(len(layer), 1)
+
+        layer.sort(key=place)
+        for position, vertex in enumerate(layer):
+            sugiyama.grx[vertex].pos = position
 
 
 def _box(items: list) -> tuple[float, float, float, float]:
@@ -148,8 +200,10 @@ def _overlaps(box: tuple[float, float, float, float], node: PlacedNode) -> bool:
     return node.x < right and node.x + node.width > x and node.y < bottom and node.y + node.height > y
 
 
-def region_boxes(graph: LearningGraph, placed: dict[str, PlacedNode]) -> tuple[PlacedRegion, ...]:
-    """A box per region around its ops, innermost regions first so an outer box holds the inner ones.
+def region_boxes(graph: LearningGraph, placed: dict[str, PlacedNode],
+                 part_of: dict[str, int] | None = None) -> tuple[PlacedRegion, ...]:
+    """A box per region and connected part around its ops, innermost regions first so an outer box holds
+    the inner ones (the parts are stacked apart: one box over two would cover what lies between).
 
     grandalf orders a layer without knowing of regions: when the box around
     a region's ops would also cover an op outside it, each of its ops gets a
@@ -162,8 +216,11 @@ def region_boxes(graph: LearningGraph, placed: dict[str, PlacedNode]) -> tuple[P
             depth[parent] = max(depth.get(parent, 0), depth[region.id] + 1)
             parent = next((r.parent for r in graph.regions if r.id == parent), "")
     boxes: list[PlacedRegion] = []
-    for region in sorted(graph.regions, key=lambda r: depth[r.id]):
-        members = [n.id for n in graph.nodes if region.id in n.regions and n.id in placed]
+    part_of = part_of or {}
+    for region, members in [(region, [n.id for n in graph.nodes if region.id in n.regions and n.id in placed
+                                      and part_of.get(n.id) == part])
+                            for region in sorted(graph.regions, key=lambda r: depth[r.id])
+                            for part in dict.fromkeys(part_of.get(n.id) for n in graph.nodes if region.id in n.regions)]:
         if not members:
             continue
         inner = [b for b in boxes if b.members and set(b.members) <= set(members)]
