@@ -184,7 +184,13 @@ def enclosing_control_flow(locator: Any, finding: Finding) -> list[dict]:
         for site in locator._sites_named(primitive, traced=True):
             boundaries = _boundaries_of(locator, site)
             where = locator.of_site(site) if boundaries else None
-            if where is not None:
+            if where is None:
+                continue
+            # a jit call on the op's own line is a library's jitted helper (brainevent's kernels), not
+            # a body the user wrote: the op is that call
+            boundaries = [(kind, at, name) for kind, at, name in boundaries
+                          if kind != "jit" or (at.path, at.line) != (where.path, where.line)]
+            if boundaries:
                 index.setdefault((where.path, where.line),
                                  [_as_property(kind, at, name, where.path) for kind, at, name in boundaries])
     return index.get((finding.path, finding.line), [])

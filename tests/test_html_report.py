@@ -163,6 +163,7 @@ def test_ops_inside_control_flow_are_boxed_with_their_boundary(tmp_path):
     done = run_cli("report", "examples/models/scan_in_step.py::etrace_target_substepped",
                    "tests/fixtures/own/vmapped_weights.py::etrace_target_data_vmap",
                    "tests/fixtures/compiler/map_batched.py", "tests/fixtures/report/control_flow.py",
+                   "tests/real_models/sparse_and_event.py::event_fixedprob_lif",
                    "-o", str(out), "--cache-dir", str(tmp_path / "cache"))
     assert done.returncode == 1, done.stderr
     page = open_page(str(out), str(tmp_path), screenshot=str(tmp_path / "regions.png"))
@@ -181,6 +182,8 @@ def test_ops_inside_control_flow_are_boxed_with_their_boundary(tmp_path):
     # a jit-ed function, named, at the line that calls it; a cond branch
     assert [b.attrs["data-label"] for b in boxes["etrace_target_jitted"]] == ["jit drive (line 21)"]
     assert [b.attrs["data-label"] for b in boxes["etrace_target_cond"]] == ["cond (line 32)"]
+    # brainevent's jitted kernel, called on the user's line, is the op itself: no box around it
+    assert boxes["event-fixedprob-lif"] == [] and with_class(dom, "op")
     for target, regions in boxes.items():
         for region in regions:
             members = region.attrs["data-members"].split()
