@@ -248,6 +248,17 @@ def test_a_weight_that_does_not_learn_points_at_what_blocks_it(tmp_path):
     # each such edge is a link to its finding's card
     links = [e for e in dom if e.tag == "a" and "edge-link" in (e.attrs.get("class") or "")]
     assert links and all(by_id[link.attrs["href"][1:]].attrs["class"].startswith("finding") for link in links)
+    # clicking that edge marks its finding and both ends
+    click = ("var e = document.querySelector('a.edge-link polyline.blocked');"
+             "e.parentNode.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));"
+             "document.body.dataset.clicked = e.dataset.findings + ' ' + e.dataset.from + ' ' + e.dataset.to;")
+    clicked_path = tmp_path / "clicked.html"
+    clicked_path.write_text(out.read_text(encoding="utf-8").replace("</body>", f"<script>{click}</script></body>"),
+                            encoding="utf-8")
+    clicked = elements(open_page(str(clicked_path), str(tmp_path)).dom)
+    marked = {e.attrs["id"] for e in clicked if "hl" in (e.attrs.get("class") or "").split()}
+    body = next(e for e in clicked if e.tag == "body")
+    assert marked == set(body.attrs["data-clicked"].split()) and len(marked) == 3
     # the readout's value reaches the step output around the hidden states, linked to the finding that says so
     prefix = sections["etrace_target_lstm_classifier"] + "-"
     bypass = [e.attrs for e in dom if e.tag == "polyline" and "bypass" in e.attrs["class"].split()

@@ -89,6 +89,12 @@ function etlReport(rootId) {
       event.preventDefault();
     });
   });
+  root.querySelectorAll('svg a.edge-link').forEach(function (link) {
+    link.addEventListener('click', function () {
+      var edge = link.querySelector('.edge');
+      highlight((edge.dataset.findings || '').split(' ').filter(Boolean).concat([edge.dataset.from, edge.dataset.to]));
+    });
+  });
   root.querySelectorAll('a.to-node').forEach(function (link) {
     link.addEventListener('click', function () { highlight([link.getAttribute('href').slice(1), link.closest('.finding').id]); });
   });
