@@ -248,6 +248,12 @@ def test_a_weight_that_does_not_learn_points_at_what_blocks_it(tmp_path):
     # each such edge is a link to its finding's card
     links = [e for e in dom if e.tag == "a" and "edge-link" in (e.attrs.get("class") or "")]
     assert links and all(by_id[link.attrs["href"][1:]].attrs["class"].startswith("finding") for link in links)
+    # and each such finding's card names what blocks its weight, linked to that node
+    for edge in (e for e in dom if e.tag == "polyline" and "blocked" in e.attrs["class"].split()):
+        for card in edge.attrs["data-findings"].split():
+            links = [e for e in dom if e.tag == "a" and e.attrs.get("class") == "to-blocker"
+                     and e.attrs["href"] == "#" + edge.attrs["data-to"]]
+            assert links and by_id[edge.attrs["data-to"]].attrs["data-label"] in by_id[card].text
     # clicking that edge marks its finding and both ends
     click = ("var e = document.querySelector('a.edge-link polyline.blocked');"
              "e.parentNode.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));"

@@ -141,7 +141,9 @@ def _tool_errors(tool_errors, paths: _Paths) -> str:
 
 def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: list, errors: list[ToolError],
             advice: list[Mapping] = ()) -> str:
-    cards = "".join(_finding(prefix, index, finding, graph, paths) for index, finding in enumerate(graph.findings))
+    places = {node.id: number for number, node in enumerate(graph.nodes)}
+    cards = "".join(_finding(prefix, index, finding, graph, paths, places)
+                    for index, finding in enumerate(graph.findings))
     failed = "".join(f'<p class="level-error">tool error: {esc(e.message)}</p>' for e in errors)
     return (f'<section class="target" id="{prefix}" data-target="{esc(graph.target)}" '
             f'data-findings="{len(graph.findings)}"><h2>{esc(graph.target)}</h2>{failed}'
@@ -219,9 +221,14 @@ def _regions(prefix: str, graph: LearningGraph, placed, ids: dict[str, str]) -> 
     return parts
 
 
-def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, paths: _Paths) -> str:
+def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, paths: _Paths,
+             places: dict[str, int]) -> str:
     node = graph.node_of(index)
-    node_id = f"{prefix}-n{graph.nodes.index(node)}"
+    node_id = f"{prefix}-n{places[node.id]}"
+    labels = {n.id: n.label for n in graph.nodes}
+    blockers = "".join(f' &middot; kept from learning by <a class="to-blocker" href="#{prefix}-n{places[e.target]}">'
+                       f"{esc(labels[e.target])}</a>" for e in graph.edges
+                       if e.kind == "blocked" and index in e.findings)
     loc = finding.location
     where = f"{paths.rel(loc.path)}:{loc.line}:{loc.column}"
     related = "".join(f"<li>{esc(r.label or 'related')}: <code>{esc(paths.rel(r.path))}:{r.line}</code></li>"
@@ -232,7 +239,7 @@ def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, pa
             f'<div><code class="level-{finding.level.value}">{esc(finding.rule_id)}</code> '
             f'<span class="msg">{esc(finding.message)}</span>{suppressed}</div>'
             f'<div class="muted"><code>{esc(where)}</code> &middot; drawn as '
-            f'<a class="to-node" href="#{node_id}">{esc(node.label)}</a></div>'
+            f'<a class="to-node" href="#{node_id}">{esc(node.label)}</a>{blockers}</div>'
             f"{_excerpt(loc.path, loc.line, paths)}{_diff(finding, paths)}"
             f"{f'<ul class=muted>{related}</ul>' if related else ''}</div>")
 
