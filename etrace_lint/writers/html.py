@@ -142,7 +142,12 @@ def _tool_errors(tool_errors, paths: _Paths) -> str:
 def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: list, errors: list[ToolError],
             advice: list[Mapping] = ()) -> str:
     places = {node.id: number for number, node in enumerate(graph.nodes)}
-    cards = "".join(_finding(prefix, index, finding, graph, paths, places)
+    blocked_by: dict[int, list] = {}  # finding -> the nodes its blocked edges point at
+    for edge in graph.edges:
+        if edge.kind == "blocked":
+            for index in edge.findings:
+                blocked_by.setdefault(index, []).append(graph.nodes[places[edge.target]])
+    cards = "".join(_finding(prefix, index, finding, graph, paths, places, blocked_by)
                     for index, finding in enumerate(graph.findings))
     failed = "".join(f'<p class="level-error">tool error: {esc(e.message)}</p>' for e in errors)
     return (f'<section class="target" id="{prefix}" data-target="{esc(graph.target)}" '
@@ -222,13 +227,11 @@ def _regions(prefix: str, graph: LearningGraph, placed, ids: dict[str, str]) -> 
 
 
 def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, paths: _Paths,
-             places: dict[str, int]) -> str:
+             places: dict[str, int], blocked_by: dict[int, list]) -> str:
     node = graph.node_of(index)
     node_id = f"{prefix}-n{places[node.id]}"
-    labels = {n.id: n.label for n in graph.nodes}
-    blockers = "".join(f' &middot; kept from learning by <a class="to-blocker" href="#{prefix}-n{places[e.target]}">'
-                       f"{esc(labels[e.target])}</a>" for e in graph.edges
-                       if e.kind == "blocked" and index in e.findings)
+    blockers = "".join(f' &middot; kept from learning by <a class="to-blocker" href="#{prefix}-n{places[b.id]}">'
+                       f"{esc(b.label)}</a>" for b in blocked_by.get(index, ()))
     loc = finding.location
     where = f"{paths.rel(loc.path)}:{loc.line}:{loc.column}"
     related = "".join(f"<li>{esc(r.label or 'related')}: <code>{esc(paths.rel(r.path))}:{r.line}</code></li>"
