@@ -3,8 +3,10 @@
     python bench/bench_html_report.py [--targets 200] [--weights 6] [--wide 200] [--keep DIR]
 
 The findings are made up in the shape the engine gives (per target: ETL001
-notes for the weights that learn, one ETL201 plain op, one ETL028 group),
-so only the writer and the browser are measured. Printed side by side:
+notes for the weights that learn, every other one inside a scan body, one
+ETL201 plain op, one ETL005 weight excluded behind another's op, one ETL028
+group), with the learning-rule advisor's rows for four algorithms per
+target, so only the writer and the browser are measured. Printed side by side:
 seconds to write the page, the page's own time from navigation to a
 forced layout after ``load`` (``performance.now()``), and Chromium's wall
 time for the report against a blank page of the same browser start. Also
@@ -42,10 +44,14 @@ def made_up_findings(root: str, targets: int, weights: int) -> list[Finding]:
     for t in range(targets):
         name = f"target_{t:03d}"
         for w in range(weights - 1):
+            scan = {"controlFlow": [{"kind": "scan", "line": weights + 2, "column": 5}]} if w % 2 else {}
             findings.append(Finding("ETL001", Level.NOTE, f"w{w} learns online: its matmul here drives h{w % 3}",
                                     name, Location(path, w + 1, 5),
                                     properties={"weight": f"w{w}", "primitive": "etp_mv",
-                                                "hiddenStates": [f"h{w % 3}"]}))
+                                                "hiddenStates": [f"h{w % 3}"], **scan}))
+        findings.append(Finding("ETL005", Level.WARNING, "w_gate reaches a hidden state only through w0's op",
+                                name, Location(path, 1, 5), (Location(path, 1, 5, "blocking weight w0"),),
+                                properties={"weight": "w_gate", "primitive": "etp_mv"}))
         findings.append(Finding("ETL201", Level.WARNING, "w_rec reaches h0 through a plain `dot_general`",
                                 name, Location(path, weights, 9),
                                 properties={"weight": "w_rec", "primitive": "dot_general", "hiddenStates": ["h0"]}))
@@ -54,10 +60,25 @@ def made_up_findings(root: str, targets: int, weights: int) -> list[Finding]:
     return findings
 
 
-def write_page(folder: str, name: str, findings: list[Finding], targets: int) -> tuple[str, float]:
+def made_up_advice(targets: int, weights: int) -> tuple[dict, ...]:
+    rows = []
+    for t in range(targets):
+        for number, algorithm in enumerate(("d_rtrl", "pp_prop", "eprop", "uoro")):
+            trace = 4096 * (number + 1) ** 2
+            rows.append({"target": f"models.py::target_{t:03d}", "algorithm": algorithm, "options": {},
+                         "compiles": True, "runs": True, "error": None, "trace_bytes": trace,
+                         "trace_bytes_law": {"c0": 0, "c1": trace, "c2": 0}, "xla_temp_bytes": 40 * trace,
+                         "flops_ratio": 2.5 * (number + 1), "zero_gradient_weights": [],
+                         "weights": [{"weight": f"w{w}", "cosine": 0.99, "relative_error": 0.01,
+                                      "verdict": "approximate"} for w in range(weights - 1)]})
+    return tuple(rows)
+
+
+def write_page(folder: str, name: str, findings: list[Finding], targets: int,
+               advice: tuple = ()) -> tuple[str, float]:
     stream = io.StringIO()
     start = time.perf_counter()
-    write_html(Outcome(findings=findings), RunInfo(root=folder, targets=targets), stream)
+    write_html(Outcome(findings=findings), RunInfo(root=folder, targets=targets, advice=advice), stream)
     seconds = time.perf_counter() - start
     path = os.path.join(folder, name)
     with open(path, "w", encoding="utf-8") as handle:
@@ -87,7 +108,7 @@ def main() -> None:
     folder = args.keep or tempfile.mkdtemp(prefix="etl-bench-html-")
     os.makedirs(folder, exist_ok=True)
     tree, tree_write = write_page(folder, "tree.html", made_up_findings(folder, args.targets, args.weights),
-                                  args.targets)
+                                  args.targets, made_up_advice(args.targets, args.weights))
     wide, wide_write = write_page(folder, "wide.html", made_up_findings(folder, 1, args.wide), 1)
     blank = os.path.join(folder, "blank.html")
     with open(blank, "w", encoding="utf-8") as handle:

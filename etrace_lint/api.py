@@ -13,6 +13,7 @@ import dataclasses
 import inspect
 import os
 from dataclasses import dataclass
+from typing import Mapping
 
 from .findings import Finding, Level, Location, ToolError
 from .learning_graph import LearningGraph, graphs_by_target
@@ -49,6 +50,7 @@ class CheckResult:
     graphs: tuple[LearningGraph, ...]
     verify_rows: tuple[dict, ...] = ()
     root: str = ""
+    advice: tuple[Mapping, ...] = ()  # the learning-rule advisor's rows, when it ran
 
     @property
     def errors(self) -> FindingList:
@@ -82,7 +84,7 @@ class CheckResult:
         from .writers.html import render_report
 
         return render_report(self.findings, self.tool_errors, self.graphs, list(self.verify_rows), self.root,
-                             fragment=True)
+                             fragment=True, advice=self.advice)
 
 
 def _settings(start: str, options: dict):

@@ -13,6 +13,7 @@ consecutive steps on one line are merged.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections import deque
 from typing import Any, Iterable
 
@@ -132,8 +133,83 @@ def weight_flow(locator: Any, subject: Any) -> tuple[Location, ...]:
     return merge_steps(steps)
 
 
+# per locator and primitive: (path, line) of an op -> the boundaries around it (built on first use)
+_REGION_INDEXES: "weakref.WeakKeyDictionary[Any, dict[str, dict]]" = weakref.WeakKeyDictionary()
+
+
+def _boundaries_of(locator: Any, site: Any) -> list[tuple[str, Location, str]]:
+    """(kind, where, jit name) of the control flow, jit calls and mappings around one equation of the
+    step as traced, outermost first."""
+    from . import jaxpr_view as jv
+
+    found = []
+    outermost = site.parents[0] if site.parents else site.eqn
+    calls = locator._jit_parents(outermost)  # jit calls the compiler inlined before the step was kept
+    chain = (*calls, *site.parents)
+    for index, eqn in enumerate(chain):
+        kind = jv.BOUNDARY_PRIMITIVES.get(jv.primitive_name(eqn))
+        where = locator.of_site(jv.EqnSite(eqn, chain[:index])) if kind else None
+        if where is not None:
+            found.append((kind, where, str(eqn.params.get("name", "")) if kind == "jit" else ""))
+    mapped = jv.mapping_call(site.eqn.source_info)
+    if mapped is not None:
+        kind, frame = mapped
+        found.append((kind, Location(frame.path, frame.line, frame.column), ""))
+    return found
+
+
+def _as_property(kind: str, where: Location, name: str, path: str) -> dict:
+    boundary = {"kind": kind, "line": where.line, "column": where.column}
+    if name:
+        boundary["name"] = name
+    if where.path != path:  # a boundary in another file than the op: the file's name tells them apart
+        boundary["file"] = where.path.replace("\\", "/").rsplit("/", 1)[-1]
+    return boundary
+
+
+def enclosing_control_flow(locator: Any, finding: Finding) -> list[dict]:
+    """The boundaries around the op a finding is about (its ``primitive`` on its line): each
+    ``{"kind": "scan"|"while"|"cond"|"jit"|"vmap"|"Map"|..., "line", "column"}``, outermost first.
+
+    Read off the step as traced, before the compiler unrolled scans and
+    converted conds: the body a user wrote the op in is the one they look for.
+    """
+    primitive = finding.properties.get("primitive")
+    if not primitive or locator.module_info is None:
+        return []
+    indexes = _REGION_INDEXES.setdefault(locator, {})
+    index = indexes.get(primitive)
+    if index is None:
+        index = indexes[primitive] = {}
+        for site in locator._sites_named(primitive, traced=True):
+            boundaries = _boundaries_of(locator, site)
+            where = locator.of_site(site) if boundaries else None
+            if where is None:
+                continue
+            # a jit call on the op's own line is a library's jitted helper (brainevent's kernels), not
+            # a body the user wrote: the op is that call
+            boundaries = [(kind, at, name) for kind, at, name in boundaries
+                          if kind != "jit" or (at.path, at.line) != (where.path, where.line)]
+            if boundaries:
+                index.setdefault((where.path, where.line),
+                                 [_as_property(kind, at, name, where.path) for kind, at, name in boundaries])
+    return index.get((finding.path, finding.line), [])
+
+
+def _with_control_flow(finding: Finding, locator: Any) -> Finding:
+    try:
+        boundaries = enclosing_control_flow(locator, finding)
+    except Exception:  # a step this JAX lays out otherwise: the finding stays as it is
+        return finding
+    if not boundaries:
+        return finding
+    return dataclasses.replace(finding, properties={**finding.properties, "controlFlow": boundaries})
+
+
 def flow_for(rule: Any, finding: Finding, locator: Any, subject: Any) -> Finding:
-    """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit)."""
+    """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit), and the
+    control flow around its op (``properties["controlFlow"]``)."""
+    finding = _with_control_flow(finding, locator)
     flow = getattr(rule, "flow", None)
     if flow is None or finding.flow:
         return finding

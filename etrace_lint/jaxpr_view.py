@@ -481,3 +481,44 @@ def traceback_functions(source_info: Any) -> list[tuple[str, str]]:
         return [(f.file_name, f.function_name) for f in traceback.frames]
     except Exception:  # a JAX whose tracebacks cannot be read
         return []
+
+
+# --------------------------------------------------------------------------- boundaries around an equation
+
+# control-flow and call primitives whose bodies an equation can sit in, by the name the report gives them
+BOUNDARY_PRIMITIVES = {"scan": "scan", "while": "while", "cond": "cond", "pjit": "jit", "jit": "jit",
+                       "closed_call": "call", "custom_jvp_call": "custom_jvp", "custom_vjp_call": "custom_vjp",
+                       "custom_vjp_call_jaxpr": "custom_vjp", "checkpoint": "checkpoint", "remat": "checkpoint",
+                       "shard_map": "shard_map"}
+# library frames of a mapping transform: jax.vmap's traced function, brainstate's nn.Map around it
+_MAPPING_FRAMES = {"vmap.<locals>.vmap_f": "vmap", "Map.update": "Map"}
+
+
+def mapping_call(source_info: Any) -> tuple[str, SourceFrame] | None:
+    """("vmap" or "Map", the user's line that called it) for an equation traced under jax.vmap (or
+    brainstate's vmap) or a brainstate ``nn.Map``; the innermost one. None outside any mapping.
+
+    A vmap leaves no equation of its own in a jaxpr: the batched equations
+    carry it only on their Python traceback, where the mapped function's
+    frames are inside the transform's and the caller's outside them.
+    """
+    traceback = getattr(source_info, "traceback", None)
+    if traceback is None:
+        return None
+    try:
+        codes, lastis = traceback.raw_frames()
+    except AttributeError:  # a JAX without raw frames: no way to tell the transform's frames apart cheaply
+        return None
+    found = ""
+    for index, code in enumerate(codes):
+        file_name = code.co_filename
+        kind = _FILE_KINDS.get(file_name) or _file_kind(file_name)
+        if kind is _LINTER:
+            return None
+        if kind is _LIBRARY:
+            label = _MAPPING_FRAMES.get(code.co_qualname, "")
+            if label and found != "Map":  # Map runs a vmap inside: the outer one names it
+                found = label
+        elif found:
+            return found, _decoded(file_name, code, lastis[index])
+    return None

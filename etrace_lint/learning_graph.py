@@ -21,6 +21,12 @@ WRONG = "wrong online gradient"  # --verify measured a gradient that is not BPTT
 UNKNOWN = "no verdict"  # the run built no finding about this weight (notes hidden, or the model did not compile)
 
 _SAME_STEP_RULES = frozenset({"ETL003"})
+# what stands between a weight and learning, as each rule's finding names it (its related locations' labels)
+_BLOCKING_WEIGHT = "blocking weight "  # ETL005: the compiler excluded the weight behind another weight's op
+_BLOCKING_LABELS = {"the mean is subtracted here": "mean subtracted"}  # ETL207
+_APPLIED = " applied here"  # ETL202: an opaque transform (checkpoint, custom_jvp) around the op
+_BLOCKED_AT_LOCATION = {"ETL203": "op decomposed under vmap"}  # the finding's own line is the plain op
+_OUTPUT_ONLY_RULES = frozenset({"ETL209"})  # a weight whose value reaches the output and no hidden state
 _LEARNS_RULES = frozenset({"ETL001"})
 _WRONG_RULES = frozenset({"ETL401", "ETL404"})
 
@@ -41,13 +47,25 @@ class Node:
     verdict: str = ""  # weights only
     findings: tuple[int, ...] = ()  # indexes into the target's findings
     plain: bool = False  # an op that is not an ETP op (the compiler cannot see through it)
+    regions: tuple[str, ...] = ()  # ids of the control-flow regions around an op, outermost first
+
+
+@dataclass(frozen=True)
+class Region:
+    """A body the user wrote ops in: a scan, while or cond body, a jit call, a vmap or brainstate Map."""
+
+    id: str
+    kind: str  # scan | while | cond | jit | vmap | Map | custom_jvp | ...
+    label: str  # "scan (line 27)"
+    parent: str = ""  # the region around this one
 
 
 @dataclass(frozen=True)
 class Edge:
     source: str
     target: str
-    kind: str = "drives"  # drives | plain | member | bypass (into the step output)
+    kind: str = "drives"  # drives | plain | member | bypass (into the step output) | blocked (why a weight does not learn)
+    findings: tuple[int, ...] = ()  # the findings that say so (a blocked or bypass edge)
 
 
 @dataclass(frozen=True)
@@ -58,6 +76,7 @@ class LearningGraph:
     findings: tuple[Finding, ...]
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
+    regions: tuple[Region, ...] = ()
 
     def weights(self) -> dict[str, str]:
         """Each weight's verdict by name: ``{"w_rec": "does not learn", ...}``."""
@@ -75,9 +94,13 @@ def _op_id(finding: Finding, weight: str) -> str:
     return f"op:{finding.properties.get('primitive', '?')}:{weight}:{loc.path}:{loc.line}:{loc.column}"
 
 
+def _is_against(finding: Finding) -> bool:
+    """A finding that says a weight does not learn, or learns a wrong gradient."""
+    return finding.rule_id not in _LEARNS_RULES | _SAME_STEP_RULES and finding.level.rank >= Level.WARNING.rank
+
+
 def _verdict(findings: list[Finding]) -> str:
-    against = [f for f in findings if f.rule_id not in _LEARNS_RULES | _SAME_STEP_RULES
-               and f.level.rank >= Level.WARNING.rank]
+    against = [f for f in findings if _is_against(f)]
     if any(f.rule_id not in _WRONG_RULES for f in against):
         return NOT_LEARNING
     if against:
@@ -89,19 +112,43 @@ def _verdict(findings: list[Finding]) -> str:
     return UNKNOWN
 
 
+def _regions_of(finding: Finding) -> tuple[Region, ...]:
+    """The regions a finding's op sits in (its ``controlFlow`` property), outermost first."""
+    regions, parent = [], ""
+    for boundary in finding.properties.get("controlFlow") or ():
+        kind = str(boundary.get("kind", "?"))
+        where = f"{boundary['file']}:" if boundary.get("file") else ""
+        name = f" {boundary['name']}" if boundary.get("name") else ""
+        region_id = f"region:{kind}:{where}{boundary.get('line')}:{boundary.get('column')}:{parent}"
+        regions.append(Region(region_id, kind, f"{kind}{name} (line {where}{boundary.get('line')})", parent))
+        parent = region_id
+    return tuple(regions)
+
+
 class _Builder:
     def __init__(self) -> None:
         self.nodes: dict[str, dict] = {}
-        self.edges: dict[tuple[str, str], str] = {}
+        self.edges: dict[tuple[str, str], list] = {}  # (source, target) -> [kind, finding indexes]
+        self.regions: dict[str, Region] = {}
+        self.ops_of: dict[str, list[tuple[str, str, int]]] = {}  # weight -> (op id, path, line)
 
-    def node(self, node_id: str, kind: str, label: str, finding: int | None = None, plain: bool = False) -> str:
-        entry = self.nodes.setdefault(node_id, {"kind": kind, "label": label, "findings": [], "plain": plain})
+    def node(self, node_id: str, kind: str, label: str, finding: int | None = None, plain: bool = False,
+             regions: tuple[Region, ...] = ()) -> str:
+        entry = self.nodes.setdefault(node_id, {"kind": kind, "label": label, "findings": [], "plain": plain,
+                                                "regions": tuple(r.id for r in regions)})
+        for region in regions:
+            self.regions.setdefault(region.id, region)
         if finding is not None and finding not in entry["findings"]:
             entry["findings"].append(finding)
         return node_id
 
-    def edge(self, source: str, target: str, kind: str = "drives") -> None:
-        self.edges.setdefault((source, target), kind)
+    def edge(self, source: str, target: str, kind: str = "drives", finding: int | None = None) -> None:
+        """An edge; a ``blocked`` edge replaces the plain drawing of the same pair, since it says more."""
+        entry = self.edges.setdefault((source, target), [kind, []])
+        if kind == "blocked":
+            entry[0] = kind
+        if finding is not None and finding not in entry[1]:
+            entry[1].append(finding)
 
 
 def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
@@ -121,7 +168,9 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
             drawn = True
             if primitive:
                 plain = not str(primitive).startswith("etp_")
-                op = build.node(_op_id(finding, weight), "op", f"{primitive} (line {finding.line})", index, plain=plain)
+                op = build.node(_op_id(finding, weight), "op", f"{primitive} (line {finding.line})", index, plain=plain,
+                                regions=_regions_of(finding))
+                build.ops_of.setdefault(weight, []).append((op, finding.path, finding.line))
                 build.edge(f"weight:{weight}", op, "plain" if plain else "drives")
                 for state in states:
                     build.edge(op, build.node(f"state:{state}", "state", state), "plain" if plain else "drives")
@@ -142,13 +191,72 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
         if not drawn:  # about the step itself: a loop, a unit mismatch, a write to a parameter
             build.node(f"site:{finding.path}:{finding.line}:{finding.rule_id}", "site",
                        f"{finding.rule_id} (line {finding.line})", index)
+    for index, finding in enumerate(findings):  # every op is drawn now: the ones that block others too
+        _why_not(build, index, finding)
     nodes = []
     for node_id, entry in build.nodes.items():
         verdict = _verdict(by_weight.get(entry["label"], [])) if entry["kind"] == "weight" else ""
         nodes.append(Node(node_id, entry["kind"], entry["label"], verdict, tuple(entry["findings"]),
-                          entry["plain"]))
-    edges = tuple(Edge(source, dest, kind) for (source, dest), kind in build.edges.items())
-    return LearningGraph(target, tuple(findings), tuple(nodes), edges)
+                          entry["plain"], entry["regions"]))
+    edges = tuple(Edge(source, dest, kind, tuple(found)) for (source, dest), (kind, found) in build.edges.items())
+    return LearningGraph(target, tuple(findings), tuple(nodes), edges, tuple(build.regions.values()))
+
+
+def _blocker(build: _Builder, finding: Finding, index: int) -> str | None:
+    """The node of what keeps a finding's weight from learning: a plain op, another weight's op, a
+    mean-subtracting op, an opaque transform; None when the finding names none."""
+    props = finding.properties or {}
+    primitive = props.get("primitive")
+    if primitive and not str(primitive).startswith("etp_"):
+        return _op_id(finding, props["weight"])
+    if finding.rule_id in _BLOCKED_AT_LOCATION:
+        return build.node(f"block:{finding.path}:{finding.line}:{finding.rule_id}", "op",
+                          f"{_BLOCKED_AT_LOCATION[finding.rule_id]} (line {finding.line})", index, plain=True)
+    for related in finding.related:
+        label = related.label or ""
+        if label.startswith(_BLOCKING_WEIGHT):
+            other = label[len(_BLOCKING_WEIGHT):]
+            ops = build.ops_of.get(other, [])
+            same_line = [op for op, path, line in ops if (path, line) == (related.path, related.line)]
+            if same_line or ops:
+                return build.node((same_line or [ops[0][0]])[0], "op", "", index)
+            return build.node(f"block:{other}:{related.path}:{related.line}", "op",
+                              f"{other}'s op (line {related.line})", index)
+        if label in _BLOCKING_LABELS:
+            return build.node(f"block:{related.path}:{related.line}:{label}", "op",
+                              f"{_BLOCKING_LABELS[label]} (line {related.line})", index, plain=True)
+        if label.endswith(_APPLIED):
+            name = label[:-len(_APPLIED)].strip("`")
+            return build.node(f"block:{related.path}:{related.line}:{name}", "op",
+                              f"{name} (line {related.line})", index, plain=True)
+    return None
+
+
+def _why_not(build: _Builder, index: int, finding: Finding) -> None:
+    """Edges that show why a weight does not learn (to what blocks it) or where its value goes instead
+    (straight into the step's output), each linked to the finding that says so."""
+    props = finding.properties or {}
+    weight = props.get("weight")
+    if not weight:
+        if props.get("braintraceKind") in _OUTPUT_KINDS:  # an op at this line feeds the output around the states
+            for ops in build.ops_of.values():
+                for op, path, line in ops:
+                    if (path, line) == (finding.path, finding.line):
+                        build.edge(op, build.node(OUTPUT, "output", "step output", index), "bypass", index)
+        return
+    source = f"weight:{weight}"
+    if finding.rule_id in _OUTPUT_ONLY_RULES:
+        build.edge(source, build.node(OUTPUT, "output", "step output"), "bypass", index)
+        return
+    if not _is_against(finding):
+        return
+    blocker = _blocker(build, finding, index)
+    if blocker is None or blocker == source:
+        return
+    build.edge(source, blocker, "blocked", index)
+    if blocker.startswith("block:"):  # a node of its own: show where the blocked value goes on to
+        for state in props.get("hiddenStates") or ():
+            build.edge(blocker, build.node(f"state:{state}", "state", str(state)), "plain")
 
 
 def graphs_by_target(findings: list[Finding], targets: list[str] = ()) -> list[LearningGraph]:
@@ -160,5 +268,5 @@ def graphs_by_target(findings: list[Finding], targets: list[str] = ()) -> list[L
     return [learning_graph(name, items) for name, items in grouped.items()]
 
 
-__all__ = ["Edge", "LEARNS", "LearningGraph", "NOT_LEARNING", "Node", "SAME_STEP", "UNKNOWN", "WRONG",
+__all__ = ["Edge", "LEARNS", "LearningGraph", "NOT_LEARNING", "Node", "Region", "SAME_STEP", "UNKNOWN", "WRONG",
            "graphs_by_target", "learning_graph"]

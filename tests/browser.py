@@ -77,30 +77,40 @@ class Element:
     tag: str
     attrs: dict
     text: str
+    rect: dict | None = None  # the attributes of the first <rect> directly inside it (an SVG node or box)
+
+    def box(self) -> tuple[float, float, float, float]:
+        """(left, top, right, bottom) of that rect."""
+        x, y = float(self.rect["x"]), float(self.rect["y"])
+        return x, y, x + float(self.rect["width"]), y + float(self.rect["height"])
 
 
 class _Collect(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.elements: list[Element] = []
-        self.stack: list[tuple[str, dict, list]] = []
+        self.stack: list[tuple[str, dict, list, list]] = []
 
     def handle_starttag(self, tag, attrs):
-        entry = (tag, dict(attrs), [])
+        entry = (tag, dict(attrs), [], [])
+        if tag == "rect" and self.stack and not self.stack[-1][3]:
+            self.stack[-1][3].append(entry[1])
         if tag in ("br", "meta", "input", "img", "link", "rect", "path", "polyline"):
             self.elements.append(Element(tag, entry[1], ""))
             return
         self.stack.append(entry)
 
     def handle_startendtag(self, tag, attrs):
+        if tag == "rect" and self.stack and not self.stack[-1][3]:
+            self.stack[-1][3].append(dict(attrs))
         self.elements.append(Element(tag, dict(attrs), ""))
 
     def handle_endtag(self, tag):
         for index in range(len(self.stack) - 1, -1, -1):
             if self.stack[index][0] == tag:
-                name, attrs, text = self.stack[index]
+                name, attrs, text, rect = self.stack[index]
                 del self.stack[index:]
-                self.elements.append(Element(name, attrs, "".join(text)))
+                self.elements.append(Element(name, attrs, "".join(text), rect[0] if rect else None))
                 if self.stack:
                     self.stack[-1][2].append("".join(text))
                 return

@@ -71,6 +71,11 @@ def test_examples_report_in_a_browser(examples_report):
         assert bypass and all(edge["data-to"] in outputs for edge in bypass)
     else:  # braintrace 0.2.6 gives that stateless readout no online gradient (ETL209)
         assert "v-not" in weights["readout"]["class"] and weights["readout"]["data-verdict"] == "does not learn"
+    # the reset gate points at the op that blocks it; the sub-stepping scan's op sits in the scan's box
+    blocked = [e.attrs for e in dom if e.tag == "polyline" and "blocked" in e.attrs["class"].split()]
+    assert {by_id[e["data-from"]].attrs["data-label"] for e in blocked} >= {"Wr.weight", "w_rec"}
+    assert all(by_id[f].attrs["data-rule"] for e in blocked for f in e["data-findings"].split())
+    assert "scan (line 27)" in [e.attrs["data-label"] for e in with_class(dom, "region")]
     assert screenshot.stat().st_size > 50_000
 
 
@@ -142,3 +147,228 @@ def test_tool_errors_and_findings_about_comments_are_in_the_report(tmp_path):
     # the unused suppressions belong to no model: they are shown apart, not dropped
     assert "Not about a model" in sections[""].text
     assert {c.attrs["data-rule"] for c in with_class(dom, "finding")} >= {"ETL301", "ETL001"}
+
+
+def _inside(inner: tuple, outer: tuple) -> bool:
+    return outer[0] <= inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[3] <= outer[3]
+
+
+def _overlap(one: tuple, other: tuple) -> bool:
+    return one[0] < other[2] and other[0] < one[2] and one[1] < other[3] and other[1] < one[3]
+
+
+@needs_browser
+def test_ops_inside_control_flow_are_boxed_with_their_boundary(tmp_path):
+    out = tmp_path / "regions.html"
+    done = run_cli("report", "examples/models/scan_in_step.py::etrace_target_substepped",
+                   "tests/fixtures/own/vmapped_weights.py::etrace_target_data_vmap",
+                   "tests/fixtures/compiler/map_batched.py", "tests/fixtures/report/control_flow.py",
+                   "tests/real_models/sparse_and_event.py::event_fixedprob_lif",
+                   "-o", str(out), "--cache-dir", str(tmp_path / "cache"))
+    assert done.returncode == 1, done.stderr
+    page = open_page(str(out), str(tmp_path), screenshot=str(tmp_path / "regions.png"))
+    assert page.console == () and page.requests == ()
+    dom = elements(page.dom)
+    by_id = {e.attrs["id"]: e for e in dom if "id" in e.attrs}
+    boxes = {}
+    for section in (s for s in with_class(dom, "target") if s.tag == "section"):
+        prefix = section.attrs["id"] + "-"
+        boxes[section.attrs["data-target"]] = [e for e in with_class(dom, "region")
+                                              if e.attrs["id"].startswith(prefix)]
+    # the matmul written in the scan body, the one in a vmapped lambda, the GRU's inside brainstate's Map
+    assert [b.attrs["data-label"] for b in boxes["etrace_target_substepped"]] == ["scan (line 27)"]
+    assert [b.attrs["data-label"] for b in boxes["etrace_target_data_vmap"]] == ["vmap (line 28)"]
+    assert [b.attrs["data-label"] for b in boxes["etrace_target_map_gru"]] == ["Map (line 19)"]
+    # a jit-ed function, named, at the line that calls it; a cond branch
+    assert [b.attrs["data-label"] for b in boxes["etrace_target_jitted"]] == ["jit drive (line 21)"]
+    assert [b.attrs["data-label"] for b in boxes["etrace_target_cond"]] == ["cond (line 32)"]
+    # brainevent's jitted kernel, called on the user's line, is the op itself: no box around it
+    assert boxes["event-fixedprob-lif"] == [] and with_class(dom, "op")
+    for target, regions in boxes.items():
+        for region in regions:
+            members = region.attrs["data-members"].split()
+            assert members, target
+            for member in members:  # each op drawn inside its box, and says which box holds it
+                node = by_id[member]
+                assert node.attrs["data-kind"] == "op" and region.attrs["id"] in node.attrs["data-regions"]
+                assert _inside(node.box(), region.box()), (target, node.attrs["data-label"])
+            # and no node outside the region is covered by its box
+            prefix = region.attrs["id"].split("-b")[0] + "-n"
+            strangers = [e for e in with_class(dom, "node") if e.attrs["id"].startswith(prefix)
+                         and e.attrs["id"] not in members]
+            assert not [s.attrs["data-label"] for s in strangers if _overlap(s.box(), region.box())]
+    # the GRU's three gate ops are in the Map; its readout, applied outside the Map, is not
+    section = next(s.attrs["id"] for s in with_class(dom, "target") if s.attrs.get("data-target") == "etrace_target_map_gru")
+    ops = [e.attrs for e in with_class(dom, "op") if e.attrs["id"].startswith(section + "-")]
+    inside = [attrs["data-label"] for attrs in ops if attrs["data-regions"]]
+    outside = [attrs["data-label"] for attrs in ops if not attrs["data-regions"]]
+    assert len(inside) == 3 and all("(line 19)" in label for label in inside), ops
+    assert all("(line 20)" in label for label in outside), ops
+    # 0.2.8 reports the readout's op (ETL003); 0.2.6's ETL209 names the weight, not an op
+    assert bool(outside) == braintrace_adapter.adds_same_step_gradients()
+
+
+@needs_browser
+def test_a_weight_that_does_not_learn_points_at_what_blocks_it(tmp_path):
+    out = tmp_path / "why-not.html"
+    done = run_cli("report", "examples/models/gru.py", "examples/models/plain_matmul_rnn.py",
+                   "examples/models/static_readout.py", "tests/fixtures/own/mean_subtracted.py::etrace_target_centered",
+                   "tests/fixtures/own/opaque_transforms.py::etrace_target_checkpointed",
+                   "-o", str(out), "--cache-dir", str(tmp_path / "cache"))
+    assert done.returncode == 1, done.stderr
+    page = open_page(str(out), str(tmp_path))
+    assert page.console == () and page.requests == ()
+    dom = elements(page.dom)
+    by_id = {e.attrs["id"]: e for e in dom if "id" in e.attrs}
+    sections = {s.attrs["data-target"]: s.attrs["id"] for s in with_class(dom, "target") if s.tag == "section"}
+
+    def why_not(target: str, weight: str) -> list[tuple[str, set]]:
+        """(the node a weight's blocked edge points at, the rules of the findings the edge links to)."""
+        prefix = sections[target] + "-"
+        node = next(e for e in with_class(dom, "weight") if e.attrs["id"].startswith(prefix)
+                    and e.attrs["data-label"] == weight)
+        edges = [e.attrs for e in dom if e.tag == "polyline" and "blocked" in e.attrs["class"].split()
+                 and e.attrs["data-from"] == node.attrs["id"]]
+        return [(by_id[e["data-to"]].attrs["data-label"],
+                 {by_id[f].attrs["data-rule"] for f in e["data-findings"].split()}) for e in edges]
+
+    # the plain `@`, the GRU's reset gate behind Wh's op, the layer norm's mean, jax.checkpoint
+    assert why_not("etrace_target_rate_rnn", "w_rec") == [("dot_general (line 23)", {"ETL201"})]
+    [(blocker, rules)] = why_not("etrace_target_gru", "Wr.weight")
+    assert rules == {"ETL005"}
+    wh_ops = [by_id[e.attrs["data-to"]].attrs["data-label"] for e in dom if e.tag == "polyline"
+              and by_id[e.attrs["data-from"]].attrs.get("data-label") == "Wh.weight"
+              and e.attrs["data-from"].startswith(sections["etrace_target_gru"] + "-")]
+    assert wh_ops == [blocker]  # the op Wh drives is the one that blocks Wr
+    assert why_not("etrace_target_centered", "w_in.weight") == [("mean subtracted (line 48)", {"ETL207"})]
+    [(blocker, rules)] = why_not("etrace_target_checkpointed", "w")
+    assert rules == {"ETL202"} and "(line 46)" in blocker
+    # weights that learn have no such edge
+    assert why_not("etrace_target_rate_rnn", "w_in") == [] and why_not("etrace_target_gru", "Wh.weight") == []
+    # each such edge is a link to its finding's card
+    links = [e for e in dom if e.tag == "a" and "edge-link" in (e.attrs.get("class") or "")]
+    assert links and all(by_id[link.attrs["href"][1:]].attrs["class"].startswith("finding") for link in links)
+    # and each such finding's card names what blocks its weight, linked to that node
+    for edge in (e for e in dom if e.tag == "polyline" and "blocked" in e.attrs["class"].split()):
+        for card in edge.attrs["data-findings"].split():
+            links = [e for e in dom if e.tag == "a" and e.attrs.get("class") == "to-blocker"
+                     and e.attrs["href"] == "#" + edge.attrs["data-to"]]
+            assert links and by_id[edge.attrs["data-to"]].attrs["data-label"] in by_id[card].text
+    # clicking that edge marks its finding and both ends
+    click = ("var e = document.querySelector('a.edge-link polyline.blocked');"
+             "e.parentNode.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));"
+             "document.body.dataset.clicked = e.dataset.findings + ' ' + e.dataset.from + ' ' + e.dataset.to;")
+    clicked_path = tmp_path / "clicked.html"
+    clicked_path.write_text(out.read_text(encoding="utf-8").replace("</body>", f"<script>{click}</script></body>"),
+                            encoding="utf-8")
+    clicked = elements(open_page(str(clicked_path), str(tmp_path)).dom)
+    marked = {e.attrs["id"] for e in clicked if "hl" in (e.attrs.get("class") or "").split()}
+    body = next(e for e in clicked if e.tag == "body")
+    assert marked == set(body.attrs["data-clicked"].split()) and len(marked) == 3
+    # the readout's value reaches the step output around the hidden states, linked to the finding that says so
+    prefix = sections["etrace_target_lstm_classifier"] + "-"
+    bypass = [e.attrs for e in dom if e.tag == "polyline" and "bypass" in e.attrs["class"].split()
+              and e.attrs["data-from"].startswith(prefix)]
+    assert bypass and all(by_id[e["data-to"]].attrs["data-kind"] == "output" for e in bypass)
+    rules = {by_id[f].attrs["data-rule"] for e in bypass for f in e.get("data-findings", "").split()}
+    # 0.2.8: the readout's op bypasses the states (ETL003 draws it, ETL019 says so); 0.2.6: ETL209 on the weight
+    assert rules == ({"ETL019"} if braintrace_adapter.adds_same_step_gradients() else {"ETL209"}), rules
+
+
+def _advice_row(algorithm: str, trace_bytes, options=None, weights=(), error=None, **more) -> dict:
+    """One row as the learning-rule advisor writes it in JSON."""
+    runs = error is None
+    row = {"target": "examples/models/gru.py::etrace_target_gru", "algorithm": algorithm, "options": options or {},
+           "compiles": runs, "runs": runs, "error": error, "trace_bytes": trace_bytes,
+           "trace_bytes_law": {"c0": 0, "c1": trace_bytes, "c2": 0} if trace_bytes else {},
+           "xla_temp_bytes": 40 * trace_bytes if trace_bytes else None, "flops_ratio": 3.5 if runs else None,
+           "zero_gradient_weights": [], "weights": [{"weight": w, "cosine": c, "relative_error": e, "verdict": v}
+                                                    for w, c, e, v in weights]}
+    row.update(more)
+    return row
+
+
+ADVICE = (
+    _advice_row("d_rtrl", 6144, weights=[("Wh.weight", 0.97, 0.21, "approximate"),
+                                         ("Wr.weight", None, 1.0, "no online gradient")],
+                zero_gradient_weights=["Wr.weight"]),
+    _advice_row("d_rtrl", 6144, options={"vjp_method": "multi-step"},
+                weights=[("Wh.weight", 1.0, 1e-6, "exact"), ("Wr.weight", 0.99, 0.05, "approximate")]),
+    _advice_row("uoro", None, error="UORO needs a random key"),
+    _advice_row("pp_prop", 614400, options={"decay_or_rank": 0.99}, weights=[("Wh.weight", 0.5, 0.9, "misaligned")]),
+    dict(_advice_row("eprop", 1024), target="elsewhere.py::etrace_target_other"),
+)
+
+
+@needs_browser
+def test_the_advisors_rows_are_a_bar_chart_and_a_fidelity_table(tmp_path):
+    import dataclasses
+
+    import etrace_lint
+    from etrace_lint.policy import Outcome
+    from etrace_lint.writers import RunInfo
+    from etrace_lint.writers.html import write_html
+
+    result = etrace_lint.check_target(os.path.join(REPO, "examples", "models", "gru.py"), root=REPO)
+    page_path = tmp_path / "advice.html"
+    with open(page_path, "w", encoding="utf-8") as stream:
+        write_html(Outcome(findings=list(result.findings)), RunInfo(root=REPO, targets=1, advice=ADVICE), stream)
+    page = open_page(str(page_path), str(tmp_path), screenshot=str(tmp_path / "advice.png"), size="1280,2400")
+    assert page.console == () and page.requests == ()
+    dom = elements(page.dom)
+    sections = {s.attrs["data-target"]: s.attrs["id"] for s in with_class(dom, "target") if s.tag == "section"}
+    gru = sections["etrace_target_gru"] + "-"
+    bars = {e.attrs["data-algorithm"]: e for e in dom if e.tag == "rect" and "bar" in e.attrs.get("class", "")}
+    # one bar per algorithm that measured its trace, on one scale per model; the one that did not compile has none
+    assert set(bars) == {"d_rtrl", "d_rtrl (vjp_method=multi-step)", "pp_prop (decay_or_rank=0.99)", "eprop"}
+    widths = {name: float(bar.attrs["width"]) for name, bar in bars.items()}
+    assert widths["pp_prop (decay_or_rank=0.99)"] == pytest.approx(100 * widths["d_rtrl"], rel=0.01)
+    assert {name: int(bar.attrs["data-bytes"]) for name, bar in bars.items()}["d_rtrl"] == 6144
+    chart = next(e for e in dom if e.attrs.get("id") == gru + "bars")
+    assert "n/a (does not compile)" in chart.text and "600.0 KiB" in chart.text
+    costs = {e.attrs["data-algorithm"]: e.text for e in dom if e.tag == "tr" and "data-algorithm" in e.attrs}
+    assert "UORO needs a random key" in costs["uoro"] and "0" not in costs["uoro"].replace("n/a", "")
+    assert "3.5x" in costs["d_rtrl"] and "Wr.weight" in costs["d_rtrl"]
+    cells = {(e.attrs["data-weight"], e.attrs["data-algorithm"]): e for e in dom if e.tag == "td"
+             and "data-verdict" in e.attrs}
+    assert cells[("Wh.weight", "d_rtrl (vjp_method=multi-step)")].attrs["data-verdict"] == "exact"
+    assert cells[("Wr.weight", "d_rtrl")].attrs["data-verdict"] == "no online gradient"
+    assert "cos n/a" in cells[("Wr.weight", "d_rtrl")].text  # no cosine was measured: not printed as 0
+    assert cells[("Wr.weight", "uoro")].text == "n/a (does not compile)"
+    assert "adv-bad" in cells[("Wh.weight", "pp_prop (decay_or_rank=0.99)")].attrs["class"]
+    # a row about a model this report did not lint is shown on its own, not dropped
+    assert "elsewhere.py::etrace_target_other" in sections
+    # the notebook view carries the same table
+    fragment = dataclasses.replace(result, advice=ADVICE)._repr_html_()
+    assert fragment.count('class="advice-bars"') == 2 and 'data-verdict="misaligned"' in fragment
+
+
+
+def test_a_region_box_never_covers_an_op_outside_the_region(tmp_path):
+    """Ops inside and outside one scan feeding the same states: the layout brings the scan's ops together
+    into one box per connected part (here two: states h0 and h1), and no box covers an op outside it."""
+    import io
+
+    from etrace_lint.findings import Finding, Level, Location
+    from etrace_lint.policy import Outcome
+    from etrace_lint.writers import RunInfo
+    from etrace_lint.writers.html import write_html
+
+    path = str(tmp_path / "model.py")
+    scan = [{"kind": "scan", "line": 40, "column": 9}]
+    findings = [Finding("ETL001", Level.NOTE, f"w{n} learns online", "interleaved", Location(path, n + 1, 5),
+                        properties={"weight": f"w{n}", "primitive": "etp_mv", "hiddenStates": [f"h{n // 2 % 2}"],
+                                    **({"controlFlow": scan} if n % 2 else {})}) for n in range(12)]
+    stream = io.StringIO()
+    write_html(Outcome(findings=findings), RunInfo(root=str(tmp_path), targets=1), stream)
+    dom = elements(stream.getvalue())
+    boxes = with_class(dom, "region")
+    ops = {e.attrs["id"]: e for e in with_class(dom, "op")}
+    inside = {op_id for op_id, e in ops.items() if e.attrs["data-regions"]}
+    assert len(inside) == 6 and all(b.attrs["data-label"] == "scan (line 40)" for b in boxes)
+    assert len(boxes) == 2, [b.attrs["data-members"] for b in boxes]
+    for box in boxes:
+        members = set(box.attrs["data-members"].split())
+        assert members <= inside and all(_inside(ops[m].box(), box.box()) for m in members)
+        assert not [o for o in ops if o not in members and _overlap(ops[o].box(), box.box())]
+    assert set().union(*(b.attrs["data-members"].split() for b in boxes)) == inside

@@ -37,6 +37,11 @@ def test_a_notebook_shows_the_report_of_check(tmp_path):
         "gru", "etrace_target_rate_rnn", "lstm", "etrace_target_gru"}
     weights = {e.attrs["data-label"]: e.attrs["data-verdict"] for e in with_class(dom, "weight")}
     assert weights["Wr.weight"] == "does not learn" and weights["w_rec"] == "does not learn"
+    # the notebook draws what the report draws: why the reset gates do not learn, the scan body's box
+    blocked = [e.attrs for e in dom if e.tag == "polyline" and "blocked" in e.attrs["class"].split()]
+    labels = {e.attrs["id"]: e.attrs["data-label"] for e in with_class(dom, "node")}
+    assert sum(labels[e["data-from"]] == "Wr.weight" for e in blocked) == 2  # the GRUCell and the example GRU
+    assert "scan (line 27)" in [e.attrs["data-label"] for e in with_class(dom, "region")]
     ids = [e.attrs["id"] for e in dom if "id" in e.attrs]
     assert len(ids) == len(set(ids))  # two results on one page keep their links apart
     if find_browser() is None:

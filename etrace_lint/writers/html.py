@@ -15,10 +15,12 @@ import html
 import os
 import uuid
 from collections import Counter
-from typing import TextIO
+from typing import Mapping, Sequence, TextIO
 
 from ..findings import Finding, Level, ToolError
 from ..learning_graph import LEARNS, NOT_LEARNING, SAME_STEP, WRONG, LearningGraph, graphs_by_target
+from .html_advice import CSS as ADVICE_CSS
+from .html_advice import advice_section, rows_for
 from .html_assets import CSS, JS
 from .html_layout import layout
 
@@ -35,12 +37,15 @@ def write_html(outcome, info, stream: TextIO) -> None:
                                  + [e.target for e in outcome.tool_errors]))
     graphs = graphs_by_target(outcome.findings, targets)
     stream.write(render_report(outcome.findings, outcome.tool_errors, graphs, info.verify_rows, info.root,
-                               hidden_notes=outcome.hidden_notes, models=info.targets))
+                               hidden_notes=outcome.hidden_notes, models=info.targets, advice=info.advice))
 
 
 def render_report(findings, tool_errors, graphs: list[LearningGraph], verify_rows: list, root: str,
-                  fragment: bool = False, hidden_notes: int = 0, models: int | None = None) -> str:
-    """The report as HTML: a whole document, or (``fragment``) a ``<div>`` for a notebook cell."""
+                  fragment: bool = False, hidden_notes: int = 0, models: int | None = None,
+                  advice: Sequence[Mapping] = ()) -> str:
+    """The report as HTML: a whole document, or (``fragment``) a ``<div>`` for a notebook cell.
+
+    ``advice``: the learning-rule advisor's rows, each drawn under the model its ``target`` names."""
     paths = _Paths(root)
     # a notebook shows several results on one page: their ids must not meet
     page = f"r{uuid.uuid4().hex[:8]}-" if fragment else ""
@@ -49,13 +54,19 @@ def render_report(findings, tool_errors, graphs: list[LearningGraph], verify_row
     for number, graph in enumerate(graphs):
         rows = [row for row in verify_rows if row.get("model") == graph.target]
         body.append(_target(f"{page}t{number}", graph, paths, rows,
-                            [e for e in tool_errors if e.target == graph.target]))
+                            [e for e in tool_errors if e.target == graph.target], rows_for(graph.target, advice)))
+    shown = {id(row) for graph in graphs for row in rows_for(graph.target, advice)}
+    for number, target in enumerate(dict.fromkeys(str(r.get("target")) for r in advice if id(r) not in shown)):
+        # advice about a model this run drew no graph of: shown on its own, not dropped
+        section = f"{page}a{number}"
+        body.append(f'<section class="target" id="{section}" data-target="{esc(target)}" data-findings="0">'
+                    f"<h2>{esc(target)}</h2>{advice_section(section, rows_for(target, advice))}</section>")
     loose = [f for f in findings if not f.target]  # about the linter's own comments (ETL301), not a model
     if loose:
         cards = "".join(_loose(f"{page}x{index}", finding, paths) for index, finding in enumerate(loose))
         body.append(f'<section class="target" id="{page}x" data-target="" data-findings="{len(loose)}">'
                     f"<h2>Not about a model</h2>{cards}</section>")
-    report = (f'<div class="etl-report" id="{page}report"><style>{CSS}</style>' + "".join(body)
+    report = (f'<div class="etl-report" id="{page}report"><style>{CSS}{ADVICE_CSS}</style>' + "".join(body)
               + f'<script>{JS}etlReport("{page}report");</script></div>')
     if fragment:
         return report
@@ -128,12 +139,20 @@ def _tool_errors(tool_errors, paths: _Paths) -> str:
     return f'<h2>Tool errors</h2><ul class="tool-errors">{items}</ul>'
 
 
-def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: list, errors: list[ToolError]) -> str:
-    cards = "".join(_finding(prefix, index, finding, graph, paths) for index, finding in enumerate(graph.findings))
+def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: list, errors: list[ToolError],
+            advice: list[Mapping] = ()) -> str:
+    places = {node.id: number for number, node in enumerate(graph.nodes)}
+    blocked_by: dict[int, list] = {}  # finding -> the nodes its blocked edges point at
+    for edge in graph.edges:
+        if edge.kind == "blocked":
+            for index in edge.findings:
+                blocked_by.setdefault(index, []).append(graph.nodes[places[edge.target]])
+    cards = "".join(_finding(prefix, index, finding, graph, paths, places, blocked_by)
+                    for index, finding in enumerate(graph.findings))
     failed = "".join(f'<p class="level-error">tool error: {esc(e.message)}</p>' for e in errors)
     return (f'<section class="target" id="{prefix}" data-target="{esc(graph.target)}" '
             f'data-findings="{len(graph.findings)}"><h2>{esc(graph.target)}</h2>{failed}'
-            f"<h3>Learning graph</h3>{_svg(prefix, graph)}{_verify(verify_rows)}"
+            f"<h3>Learning graph</h3>{_svg(prefix, graph)}{_verify(verify_rows)}{advice_section(prefix, advice)}"
             f"<h3>Findings</h3>{cards or '<p class=muted>none</p>'}</section>")
 
 
@@ -143,15 +162,28 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
     placed = layout(graph)
     ids = {node.id: f"{prefix}-n{i}" for i, node in enumerate(graph.nodes)}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{placed.width:.0f}" height="{placed.height:.0f}" '
-             f'viewBox="0 0 {placed.width:.0f} {placed.height:.0f}" role="img" '
+             f'viewBox="{placed.left:.0f} {placed.top:.0f} {placed.width:.0f} {placed.height:.0f}" role="img" '
              f'aria-label="learning graph of {esc(graph.target)}"><defs>'
              f'<marker id="{prefix}-arrow" viewBox="0 0 10 10" '
              'refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
              '<path d="M0,0L10,5L0,10z" fill="#777"/></marker></defs>']
+    boxes_of: dict[str, list[str]] = {}  # node id -> the boxes drawn around it
+    for number, box in enumerate(placed.regions):
+        for member in box.members:
+            boxes_of.setdefault(member, []).append(f"{prefix}-b{number}")
+    parts += _regions(prefix, graph, placed, ids)
     for edge in placed.edges:
         points = " ".join(f"{x:.1f},{y:.1f}" for x, y in edge.points)
-        parts.append(f'<polyline class="edge {edge.kind}" points="{points}" marker-end="url(#{prefix}-arrow)" '
-                     f'data-from="{ids[edge.source]}" data-to="{ids[edge.target]}"/>')
+        line = (f'<polyline class="edge {edge.kind}" points="{points}" marker-end="url(#{prefix}-arrow)" '
+                f'data-from="{ids[edge.source]}" data-to="{ids[edge.target]}"')
+        if not edge.findings:
+            parts.append(line + "/>")
+            continue
+        # an edge a finding explains: it links to the finding, and the finding's card to it
+        linked = " ".join(f"{prefix}-f{i}" for i in edge.findings)
+        why = "; ".join(f"{graph.findings[i].rule_id}: {graph.findings[i].message}" for i in edge.findings)
+        parts.append(f'<a class="edge-link" href="#{prefix}-f{edge.findings[0]}">{line} data-findings="{linked}">'
+                     f"<title>{esc(why)}</title></polyline></a>")
     for node in graph.nodes:
         box = placed.nodes[node.id]
         classes = " ".join(filter(None, ["node", node.kind, _VERDICT_CLASS.get(node.verdict, "v-unknown")
@@ -159,7 +191,9 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
         linked = " ".join(f"{prefix}-f{i}" for i in node.findings)
         title = node.label + (f": {node.verdict}" if node.verdict else "")
         parts.append(f'<a href="#{prefix}-f{node.findings[0]}" ' if node.findings else "<a ")
+        regions = " ".join(boxes_of.get(node.id, ()))
         parts.append(f'class="{classes}" id="{ids[node.id]}" data-findings="{linked}" data-kind="{node.kind}" '
+                     f'data-regions="{regions}" '
                      f'data-label="{esc(node.label)}" '
                      f'data-verdict="{esc(node.verdict)}"><title>{esc(title)}</title>'
                      f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" height="{box.height:.1f}"/>'
@@ -168,15 +202,36 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
     legend = ('<div class="legend muted"><span>green: learns online</span>'
               "<span>red dashed: does not learn, or learns a wrong gradient</span>"
               "<span>blue: same-step gradients only</span><span>red dashed edge: a plain op, no ETP</span>"
+              "<span>thick red dotted edge: what keeps a weight from learning (links to the finding)</span>"
               "<span>dotted: member of a hidden group</span><span>blue dashed edge: into the step output, "
               "around the hidden states</span><span>orange: a place in the step a finding "
-              "names (loop, unit, write)</span></div>")
+              "names (loop, unit, write)</span><span>grey box: ops inside a scan, while or cond body, a jit "
+              "call, a vmap or a brainstate Map</span></div>")
     return f'<div class="graph">{"".join(parts)}</div>{legend}'
 
 
-def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, paths: _Paths) -> str:
+def _regions(prefix: str, graph: LearningGraph, placed, ids: dict[str, str]) -> list[str]:
+    """The control-flow regions as labelled boxes, drawn under the edges and nodes (outer boxes first)."""
+    labels = {region.id: region for region in graph.regions}
+    parts = []
+    for number in range(len(placed.regions) - 1, -1, -1):
+        box = placed.regions[number]
+        region = labels[box.id]
+        members = " ".join(ids[m] for m in box.members)
+        parts.append(f'<g class="region {esc(region.kind)}" id="{prefix}-b{number}" data-region="{esc(region.kind)}" '
+                     f'data-label="{esc(region.label)}" data-members="{members}"><title>ops inside '
+                     f'{esc(region.label)}</title><rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" '
+                     f'height="{box.height:.1f}"/><text x="{box.x + 5:.1f}" y="{box.y + 11:.1f}">'
+                     f"{esc(region.label)}</text></g>")
+    return parts
+
+
+def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, paths: _Paths,
+             places: dict[str, int], blocked_by: dict[int, list]) -> str:
     node = graph.node_of(index)
-    node_id = f"{prefix}-n{graph.nodes.index(node)}"
+    node_id = f"{prefix}-n{places[node.id]}"
+    blockers = "".join(f' &middot; kept from learning by <a class="to-blocker" href="#{prefix}-n{places[b.id]}">'
+                       f"{esc(b.label)}</a>" for b in blocked_by.get(index, ()))
     loc = finding.location
     where = f"{paths.rel(loc.path)}:{loc.line}:{loc.column}"
     related = "".join(f"<li>{esc(r.label or 'related')}: <code>{esc(paths.rel(r.path))}:{r.line}</code></li>"
@@ -187,7 +242,7 @@ def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, pa
             f'<div><code class="level-{finding.level.value}">{esc(finding.rule_id)}</code> '
             f'<span class="msg">{esc(finding.message)}</span>{suppressed}</div>'
             f'<div class="muted"><code>{esc(where)}</code> &middot; drawn as '
-            f'<a class="to-node" href="#{node_id}">{esc(node.label)}</a></div>'
+            f'<a class="to-node" href="#{node_id}">{esc(node.label)}</a>{blockers}</div>'
             f"{_excerpt(loc.path, loc.line, paths)}{_diff(finding, paths)}"
             f"{f'<ul class=muted>{related}</ul>' if related else ''}</div>")
 

@@ -27,10 +27,14 @@ CSS = """
 .etl-report svg .state rect { fill:#ede7f6; rx:13; } .etl-report svg .group rect { fill:#d1c4e9; }
 .etl-report svg .site rect { fill:#fff3e0; stroke:var(--warn); }
 .etl-report svg .output rect { fill:#e3f2fd; stroke:var(--note); rx:13; }
+.etl-report svg .region rect { fill:#eceff1; fill-opacity:0.6; stroke:#78909c; stroke-width:1; rx:6; }
+.etl-report svg .region text { font-size:10px; fill:#455a64; }
 .etl-report svg .edge { fill:none; stroke:#777; stroke-width:1.3; }
 .etl-report svg .edge.plain { stroke:var(--err); stroke-dasharray:6 3; }
 .etl-report svg .edge.member { stroke:#7e57c2; stroke-dasharray:2 3; }
 .etl-report svg .edge.bypass { stroke:var(--note); stroke-dasharray:8 3; }
+.etl-report svg .edge.blocked { stroke:var(--err); stroke-width:2.2; stroke-dasharray:3 3; }
+.etl-report svg .edge-link .edge { cursor:pointer; } .etl-report svg .edge-link:hover .edge { stroke-width:3.5; }
 .etl-report svg a:focus rect, .etl-report svg .hl rect { stroke:#000; stroke-width:3; }
 .etl-report .legend span { margin-right:12px; font-size:12px; }
 .etl-report .finding { border-left:4px solid var(--line); padding:4px 10px; margin:8px 0; }
@@ -83,6 +87,12 @@ function etlReport(rootId) {
       highlight(ids.concat([node.id]));
       if (ids.length) { document.getElementById(ids[0]).scrollIntoView({block: 'center'}); }
       event.preventDefault();
+    });
+  });
+  root.querySelectorAll('svg a.edge-link').forEach(function (link) {
+    link.addEventListener('click', function () {
+      var edge = link.querySelector('.edge');
+      highlight((edge.dataset.findings || '').split(' ').filter(Boolean).concat([edge.dataset.from, edge.dataset.to]));
     });
   });
   root.querySelectorAll('a.to-node').forEach(function (link) {

@@ -16,6 +16,8 @@ NODE_HEIGHT = 26
 CHAR_WIDTH = 7.0  # of the report's 12px monospace font
 GAP = 28  # between the connected parts, stacked top to bottom
 MARGIN = 12
+REGION_PAD = 5  # between a region's box and what it holds
+REGION_LABEL = 15  # the band above a region's contents that holds its label
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,19 @@ class PlacedEdge:
     target: str
     kind: str
     points: tuple[tuple[float, float], ...]
+    findings: tuple[int, ...] = ()  # the findings the edge shows (why a weight does not learn, a bypass)
+
+
+@dataclass(frozen=True)
+class PlacedRegion:
+    """A box around the ops of one control-flow region; ``members`` are the node ids inside it."""
+
+    id: str
+    x: float
+    y: float
+    width: float
+    height: float
+    members: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -41,6 +56,9 @@ class Layout:
     edges: tuple[PlacedEdge, ...]
     width: float
     height: float
+    regions: tuple[PlacedRegion, ...] = ()
+    left: float = 0.0  # the drawing's top-left corner: a region's label may stand above the first node
+    top: float = 0.0
 
 
 class _View:
@@ -71,7 +89,9 @@ def layout(graph: LearningGraph) -> Layout:
     for node in graph.nodes:
         vertex = Vertex(node.id)
         # turned: grandalf's width is our height, its height our width
-        vertex.view = _View(NODE_HEIGHT + 14, node_width(node.label))
+        # room above an op in a region for the label of each box around it
+        vertex.view = _View(NODE_HEIGHT + 14 + (REGION_LABEL + REGION_PAD) * len(node.regions),
+                            node_width(node.label))
         vertices[node.id] = vertex
     edges = []
     for edge in graph.edges:
@@ -80,16 +100,27 @@ def layout(graph: LearningGraph) -> Layout:
             link.view = _EdgeView()
             edges.append(link)
     whole = Graph(list(vertices.values()), edges)
+    regions = {node.id: node.regions for node in graph.nodes if node.regions}
     placed: dict[str, PlacedNode] = {}
     routed: list[PlacedEdge] = []
     top = MARGIN
     width = 0.0
-    for part in whole.C:
+    part_of: dict[str, int] = {}  # node id -> its connected part: a region's box never spans two parts
+    for number, part in enumerate(whole.C):
         members = list(part.sV)
+        part_of.update((vertex.data, number) for vertex in members)
         if len(members) > 1:
             sugiyama = SugiyamaLayout(part)
             sugiyama.init_all()
-            sugiyama.draw()
+            # grandalf's draw(): a full ordering step and a one-way one, then coordinates and edge routes;
+            # between the ordering and the coordinates, each region's ops are brought together
+            for _ in sugiyama.ordering_step():
+                pass
+            for _ in sugiyama.ordering_step(oneway=True):
+                pass
+            _group_regions(sugiyama, regions)
+            sugiyama.setxy()
+            sugiyama.draw_edges()
         # grandalf's (x, y) of a centre, turned: our x is its y, our y its x
         min_gx = min(v.view.xy[0] - v.view.w / 2 for v in members)
         min_gy = min(v.view.xy[1] - v.view.h / 2 for v in members)
@@ -105,9 +136,103 @@ def layout(graph: LearningGraph) -> Layout:
             inner = [(MARGIN + py - min_gy, top + px - min_gx) for px, py in link.view.points[1:-1]]
             start = (source.x + source.width, source.y + source.height / 2)
             end = (target.x, target.y + target.height / 2)
-            routed.append(PlacedEdge(source.id, target.id, link.data.kind, (start, *inner, end)))
+            routed.append(PlacedEdge(source.id, target.id, link.data.kind, (start, *inner, end),
+                                     link.data.findings))
         top += max_gx - min_gx + GAP
-    return Layout(placed, tuple(routed), max(width, 200.0), max(top - GAP + MARGIN, 40.0))
+    regions = region_boxes(graph, placed, part_of)
+    left = min([0.0] + [r.x - 2 for r in regions])
+    upper = min([0.0] + [r.y - 2 for r in regions])
+    width = max([width, 200.0] + [r.x + r.width + 2 for r in regions]) - left
+    height = max([top - GAP + MARGIN, 40.0] + [r.y + r.height + 2 for r in regions]) - upper
+    return Layout(placed, tuple(routed), width, height, regions, left, upper)
 
 
-__all__ = ["Layout", "PlacedEdge", "PlacedNode", "layout", "node_width"]
+def _grouped(items: list[tuple[tuple, object]], depth: int = 0) -> list:
+    """A layer's vertices in their order, each region's members moved up to its first member, and so on
+    for the regions nested in it."""
+    order, placed_groups = [], set()
+    for key, vertex in items:
+        if len(key) <= depth:
+            order.append(vertex)
+        elif key[depth] not in placed_groups:
+            placed_groups.add(key[depth])
+            order += _grouped([(k, v) for k, v in items if len(k) > depth and k[depth] == key[depth]], depth + 1)
+    return order
+
+
+def _group_regions(sugiyama, regions: dict[str, tuple[str, ...]]) -> None:
+    """grandalf orders a layer to reduce crossings and knows nothing of regions: bring each region's ops
+    together, then order the other layers by where their neighbours now stand, so edges stay short."""
+    grouped = set()
+    for number, layer in enumerate(sugiyama.layers):
+        keys = [(regions.get(getattr(v, "data", None), ()), v) for v in layer]
+        if not any(key for key, _ in keys):
+            continue
+        layer[:] = _grouped(keys)
+        for position, vertex in enumerate(layer):
+            sugiyama.grx[vertex].pos = position
+        grouped.add(number)
+    if not grouped:
+        return
+    for number, layer in enumerate(sugiyama.layers):
+        if number in grouped:
+            continue
+
+        def place(vertex, layer=layer):
+            seen = [sugiyama.grx[n].pos / max(len(sugiyama.layers[sugiyama.grx[n].rank]), 1)
+                    for n in (vertex.N(-1) + vertex.N(+1)) if n in sugiyama.grx]
+            return sum(seen) / len(seen) if seen else sugiyama.grx[vertex].pos / max(len(layer), 1)
+
+        layer.sort(key=place)
+        for position, vertex in enumerate(layer):
+            sugiyama.grx[vertex].pos = position
+
+
+def _box(items: list) -> tuple[float, float, float, float]:
+    """(x, y, right, bottom) around ``items`` (anything with x, y, width, height), with the label band."""
+    pad = REGION_PAD
+    return (min(i.x for i in items) - pad, min(i.y for i in items) - pad - REGION_LABEL,
+            max(i.x + i.width for i in items) + pad, max(i.y + i.height for i in items) + pad)
+
+
+def _overlaps(box: tuple[float, float, float, float], node: PlacedNode) -> bool:
+    x, y, right, bottom = box
+    return node.x < right and node.x + node.width > x and node.y < bottom and node.y + node.height > y
+
+
+def region_boxes(graph: LearningGraph, placed: dict[str, PlacedNode],
+                 part_of: dict[str, int] | None = None) -> tuple[PlacedRegion, ...]:
+    """A box per region and connected part around its ops, innermost regions first so an outer box holds
+    the inner ones (the parts are stacked apart: one box over two would cover what lies between).
+
+    grandalf orders a layer without knowing of regions: when the box around
+    a region's ops would also cover an op outside it, each of its ops gets a
+    box of its own (same label) rather than a box that claims a stranger.
+    """
+    depth = {region.id: 0 for region in graph.regions}
+    for region in graph.regions:
+        parent = region.parent
+        while parent:
+            depth[parent] = max(depth.get(parent, 0), depth[region.id] + 1)
+            parent = next((r.parent for r in graph.regions if r.id == parent), "")
+    boxes: list[PlacedRegion] = []
+    part_of = part_of or {}
+    for region, members in [(region, [n.id for n in graph.nodes if region.id in n.regions and n.id in placed
+                                      and part_of.get(n.id) == part])
+                            for region in sorted(graph.regions, key=lambda r: depth[r.id])
+                            for part in dict.fromkeys(part_of.get(n.id) for n in graph.nodes if region.id in n.regions)]:
+        if not members:
+            continue
+        inner = [b for b in boxes if b.members and set(b.members) <= set(members)]
+        box = _box([placed[m] for m in members] + inner)
+        if any(_overlaps(box, node) for node_id, node in placed.items() if node_id not in members):
+            for member in members:
+                x, y, right, bottom = _box([placed[member]] + [b for b in inner if member in b.members])
+                boxes.append(PlacedRegion(region.id, x, y, right - x, bottom - y, (member,)))
+            continue
+        x, y, right, bottom = box
+        boxes.append(PlacedRegion(region.id, x, y, right - x, bottom - y, tuple(members)))
+    return tuple(boxes)
+
+
+__all__ = ["Layout", "PlacedEdge", "PlacedNode", "PlacedRegion", "layout", "node_width", "region_boxes"]
