@@ -50,7 +50,7 @@ _TABLE = (
     ("ostl_feedforward", "OSTLFeedforward", {}, ""),
     ("snap", "SnAp", {}, "n=2, SnAp's default"),
     ("uoro", "UORO", {}, "multi-step VJP, UORO's default"),
-    ("dni", "DNI", {}, "multi-step VJP and the default synthesizer, DNI's defaults"),
+    ("dni", "DNI", {}, "multi-step VJP and no synthesizer attached, DNI's defaults"),
     ("three_factor", "ThreeFactor", {}, ""),
 )
 # single-step algorithms whose multi-step VJP variant is offered too
