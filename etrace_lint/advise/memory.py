@@ -7,7 +7,7 @@ factors, step counters) comes back as a shape, nothing is allocated, and the
 three totals fit ``c0 + c1 B + c2 B^2`` exactly (three points, three
 unknowns; the fit is checked to be whole numbers). An algorithm whose
 initialisation needs concrete values (UORO reads a norm with ``float``) is
-built for real at those three small batches instead.
+built for real, on a copy of the model, at those three small batches instead.
 """
 
 from __future__ import annotations
@@ -146,9 +146,10 @@ def state_bytes(algorithm: Any, model: Any, batch: int | None, inputs_at: Callab
     with kept_states(model), bt.quiet([]):
         try:
             state = brainstate.transform.eval_shape(shapes)
-        except Exception:  # noqa: BLE001 - an init that needs concrete values: build it for real, small
+        except Exception:  # noqa: BLE001 - an init that needs concrete values: build it for real, small,
+            # on a copy: ``init_state`` may put new state objects on the model
             groups.clear()
-            state, count = _built(algorithm, model, batch, inputs_at)
+            state, count = _built(algorithm, brainstate.graph.clone(model), batch, inputs_at)
             groups.append(count)
     return tree_bytes(state), groups[-1]
 
