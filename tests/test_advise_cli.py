@@ -22,7 +22,7 @@ def first_run(tmp_path_factory):
     sarif = folder / "out.sarif"
     cache = folder / "cache"
     args = ("advise", TARGET, CRASH, "--algorithms", "d_rtrl,snap,dni", "--steps", "3", "--batch-size", "8",
-            "--cache-dir", str(cache))
+            "--cache-dir", str(cache), "--no-probe")  # --sarif alone would turn the probe on: another cache key
     done = run_cli(*args, "--output-format", "json", "--sarif", str(sarif))
     return done, sarif, args
 
@@ -71,8 +71,9 @@ def _without_nulls(value):
 
 def test_text_table_comes_from_the_cache_with_the_same_figures(first_run):
     done, _, args = first_run
-    again = run_cli(*[arg for arg in args if arg != CRASH])
+    again = run_cli(*[arg for arg in args if arg != CRASH], "-v")
     assert again.returncode in (0, 1), again.stderr
+    assert "etrace_target_rate_rnn linted from the cache" in again.stderr
     text = again.stdout
     assert f"Learning-rule advice for {TARGET}" in text
     snap = next(row for row in json.loads(done.stdout)["advice"] if row["algorithm"] == "snap")
