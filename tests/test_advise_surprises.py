@@ -59,8 +59,8 @@ def test_hidden_groups_and_trace_depend_on_the_algorithm():
     assert memory["ostl_recurrent"].law.c1 > memory["d_rtrl"].law.c1
 
 
-def test_dni_compiles_and_raises_on_its_first_online_step():
-    rows = _advise("etrace_target_diagonal", "dni")
+def test_dni_compiles_and_raises_on_its_first_online_step_and_uoro_needs_ten_times_its_trace_in_xla():
+    rows = _advise("etrace_target_diagonal", "dni,uoro")
     learner, inputs = _built("etrace_target_diagonal", braintrace.DNI)  # compiles
     with pytest.raises(Exception) as raised:
         learner.etrace_grad(inputs[0][None], step_fn=lambda x: jnp.mean(learner(x) ** 2), reduction="sum",
@@ -69,6 +69,15 @@ def test_dni_compiles_and_raises_on_its_first_online_step():
     assert row.compiles and not row.runs
     assert type(raised.value).__name__ in row.error and "synthesizer" in row.error
     assert row.weights == () and row.flops_ratio is None and row.xla_temp_bytes is None
+    # UORO's state is sized for real (its init reads a norm with float()): its bytes are those it allocates
+    model, inputs = _module().etrace_target_diagonal()
+    uoro = braintrace.UORO(model)
+    uoro.compile_graph(*inputs)
+    own = {id(st) for st in brainstate.graph.states(model).values()}
+    allocated = sum(jnp.asarray(leaf).nbytes for st in brainstate.graph.states(uoro).values() if id(st) not in own
+                    for leaf in jax.tree.leaves(st.value))
+    assert rows["uoro"].trace_bytes == allocated
+    assert rows["uoro"].xla_temp_bytes >= 10 * rows["uoro"].trace_bytes
 
 
 def test_mean_subtraction_zeroes_single_step_gradients_but_not_multi_step_ones():
