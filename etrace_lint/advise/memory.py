@@ -48,6 +48,7 @@ class TraceMemory:
     unbatched: int | None  # bytes when the model runs without a batch axis, when it does
     hidden_groups: int | None  # the compiler's hidden groups for this algorithm
     error: str = ""  # why nothing was measured
+    law_error: str = ""  # why there is no law in the batch size
 
     def at(self, batch: int | None) -> int | None:
         if batch is None:
@@ -125,9 +126,25 @@ def _built(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable[[i
         brainstate.nn.init_all_states(model)
     else:
         brainstate.nn.init_all_states(model, batch_size=batch)
+        _check_batched(model, batch)
     learner = algorithm.build(model)
     learner.compile_graph(*inputs_at(batch))
     return learner_state(model, learner), len(learner.graph.hidden_groups)
+
+
+def _check_batched(model: Any, batch: int) -> None:
+    """A model whose ``init_state`` ignores the batch size has no law in it: its states stay as they were."""
+    import brainstate
+    import jax
+
+    for path, st in brainstate.graph.states(model).items():
+        if not isinstance(st, brainstate.HiddenState):
+            continue
+        for leaf in jax.tree.leaves(st.value, is_leaf=lambda v: hasattr(v, "mantissa")):
+            shape = np.shape(getattr(leaf, "mantissa", leaf))
+            if not shape or shape[0] != batch:
+                raise LawError(f"the model's hidden states do not take a batch axis (initialised with batch_size="
+                               f"{batch}, {'.'.join(map(str, path))} has shape {shape})")
 
 
 def state_bytes(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable) -> tuple[int, int]:
@@ -161,18 +178,22 @@ def trace_memory(algorithm: Any, model: Any, inputs_at: Callable[[int | None], t
 
     law = single = groups = None
     errors = []
+    law_error = ""
     if batched:
         try:
             points = {}
             for batch in FIT_BATCHES:
                 points[batch], groups = state_bytes(algorithm, model, batch, inputs_at)
             law = fit(points)
+        except LawError as exc:
+            law_error = str(exc)
         except Exception as exc:  # noqa: BLE001 - the learner's problem, said in the row
             errors.append(describe(exc))
+            law_error = describe(exc)
     if unbatched:
         try:
             single, groups = state_bytes(algorithm, model, None, inputs_at)
         except Exception as exc:  # noqa: BLE001
             errors.append(describe(exc))
     error = "" if law is not None or single is not None else "; ".join(errors) or "the model has no layout"
-    return TraceMemory(law, single, groups, error)
+    return TraceMemory(law, single, groups, error, law_error)

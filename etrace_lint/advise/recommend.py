@@ -44,7 +44,7 @@ def choose(rows: list[AdviceRow], budget: int | None) -> AdviceRow | None:
     exact = [row for row in usable if row.exact]
     if exact:
         return min(exact, key=_cost)
-    return min(usable, key=lambda row: (-row.closeness[0], -row.closeness[1], *_cost(row)))
+    return min(usable, key=lambda row: (-row.closeness, *_cost(row)))
 
 
 def mark(rows: list[AdviceRow], budget: int | None) -> list[AdviceRow]:

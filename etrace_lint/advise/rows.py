@@ -84,14 +84,13 @@ class AdviceRow:
         return bool(compared) and all(w.verdict == EXACT for w in compared)
 
     @property
-    def closeness(self) -> tuple[int, float]:
-        """How close to BPTT, larger is closer: fewer weights left without gradient, then the mean cosine
-        over the weights compared (a weight without gradient counts as 0, a non-finite one as -1)."""
+    def closeness(self) -> float:
+        """How close to BPTT, larger is closer: the mean cosine over the weight leaves compared, a leaf
+        without online gradient counting as 0 and a non-finite one as -1."""
         compared = [w for w in self.weights if w.verdict != NOT_COMPARED]
         cosines = [0.0 if w.verdict == NO_GRADIENT else (w.cosine if w.cosine is not None else -1.0)
                    for w in compared]
-        missing = sum(w.verdict == NO_GRADIENT for w in compared)
-        return (-missing, round(sum(cosines) / len(cosines), 6) if cosines else -1.0)
+        return round(sum(cosines) / len(cosines), 6) if cosines else -1.0
 
 
 def advice_json(rows: list[AdviceRow]) -> dict:

@@ -159,4 +159,6 @@ def _row(target, algorithm, memory, train_batch, measured_batch, *, compiles, ru
         error=error, trace_bytes=memory.at(train_batch), trace_bytes_law=memory.law,
         xla_temp_bytes=cost.temp_bytes if cost is not None else None, flops_ratio=ratio,
         zero_gradient_weights=tuple(zeros), weights=tuple(fidelity), batch=train_batch,
-        measured_batch=measured_batch, steps=steps, hidden_groups=memory.hidden_groups, note=algorithm.note)
+        measured_batch=measured_batch, steps=steps, hidden_groups=memory.hidden_groups,
+        note="; ".join(part for part in (algorithm.note, f"no law in the batch size: {memory.law_error}"
+                                         if memory.law_error else "") if part))
