@@ -195,6 +195,11 @@ def resolve_settings(args: argparse.Namespace):
             settings.baseline_fingerprints = read_baseline(settings.baseline)
         except BaselineError as exc:
             raise UsageError(str(exc)) from None
+    if settings.advise_algorithms:
+        from .advise.algorithms import known_labels, unknown_labels
+        if unknown_labels(settings.advise_algorithms):
+            raise UsageError(f"--algorithms: unknown {', '.join(unknown_labels(settings.advise_algorithms))} "
+                             f"(known: {known_labels()}, or all)")
     if settings.statistics and not OUTPUT_FORMATS[settings.output_format].statistics:
         raise UsageError(f"--statistics prints text or json, not {settings.output_format}")
     return settings, warnings

@@ -83,3 +83,9 @@ def test_text_table_comes_from_the_cache_with_the_same_figures(first_run):
     from etrace_lint.memory import format_size
     assert format_size(snap["trace_bytes"]) in line
     assert "dni: RuntimeError" in text and "recommended:" in text
+
+
+def test_an_unknown_algorithm_is_a_usage_error_before_any_model_runs():
+    done = run_cli("advise", TARGET, "--algorithms", "d_rtrl,snap:multi-step,rtrl")
+    assert done.returncode == 2
+    assert "--algorithms: unknown snap:multi-step, rtrl" in done.stderr and "d_rtrl:multi-step" in done.stderr

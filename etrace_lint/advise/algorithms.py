@@ -120,3 +120,25 @@ def configured_algorithm(compile_options: dict | None) -> tuple[str, dict] | Non
     name = ALIASES.get(name.lower(), name.lower())
     label = f"{name}:{MULTI_STEP}" if options.get("vjp_method") == MULTI_STEP else name
     return label, options
+
+
+def unknown_labels(labels: list[str]) -> list[str]:
+    """The labels no braintrace algorithm of the table has, without importing braintrace (for the command
+    line, before any worker starts); an algorithm the installed braintrace lacks is said by the run."""
+    known = {name for name, *_ in _TABLE} | set(ALIASES) | {"all"}
+    multi = set(_MULTI_STEP_OF) | {alias for alias, name in ALIASES.items() if name in _MULTI_STEP_OF}
+    unknown = []
+    for label in labels:
+        name, _, variant = label.strip().lower().partition(":")
+        if name not in known or (variant and (variant != MULTI_STEP or name not in multi)):
+            unknown.append(label)
+    return unknown
+
+
+def known_labels() -> str:
+    labels = []
+    for name, *_ in _TABLE:
+        labels.append(name)
+        if name in _MULTI_STEP_OF:
+            labels.append(f"{name}:{MULTI_STEP}")
+    return ", ".join(labels)
