@@ -20,7 +20,10 @@ class StepCost:
 def _analysed(function: Callable, *args: Any) -> StepCost:
     import brainstate
 
-    compiled = brainstate.transform.jit(function).lower(*args).compile()
+    return _costs(brainstate.transform.jit(function).lower(*args).compile())
+
+
+def _costs(compiled: Any) -> StepCost:
     temp = flops = None
     try:
         memory = compiled.memory_analysis()
@@ -45,8 +48,11 @@ def forward_cost(model: Any, inputs: tuple, loss: Callable) -> StepCost:
         return _analysed(lambda *xs: loss(model(*xs)), *inputs)
 
 
-def online_cost(learner: Any, model: Any, window: tuple, loss: Callable) -> StepCost:
-    """One online gradient step of the learner over ``window`` (a one-step slice of the sequence)."""
+def online_cost(learner: Any, model: Any, window: tuple, loss: Callable, jitted: Any = None) -> StepCost:
+    """One online gradient step of the learner over ``window`` (a one-step slice of the sequence).
+
+    ``jitted``: the step the gradient check already compiled and ran (``brainstate.transform.jit``):
+    lowered again with the same inputs, XLA's cache returns its executable instead of compiling anew."""
     from .. import braintrace_adapter as bt
     from .memory import kept_states
 
@@ -55,6 +61,8 @@ def online_cost(learner: Any, model: Any, window: tuple, loss: Callable) -> Step
                                    loss_output="scalar", return_value=True)
 
     with kept_states(learner), kept_states(model), bt.quiet([]):
+        if jitted is not None:
+            return _costs(jitted.lower(window).compile())
         return _analysed(step, window)
 
 

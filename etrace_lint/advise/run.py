@@ -135,7 +135,7 @@ def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list
                                  error=describe(exc), steps=verify.steps))
                 continue
             try:
-                cost = online_cost(learner, model, harness.prefix(1), loss)
+                cost = online_cost(learner, model, harness.prefix(1), loss, harness.jitted_steps.get(id(learner)))
             except Exception:  # noqa: BLE001
                 cost = None
             fidelity, zeros = weight_rows(runs[verify.steps], reference, verify.tolerance, verify.cosine_floor)
