@@ -195,14 +195,18 @@ def resolve_settings(args: argparse.Namespace):
             settings.baseline_fingerprints = read_baseline(settings.baseline)
         except BaselineError as exc:
             raise UsageError(str(exc)) from None
-    if settings.advise_algorithms:
+    if settings.statistics and not OUTPUT_FORMATS[settings.output_format].statistics:
+        raise UsageError(f"--statistics prints text or json, not {settings.output_format}")
+    return settings, warnings
+
+
+def _check_algorithms(settings) -> None:
+    """An unknown ``--algorithms`` name stops the run before any worker starts (the table, not braintrace)."""
+    if settings.advise and settings.advise_algorithms:
         from .advise.algorithms import known_labels, unknown_labels
         if unknown_labels(settings.advise_algorithms):
             raise UsageError(f"--algorithms: unknown {', '.join(unknown_labels(settings.advise_algorithms))} "
                              f"(known: {known_labels()}, or all)")
-    if settings.statistics and not OUTPUT_FORMATS[settings.output_format].statistics:
-        raise UsageError(f"--statistics prints text or json, not {settings.output_format}")
-    return settings, warnings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -230,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings, warnings = resolve_settings(args)
+        _check_algorithms(settings)
     except UsageError as exc:
         print(f"etrace-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
