@@ -111,17 +111,6 @@ def _unique(chosen: list[Algorithm]) -> list[Algorithm]:
     return kept
 
 
-def configured_algorithm(compile_options: dict | None) -> tuple[str, dict] | None:
-    """The algorithm a target's compile options (or the configuration's) name, with the other options."""
-    options = dict(compile_options or {})
-    name = options.pop("algorithm", None)
-    if not isinstance(name, str):
-        return None
-    name = ALIASES.get(name.lower(), name.lower())
-    label = f"{name}:{MULTI_STEP}" if options.get("vjp_method") == MULTI_STEP else name
-    return label, options
-
-
 def unknown_labels(labels: list[str]) -> list[str]:
     """The labels no braintrace algorithm of the table has, without importing braintrace (for the command
     line, before any worker starts); an algorithm the installed braintrace lacks is said by the run."""

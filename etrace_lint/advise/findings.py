@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..memory import format_size
-from .algorithms import ALIASES, MULTI_STEP
+from .algorithms import ALIASES
 
 DOES_NOT_RUN, OVER_BUDGET, WEIGHT_WITHOUT_GRADIENT = "ETL302", "ETL303", "ETL304"
 
@@ -104,5 +104,3 @@ def configured_findings(rows: list, configured: str | None, budget: int | None, 
                                                                       weight=weight), alternative))
     return found
 
-
-__all__ = ["AdviceFacts", "configured_findings", "MULTI_STEP"]
