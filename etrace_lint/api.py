@@ -102,12 +102,13 @@ def _settings(start: str, options: dict):
 
 
 def _outcome(findings: list, tool_errors: list, settings, linted: list[str], targets: list[str],
-             verify_rows: list) -> CheckResult:
+             verify_rows: list, advice_rows: list) -> CheckResult:
     from .policy import apply_policy
 
     outcome = apply_policy(findings, tool_errors, settings, linted)
     return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),
-                       tuple(graphs_by_target(outcome.findings, targets)), tuple(verify_rows), settings.root)
+                       tuple(graphs_by_target(outcome.findings, targets)), tuple(verify_rows), settings.root,
+                       tuple(advice_rows))
 
 
 def check_target(target: str, **options) -> CheckResult:
@@ -119,15 +120,16 @@ def check_target(target: str, **options) -> CheckResult:
 
     settings = _settings(search_start([target]), options)
     discovery = discover([target], settings.root, settings.excludes)
-    findings, tool_errors, rows, names = [], list(discovery.tool_errors), [], []
+    findings, tool_errors, rows, advice, names = [], list(discovery.tool_errors), [], [], []
     for spec in discovery.targets:
         result = lint_target(spec, settings.root, settings.for_engine(None))
         findings += result.findings
         tool_errors += result.tool_errors
         rows += result.verify_rows
+        advice += result.advice_rows
         names.append(next((f.target for f in result.findings), spec.display_name))
     linted = sorted({spec.path for spec in discovery.targets})
-    return _outcome(findings, tool_errors, settings, linted, names, rows)
+    return _outcome(findings, tool_errors, settings, linted, names, rows, advice)
 
 
 def _caller() -> tuple[str, int]:
@@ -159,7 +161,7 @@ def check(model, *inputs, name: str | None = None, batch_size: int | None = None
     with target_state():
         report = lint_model(loaded, settings.for_engine(None))
     linted = [path] if os.path.isfile(path) else []
-    return _outcome(report.findings, [], settings, linted, [name], report.verify_rows)
+    return _outcome(report.findings, [], settings, linted, [name], report.verify_rows, report.advice_rows)
 
 
 __all__ = ["CheckResult", "FindingList", "check", "check_target", "finding_line"]

@@ -156,6 +156,7 @@ def _run(settings: Settings, argv: list[str], pool, buffer) -> int:
         if code is not None:
             return code
     info.verify_rows = [row for r in results for row in r.verify_rows]
+    info.advice_rows = [row for r in results for row in r.advice_rows]
     info.device = next((row.get("device", "") for row in info.verify_rows if row.get("device")), "")
     info.end_time = _now()
     stream_is_tty = sys.stdout.isatty() and not settings.output_file

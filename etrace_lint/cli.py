@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Subcommands: `etrace-lint check PATHS` is `etrace-lint PATHS`; "
                "`etrace-lint rule ETL005` shows a rule's documentation; "
                "`etrace-lint rules` lists every rule; `etrace-lint clean` removes the cache; "
-               "`etrace-lint merge` combines shards' logs; `etrace-lint report PATHS -o report.html` writes the HTML report; "
+               "`etrace-lint merge` combines shards' logs; `etrace-lint advise PATHS` measures every braintrace algorithm "
+               "on each model and recommends one; `etrace-lint report PATHS -o report.html` writes the HTML report; "
                "`etrace-lint server` runs the language server for editors (LSP on stdin/stdout, "
                "see `etrace-lint server --help`). "
                "`-` as the path reads the source from stdin (name it with --stdin-filename).\n"
@@ -199,6 +200,15 @@ def resolve_settings(args: argparse.Namespace):
     return settings, warnings
 
 
+def _check_algorithms(settings) -> None:
+    """An unknown ``--algorithms`` name stops the run before any worker starts (the table, not braintrace)."""
+    if settings.advise and settings.advise_algorithms:
+        from .advise.algorithms import known_labels, unknown_labels
+        if unknown_labels(settings.advise_algorithms):
+            raise UsageError(f"--algorithms: unknown {', '.join(unknown_labels(settings.advise_algorithms))} "
+                             f"(known: {known_labels()}, or all)")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # like `ruff rule`: a folder named rules is linted as ./rules or rules/
@@ -210,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         return main_merge(argv[1:])
     if argv and argv[0] == "report":  # a lint run whose output is the HTML report, notes included for the graph
         argv = ["--output-format", "html", "--show-info", *argv[1:]]
+    if argv and argv[0] == "advise":  # a lint run that measures every algorithm and prints the advice tables
+        argv = ["--advise", *argv[1:]]
     if argv and argv[0] == "server":
         from .server import main as main_server
         return main_server(argv[1:])
@@ -222,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings, warnings = resolve_settings(args)
+        _check_algorithms(settings)
     except UsageError as exc:
         print(f"etrace-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

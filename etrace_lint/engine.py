@@ -29,6 +29,7 @@ class ModelReport:
     findings: list[Finding] = field(default_factory=list)  # sorted, each once
     notes_left_out: dict[str, int] = field(default_factory=dict)  # notes the run hides: counted per rule, not built
     verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
+    advice_rows: list[dict] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
 
 
 def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = None) -> TargetResult:
@@ -47,8 +48,8 @@ def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = N
             result.tool_errors.append(exc.tool_error)
         else:
             report = lint_model(loaded, settings)
-            result.findings, result.notes_left_out, result.verify_rows = (
-                report.findings, report.notes_left_out, report.verify_rows)
+            result.findings, result.notes_left_out, result.verify_rows, result.advice_rows = (
+                report.findings, report.notes_left_out, report.verify_rows, report.advice_rows)
             result.hidden_note_levels = _hidden_note_levels(settings)
         result.dependencies = sorted(set(project_files(root, since=before)) | {spec.path})
         return result
@@ -109,6 +110,11 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             with preferred_paths(names):
                 verify_findings, report.verify_rows = verify_model(loaded, context, settings, findings=findings)
             findings.extend(verify_findings)
+        if compilation.graph is not None and settings.advise:
+            from .advise.engine import advise_target
+            with preferred_paths(names):
+                advice_findings, report.advice_rows = advise_target(loaded, context, settings)
+            findings.extend(advice_findings)
     findings = one_verdict_per_weight(findings)
     report.notes_left_out = uncount_superseded_notes(findings, compilation, report.notes_left_out)
     report.findings = sorted(set_unique(findings), key=Finding.sort_key)

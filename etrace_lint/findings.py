@@ -191,6 +191,7 @@ class TargetResult:
     dependencies: list[str] = field(default_factory=list)  # files it read, keyed by content
     distributions: dict[str, str] = field(default_factory=dict)  # installed distributions it imported: versions
     verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
+    advice_rows: list[dict] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
     # notes not built because the run hides them, per rule, and the hidden-note
     # levels they were left out under (None: every note was built)
     notes_left_out: dict[str, int] = field(default_factory=dict)
@@ -207,6 +208,7 @@ class TargetResult:
             "notes_left_out": dict(self.notes_left_out),
             "hidden_note_levels": self.hidden_note_levels,
             "verify_rows": list(self.verify_rows),
+            "advice_rows": list(self.advice_rows),
             "findings": [f.to_json() for f in self.findings],
             "tool_errors": [e.to_json() for e in self.tool_errors],
             "dependencies": list(self.dependencies),
@@ -223,6 +225,7 @@ class TargetResult:
             dependencies=list(data.get("dependencies", ())),
             distributions=dict(data.get("distributions") or {}),
             verify_rows=list(data.get("verify_rows", ())),
+            advice_rows=list(data.get("advice_rows", ())),
             notes_left_out=dict(data.get("notes_left_out") or {}),
             hidden_note_levels=data.get("hidden_note_levels"),
             seconds=float(data.get("seconds") or 0.0),

@@ -165,6 +165,22 @@ OPTIONS: tuple[Option, ...] = (
     Option("device", "str | None", None, "JAX platform for --verify: cpu, gpu, ...", flags=("--device",),
            key="verify.device", metavar="DEVICE", group="gradient verification", engine=True,
            shown_default="JAX's default device"),
+    # learning-rule advice
+    Option("advise", "bool", False, "measure every braintrace algorithm on each model and recommend one "
+           "(`etrace-lint advise PATHS`)", flags=("--advise",), kind="flag", group="gradient verification",
+           engine=True),
+    Option("advise_algorithms", "list[str] | None", None, "algorithms the advice measures (comma separated, "
+           "`name:multi-step` for a multi-step VJP)", flags=("--algorithms",), key="advise.algorithms", kind="list",
+           metavar="ALGOS", group="gradient verification", engine=True, shown_default="all installed"),
+    Option("advise_steps", "int | None", None, "sequence length of the advice's comparison with BPTT",
+           flags=("--steps",), key="advise.steps", kind="int", metavar="T", minimum="positive",
+           group="gradient verification", engine=True, shown_default="8"),
+    Option("advise_batch_size", "int | None", None, "training batch size the advice gives trace memory at",
+           flags=("--batch-size",), key="advise.batch-size", kind="int", metavar="B", minimum="positive",
+           group="gradient verification", engine=True, shown_default="the target's batch"),
+    Option("memory_budget", "int | None", None, "memory an algorithm's trace must fit in at the training batch",
+           flags=("--memory-budget",), key="advise.memory-budget", kind="memory", metavar="SIZE",
+           group="gradient verification", engine=True, shown_default="the device's memory"),
     # fixes
     Option("fix", "bool", False, "apply safe fixes in place", flags=("--fix",), kind="flag", group="fixes"),
     Option("unsafe_fixes", "bool", False, "also apply fixes that change numerics", flags=("--unsafe-fixes",),

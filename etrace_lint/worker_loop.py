@@ -124,7 +124,7 @@ def use_compile_mode(settings) -> None:
         return
     import jax
 
-    jax.config.update("jax_disable_most_optimizations", not settings.verify)
+    jax.config.update("jax_disable_most_optimizations", not (settings.verify or settings.advise))
 
 
 def apply_run_settings(settings) -> None:

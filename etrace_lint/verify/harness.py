@@ -164,6 +164,7 @@ class Harness:
         self._initial: dict = {}
         self._learners: dict[str, Any] = {}
         self._learner_values: dict[int, list] = {}
+        self.jitted_steps: dict[int, Any] = {}  # id(learner) -> its jitted online step, compiled by ``online``
         self.sequence: tuple = ()
         self.input_scale = 1.0  # drawn float inputs are multiplied by it (see ``settle``)
 
@@ -396,6 +397,7 @@ class Harness:
             return learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)),
                                        reduction="sum", loss_output="scalar", return_value=True)
 
+        self.jitted_steps[id(learner)] = step  # the advice reads XLA's analysis of it without compiling again
         if id(learner) not in self._learner_values:
             self._learner_values[id(learner)] = _state_values(learner)
         pairs = self._learner_values[id(learner)]

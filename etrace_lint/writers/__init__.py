@@ -24,7 +24,7 @@ class RunInfo:
     color: bool = False
     targets_failed: int = 0  # of ``targets``, those that could not be linted
     verify_rows: list = field(default_factory=list)  # per-weight --verify results
-    advice: tuple = ()  # the learning-rule advisor's rows (JSON objects), when it ran
+    advice_rows: list = field(default_factory=list)  # per-algorithm --advise rows
     shard: dict | None = None  # --shard: which part of the targets this run linted (see merge.py)
     show_flows: bool = False  # --show-flows: each finding's route under it in the text output
     fixes: dict | None = None  # --fix: {"applied": n, "remaining": m}; None when not fixing

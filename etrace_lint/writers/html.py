@@ -37,7 +37,7 @@ def write_html(outcome, info, stream: TextIO) -> None:
                                  + [e.target for e in outcome.tool_errors]))
     graphs = graphs_by_target(outcome.findings, targets)
     stream.write(render_report(outcome.findings, outcome.tool_errors, graphs, info.verify_rows, info.root,
-                               hidden_notes=outcome.hidden_notes, models=info.targets, advice=info.advice))
+                               hidden_notes=outcome.hidden_notes, models=info.targets, advice=info.advice_rows))
 
 
 def render_report(findings, tool_errors, graphs: list[LearningGraph], verify_rows: list, root: str,

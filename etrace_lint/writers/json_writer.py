@@ -59,5 +59,9 @@ def write_json(outcome, info, stream: TextIO) -> None:
         from ..merge import SHARD_PROPERTY
 
         document[SHARD_PROPERTY] = info.shard
+    if info.advice_rows:
+        from ..advise.table import relocated
+
+        document["advice"] = relocated(info.advice_rows, info.relpath)
     json.dump(document, stream, indent=2, sort_keys=True, default=str)
     stream.write("\n")

@@ -219,6 +219,9 @@ def build_log(outcome, info, limits: SarifLimits = GITHUB_LIMITS) -> dict:
         run_properties[SHARD_PROPERTY] = info.shard
     if left_out:
         run_properties["resultsLeftOut"] = left_out
+    if info.advice_rows:
+        from ..advise.table import relocated
+        run_properties["advice"] = relocated(info.advice_rows, info.relpath)
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(
             name="etrace-lint", semantic_version=__version__, version=__version__,

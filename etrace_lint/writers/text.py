@@ -102,6 +102,9 @@ def _write_tables(info, stream: TextIO) -> None:
     if info.verify_rows:
         from .verify_table import format_verify_table
         stream.write(format_verify_table(info.verify_rows))
+    if info.advice_rows:
+        from ..advise.table import format_advice_table
+        stream.write(format_advice_table(info.advice_rows, info.relpath))
 
 
 def _plural(count: int, word: str) -> str:

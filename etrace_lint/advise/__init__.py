@@ -1,0 +1,22 @@
+"""The learning-rule advisor: for one model, every braintrace algorithm measured before training.
+
+For each algorithm it says whether the learner compiles and its first jitted
+online step runs, how many bytes of state it allocates beyond the model's own
+(and the law of those bytes in the batch size), XLA's temporary memory and
+flops of one online step, and per weight how close its online gradient comes
+to exact BPTT. ``recommend`` then picks one.
+
+It imports braintrace and JAX; the engine calls it in a worker, like ``--verify``.
+"""
+
+from __future__ import annotations
+
+from .rows import AdviceRow, advice_json
+
+__all__ = ["AdviceRow", "advice_json", "advise_model"]
+
+
+def advise_model(*args, **kwargs):
+    from .run import advise_model as run
+
+    return run(*args, **kwargs)

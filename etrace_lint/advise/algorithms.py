@@ -1,0 +1,133 @@
+"""The braintrace algorithms the advisor measures: name -> constructor and its usual options.
+
+Names are braintrace's registered ones (``braintrace.compile(model, "d_rtrl", ...)``);
+``snap`` is ``braintrace.SnAp``, which braintrace does not register by name. A
+name followed by ``:multi-step`` is the same algorithm with a multi-step VJP.
+Only the algorithms the installed braintrace provides are offered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# pp_prop (ES-D-RTRL) has no default decay: its docstring's example uses 0.9, and so does ``--verify``
+PP_PROP_DECAY = 0.9
+MULTI_STEP = "multi-step"
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    name: str  # braintrace's registered name, e.g. "d_rtrl"
+    class_name: str  # its class in the braintrace namespace
+    options: dict = field(default_factory=dict)  # what the advisor passes to the constructor
+    note: str = ""  # why an option was chosen, shown beside the row
+
+    @property
+    def label(self) -> str:
+        """Unique per row: the name, with ``:multi-step`` for the multi-step variant."""
+        return f"{self.name}:{MULTI_STEP}" if self.options.get("vjp_method") == MULTI_STEP else self.name
+
+    def constructor(self) -> Any:
+        import braintrace
+
+        return getattr(braintrace, self.class_name)
+
+    def build(self, model: Any) -> Any:
+        """The learner, not yet compiled."""
+        return self.constructor()(model, **self.options)
+
+
+_PP_NOTE = (f"decay_or_rank={PP_PROP_DECAY}: pp_prop requires it and documents no default; "
+            f"0.9 is the value of braintrace's own pp_prop example")
+
+# (name, class, options, note), in the order the table shows them
+_TABLE = (
+    ("d_rtrl", "D_RTRL", {}, ""),
+    ("pp_prop", "pp_prop", {"decay_or_rank": PP_PROP_DECAY}, _PP_NOTE),
+    ("eprop", "EProp", {}, ""),
+    ("ostl_recurrent", "OSTLRecurrent", {}, ""),
+    ("ostl_feedforward", "OSTLFeedforward", {}, ""),
+    ("snap", "SnAp", {}, "n=2, SnAp's default"),
+    ("uoro", "UORO", {}, "multi-step VJP, UORO's default"),
+    ("dni", "DNI", {}, "multi-step VJP and no synthesizer attached, DNI's defaults"),
+    ("three_factor", "ThreeFactor", {}, ""),
+)
+# single-step algorithms whose multi-step VJP variant is offered too
+_MULTI_STEP_OF = ("d_rtrl", "pp_prop")
+ALIASES = {"es_d_rtrl": "pp_prop", "esd_rtrl": "pp_prop", "e_prop": "eprop"}
+
+
+class UnknownAlgorithm(ValueError):
+    pass
+
+
+def installed() -> list[Algorithm]:
+    """Every algorithm of the table the installed braintrace provides, multi-step variants included."""
+    import braintrace
+
+    found = []
+    for name, class_name, options, note in _TABLE:
+        if not hasattr(braintrace, class_name):
+            continue
+        found.append(Algorithm(name, class_name, dict(options), note))
+        if name in _MULTI_STEP_OF:
+            found.append(Algorithm(name, class_name, {**options, "vjp_method": MULTI_STEP}, note))
+    return found
+
+
+def select(spec: str | list | tuple | None, configured: dict | None = None) -> list[Algorithm]:
+    """``"all"`` / None: every installed one; else comma-separated labels (``d_rtrl,pp_prop:multi-step``).
+
+    ``configured``: ``{label: options}`` that replace an algorithm's usual options (a target's own)."""
+    available = {algorithm.label: algorithm for algorithm in installed()}
+    if spec is None or spec == "all" or spec == ["all"]:
+        chosen = list(available.values())
+    else:
+        items = [spec] if isinstance(spec, str) else list(spec)
+        labels = [part.strip().lower() for item in items for part in str(item).split(",") if part.strip()]
+        if "all" in labels:
+            return select("all", configured)
+        chosen = []
+        for label in labels:
+            name, _, variant = label.partition(":")
+            label = ALIASES.get(name, name) + (f":{variant}" if variant else "")
+            if label not in available:
+                raise UnknownAlgorithm(f"unknown algorithm {label!r}; the installed braintrace offers "
+                                       f"{', '.join(available)}")
+            chosen.append(available[label])
+    if configured:
+        chosen = [Algorithm(a.name, a.class_name, {**a.options, **configured[a.label]}, "the target's options")
+                  if a.label in configured else a for a in chosen]
+    return _unique(chosen)
+
+
+def _unique(chosen: list[Algorithm]) -> list[Algorithm]:
+    seen, kept = set(), []
+    for algorithm in chosen:
+        if algorithm.label not in seen:
+            seen.add(algorithm.label)
+            kept.append(algorithm)
+    return kept
+
+
+def unknown_labels(labels: list[str]) -> list[str]:
+    """The labels no braintrace algorithm of the table has, without importing braintrace (for the command
+    line, before any worker starts); an algorithm the installed braintrace lacks is said by the run."""
+    known = {name for name, *_ in _TABLE} | set(ALIASES) | {"all"}
+    multi = set(_MULTI_STEP_OF) | {alias for alias, name in ALIASES.items() if name in _MULTI_STEP_OF}
+    unknown = []
+    for label in labels:
+        name, _, variant = label.strip().lower().partition(":")
+        if name not in known or (variant and (variant != MULTI_STEP or name not in multi)):
+            unknown.append(label)
+    return unknown
+
+
+def known_labels() -> str:
+    labels = []
+    for name, *_ in _TABLE:
+        labels.append(name)
+        if name in _MULTI_STEP_OF:
+            labels.append(f"{name}:{MULTI_STEP}")
+    return ", ".join(labels)

@@ -1,0 +1,97 @@
+"""One row of the advice: one algorithm on one target, as measured. A figure not measured is None."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .memory import Law
+
+# verdicts of one weight's online gradient against BPTT
+EXACT = "exact"
+APPROXIMATE = "approximate"
+MISALIGNED = "misaligned"
+NO_GRADIENT = "no online gradient"
+NOT_COMPARED = "n/a"  # BPTT and the online gradient both zero: nothing to compare
+NOT_FINITE = "not finite"
+
+
+@dataclass(frozen=True)
+class WeightFidelity:
+    weight: str  # the weight as the model's code names it, with its leaf (``cell.W['weight']``)
+    cosine: float | None  # None: either side is zero
+    relative_error: float | None  # None: BPTT is zero
+    verdict: str
+
+    def to_json(self) -> dict:
+        return {"weight": self.weight, "cosine": self.cosine, "relative_error": self.relative_error,
+                "verdict": self.verdict}
+
+
+@dataclass(frozen=True)
+class AdviceRow:
+    target: str  # FILE::FACTORY
+    algorithm: str  # braintrace's name: d_rtrl, pp_prop, ...
+    options: dict  # the options the learner was built with
+    compiles: bool
+    runs: bool
+    error: str | None  # the first error, in the modeller's words
+    trace_bytes: int | None  # at ``batch``
+    trace_bytes_law: Law | None
+    xla_temp_bytes: int | None  # of one jitted online step at ``measured_batch``
+    flops_ratio: float | None  # one online step / one forward step
+    zero_gradient_weights: tuple[str, ...] = ()
+    weights: tuple[WeightFidelity, ...] = ()
+    batch: int | None = None  # the batch the trace bytes are given at (None: unbatched)
+    measured_batch: int | None = None  # the batch the steps were compiled and run at
+    steps: int = 0
+    hidden_groups: int | None = None
+    note: str = ""  # why an option has its value
+    recommended: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.algorithm}:multi-step" if self.options.get("vjp_method") == "multi-step" else self.algorithm
+
+    def to_json(self) -> dict:
+        law = self.trace_bytes_law.to_json() if self.trace_bytes_law else {"c0": None, "c1": None, "c2": None}
+        return {
+            "target": self.target, "algorithm": self.algorithm, "options": dict(self.options),
+            "compiles": self.compiles, "runs": self.runs, "error": self.error,
+            "trace_bytes": self.trace_bytes, "trace_bytes_law": law,
+            "xla_temp_bytes": self.xla_temp_bytes, "flops_ratio": self.flops_ratio,
+            "zero_gradient_weights": list(self.zero_gradient_weights),
+            "weights": [weight.to_json() for weight in self.weights],
+            "batch": self.batch, "measured_batch": self.measured_batch, "steps": self.steps,
+            "hidden_groups": self.hidden_groups, "note": self.note, "recommended": self.recommended,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "AdviceRow":
+        law = data.get("trace_bytes_law") or {}
+        return cls(
+            data["target"], data["algorithm"], dict(data.get("options") or {}), bool(data["compiles"]),
+            bool(data["runs"]), data.get("error"), data.get("trace_bytes"),
+            Law(law["c0"], law["c1"], law["c2"]) if law.get("c0") is not None else None,
+            data.get("xla_temp_bytes"), data.get("flops_ratio"), tuple(data.get("zero_gradient_weights") or ()),
+            tuple(WeightFidelity(w["weight"], w["cosine"], w["relative_error"], w["verdict"])
+                  for w in data.get("weights") or ()),
+            data.get("batch"), data.get("measured_batch"), int(data.get("steps") or 0), data.get("hidden_groups"),
+            data.get("note") or "", bool(data.get("recommended")))
+
+    @property
+    def exact(self) -> bool:
+        compared = [w for w in self.weights if w.verdict != NOT_COMPARED]
+        return bool(compared) and all(w.verdict == EXACT for w in compared)
+
+    @property
+    def closeness(self) -> float:
+        """How close to BPTT, larger is closer: the mean cosine over the weight leaves compared, a leaf
+        without online gradient counting as 0 and a non-finite one as -1."""
+        compared = [w for w in self.weights if w.verdict != NOT_COMPARED]
+        cosines = [0.0 if w.verdict == NO_GRADIENT else (w.cosine if w.cosine is not None else -1.0)
+                   for w in compared]
+        return round(sum(cosines) / len(cosines), 6) if cosines else -1.0
+
+
+def advice_json(rows: list[AdviceRow]) -> dict:
+    return {"advice": [row.to_json() for row in rows]}

@@ -1,0 +1,170 @@
+"""The advisor's rows against braintrace itself: the learner's state allocated for real and its bytes
+summed, BPTT through the unrolled model with ``jax.grad``, the online gradient through the learner."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import fixture
+
+brainstate = pytest.importorskip("brainstate")
+braintrace = pytest.importorskip("braintrace")
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from etrace_lint.advise.run import AdviceSettings, advise_model  # noqa: E402
+from etrace_lint.naming import display_name  # noqa: E402
+
+STEPS, BATCH = 3, 2
+
+
+def _models():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("advise_models", fixture("advise", "models.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _sequence(batch=BATCH):
+    return jnp.asarray(np.random.default_rng(7).standard_normal((STEPS, batch, 3)).astype(np.float32))
+
+
+def _loss(out):
+    return jnp.mean(out ** 2)
+
+
+def _allocated_bytes(model, learner) -> int:
+    own = {id(st) for st in brainstate.graph.states(model).values()}
+    return sum(jnp.asarray(leaf).nbytes if not jax.dtypes.issubdtype(jnp.asarray(leaf).dtype, jax.dtypes.prng_key)
+               else jax.random.key_data(leaf).nbytes
+               for path, st in brainstate.graph.states(learner).items() if id(st) not in own
+               for leaf in jax.tree.leaves(st.value))
+
+
+def _real_learner(cls, options, batch):
+    model = _models().RateRNN()
+    brainstate.nn.init_all_states(model, batch_size=batch)
+    learner = cls(model, **options)
+    learner.compile_graph(jnp.ones((batch, 3)))
+    return model, learner
+
+
+def _named(grads) -> dict:
+    named = {}
+    for path, tree in grads.items():
+        for leaf_path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+            named[display_name(tuple(path)) + jax.tree_util.keystr(leaf_path)] = np.asarray(leaf, np.float64)
+    return named
+
+
+def _bptt(model, xs) -> dict:
+    weights = brainstate.graph.states(model).filter(brainstate.ParamState)
+    start = {p: st.value for p, st in brainstate.graph.states(model).items()}
+
+    def total():
+        return sum(_loss(model(xs[t])) for t in range(STEPS))  # unrolled in Python
+
+    grads = brainstate.transform.grad(total, weights)()
+    for p, st in brainstate.graph.states(model).items():
+        st.value = start[p]
+    return _named(grads)
+
+
+def _online(learner, xs) -> dict:
+    total = {}
+    for t in range(STEPS):
+        grads = learner.etrace_grad(xs[t:t + 1], step_fn=lambda x: _loss(learner(x)), reduction="sum",
+                                    loss_output="scalar")
+        for name, value in _named(grads).items():
+            total[name] = total.get(name, 0) + value
+    return total
+
+
+def _cosine(a, b):
+    a, b = a.ravel(), b.ravel()
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+@pytest.fixture(scope="module")
+def rows():
+    module = _models()
+    model, inputs = module.etrace_target_rate_rnn()
+    pristine = brainstate.graph.clone(model)  # the same weights and states, for the references
+    xs = _sequence()
+    settings = AdviceSettings(algorithms="d_rtrl,pp_prop,snap", steps=STEPS, batch_size=5,
+                              inputs=lambda steps, batch, seed: xs)
+    found = advise_model(model, inputs, target="models.py::etrace_target_rate_rnn", batch_size=BATCH,
+                         settings=settings, loss=_loss)
+    return {row.label: row for row in found}, xs, pristine
+
+
+@pytest.mark.parametrize("label, cls, options", [
+    ("d_rtrl", "D_RTRL", {}), ("pp_prop", "pp_prop", {"decay_or_rank": 0.9}), ("snap", "SnAp", {})])
+def test_trace_bytes_are_the_bytes_braintrace_allocates(rows, label, cls, options):
+    found, _, _ = rows
+    row = found[label]
+    for batch in (1, 4, 5):
+        model, learner = _real_learner(getattr(braintrace, cls), options, batch)
+        assert row.trace_bytes_law.at(batch) == _allocated_bytes(model, learner), (label, batch)
+    assert row.batch == 5 and row.trace_bytes == row.trace_bytes_law.at(5)
+
+
+def test_snap_trace_grows_with_the_square_of_the_batch(rows):
+    found, _, _ = rows
+    assert found["snap"].trace_bytes_law.c2 > 0
+    assert found["d_rtrl"].trace_bytes_law.c2 == 0 and found["d_rtrl"].trace_bytes_law.c1 > 0
+
+
+@pytest.mark.parametrize("label, cls, options", [("d_rtrl", "D_RTRL", {}), ("snap", "SnAp", {})])
+def test_fidelity_matches_bptt_and_the_online_gradient_of_braintrace(rows, label, cls, options):
+    found, xs, pristine = rows
+    row = found[label]
+    model = brainstate.graph.clone(pristine)
+    bptt = _bptt(model, xs)
+    learner = getattr(braintrace, cls)(model, **options)
+    learner.compile_graph(xs[0])
+    online = _online(learner, xs)
+    assert row.compiles and row.runs and row.error is None
+    by_weight = {w.weight: w for w in row.weights}
+    assert set(by_weight) == set(bptt)
+    zero = sorted(name for name in bptt if not np.any(online.get(name, 0)) and np.any(bptt[name]))
+    assert sorted(row.zero_gradient_weights) == zero
+    for name, reference in bptt.items():
+        got = online.get(name, np.zeros_like(reference))
+        if name in zero:
+            assert by_weight[name].verdict == "no online gradient"
+            continue
+        assert by_weight[name].cosine == pytest.approx(_cosine(got, reference), abs=1e-4), name
+        rel = np.linalg.norm(got - reference) / np.linalg.norm(reference)
+        assert by_weight[name].relative_error == pytest.approx(rel, rel=1e-3, abs=1e-5), name
+
+
+def test_xla_columns_are_xla_analysis_of_one_online_step(rows):
+    found, xs, pristine = rows
+    row = found["d_rtrl"]
+    model, learner = _real_learner(braintrace.D_RTRL, {}, BATCH)
+
+    def step(x):
+        return learner.etrace_grad(x, step_fn=lambda x: _loss(learner(x)), reduction="sum", loss_output="scalar",
+                                   return_value=True)
+
+    def cost(compiled):
+        costs = compiled.cost_analysis()
+        return (costs[0] if isinstance(costs, list) else costs)["flops"]
+
+    online = brainstate.transform.jit(step).lower(xs[:1]).compile()
+    forward = brainstate.transform.jit(lambda x: _loss(model(x))).lower(xs[0]).compile()
+    assert row.xla_temp_bytes == online.memory_analysis().temp_size_in_bytes
+    assert row.flops_ratio == pytest.approx(cost(online) / cost(forward), rel=1e-6)
+    assert row.flops_ratio > 1
+
+
+def test_the_recommendation_is_exact_where_one_is_exact(rows):
+    found, _, _ = rows
+    chosen = [row for row in found.values() if row.recommended]
+    assert len(chosen) == 1
+    if any(row.exact for row in found.values()):
+        assert chosen[0].exact
