@@ -326,3 +326,21 @@ def test_a_conv_bias_is_reported_exactly_where_braintraces_online_step_raises():
                 and f["properties"].get("weight") == "conv.weight"]  # one verdict per weight
     assert "must produce an output with the same type" in _online_step_error(path, "channel_bias")
     assert _online_step_error(path, "flat_bias") == ""
+
+
+def test_a_recurrence_kept_in_a_short_term_state_is_said_to_miss_its_past():
+    path = os.path.join(FIXTURES, "own", "no_hidden_state.py")
+    result = run_cli(path + "::etrace_target_short_term_recurrence", "--no-cache", "-j", "1", "--show-info",
+                     "--output-format", "json")
+    findings = json.loads(result.stdout)["findings"]
+    by_weight = {}
+    for finding in findings:
+        by_weight.setdefault(finding["properties"].get("weight"), set()).add(finding["rule"])
+    expected = "ETL211" if SAME_STEP else "ETL209"  # 0.2.8: same-step gradient only; 0.2.6: none at all
+    assert by_weight["w_in.weight"] == by_weight["w_rec.weight"] == {expected}, by_weight
+    line = line_of(path, "self.h.value = jnp.tanh(")
+    for finding in findings:
+        if finding["rule"] == expected:
+            assert finding["level"] == "warning" and finding["location"]["line"] == line
+        if finding["rule"] == "ETL211":
+            assert "not BPTT's gradient" in finding["message"] and "h, a ShortTermState" in finding["message"]
