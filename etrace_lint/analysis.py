@@ -135,9 +135,10 @@ class AnalysisContext:
         weight does not learn (a record braintrace grades a warning that is a note of ours, such as a
         readout reaching no hidden state, explains nothing of the kind)."""
         from .findings import Level
+        from .rules_compiler import reported_kinds
 
-        return any(rule_for_record_kind(bt.record_kind(r), bt.record_level(r)).level.rank >= Level.WARNING.rank
-                   for r in self.compilation.records)
+        return any(rule_for_record_kind(kind, level).level.rank >= Level.WARNING.rank
+                   for kind, level in reported_kinds(self.compilation))
 
     def online_gradient_error(self) -> BaseException | None:
         """What building one online (D-RTRL) gradient step of the model raises, if anything."""

@@ -5,7 +5,8 @@ attributes in sorted order; a state shared between modules (a neuron that is
 also every projection's ``post``) may then be named through a module the
 user never thinks of it as part of. A breadth-first walk over the same
 attributes, in the order the model defined them, finds the path the user
-wrote.
+wrote; at one length, a path of attributes beats one through list items or
+dict keys (a ``brainstate.nn.Map``'s store of the states it batched).
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def _children(obj: Any):
     return ((k, v) for k, v in items if isinstance(v, (brainstate.graph.Node, brainstate.State, *_CONTAINERS)))
 
 
+def _rank(path: tuple) -> tuple[int, int]:
+    """Shorter first; at one length, fewer list items and dict keys (brainstate.nn.Map keeps each state
+    it batched both at ``module.rnn.h`` and in its ``dict_vmap_states[0][0]``: the attribute path is
+    the user's)."""
+    return len(path), sum(1 for part in path if isinstance(part, int) or not str(part).isidentifier())
+
+
 def shorter_paths(model: Any, states: dict[tuple, Any]) -> dict[tuple, tuple]:
     """For each of ``states`` (the compiler's path -> state) reachable along a shorter path of
     attributes, list items and dict keys: compiler path -> that path."""
@@ -51,7 +59,7 @@ def shorter_paths(model: Any, states: dict[tuple, Any]) -> dict[tuple, tuple]:
             here = (*path, key)
             if isinstance(child, brainstate.State):
                 compiler_path = wanted.get(id(child))
-                if compiler_path is not None and len(here) < len(compiler_path):
+                if compiler_path is not None and _rank(here) < _rank(compiler_path):
                     found[compiler_path] = here
             else:
                 queue.append((child, here))

@@ -284,9 +284,7 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
     findings, seen = [], {}
     merge_inputs: dict[int, tuple] = {}
     graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
-    readouts = _weights_reaching_no_state(compilation.records)
-    if readouts and compilation.graph is not None:  # a probe pass's record the final graph contradicts
-        readouts -= bt.relation_weight_paths(compilation.graph)
+    readouts = _readouts(compilation)
     for record, subject in zip(compilation.records, subjects):
         kind = _kind_in_context(record, readouts)
         record_level = bt.record_level(record)
@@ -308,6 +306,20 @@ def findings_from_records(compilation: bt.Compilation, locator: Any, target: str
 
 
 _WEIGHT_TO_WEIGHT, _NON_TEMPORAL = "relation_excluded_weight_to_weight", "relation_excluded_non_temporal"
+
+
+def reported_kinds(compilation: bt.Compilation) -> list[tuple[str, str]]:
+    """(kind, braintrace level) of each record as it is reported: a weight excluded behind weights that
+    reach no hidden state is reported as one that reaches none itself (a note, not ETL005's warning)."""
+    readouts = _readouts(compilation)
+    return [(_kind_in_context(record, readouts), bt.record_level(record)) for record in compilation.records]
+
+
+def _readouts(compilation: bt.Compilation) -> set[tuple]:
+    readouts = _weights_reaching_no_state(compilation.records)
+    if readouts and compilation.graph is not None:  # a probe pass's record the final graph contradicts
+        readouts -= bt.relation_weight_paths(compilation.graph)
+    return readouts
 
 
 def _weights_reaching_no_state(records: list) -> set[tuple]:

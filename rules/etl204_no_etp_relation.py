@@ -13,23 +13,34 @@ def check(context):
         return  # ETL201 / ETL203 / ETL206 name each weight on its line
     if any(opaque_transform_of(site) is not None for site in context.flow.etp_sites):
         return  # ETL202 names the op
-    from etrace_lint.braintrace_adapter import untraced_states
+    import braintrace
+
+    from etrace_lint.braintrace_adapter import adds_same_step_gradients, untraced_states
     from etrace_lint.naming import display_name
 
     count = len(context.weight_paths)
-    refused = ("braintrace.compile refuses it ('No trainable weights are routed through ETP ops') and the "
-               "ETrace algorithms have nothing to train")
-    if count:
-        message = (f"no weight of this model learns online, and {refused}: none of its {count} ParamState"
-                   f"{'s' if count != 1 else ''} is connected to a hidden state through an ETP op")
+    kept = untraced_states(context.module_info)
+    carried = ", ".join(display_name(s.path) for s in kept[:3])
+    refused = "braintrace.compile refuses this model ('No trainable weights are routed through ETP ops')"
+    if not count:
+        message = f"{refused}: it has no ParamState at all, so nothing learns online"
     else:
-        message = f"no weight of this model learns online, and {refused}: it has no ParamState at all"
-    kept = [s for s in untraced_states(context.module_info)]
+        plural = "s" if count != 1 else ""
+        message = (f"{refused}: none of its {count} ParamState{plural} is connected to a hidden state through an "
+                   f"ETP op, so none has an eligibility trace")
+        learner = "a learner built from its class (braintrace.D_RTRL(model))"
+        if not adds_same_step_gradients():
+            message += (f", and on braintrace {braintrace.__version__} {learner} gives every weight a zero "
+                        f"gradient: nothing learns online")
+        elif kept:
+            message += (f"; {learner} gives each weight its same-step gradient only, which ignores what "
+                        f"{carried} carries to later steps")
+        else:
+            message += f"; {learner} gives each weight its same-step gradient only"
     if not context.hidden_outvars:
         if kept:
-            names = ", ".join(display_name(s.path) for s in kept[:3])
             kinds = sorted({s.kind for s in kept})
-            message += (f"; it has no brainstate.HiddenState: what it carries from step to step is kept in {names} "
+            message += (f"; it has no brainstate.HiddenState: what it carries from step to step is kept in {carried} "
                         f"({', '.join(kinds)}), which the compiler does not follow: make "
                         f"{'it' if len(kept) == 1 else 'them'} brainstate.HiddenState")
         else:

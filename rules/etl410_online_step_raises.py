@@ -21,4 +21,5 @@ RULE = Rule(
     opt_in_flag="--probe",
     explain=explain,
     supersedes=("ETL001", "ETL003"),
+    folds_into_static=True,  # a raise ETL210 predicted from the graph is its measurement, not a second error
 )

@@ -293,6 +293,18 @@ def test_a_weight_the_final_graph_connects_gets_one_verdict_under_map():
     by_weight: dict = {}
     for finding in findings:
         by_weight.setdefault(finding.properties.get("weight"), set()).add(finding.rule_id)
-    assert by_weight["cell.module.Wh.weight"] == {"ETL001"}, by_weight
-    assert by_weight["cell.module.Wz.weight"] == {"ETL001"}, by_weight
-    assert by_weight["cell.module.Wr.weight"] == {"ETL005"}, by_weight
+    for cell in ("cell.module", "module.rnn"):  # a mapped cell; the whole network mapped
+        assert by_weight[f"{cell}.Wh.weight"] == {"ETL001"}, by_weight
+        assert by_weight[f"{cell}.Wz.weight"] == {"ETL001"}, by_weight
+        assert by_weight[f"{cell}.Wr.weight"] == {"ETL005"}, by_weight
+        states = {h for f in findings if f.properties.get("weight", "").startswith(cell) for h in
+                  f.properties.get("hiddenStates", ())}
+        assert states == {f"{cell}.h"}, states  # the state by its attribute, not by Map's store of it
+
+
+def test_every_factor_of_a_lora_op_is_said_to_learn():
+    findings, _ = linted(fixture("compiler", "lora_factors.py"))
+    included = {f.properties.get("weight") for f in findings if f.rule_id == "ETL001"}
+    assert included == {"A", "B", "w_in.weight"}, findings
+    (a,) = [f for f in findings if f.rule_id == "ETL001" and f.properties.get("weight") == "A"]
+    assert a.message.startswith("A learns online") and "h" in a.properties["hiddenStates"]

@@ -281,7 +281,7 @@ def test_a_model_braintrace_compile_refuses_does_not_pass():
     result = run_cli(path + "::etrace_target_short_term_recurrence", "--no-cache", "-j", "1")
     assert result.returncode == 1, result.stdout
     (line,) = [l for l in result.stdout.splitlines() if " ETL204 " in l]
-    assert "braintrace.compile refuses it" in line and "h (ShortTermState)" in line
+    assert "braintrace.compile refuses this model" in line and "h (ShortTermState)" in line
     assert "make it brainstate.HiddenState" in line
 
 
@@ -289,3 +289,58 @@ def test_a_readout_note_never_calls_a_weight_feeding_a_short_term_state_exact():
     findings, _ = lint_file(os.path.join(FIXTURES, "own", "no_hidden_state.py") + "::etrace_target_short_term_recurrence")
     for finding in findings:
         assert "which is exact for a readout" not in finding.message, finding.message
+
+
+def _online_step_error(path: str, factory: str) -> str:
+    """What one D-RTRL gradient step of braintrace's own learner raises on the fixture's target ("" if none)."""
+    import importlib.util
+
+    import brainstate
+    import jax.numpy as jnp
+
+    spec = importlib.util.spec_from_file_location("conv_bias_fixture", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with brainstate.environ.context(dt=1.0):
+        model, inputs = getattr(module, factory)()
+        learner = braintrace.D_RTRL(model)
+        learner.compile_graph(*inputs)
+        try:
+            learner.etrace_grad(*(x[None] for x in inputs), step_fn=lambda *x: jnp.sum(learner(*x) ** 2),
+                                reduction="sum", loss_output="scalar")
+        except ValueError as exc:
+            return str(exc)
+    return ""
+
+
+def test_a_conv_bias_is_reported_exactly_where_braintraces_online_step_raises():
+    path = os.path.join(FIXTURES, "own", "conv_bias.py")
+    result = run_cli(path, "--no-cache", "-j", "1", "--output-format", "json")
+    findings = json.loads(result.stdout)["findings"]
+    flagged = {f["model"] for f in findings if f["rule"] == "ETL210"}
+    assert flagged == {"channel_bias"}, findings
+    (finding,) = [f for f in findings if f["rule"] == "ETL210"]
+    assert finding["level"] == "error" and result.returncode == 1
+    assert "(1, 1, 3)" in finding["message"] and "shape (3,)" in finding["message"]
+    assert not [f for f in findings if f["rule"] == "ETL001" and f["model"] == "channel_bias"
+                and f["properties"].get("weight") == "conv.weight"]  # one verdict per weight
+    assert "must produce an output with the same type" in _online_step_error(path, "channel_bias")
+    assert _online_step_error(path, "flat_bias") == ""
+
+
+def test_a_recurrence_kept_in_a_short_term_state_is_said_to_miss_its_past():
+    path = os.path.join(FIXTURES, "own", "no_hidden_state.py")
+    result = run_cli(path + "::etrace_target_short_term_recurrence", "--no-cache", "-j", "1", "--show-info",
+                     "--output-format", "json")
+    findings = json.loads(result.stdout)["findings"]
+    by_weight = {}
+    for finding in findings:
+        by_weight.setdefault(finding["properties"].get("weight"), set()).add(finding["rule"])
+    expected = "ETL211" if SAME_STEP else "ETL209"  # 0.2.8: same-step gradient only; 0.2.6: none at all
+    assert by_weight["w_in.weight"] == by_weight["w_rec.weight"] == {expected}, by_weight
+    line = line_of(path, "self.h.value = jnp.tanh(")
+    for finding in findings:
+        if finding["rule"] == expected:
+            assert finding["level"] == "warning" and finding["location"]["line"] == line
+        if finding["rule"] == "ETL211":
+            assert "not BPTT's gradient" in finding["message"] and "h, a ShortTermState" in finding["message"]

@@ -39,8 +39,6 @@ from helpers import REPO
 
 pytest.importorskip("brainpy.state", reason="the corpus's spiking models are built from brainpy.state")
 
-import braintrace  # noqa: E402
-
 from online_referee import BPTT_FLOOR, TargetTruth, declared_targets, judge_folder  # noqa: E402
 
 FOLDER = os.path.join("tests", "real_models")
@@ -50,48 +48,12 @@ CLAIMS = ("ETL001", "ETL003")  # "learns online" and "learns from same-step grad
 # findings that say a weight gets no online gradient at all (a partial path, ETL006, is not one)
 DENIALS = ("ETL002", "ETL004", "ETL005", "ETL012", "ETL015", "ETL016", "ETL022", "ETL030", "ETL201", "ETL203",
            "ETL206", "ETL207", "ETL208", "ETL209", "ETL402", "ETL411")
-OLD = braintrace.__version__.startswith("0.2.6")
 EXACT = 1e-4  # the relative error an online gradient said to be exact may show in float32
 
 
-# The mechanisms behind the disagreements that remain (read in braintrace's source, measured by the referee).
-CONV_BIAS = (
-    "braintrace.nn.Conv2d's (1, 1, C) bias: the conv ETP primitive's custom VJP returns a (C,) cotangent for it "
-    "and the first online gradient step raises, while the compiler accepts the graph; only the probe measures it")
-COMPILE_REFUSES = (
-    "on braintrace 0.2.8, braintrace.compile refuses a model without a HiddenState (CompilationError: no "
-    "trainable weight is routed through an ETP op to a hidden state), and no warning says so: its weights get "
-    "ETL003/ETL019 notes only (on 0.2.6 ETL209 warns about each of them)")
-CONV_BIAS_VERIFY = (
-    "--verify meets the raising step and reports it as ETL405 'did not run' (a warning), while ETL001 still says "
-    "both weights learn online")
-SHORT_TERM_NOT_EXACT = (
-    "on braintrace 0.2.8 a recurrence kept in a ShortTermState is differentiated within the step only: w_ih and "
-    "w_hh get a same-step gradient that ignores every earlier step (relative error about 0.6 to BPTT), yet "
-    "ETL003 calls it exact")
-
-
-def _known() -> dict[tuple[str, str], str]:
-    """Disagreements that remain, by (target, run), with the mechanism behind each."""
-    reasons: dict[tuple[str, str], list[str]] = {}
-
-    def add(targets, runs, reason):
-        for target in targets:
-            for run in runs:
-                reasons.setdefault((target, run), []).append(reason)
-
-    static = ("default", "ci")
-    # the CI run's learning-signal probe measures the raising step (ETL410); the others do not
-    add(("conv-bias-if",), ("default", "verify"), CONV_BIAS)
-    add(("conv-bias-if",), ("verify",), CONV_BIAS_VERIFY)
-    if not OLD:
-        add(("short-term-state-rnn", "stateless-mlp"), static, COMPILE_REFUSES)
-        add(("stateless-mlp",), ("verify",), COMPILE_REFUSES)
-        add(("short-term-state-rnn",), RUNS, SHORT_TERM_NOT_EXACT)
-    return {key: "; ".join(dict.fromkeys(texts)) for key, texts in reasons.items()}
-
-
-KNOWN = _known()
+# Disagreements that remain, by (target, run), each with the mechanism behind it (read in braintrace's
+# source, measured by the referee): none at present. A new one is added here with its mechanism, or fixed.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _cli(*args: str) -> subprocess.Popen:

@@ -50,6 +50,7 @@ from .graph import (
     ZeroDfRelation,
     adds_same_step_gradients,
     algorithm_class,
+    conv_bias_shape,
     group_views,
     is_vmap_decomposition,
     online_gradient_error,

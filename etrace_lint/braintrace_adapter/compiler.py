@@ -326,6 +326,10 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict,
         result.raw_jaxpr = raw_holder[0]
     if result.graph is not None:
         result.module_info = result.graph.module_info
+        from .inclusions import one_inclusion_per_weight
+
+        result.records, result.record_subjects = one_inclusion_per_weight(
+            result.graph, result.records, result.record_subjects)
     return result
 
 

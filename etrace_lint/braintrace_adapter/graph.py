@@ -179,6 +179,20 @@ def zero_df_relations(graph: Any) -> list[ZeroDfRelation]:
     return found
 
 
+def conv_bias_shape(eqn: Any) -> tuple | None:
+    """The shape of a convolution ETP op's bias operand; None for another op or a conv without a bias.
+
+    braintrace's conv rule for the per-parameter algorithms (``_conv_solve_drtrl``) sums the bias
+    gradient over the spatial axes into one value per output channel, shape ``(C,)``, whatever the
+    bias's own shape is; the learner's custom VJP then rejects any other shape."""
+    if getattr(eqn.primitive, "name", "") != "etp_conv" or not eqn.params.get("has_bias"):
+        return None
+    operands = list(eqn.invars)
+    if len(operands) < 3:
+        return None
+    return tuple(getattr(getattr(operands[2], "aval", None), "shape", ()))
+
+
 def adds_same_step_gradients() -> bool:
     """Whether braintrace's single-step learners give a ParamState the gradient of its same-step
     path to the output (a readout, an op whose output bypasses every new hidden value).

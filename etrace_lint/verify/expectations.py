@@ -3,7 +3,8 @@
 Exact: every algorithm at T=1 (there is no history yet), except for a
 weight part of whose path to its hidden state crosses another ETP op (the
 online gradient leaves that part out within the step); weights that reach
-the loss without passing through a hidden state (readouts); and, under
+the loss without passing through a hidden state (readouts) and carry
+nothing to later steps in a state the compiler does not follow; and, under
 D-RTRL, a weight whose ETP op feeds hidden groups that are element-wise
 (each unit's new state reads only its own old state), whose op output lands
 on the same units (nothing relabels positions on the way), and whose
@@ -22,7 +23,8 @@ from typing import Any
 
 from .. import braintrace_adapter as bt
 from .. import jaxpr_view as jv
-from ..naming import display_names
+from ..carried_states import carried_uses
+from ..naming import display_name, display_names
 
 EXACT_ALGORITHMS = frozenset({"d_rtrl"})  # exact on element-wise groups
 _MIXED = "mixed"  # braintrace's PathClassification.MIXED: some paths direct, some through another ETP op
@@ -46,6 +48,7 @@ class GraphFacts:
         self.groups = {g.index: g for g in bt.group_views(context.graph)}
         self.relations = bt.relation_views(context.graph)
         self.reaching_hidden = set(context.weights_reaching_hidden())
+        self.carried = {use.weight: use for use in carried_uses(context)}
         self._flows: dict = {}
 
     def relations_of(self, weight: tuple) -> list:
@@ -86,6 +89,10 @@ def expectation(facts: GraphFacts, weight: tuple, algorithm: str, steps: int) ->
     if not relations:
         if tuple(weight) in facts.reaching_hidden:
             return Expectation(False, "reaches a hidden state without an eligibility trace")
+        carried = facts.carried.get(tuple(weight))
+        if carried is not None:
+            return Expectation(False, f"its effect on later steps is carried in {display_name(carried.state)}, a "
+                                      f"{carried.state_kind} the online gradient does not follow")
         return Expectation(True, "non-temporal: reaches the loss without passing through a hidden state")
     if algorithm not in EXACT_ALGORITHMS:
         return Expectation(False, f"{algorithm} factorises the eligibility trace")

@@ -1,0 +1,52 @@
+"""Weights whose effect is carried to later steps in a state the compiler does not follow.
+
+braintrace follows only ``brainstate.HiddenState``s from step to step. A weight
+with no eligibility trace whose ETP op output the step stores in another
+state (a ``ShortTermState``) that it reads back in the next step has a
+recurrence the online gradient does not see: braintrace 0.2.8 gives it the
+gradient of the current step through the current step only (ETL211), and
+``--verify`` must not expect that to equal BPTT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import braintrace_adapter as bt
+from . import jaxpr_view as jv
+from .analysis import TOP, AnalysisContext
+
+
+@dataclass(frozen=True)
+class CarriedUse:
+    weight: tuple
+    site: jv.EqnSite  # the weight's ETP op
+    state: tuple  # the state its output is stored in
+    state_kind: str  # that state's class
+
+
+def carried_uses(context: AnalysisContext) -> list[CarriedUse]:
+    """One per weight without a trace whose op output is stored in an untraced state whose old value
+    the step reads; a store that a hidden state reads is a buffered use (ETL206) instead."""
+    flow = context.flow
+    outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
+    carried: dict = {}
+    for state in bt.untraced_states(context.module_info):
+        if flow.reached(tuple((TOP, v) for v in state.invars), outputs):  # its old value shapes the step
+            carried.update({(TOP, v): state for v in state.outvars})
+    if not carried:
+        return []
+    buffered = {use.weight for use in context.buffered_uses}
+    learning = context.learning_weights
+    stored = {node: state.path for node, state in carried.items()}
+    kinds = {state.path: state.kind for state in carried.values()}
+    found: dict[tuple, CarriedUse] = {}
+    for site in flow.etp_sites:
+        weights = [w for w in flow.weights_read_by(site) if w not in learning and w not in buffered and w not in found]
+        if not weights:
+            continue
+        reached = flow.reached(flow.outputs_of(site), stored, avoid=flow.hidden)
+        if reached:
+            for weight in sorted(weights, key=str):
+                found[weight] = CarriedUse(weight, site, reached[0], kinds[reached[0]])
+    return list(found.values())

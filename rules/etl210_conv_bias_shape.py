@@ -1,0 +1,42 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Hit, Rule
+
+
+def check(context):
+    from etrace_lint.braintrace_adapter import conv_bias_shape
+    from etrace_lint.naming import display_name
+
+    reported = set()
+    for site in context.flow.etp_sites:
+        shape = conv_bias_shape(site.eqn)
+        if shape is None or len(shape) == 1:
+            continue
+        for weight in sorted(context.flow.weights_read_by(site), key=str):
+            if weight in reported:
+                continue
+            reported.add(weight)
+            name = display_name(weight)
+            channels = shape[-1] if shape else 1
+            message = (f"the first online gradient step of D-RTRL, e-prop and braintrace's other per-parameter "
+                       f"algorithms raises on {name}: its convolution's bias has the shape {shape}, and braintrace's "
+                       f"conv rule returns that bias's gradient summed over the positions, one value per output "
+                       f"channel ({channels},), which the learner's custom VJP rejects (the compiler accepts the "
+                       f"graph, so nothing fails before training starts): give the bias the shape ({channels},) "
+                       f"(the conv op broadcasts a one-axis bias along the channel axis), e.g. "
+                       f"`layer.weight.value = {{**layer.weight.value, 'bias': layer.weight.value['bias'].reshape(-1)}}`"
+                       f" after building the layer")
+            yield Hit(message=message, weight_path=weight, eqn=site,
+                      related=(("weight created here", weight),),
+                      properties={"biasShape": list(shape), "gradientShape": [channels]})
+
+
+RULE = Rule(
+    id="ETL210",
+    name="conv-bias-shape",
+    level=Level.ERROR,
+    summary="A convolution ETP op's bias is not one value per channel, so the first online gradient step of "
+            "D-RTRL and the other per-parameter algorithms raises",
+    tags=("learning", "analysis", "error"),
+    check=check,
+    supersedes=("ETL001",),
+)

@@ -1,0 +1,32 @@
+from etrace_lint.findings import Level
+from etrace_lint.rule import Hit, Rule
+
+
+def check(context):
+    from etrace_lint.braintrace_adapter import adds_same_step_gradients
+    from etrace_lint.carried_states import carried_uses
+    from etrace_lint.naming import display_name
+
+    if not adds_same_step_gradients():
+        return  # braintrace 0.2.6 gives such a weight nothing at all: ETL209
+    for use in carried_uses(context):
+        name, kept, kind = display_name(use.weight), display_name(use.state), use.state_kind
+        message = (f"{name}'s op output is stored in {kept}, a {kind}, which the step reads back in the "
+                   f"next step: the compiler carries no eligibility trace through a {kind}, so {name} "
+                   f"learns from its same-step gradient only, which leaves out its effect through {kept} on "
+                   f"every later step and is not BPTT's gradient: keep {kept} in a brainstate.HiddenState")
+        yield Hit(message=message, weight_path=use.weight, eqn=use.site,
+                  related=(("weight created here", use.weight), (f"{kept} created here", use.state)),
+                  properties={"state": kept, "stateKind": kind})
+
+
+RULE = Rule(
+    id="ETL211",
+    name="recurrence-through-untraced-state",
+    level=Level.WARNING,
+    summary="A weight's ETP op output is carried to the next step in a state the compiler does not follow, so its "
+            "online gradient is its same-step gradient only, not BPTT's",
+    tags=("learning", "analysis"),
+    check=check,
+    supersedes=("ETL003",),
+)
