@@ -23,6 +23,8 @@ import sys
 import tempfile
 from typing import Iterable, Iterator
 
+import etrace_lint
+
 from .discover import TargetSpec
 from .findings import TargetResult
 
@@ -53,7 +55,7 @@ def own_source_files() -> Iterator[tuple[str, str]]:
     as (path relative to its folder, path)."""
     from . import rules as rules_pkg
 
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.abspath(etrace_lint.__file__))
     for folder in (here, *rules_pkg.__path__):
         for dirpath, dirnames, filenames in os.walk(folder):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")

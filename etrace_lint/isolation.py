@@ -34,7 +34,7 @@ from functools import lru_cache
 from typing import Iterator
 
 SEED = 0  # every target starts from this seed, whichever process runs it and whenever
-_OWN_PACKAGE = __name__.rpartition(".")[0]
+_OWN_PACKAGE = __name__.partition(".")[0]
 
 
 @lru_cache(maxsize=1)

@@ -17,6 +17,8 @@ from typing import Any, Callable, Iterator, NamedTuple
 from jax._src import core as _core
 from jax._src import source_info_util as _siu
 
+import etrace_lint
+
 from .positions import character_column, frame_position, traceback_position
 
 _LIBRARY_PACKAGES = ("jax", "jaxlib", "brainstate", "braintrace", "saiunit", "brainunit",
@@ -58,7 +60,7 @@ class SourceFrame:
     column: int = 1
 
 
-_OWN_ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_OWN_ROOT = os.path.dirname(os.path.abspath(etrace_lint.__file__)) + os.sep
 
 
 @functools.lru_cache(maxsize=4096)

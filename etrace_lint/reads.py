@@ -26,11 +26,13 @@ import sysconfig
 from dataclasses import dataclass
 from functools import lru_cache
 
+import etrace_lint
+
 from .isolation import is_installed
 
-_OWN_PACKAGE = __name__.rpartition(".")[0]
+_OWN_PACKAGE = __name__.partition(".")[0]
 _SYSTEM = ("/proc/", "/sys/", "/dev/")
-_OWN_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep  # its source is part of every key
+_OWN_FOLDER = os.path.dirname(os.path.abspath(etrace_lint.__file__)) + os.sep  # its source is part of every key
 
 
 @dataclass(frozen=True)
