@@ -120,8 +120,8 @@ def compare(model_name: str, steps: int, repeat: int = 1) -> None:
     import jax.numpy as jnp
     import numpy as np
 
-    from etrace_lint.advise.algorithms import select
-    from etrace_lint.advise.run import AdviceSettings, advise_model
+    from etrace_lint.verify.advise.algorithms import select
+    from etrace_lint.verify.advise.run import AdviceSettings, advise_model
 
     module_name, factory_name = FACTORIES[model_name]
     factory = getattr(_module(module_name), factory_name)
@@ -156,7 +156,7 @@ sys.path.insert(0, {repo!r})
 import importlib.util
 spec = importlib.util.spec_from_file_location("m", {models!r})
 m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
-from etrace_lint.advise.run import AdviceSettings, advise_model
+from etrace_lint.verify.advise.run import AdviceSettings, advise_model
 model, inputs = m.etrace_target_wide_rnn()
 start = time.perf_counter()
 rows = advise_model(model, inputs, target="wide", batch_size=1,

@@ -27,8 +27,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from etrace_lint.findings import Finding, Level, Location  # noqa: E402
-from etrace_lint.policy import Outcome  # noqa: E402
+from etrace_lint.core.findings import Finding, Level, Location  # noqa: E402
+from etrace_lint.policy.decide import Outcome  # noqa: E402
 from etrace_lint.writers import RunInfo  # noqa: E402
 from etrace_lint.writers.html import write_html  # noqa: E402
 

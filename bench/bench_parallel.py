@@ -54,7 +54,7 @@ def _cli(root: str, *args: str) -> tuple[float, float, subprocess.CompletedProce
 def _worker_start(repeat: int) -> list[float]:
     code = (
         "import time\n"
-        "from etrace_lint.workers import WorkerPool\n"
+        "from etrace_lint.running.workers import WorkerPool\n"
         "if __name__ == '__main__':\n"
         "    pool = WorkerPool()\n"
         "    pool._fork_server()\n"

@@ -47,13 +47,13 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from braintools import surrogate  # noqa: E402
 
-from etrace_lint import braintrace_adapter as bt  # noqa: E402
-from etrace_lint import engine  # noqa: E402
-from etrace_lint import jaxpr_view as jv  # noqa: E402
-from etrace_lint.findings import Location  # noqa: E402
-from etrace_lint.policy import hidden_note_levels  # noqa: E402
-from etrace_lint.settings import EngineSettings, Settings  # noqa: E402
-from etrace_lint.targets import LoadedTarget  # noqa: E402
+from etrace_lint.engine import braintrace_adapter as bt  # noqa: E402
+from etrace_lint.engine import lint as engine  # noqa: E402
+from etrace_lint.engine import jaxpr_view as jv  # noqa: E402
+from etrace_lint.core.findings import Location  # noqa: E402
+from etrace_lint.policy.decide import hidden_note_levels  # noqa: E402
+from etrace_lint.config.settings import EngineSettings, Settings  # noqa: E402
+from etrace_lint.engine.targets import LoadedTarget  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 N = 8

@@ -82,11 +82,11 @@ def verify_seconds(model, n_in: int, steps: int, batch: int) -> tuple[float, lis
     import brainstate
     import jax.numpy as jnp
 
-    from etrace_lint import braintrace_adapter as bt
-    from etrace_lint.analysis import AnalysisContext
-    from etrace_lint.findings import Location
-    from etrace_lint.locate import Locator
-    from etrace_lint.targets import LoadedTarget
+    from etrace_lint.engine import braintrace_adapter as bt
+    from etrace_lint.engine.analysis import AnalysisContext
+    from etrace_lint.core.findings import Location
+    from etrace_lint.engine.locate import Locator
+    from etrace_lint.engine.targets import LoadedTarget
     from etrace_lint.verify import verify_model
 
     inputs = (jnp.ones((n_in,)),)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os as _os
 from typing import Any
 
-from .marker import TARGET_ATTRIBUTE, target
+from .core.marker import TARGET_ATTRIBUTE, target
 
 # An installed etrace-lint carries its rules as ``etrace_lint/rules``; a source
 # checkout keeps them in ``rules/`` at the top of the repository. When this

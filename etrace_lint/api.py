@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
-from .findings import Finding, Level, Location, ToolError
-from .learning_graph import LearningGraph, graphs_by_target
+from .core.findings import Finding, Level, Location, ToolError
+from .core.learning_graph import LearningGraph, graphs_by_target
 
 
 def finding_line(finding: Finding, root: str = "") -> str:
@@ -89,7 +89,7 @@ class CheckResult:
 
 def _settings(start: str, options: dict):
     """Defaults, then ``[tool.etrace-lint]`` found from ``start``, then the keyword options (as the CLI layers them)."""
-    from .config import load_settings
+    from .config.pyproject import load_settings
 
     settings = load_settings(start)
     settings.show_info = True  # the graph needs the notes that say which weights learn
@@ -103,7 +103,7 @@ def _settings(start: str, options: dict):
 
 def _outcome(findings: list, tool_errors: list, settings, linted: list[str], targets: list[str],
              verify_rows: list, advice_rows: list) -> CheckResult:
-    from .policy import apply_policy
+    from .policy.decide import apply_policy
 
     outcome = apply_policy(findings, tool_errors, settings, linted)
     return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),
@@ -113,10 +113,10 @@ def _outcome(findings: list, tool_errors: list, settings, linted: list[str], tar
 
 def check_target(target: str, **options) -> CheckResult:
     """Lint the targets of a file, folder or ``file.py::factory`` in this process."""
-    from .discover import discover
-    from .engine import lint_target  # imports JAX and braintrace: only a call pays for them
+    from .discovery.discover import discover
+    from .engine.lint import lint_target  # imports JAX and braintrace: only a call pays for them
 
-    from .config import search_start
+    from .config.pyproject import search_start
 
     settings = _settings(search_start([target]), options)
     discovery = discover([target], settings.root, settings.excludes)
@@ -146,10 +146,10 @@ def _caller() -> tuple[str, int]:
 def check(model, *inputs, name: str | None = None, batch_size: int | None = None,
           compile_options: dict | None = None, **options) -> CheckResult:
     """Lint a model built in this process, with the example inputs of one step."""
-    from .discover import TargetSpec
-    from .engine import lint_model  # imports JAX and braintrace: only a call pays for them
-    from .isolation import target_state
-    from .targets import LoadedTarget
+    from .discovery.discover import TargetSpec
+    from .engine.lint import lint_model  # imports JAX and braintrace: only a call pays for them
+    from .running.isolation import target_state
+    from .engine.targets import LoadedTarget
 
     path, line = _caller()
     settings = _settings(os.getcwd(), options)

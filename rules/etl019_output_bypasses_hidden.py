@@ -1,9 +1,9 @@
-from etrace_lint.findings import Level
-from etrace_lint.rule import Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import Rule
 
 
 def explain(f):
-    from etrace_lint.braintrace_adapter import adds_same_step_gradients
+    from etrace_lint.engine.braintrace_adapter import adds_same_step_gradients
 
     weights = ", ".join(f.weights) or "some weights"
     one = len(f.weights) == 1

@@ -1,7 +1,7 @@
 import re
 
-from etrace_lint.findings import Level
-from etrace_lint.rule import Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import Rule
 
 
 def explain(f):

@@ -1,5 +1,5 @@
-from etrace_lint.findings import Level
-from etrace_lint.rule import Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import Rule
 
 
 def explain(f):
@@ -21,7 +21,7 @@ def explain(f):
 
 def _is_global_random_state(state) -> bool:
     """brainstate's process-wide RandomState: nothing a user creates, so nothing to move into __init__."""
-    from etrace_lint.braintrace_adapter import is_global_random_state
+    from etrace_lint.engine.braintrace_adapter import is_global_random_state
 
     return is_global_random_state(state)
 

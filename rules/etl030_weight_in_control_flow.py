@@ -1,5 +1,5 @@
-from etrace_lint.findings import Level
-from etrace_lint.rule import Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import Rule
 
 
 def explain(f):

@@ -1,11 +1,11 @@
-from etrace_lint.findings import Level
-from etrace_lint.rule import ErrorMatch, Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import ErrorMatch, Rule
 
 
 def describe(exc, compilation):
     """The exception's first sentence, and the example inputs the step was traced with: a shape or
     dtype error is almost always a mismatch between the two."""
-    from etrace_lint.wording import error_sentence
+    from etrace_lint.core.wording import error_sentence
 
     shown = getattr(compilation, "inputs_shown", "")
     given = f" with the example inputs {shown}" if shown else " with the example inputs"

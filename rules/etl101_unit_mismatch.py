@@ -1,7 +1,7 @@
 import re
 
-from etrace_lint.findings import Level
-from etrace_lint.rule import ErrorMatch, Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import ErrorMatch, Rule
 
 
 def _unit(shown: str) -> str:

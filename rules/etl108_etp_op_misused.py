@@ -1,8 +1,8 @@
-from etrace_lint.findings import Level
-from etrace_lint.rule import ErrorMatch, Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import ErrorMatch, Rule
 
 def describe(exc, compilation):
-    from etrace_lint.wording import error_sentence
+    from etrace_lint.core.wording import error_sentence
 
     return f"an ETP op on this line is called with arguments it does not accept: {error_sentence(exc)}", None
 

@@ -1,5 +1,5 @@
-from etrace_lint.findings import Level
-from etrace_lint.rule import ErrorMatch, Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import ErrorMatch, Rule
 
 def describe(exc, compilation):
     return ("an ETP op outside a long scan drives a hidden state that the scan carries, which structured "

@@ -1,6 +1,6 @@
-from etrace_lint.environ import how_to_set, unset_key
-from etrace_lint.findings import Level
-from etrace_lint.rule import ErrorMatch, Rule
+from etrace_lint.config.environ import how_to_set, unset_key
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import ErrorMatch, Rule
 
 
 def describe(exc, compilation):

@@ -1,10 +1,10 @@
-from etrace_lint.findings import Level
-from etrace_lint.rule import ErrorMatch, Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import ErrorMatch, Rule
 
 
 def describe(exc, compilation):
-    from etrace_lint.braintrace_adapter import constant_hidden_writes
-    from etrace_lint.naming import display_name
+    from etrace_lint.engine.braintrace_adapter import constant_hidden_writes
+    from etrace_lint.core.naming import display_name
 
     constants = constant_hidden_writes(exc)
     if not constants:

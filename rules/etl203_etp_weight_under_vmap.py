@@ -1,11 +1,11 @@
-from etrace_lint.findings import Level
-from etrace_lint.rule import Hit, Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import Hit, Rule
 
 
 def check(context):
-    from etrace_lint.analysis import first_per_weight
-    from etrace_lint.naming import display_name
-    from etrace_lint.jaxpr_view import primitive_name
+    from etrace_lint.engine.analysis import first_per_weight
+    from etrace_lint.core.naming import display_name
+    from etrace_lint.engine.jaxpr_view import primitive_name
 
     warnings = context.vmap_warnings
     etp_names = context.vmap_decomposed_ops
@@ -22,7 +22,7 @@ def check(context):
                         "braintraceWarning": warnings[0] if warnings else ""})
     if warnings and not uses and not any(context.is_vmap_decomposition(s) for s in context.sites):
         # the warning came, but the step keeps no trace of where: say what braintrace said
-        from etrace_lint.wording import plain_text
+        from etrace_lint.core.wording import plain_text
 
         yield Hit(message=f"an ETP op was decomposed under vmap: {plain_text(warnings[0])}",
                   properties={"braintraceWarning": warnings[0]})

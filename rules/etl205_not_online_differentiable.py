@@ -1,7 +1,7 @@
 import re
 
-from etrace_lint.findings import Level
-from etrace_lint.rule import Hit, Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import Hit, Rule
 
 # what JAX says when reverse mode meets a primitive it cannot differentiate -> that primitive
 _CULPRITS = (
@@ -13,7 +13,7 @@ _CULPRITS = (
 
 def culprit_site(context, message: str):
     """The first equation of the primitive the error names, if it names one."""
-    from etrace_lint.jaxpr_view import primitive_name
+    from etrace_lint.engine.jaxpr_view import primitive_name
 
     for pattern, primitives in _CULPRITS:
         if pattern.search(message):
@@ -26,7 +26,7 @@ def culprit_site(context, message: str):
 def check(context):
     if not context.learning_weights:
         return  # nothing learns online: ETL204's business, and braintrace refuses to build a learner
-    from etrace_lint.wording import exception_line
+    from etrace_lint.core.wording import exception_line
 
     error = context.online_gradient_error()
     if error is None:

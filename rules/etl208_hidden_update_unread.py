@@ -1,10 +1,10 @@
-from etrace_lint.findings import Level
-from etrace_lint.rule import Hit, Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import Hit, Rule
 
 
 def check(context):
-    from etrace_lint.naming import display_name, display_names
-    from etrace_lint.zero_gradients import unread_state_uses
+    from etrace_lint.core.naming import display_name, display_names
+    from etrace_lint.engine.zero_gradients import unread_state_uses
 
     for use in unread_state_uses(context):
         weight, hidden = display_name(use.weight), display_names(use.hidden)

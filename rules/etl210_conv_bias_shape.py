@@ -1,10 +1,10 @@
-from etrace_lint.findings import Level
-from etrace_lint.rule import Hit, Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import Hit, Rule
 
 
 def check(context):
-    from etrace_lint.braintrace_adapter import conv_bias_shape
-    from etrace_lint.naming import display_name
+    from etrace_lint.engine.braintrace_adapter import conv_bias_shape
+    from etrace_lint.core.naming import display_name
 
     reported = set()
     for site in context.flow.etp_sites:

@@ -15,14 +15,15 @@ import sys
 import pytest
 
 import etrace_lint.rules as rules_package
-from etrace_lint import cli, registry
+from etrace_lint.cli import main as cli
+from etrace_lint.core import registry
 from helpers import FIXTURES, lint_file
 
 RELATIONS = os.path.join(FIXTURES, "compiler", "relations.py")
 
 RULE_SOURCE = '''
-from etrace_lint.findings import Level
-from etrace_lint.rule import Rule
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import Rule
 
 
 def explain(facts):

@@ -80,7 +80,7 @@ def test_text_table_comes_from_the_cache_with_the_same_figures(first_run):
     law = snap["trace_bytes_law"]
     line = next(line for line in text.splitlines() if line.strip().lstrip("* ").startswith("snap "))
     assert f"{law['c2']}·B²" in line and f"{law['c0']} + " in line
-    from etrace_lint.memory import format_size
+    from etrace_lint.running.memory import format_size
     assert format_size(snap["trace_bytes"]) in line
     assert "dni: RuntimeError" in text and "recommended:" in text
 

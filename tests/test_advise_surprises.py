@@ -17,7 +17,7 @@ braintrace = pytest.importorskip("braintrace")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from etrace_lint.advise.run import AdviceSettings, advise_model  # noqa: E402
+from etrace_lint.verify.advise.run import AdviceSettings, advise_model  # noqa: E402
 
 SURPRISES = fixture("advise", "surprises.py")
 
@@ -44,9 +44,9 @@ def _built(factory: str, cls, **options):
 
 
 def test_hidden_groups_and_trace_depend_on_the_algorithm():
-    from etrace_lint.advise.algorithms import select
-    from etrace_lint.advise.memory import trace_memory
-    from etrace_lint.advise.run import inputs_at_batch
+    from etrace_lint.verify.advise.algorithms import select
+    from etrace_lint.verify.advise.memory import trace_memory
+    from etrace_lint.verify.advise.run import inputs_at_batch
 
     model, inputs = _module().etrace_target_two_layers()
     memory = {algorithm.label: trace_memory(algorithm, model, inputs_at_batch(inputs, 2), batched=True,

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from etrace_lint.baseline import fingerprints, new_findings
-from etrace_lint.findings import Finding, Level, Location
+from etrace_lint.config.baseline import fingerprints, new_findings
+from etrace_lint.core.findings import Finding, Level, Location
 from helpers import fixture, run_cli
 
 NEW_MODEL = '''

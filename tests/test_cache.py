@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from etrace_lint.cache import Cache
-from etrace_lint.discover import TargetSpec
-from etrace_lint.findings import Finding, Level, Location, TargetResult, ToolError
+from etrace_lint.running.cache import Cache
+from etrace_lint.discovery.discover import TargetSpec
+from etrace_lint.core.findings import Finding, Level, Location, TargetResult, ToolError
 from helpers import fixture, run_cli
 
 ENV = {"python": "3.x", "jax": "0.1", "braintrace": "0.2"}
@@ -84,7 +84,7 @@ def test_a_result_without_its_notes_serves_only_runs_that_hide_them(project):
 
 
 def test_real_versions_come_from_metadata():
-    from etrace_lint.cache import versions
+    from etrace_lint.running.cache import versions
 
     found = versions()
     assert found["python"] == sys.version.split()[0]
@@ -181,7 +181,7 @@ def test_warm_run_imports_no_jax_and_prints_the_same(cached_tree):
     assert warm.stdout == cold.stdout
     assert _sarif(root / "warm.sarif") == _sarif(root / "cold.sarif")
     imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if "|" in line}
-    assert "etrace_lint.cache" in imported, "the import time profile did not reach the cache"
+    assert "etrace_lint.running.cache" in imported, "the import time profile did not reach the cache"
     heavy = sorted(m for m in imported if m.split(".")[0] in ("jax", "jaxlib", "brainstate", "braintrace"))
     assert not heavy, heavy
 

@@ -11,9 +11,10 @@ from types import SimpleNamespace
 import braintrace
 import pytest
 
-from etrace_lint import braintrace_adapter, registry
-from etrace_lint.findings import Level, Location
-from etrace_lint.rules_compiler import finding_from_record
+from etrace_lint.engine import braintrace_adapter
+from etrace_lint.core import registry
+from etrace_lint.core.findings import Level, Location
+from etrace_lint.engine.rules_compiler import finding_from_record
 from helpers import FIXTURES, expected_markers, fixture, lint_file, run_cli
 
 INSTALLED_KINDS = {kind.value for kind in braintrace.DiagnosticKind}

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from etrace_lint.cli import build_parser, main, settings_from_args
-from etrace_lint.findings import Finding, Level, Location
-from etrace_lint.policy import level_for, rule_selected
+from etrace_lint.cli.main import build_parser, main, settings_from_args
+from etrace_lint.core.findings import Finding, Level, Location
+from etrace_lint.policy.decide import level_for, rule_selected
 
 
 def _settings(tmp_path, monkeypatch, toml: str | None, *argv: str):
@@ -198,7 +198,7 @@ def test_config_reading_stays_light(tmp_path):
     """The file and the command line are read, rules checked included, before anything decides to import JAX."""
     (tmp_path / "pyproject.toml").write_text(FULL, encoding="utf-8")
     code = ("import sys\n"
-            "from etrace_lint.cli import build_parser, settings_from_args\n"
+            "from etrace_lint.cli.main import build_parser, settings_from_args\n"
             "settings = settings_from_args(build_parser().parse_args(['--environ', 'tau=2ms', '--select', 'ETL2']))\n"
             "assert settings.environ['tau'] == '2ms' and settings.fingerprint_data()\n"
             "print(sorted(m for m in ('jax', 'jaxlib', 'brainstate', 'braintrace', 'saiunit') if m in sys.modules))\n")

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from etrace_lint import cli
-from etrace_lint.environ import EnvironError, check_value, parse_assignments, target_environ
+from etrace_lint.cli import main as cli
+from etrace_lint.config.environ import EnvironError, check_value, parse_assignments, target_environ
 from helpers import assert_fixture, expected_markers, fixture
 
 LEAKY = fixture("environ", "leaky.py")
@@ -119,7 +119,7 @@ def test_values_stay_plain_until_a_worker_converts_them():
 def test_reading_environ_settings_imports_no_jax(tmp_path):
     """A fully cached run imports no JAX: checking environ values must not import saiunit."""
     (tmp_path / "pyproject.toml").write_text('[tool.etrace-lint.environ]\ndt = "0.1 ms"\n', encoding="utf-8")
-    script = ("import sys\nfrom etrace_lint.cli import build_parser, settings_from_args\n"
+    script = ("import sys\nfrom etrace_lint.cli.main import build_parser, settings_from_args\n"
               "s = settings_from_args(build_parser().parse_args(['--environ', 'tau=2ms']))\n"
               "assert s.environ == {'dt': '0.1 ms', 'tau': '2ms'}, s.environ\n"
               "print(sorted(m for m in ('jax', 'saiunit', 'brainstate') if m in sys.modules))\n")

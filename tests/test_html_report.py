@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from etrace_lint import braintrace_adapter
+from etrace_lint.engine import braintrace_adapter
 
 from browser import SKIP_REASON, elements, find_browser, open_page, with_class
 from helpers import REPO, run_cli
@@ -305,7 +305,7 @@ def test_the_advisors_rows_are_a_bar_chart_and_a_fidelity_table(tmp_path):
     import dataclasses
 
     import etrace_lint
-    from etrace_lint.policy import Outcome
+    from etrace_lint.policy.decide import Outcome
     from etrace_lint.writers import RunInfo
     from etrace_lint.writers.html import write_html
 
@@ -349,8 +349,8 @@ def test_a_region_box_never_covers_an_op_outside_the_region(tmp_path):
     into one box per connected part (here two: states h0 and h1), and no box covers an op outside it."""
     import io
 
-    from etrace_lint.findings import Finding, Level, Location
-    from etrace_lint.policy import Outcome
+    from etrace_lint.core.findings import Finding, Level, Location
+    from etrace_lint.policy.decide import Outcome
     from etrace_lint.writers import RunInfo
     from etrace_lint.writers.html import write_html
 

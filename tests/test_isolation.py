@@ -14,9 +14,9 @@ import textwrap
 
 import pytest
 
-from etrace_lint.discover import discover
-from etrace_lint.settings import EngineSettings
-from etrace_lint.workers import WorkerPool
+from etrace_lint.discovery.discover import discover
+from etrace_lint.config.settings import EngineSettings
+from etrace_lint.running.workers import WorkerPool
 from helpers import run_cli
 
 TIMEOUT = 120.0

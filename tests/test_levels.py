@@ -16,8 +16,9 @@ import os
 import braintrace
 import pytest
 
-from etrace_lint import braintrace_adapter, registry
-from etrace_lint.findings import Level
+from etrace_lint.engine import braintrace_adapter
+from etrace_lint.core import registry
+from etrace_lint.core.findings import Level
 from helpers import FIXTURES, REPO, fixture, lint_file, run_cli
 
 # every model the test suite lints for its compiler records, errors and own rules
@@ -68,7 +69,7 @@ def test_the_documented_level_is_the_one_etrace_lint_rule_shows():
 
 
 def test_verify_findings_take_their_rules_levels():
-    from etrace_lint.findings import Location
+    from etrace_lint.core.findings import Location
     from etrace_lint.verify.findings import FindingMaker
 
     class _Locator:

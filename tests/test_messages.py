@@ -12,14 +12,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from etrace_lint import braintrace_adapter as bt
-from etrace_lint.discover import discover
-from etrace_lint.findings import Level
-from etrace_lint.locate import Locator
-from etrace_lint.naming import display_name
-from etrace_lint.rules_compiler import finding_from_record, findings_from_error
-from etrace_lint.wording import plain_text
-from etrace_lint.targets import load_target
+from etrace_lint.engine import braintrace_adapter as bt
+from etrace_lint.discovery.discover import discover
+from etrace_lint.core.findings import Level
+from etrace_lint.engine.locate import Locator
+from etrace_lint.core.naming import display_name
+from etrace_lint.engine.rules_compiler import finding_from_record, findings_from_error
+from etrace_lint.core.wording import plain_text
+from etrace_lint.engine.targets import load_target
 from helpers import REPO, fixture, lint_file
 from test_compiler_rules import _Locator as _StubLocator, _record
 from test_levels import corpus_findings

@@ -9,12 +9,12 @@ import pickle
 
 import pytest
 
-from etrace_lint.cli import build_parser, main, settings_from_args
-from etrace_lint.docs_cli import OPTIONS_BEGIN, OPTIONS_END, options_markdown, replace_readme_options
-from etrace_lint.exit_codes import EXIT_ERROR
-from etrace_lint.findings import Level
-from etrace_lint.options import OPTIONS, flag_is_on, option_for_flag
-from etrace_lint.settings import EngineSettings, Settings
+from etrace_lint.cli.main import build_parser, main, settings_from_args
+from etrace_lint.cli.docs import OPTIONS_BEGIN, OPTIONS_END, options_markdown, replace_readme_options
+from etrace_lint.core.exit_codes import EXIT_ERROR
+from etrace_lint.core.findings import Level
+from etrace_lint.config.options import OPTIONS, flag_is_on, option_for_flag
+from etrace_lint.config.settings import EngineSettings, Settings
 from etrace_lint.writers import FORMATS, OUTPUT_FORMATS
 from helpers import REPO
 
@@ -184,7 +184,7 @@ def test_the_engine_gets_typed_settings_with_the_options_it_reads(tmp_path, monk
 
 
 def test_every_opt_in_flag_names_an_option_the_engine_reads():
-    from etrace_lint.registry import all_rules
+    from etrace_lint.core.registry import all_rules
 
     flags = {rule.opt_in_flag for rule in all_rules().values() if rule.opt_in_flag}
     assert {"--verify", "--check-online-grad"} <= flags
@@ -214,4 +214,4 @@ def test_readme_configuration_reference_is_in_sync():
         assert not option.key or f"`{option.key}`" in table
     assert replace_readme_options(readme) == readme, (
         "the README's configuration reference is out of date; regenerate it with\n"
-        "  python -c \"from etrace_lint.docs_cli import update_readme; update_readme('README.md')\"")
+        "  python -c \"from etrace_lint.cli.docs import update_readme; update_readme('README.md')\"")

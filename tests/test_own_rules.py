@@ -10,7 +10,8 @@ import re
 import braintrace
 import pytest
 
-from etrace_lint import braintrace_adapter, registry
+from etrace_lint.engine import braintrace_adapter
+from etrace_lint.core import registry
 from helpers import FIXTURES, assert_fixture, lint_file, run_cli
 
 OWN_FIXTURES = sorted(glob.glob(os.path.join(FIXTURES, "own", "*.py")))
@@ -103,8 +104,8 @@ def test_online_gradient_check_leaves_the_model_as_it_was():
     import jax.numpy as jnp
     import numpy as np
 
-    from etrace_lint.discover import discover
-    from etrace_lint.targets import load_target
+    from etrace_lint.discovery.discover import discover
+    from etrace_lint.engine.targets import load_target
 
     for factory in ("etrace_target_readout_scan", "etrace_target_readout_while"):
         (spec,) = discover([f"{ONLINE_GRAD}::{factory}"], FIXTURES).targets

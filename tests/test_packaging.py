@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from etrace_lint.docs_cli import README_BEGIN, README_END, replace_readme_table, rules_markdown
+from etrace_lint.cli.docs import README_BEGIN, README_END, replace_readme_table, rules_markdown
 from helpers import REPO
 
 # what a source distribution of the project holds
@@ -73,7 +73,7 @@ def test_installed_copy_reads_rule_docs(wheel, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
                            "--target", str(target), str(wheel)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    probe = ("import etrace_lint, etrace_lint.rules as r; from etrace_lint.registry import all_rules; "
+    probe = ("import etrace_lint, etrace_lint.rules as r; from etrace_lint.core.registry import all_rules; "
              "print(etrace_lint.__file__); print(r.__path__[0]); print(all_rules()['ETL005'].docs)")
     env = dict(os.environ, PYTHONPATH=str(target))
     proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
@@ -94,7 +94,7 @@ def test_readme_rule_table_is_in_sync():
     assert rules_markdown() in readme
     assert replace_readme_table(readme) == readme, (
         "the README's rule table is out of date; regenerate it with\n"
-        "  python -c \"from etrace_lint.docs_cli import update_readme; update_readme('README.md')\"")
+        "  python -c \"from etrace_lint.cli.docs import update_readme; update_readme('README.md')\"")
 
 
 def test_only_the_rules_folder_of_a_checkout_belongs_to_the_package():

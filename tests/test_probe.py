@@ -9,10 +9,10 @@ import braintrace
 import pytest
 from helpers import assert_fixture, expected_markers, fixture, run_cli
 
-from etrace_lint.discover import discover
-from etrace_lint.engine import lint_target
-from etrace_lint.findings import Level
-from etrace_lint.settings import EngineSettings
+from etrace_lint.discovery.discover import discover
+from etrace_lint.engine.lint import lint_target
+from etrace_lint.core.findings import Level
+from etrace_lint.config.settings import EngineSettings
 
 REPO = fixture("..", "..")
 PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413")
@@ -143,7 +143,7 @@ def test_the_probe_is_on_for_ci_outputs_only_and_one_flag_away(tmp_path):
     again = run_cli(target, "--sarif", "again.sarif", cwd=str(tmp_path), env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert json.loads((tmp_path / "again.sarif").read_text())["runs"][0]["results"] == results
     imported = {line.rsplit("|", 1)[-1].strip() for line in again.stderr.splitlines() if "|" in line}
-    assert "etrace_lint.cache" in imported and not any(m.split(".")[0] == "jax" for m in imported)
+    assert "etrace_lint.running.cache" in imported and not any(m.split(".")[0] == "jax" for m in imported)
 
 
 def test_verify_measured_zero_also_replaces_the_relation():

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from etrace_lint.engine import lint_model
-from etrace_lint.findings import Location
-from etrace_lint.settings import EngineSettings
-from etrace_lint.targets import LoadedTarget
+from etrace_lint.engine.lint import lint_model
+from etrace_lint.core.findings import Location
+from etrace_lint.config.settings import EngineSettings
+from etrace_lint.engine.targets import LoadedTarget
 from model_factory import LAYER_KINDS, OPS, WRAPS, Layer, ModelSpec, write_model
 
 # DiagnosticKind value of an exclusion -> the rule that reports it

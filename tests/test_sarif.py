@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 
 from etrace_lint import __version__
-from etrace_lint.findings import Finding, Level, Location
-from etrace_lint.policy import Outcome, apply_policy
-from etrace_lint.registry import active_rules
-from etrace_lint.settings import Settings
+from etrace_lint.core.findings import Finding, Level, Location
+from etrace_lint.policy.decide import Outcome, apply_policy
+from etrace_lint.core.registry import active_rules
+from etrace_lint.config.settings import Settings
 from etrace_lint.writers import RunInfo
 from etrace_lint.writers.fingerprints import line_hashes
 from etrace_lint.writers.sarif import build_log

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from etrace_lint.findings import Edit, Finding, Fix, Level, Location
-from etrace_lint.policy import Outcome
-from etrace_lint.registry import active_rules
+from etrace_lint.core.findings import Edit, Finding, Fix, Level, Location
+from etrace_lint.policy.decide import Outcome
+from etrace_lint.core.registry import active_rules
 from etrace_lint.writers import RunInfo
 from etrace_lint.writers.sarif import GITHUB_LIMITS, SarifLimits, build_log
 from helpers import sarif_validator

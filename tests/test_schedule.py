@@ -3,8 +3,8 @@ first once their times are known, and no worker idle while files are left."""
 
 from __future__ import annotations
 
-from etrace_lint.discover import TargetSpec
-from etrace_lint.schedule import Schedule
+from etrace_lint.discovery.discover import TargetSpec
+from etrace_lint.running.schedule import Schedule
 
 
 def _specs(*files: tuple[str, int]) -> list[TargetSpec]:

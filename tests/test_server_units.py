@@ -9,14 +9,14 @@ import pytest
 pytest.importorskip("pygls")
 from lsprotocol import types  # noqa: E402
 
-from etrace_lint.discover import TargetSpec  # noqa: E402
-from etrace_lint.findings import TargetResult  # noqa: E402
+from etrace_lint.discovery.discover import TargetSpec  # noqa: E402
+from etrace_lint.core.findings import TargetResult  # noqa: E402
 from etrace_lint.server.actions import suppression_actions  # noqa: E402
 from etrace_lint.server.diagnostics import line_range  # noqa: E402
 from etrace_lint.server.folders import OptionsError, ServerOptions, load_folder  # noqa: E402
 from etrace_lint.server.linting import LintPlan  # noqa: E402
 from etrace_lint.server.scheduler import Run, Scheduler  # noqa: E402
-from etrace_lint.suppressions import file_ignore_edit, line_with_ignore, parse_suppressions  # noqa: E402
+from etrace_lint.config.suppressions import file_ignore_edit, line_with_ignore, parse_suppressions  # noqa: E402
 
 SOURCE = '''#!/usr/bin/env python
 # -*- coding: utf-8 -*-
@@ -144,7 +144,7 @@ def test_a_result_that_read_a_file_saved_since_is_dropped_and_its_file_linted_ag
 
 
 def test_a_rules_fix_becomes_a_preferred_code_action_with_utf16_positions(tmp_path):
-    from etrace_lint import findings
+    from etrace_lint.core import findings
     from etrace_lint.server.actions import fix_actions
     from etrace_lint.server.diagnostics import Lines, finding_diagnostic
 

@@ -10,8 +10,8 @@ import shutil
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from etrace_lint.discover import TargetSpec
-from etrace_lint.shards import ShardError, parse_shard, split
+from etrace_lint.discovery.discover import TargetSpec
+from etrace_lint.running.shards import ShardError, parse_shard, split
 from helpers import FIXTURES, run_cli
 
 SOURCES = [("compiler", "relations.py"), ("own", "plain_op.py"), ("clean", "lstm.py"),

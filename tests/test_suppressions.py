@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from etrace_lint.findings import Level, Location
-from etrace_lint.policy import apply_policy
-from etrace_lint.settings import Settings
-from etrace_lint.suppressions import parse_suppressions
+from etrace_lint.core.findings import Level, Location
+from etrace_lint.policy.decide import apply_policy
+from etrace_lint.config.settings import Settings
+from etrace_lint.config.suppressions import parse_suppressions
 from etrace_lint.writers import RunInfo
 from helpers import fixture, lint_file
 

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from etrace_lint.discover import discover
-from etrace_lint.settings import EngineSettings
-from etrace_lint.worker_loop import _compiler_options
-from etrace_lint.workers import run_in_workers
+from etrace_lint.discovery.discover import discover
+from etrace_lint.config.settings import EngineSettings
+from etrace_lint.running.worker_loop import _compiler_options
+from etrace_lint.running.workers import run_in_workers
 from helpers import fixture, run_cli
 
 TIMEOUT = 8.0
@@ -118,8 +118,8 @@ class _Stream:
 
 
 def test_progress_line_only_on_a_terminal_and_after_a_second(monkeypatch):
-    from etrace_lint import progress as progress_module
-    from etrace_lint.discover import TargetSpec
+    from etrace_lint.cli import progress as progress_module
+    from etrace_lint.discovery.discover import TargetSpec
 
     clock = [100.0]
     monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
@@ -142,7 +142,7 @@ class _FakeWorker:
 
 
 def test_more_workers_start_only_when_the_work_left_pays_for_them(monkeypatch):
-    from etrace_lint import schedule
+    from etrace_lint.running import schedule
 
     monkeypatch.setattr(schedule.time, "monotonic", lambda: 100.0)
     scaling = schedule.Scaling()
@@ -178,7 +178,7 @@ def mode():
 
 
 def _compile_mode_seen(tmp_path, settings) -> str:
-    from etrace_lint.workers import WorkerPool
+    from etrace_lint.running.workers import WorkerPool
 
     path = tmp_path / "mode.py"
     path.write_text(_REPORTS_COMPILE_MODE)
@@ -199,7 +199,7 @@ def test_linting_compiles_quickly_and_verify_compiles_as_training_does(tmp_path,
 
 
 def test_findings_do_not_depend_on_how_the_workers_compile(daily_tree, monkeypatch):
-    from etrace_lint.workers import WorkerPool
+    from etrace_lint.running.workers import WorkerPool
 
     paths = [str(daily_tree / name) for name in ("layers.py", "suppressed.py", "leaky.py")]
     specs = discover(paths, str(daily_tree)).targets
@@ -216,7 +216,7 @@ def test_findings_do_not_depend_on_how_the_workers_compile(daily_tree, monkeypat
 
 
 def test_the_compiled_programs_folder_is_trimmed_oldest_first(tmp_path):
-    from etrace_lint.worker_loop import trim_compilation_cache
+    from etrace_lint.running.worker_loop import trim_compilation_cache
 
     for age in range(10):  # program-0 is the oldest
         path = tmp_path / f"program-{age}-cache"

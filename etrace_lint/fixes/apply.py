@@ -14,7 +14,7 @@ import dataclasses
 import os
 import re
 
-from ..findings import Finding
+from ..core.findings import Finding
 from .edits import apply_edits, overlaps, unified_diff
 from .source import Sources
 
@@ -33,7 +33,7 @@ class FixReport:
 
 def attach_fixes(findings: list[Finding], sources: Sources | None = None) -> list[Finding]:
     """Each finding with the fix its rule offers for it, when one applies to its source."""
-    from ..registry import all_rules
+    from ..core.registry import all_rules
 
     rules = all_rules()
     sources = sources or Sources()
@@ -75,13 +75,13 @@ class _Checker:
                 if spec.path == path or path in result.dependencies]
 
     def _outcome(self, findings, files):
-        from ..policy import apply_policy
+        from ..policy.decide import apply_policy
 
         return apply_policy(findings, [], self.settings, files, use_baseline=False).findings
 
     def check(self, path: str, before: str, after: str, fixed: list[Finding]) -> str:
         """Why the edit may not be written, or ``""`` when it may."""
-        from ..runner import run_targets
+        from ..running.runner import run_targets
 
         try:
             compile(after, path, "exec")

@@ -1,6 +1,6 @@
 """Edits on source text: apply them, show them as a unified diff, add ``import braintrace``.
 
-Positions are those of :class:`~etrace_lint.findings.Edit`: lines 1-based,
+Positions are those of :class:`~etrace_lint.core.findings.Edit`: lines 1-based,
 columns 1-based code points, the end exclusive. Everything outside an edit's
 range, comments and formatting included, is kept byte for byte.
 """
@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from ..findings import Edit
+from ..core.findings import Edit
 
 
 def _offset(lines: list[str], line: int, column: int) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from ..findings import Edit
+from ..core.findings import Edit
 
 
 def load_parser_in_background() -> None:

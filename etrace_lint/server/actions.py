@@ -3,7 +3,7 @@
 Hover shows the rule's documentation, the same text as ``etrace-lint rule
 ID``. Code actions apply the rule's own fix where it has one (the edits the
 rule attached to its finding, as ``--fix`` applies them), and add a
-suppression comment through the helpers of ``etrace_lint.suppressions``
+suppression comment through the helpers of ``etrace_lint.config.suppressions``
 (merged with a comment already on the line), offered only when the edited
 source still parses.
 """
@@ -17,9 +17,9 @@ from typing import Callable
 
 from lsprotocol import types
 
-from ..docs_cli import format_rule
-from ..registry import all_rules
-from ..suppressions import file_ignore_edit, line_with_ignore
+from ..cli.docs import format_rule
+from ..core.registry import all_rules
+from ..config.suppressions import file_ignore_edit, line_with_ignore
 from .diagnostics import SOURCE
 
 _RULE_ID = re.compile(r"ETL\d{3}")

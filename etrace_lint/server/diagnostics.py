@@ -13,7 +13,7 @@ import pkgutil
 
 from lsprotocol import types
 
-from ..findings import Finding, Level, Location, ToolError
+from ..core.findings import Finding, Level, Location, ToolError
 from ..writers.sarif import INFORMATION_URI
 from .uris import path_to_uri
 

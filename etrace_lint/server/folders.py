@@ -1,7 +1,7 @@
 """Workspace folders, each with the settings the CLI would read there.
 
 Settings come from ``[tool.etrace-lint]`` of the folder's pyproject.toml
-(``etrace_lint.config``, as for ``etrace-lint`` run in that folder), then the
+(``etrace_lint.config.pyproject``, as for ``etrace-lint`` run in that folder), then the
 editor's initialization options, as the command line's flags would: ``paths``,
 ``select``, ``ignore`` (added to the configured ones, like ``--ignore``),
 ``environ`` (brainstate.environ values over ``[tool.etrace-lint.environ]``,
@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..settings import Settings
+from ..config.settings import Settings
 from .store import ResultStore
 from .trust import inside, is_trusted, project_root
 
@@ -55,7 +55,7 @@ class ServerOptions:
         environ = raw.get("environ") or {}
         if not isinstance(environ, dict):
             raise OptionsError("initialization option 'environ' must map brainstate.environ keys to values")
-        from ..environ import EnvironError, check_value
+        from ..config.environ import EnvironError, check_value
 
         try:
             options.environ = {key: check_value(key, value) for key, value in environ.items()}
@@ -93,7 +93,7 @@ class Folder:
 
     def open_cache(self, settings: Settings | None = None):
         """A cache for one lint: a Cache remembers the digests it read, and files change between lints."""
-        from ..runner import open_cache
+        from ..running.runner import open_cache
 
         settings = settings or self.settings
         return open_cache(settings) if settings is not None else None
@@ -105,7 +105,7 @@ class Folder:
             return False
         if not any(inside(path, os.path.abspath(p)) for p in self.settings.paths):
             return False
-        from ..discover import IgnoreRules
+        from ..discovery.discover import IgnoreRules
 
         ignore = IgnoreRules(self.root, self.settings.excludes)
         inner = os.path.dirname(path)
@@ -123,7 +123,7 @@ def load_folder(root: str, options: ServerOptions, nested: bool = False) -> Fold
     search for pyproject.toml goes on upward past one without the table, as the CLI's does, and
     would otherwise find the workspace's; the editor's ``trusted`` and ``paths`` are about the
     workspace folders it named."""
-    from ..config import ConfigError, load_settings, validate_configured_selectors, validate_selectors
+    from ..config.pyproject import ConfigError, load_settings, validate_configured_selectors, validate_selectors
 
     if nested:
         options = dataclasses.replace(options, trusted=False, paths=None)

@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..discover import TargetSpec, discover
-from ..findings import TargetResult, ToolError
-from ..runner import run_targets
+from ..discovery.discover import TargetSpec, discover
+from ..core.findings import TargetResult, ToolError
+from ..running.runner import run_targets
 from .folders import Folder
 
 

@@ -12,10 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..discover import TargetSpec
-from ..findings import Finding, Location, TargetResult, ToolError
-from ..policy import apply_policy
-from ..settings import Settings
+from ..discovery.discover import TargetSpec
+from ..core.findings import Finding, Location, TargetResult, ToolError
+from ..policy.decide import apply_policy
+from ..config.settings import Settings
 
 
 @dataclass(frozen=True)

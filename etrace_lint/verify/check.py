@@ -9,7 +9,7 @@ import numpy as np
 
 from . import compare
 from .expectations import GraphFacts, expectation
-from ..registry import rule_for_verdict
+from ..core.registry import rule_for_verdict
 from .findings import FindingMaker
 from .settings import VerifySettingsError, resolve_settings
 
@@ -23,7 +23,7 @@ def verify_model(loaded: Any, context: Any, run: Any, *, findings: list,
     """Findings and per-leaf rows of the gradient check of one compiled model.
 
     ``run``: the run's settings (``verify_steps``, ``verify_batch``, ... and
-    ``device`` fields, as :class:`~etrace_lint.settings.EngineSettings` has
+    ``device`` fields, as :class:`~etrace_lint.config.settings.EngineSettings` has
     them). ``findings`` are the model's other findings, used to say why a
     weight does not learn.
     """
@@ -49,7 +49,7 @@ def verify_model(loaded: Any, context: Any, run: Any, *, findings: list,
 
 
 def _step_weights(context: Any) -> Any:
-    from .. import braintrace_adapter as bt
+    from ..engine import braintrace_adapter as bt
 
     return bt.step_param_states(context.module_info)
 
@@ -125,7 +125,7 @@ def _same_loss(online: float, bptt: float, dtypes: dict, settings: Any) -> bool:
 
 def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorithm: str, steps: int,
           name: str, device: str, batch: int | None, input_scale: float = 1.0) -> list[dict]:
-    from ..naming import display_name, path_key
+    from ..core.naming import display_name, path_key
 
     scale = max((float(np.linalg.norm(g)) for g in reference.grads.values() if np.all(np.isfinite(g))),
                 default=0.0)

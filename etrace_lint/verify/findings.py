@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..naming import display_name, path_key
-from ..findings import Finding, Location
-from ..registry import all_rules
-from ..rule import GradientFacts
+from ..core.naming import display_name, path_key
+from ..core.findings import Finding, Location
+from ..core.registry import all_rules
+from ..core.rule import GradientFacts
 from . import compare
 
 NOT_RUN, HARNESS = "ETL405", "ETL499"

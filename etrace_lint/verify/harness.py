@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import braintrace_adapter as bt
+from ..engine import braintrace_adapter as bt
 from .layout import Layout, hidden_shapes, leading_axes, plan_layouts
 
 
@@ -271,7 +271,7 @@ class Harness:
         first step only broadcasts (a scalar initial value that becomes one per
         neuron) starts broadcast, as it is from the second step of training on.
         """
-        from ..naming import display_name
+        from ..core.naming import display_name
 
         hidden = {tuple(path): st for path, st in brainstate.graph.states(self.model).items()
                   if not isinstance(st, brainstate.ParamState)}  # every state a scan carries

@@ -1,4 +1,4 @@
-"""Writers format an :class:`~etrace_lint.policy.Outcome`; they never filter or decide."""
+"""Writers format an :class:`~etrace_lint.policy.decide.Outcome`; they never filter or decide."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..findings import Level
+from ..core.findings import Level
 
 _COMMAND = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "notice"}
 

@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import TextIO
 
-from ..findings import Level
+from ..core.findings import Level
 
 SEVERITY = {Level.ERROR: "major", Level.WARNING: "minor", Level.NOTE: "info"}
 

@@ -17,8 +17,8 @@ import uuid
 from collections import Counter
 from typing import Mapping, Sequence, TextIO
 
-from ..findings import Finding, Level, ToolError
-from ..learning_graph import LEARNS, NOT_LEARNING, SAME_STEP, WRONG, LearningGraph, graphs_by_target
+from ..core.findings import Finding, Level, ToolError
+from ..core.learning_graph import LEARNS, NOT_LEARNING, SAME_STEP, WRONG, LearningGraph, graphs_by_target
 from .html_advice import CSS as ADVICE_CSS
 from .html_advice import advice_section, rows_for
 from .html_assets import CSS, JS

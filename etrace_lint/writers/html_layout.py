@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..learning_graph import LearningGraph
+from ..core.learning_graph import LearningGraph
 
 NODE_HEIGHT = 26
 CHAR_WIDTH = 7.0  # of the report's 12px monospace font

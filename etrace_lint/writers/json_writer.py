@@ -56,11 +56,11 @@ def write_json(outcome, info, stream: TextIO) -> None:
                     **({"fixesApplied": info.fixes["applied"]} if info.fixes is not None else {})},
     }
     if info.shard:
-        from ..merge import SHARD_PROPERTY
+        from .merge import SHARD_PROPERTY
 
         document[SHARD_PROPERTY] = info.shard
     if info.advice_rows:
-        from ..advise.table import relocated
+        from ..verify.advise.table import relocated
 
         document["advice"] = relocated(info.advice_rows, info.relpath)
     json.dump(document, stream, indent=2, sort_keys=True, default=str)

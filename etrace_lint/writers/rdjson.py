@@ -11,7 +11,7 @@ import json
 import linecache
 from typing import TextIO
 
-from ..findings import Level
+from ..core.findings import Level
 
 SOURCE = {"name": "etrace-lint", "url": "https://github.com/etrace-lint/etrace-lint"}
 SEVERITY = {Level.ERROR: "ERROR", Level.WARNING: "WARNING", Level.NOTE: "INFO"}

@@ -16,9 +16,9 @@ import attr
 import sarif_om as om
 
 from .. import __version__
-from ..findings import Finding, Level, Location, ToolError
-from ..registry import active_rules
-from ..merge import SHARD_PROPERTY
+from ..core.findings import Finding, Level, Location, ToolError
+from ..core.registry import active_rules
+from .merge import SHARD_PROPERTY
 from .fingerprints import primary_location_line_hash
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -220,7 +220,7 @@ def build_log(outcome, info, limits: SarifLimits = GITHUB_LIMITS) -> dict:
     if left_out:
         run_properties["resultsLeftOut"] = left_out
     if info.advice_rows:
-        from ..advise.table import relocated
+        from ..verify.advise.table import relocated
         run_properties["advice"] = relocated(info.advice_rows, info.relpath)
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(

@@ -11,8 +11,8 @@ def rule_counts(outcome) -> list[dict]:
 
     A rule's level is its findings' highest (a configured level may differ per file).
     """
-    from ..findings import Level
-    from ..registry import all_rules
+    from ..core.findings import Level
+    from ..core.registry import all_rules
 
     rows: dict[str, dict] = {}
     for finding in outcome.findings:

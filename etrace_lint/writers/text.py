@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..findings import Level
+from ..core.findings import Level
 
 _COLORS = {Level.ERROR: "\033[31m", Level.WARNING: "\033[33m", Level.NOTE: "\033[36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
@@ -103,7 +103,7 @@ def _write_tables(info, stream: TextIO) -> None:
         from .verify_table import format_verify_table
         stream.write(format_verify_table(info.verify_rows))
     if info.advice_rows:
-        from ..advise.table import format_advice_table
+        from ..verify.advise.table import format_advice_table
         stream.write(format_advice_table(info.advice_rows, info.relpath))
 
 

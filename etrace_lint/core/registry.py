@@ -1,0 +1,95 @@
+"""Loads every rule in ``etrace_lint.rules`` (the repository's ``rules/``)."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.resources
+import os
+import pkgutil
+
+from .rule import Rule
+
+GENERIC_RECORD_RULE = "ETL099"
+GENERIC_ERROR_RULE = "ETL199"
+
+
+@functools.lru_cache(maxsize=1)
+def all_rules() -> dict[str, Rule]:
+    """Every rule, retired ones included, keyed by id and sorted by id."""
+    from .. import rules as rules_pkg
+
+    found: dict[str, Rule] = {}
+    for info in pkgutil.iter_modules(rules_pkg.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{rules_pkg.__name__}.{info.name}")
+        rule = getattr(module, "RULE", None)
+        if not isinstance(rule, Rule):
+            continue
+        if rule.id in found:
+            raise RuntimeError(f"rule id {rule.id} is defined twice ({info.name})")
+        found[rule.id] = _with_docs(rule, _docs_beside(module, rules_pkg, info.name))
+    return dict(sorted(found.items()))
+
+
+def _docs_beside(module, rules_pkg, name: str) -> str:
+    """The Markdown file beside the rule's module (in whichever folder of the package it was found)."""
+    path = getattr(module, "__file__", None)
+    doc = os.path.splitext(path)[0] + ".md" if path else ""
+    if doc and os.path.isfile(doc):
+        with open(doc, encoding="utf-8") as handle:
+            return handle.read()
+    resource = importlib.resources.files(rules_pkg).joinpath(f"{name}.md")
+    return resource.read_text(encoding="utf-8") if resource.is_file() else ""
+
+
+def _with_docs(rule: Rule, docs: str) -> Rule:
+    from dataclasses import replace
+
+    return replace(rule, docs=docs)
+
+
+def active_rules() -> dict[str, Rule]:
+    return {rid: r for rid, r in all_rules().items() if not r.retired}
+
+
+@functools.lru_cache(maxsize=1)
+def rule_for_kind() -> dict[tuple[str, str], Rule]:
+    """(DiagnosticKind value, braintrace level or "") -> rule; "" stands for any level."""
+    table: dict[tuple[str, str], Rule] = {}
+    for rule in active_rules().values():
+        for kind in rule.kinds:
+            for level in rule.record_levels or ("",):
+                if (kind, level) in table:
+                    raise RuntimeError(f"{rule.id} and {table[(kind, level)].id} both report {kind!r} records"
+                                       + (f" at level {level!r}" if level else ""))
+                table[(kind, level)] = rule
+    return table
+
+
+def rule_for_record_kind(kind_value: str, level: str = "") -> Rule:
+    """The rule for a DiagnosticKind value at a braintrace level; an unknown kind gets the generic rule."""
+    table = rule_for_kind()
+    return (table.get((kind_value, level)) or table.get((kind_value, ""))
+            or all_rules()[GENERIC_RECORD_RULE])
+
+
+def error_rules() -> list[Rule]:
+    """Exception rules in the order they are tried: most specific first, generic last."""
+    rules = [r for r in active_rules().values() if r.error is not None]
+    return sorted(rules, key=lambda r: (r.id == GENERIC_ERROR_RULE, r.error.specificity, r.id))
+
+
+def analysis_rules() -> list[Rule]:
+    return [r for r in active_rules().values() if r.check is not None]
+
+
+@functools.lru_cache(maxsize=1)
+def _rule_of_verdict() -> dict[str, Rule]:
+    return {verdict: rule for rule in active_rules().values() for verdict in rule.verdicts}
+
+
+def rule_for_verdict(verdict: str) -> Rule | None:
+    """The --verify rule that reports a verdict of the gradient comparison; None for one nothing reports."""
+    return _rule_of_verdict().get(verdict)

@@ -1,0 +1,63 @@
+"""The adapter over braintrace's and brainstate's private layout: the only package that
+reads it (JAX's own layout is read by :mod:`etrace_lint.engine.jaxpr_view`).
+
+- :mod:`.compiler`: running the compiler, its records, its exceptions and the traced
+  step's state tables (what the engine and the record rules need);
+- :mod:`.graph`: read-only views of a compiled ``ETraceGraph`` (hidden groups,
+  relations, vmap decompositions, one online gradient step) for the rules' typed view
+  and --verify.
+
+When braintrace changes its private layout between versions, only this package changes.
+"""
+
+from .compiler import (
+    KEPT_WARNINGS,
+    Compilation,
+    ErrorSubject,
+    StateWrite,
+    UntracedState,
+    compile_model,
+    compiled_states,
+    describe_inputs,
+    ensure_states,
+    exception_subject,
+    has_hidden_state,
+    hidden_invars,
+    hidden_outvars,
+    is_etp_primitive,
+    model_states,
+    quiet,
+    record_context,
+    record_kind,
+    record_level,
+    record_primitive_name,
+    relation_weight_paths,
+    state_source_info,
+    traced_jaxpr,
+    untraced_states,
+    weight_invars,
+)
+from .step_states import (
+    ConstantHiddenWrite,
+    constant_hidden_writes,
+    is_global_random_state,
+    state_invars,
+    step_output_vars,
+)
+from .graph import (
+    GroupView,
+    RelationView,
+    ZeroDfRelation,
+    adds_same_step_gradients,
+    algorithm_class,
+    conv_bias_shape,
+    group_views,
+    is_vmap_decomposition,
+    online_gradient_error,
+    relation_output_ids,
+    relation_views,
+    step_param_states,
+    vmap_decomposition_warnings,
+    vmap_warning_primitive,
+    zero_df_relations,
+)

@@ -1,0 +1,206 @@
+"""Read-only views of a compiled ETraceGraph, for --verify and the rules of our own.
+
+Like :mod:`.compiler`, part of the adapter over braintrace's private layout;
+the rest of etrace-lint sees plain records.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import brainstate
+import braintrace
+
+from .compiler import quiet
+
+
+# --------------------------------------------------------------------------- verify: graph views
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """A hidden group as the gradient check needs it: its states and step vars."""
+
+    index: int
+    hidden_paths: tuple
+    invars: tuple
+    outvars: tuple
+
+
+@dataclass(frozen=True)
+class RelationView:
+    """One ETP op the compiler connected to hidden groups, and the weights it trains."""
+
+    weight_paths: tuple  # ParamState paths, in trainable-key order
+    y_var: Any
+    group_indices: tuple
+    classifications: tuple  # PathClassification values per connected hidden state
+    primitive: str
+    in_control_flow: bool  # inside a descended scan: its vars are body-scoped
+
+
+def group_views(graph: Any) -> list[GroupView]:
+    return [GroupView(group.index, tuple(tuple(p) for p in group.hidden_paths),
+                      tuple(group.hidden_invars), tuple(group.hidden_outvars))
+            for group in graph.hidden_groups]
+
+
+def relation_views(graph: Any) -> list[RelationView]:
+    views = []
+    for relation in graph.hidden_param_op_relations:
+        paths = tuple(dict.fromkeys(tuple(p) for p in (relation.trainable_paths or {}).values()))
+        views.append(RelationView(
+            paths, relation.y_var, tuple(g.index for g in relation.hidden_groups),
+            tuple(str(c) for c in (relation.path_classification or {}).values()),
+            getattr(relation.primitive, "name", str(relation.primitive)),
+            getattr(relation, "control_flow_context", None) is not None))
+    return views
+
+
+# --------------------------------------------------------------------------- rules of our own: vmap, online step
+
+
+_VMAP_WARNING = re.compile(r"ETP primitive '([^']+)' was decomposed into standard JAX ops under vmap")
+
+
+def vmap_decomposition_warnings(caught: list) -> list[str]:
+    """The compiler-side warnings (captured while tracing) saying an ETP op was decomposed
+    under ``vmap``: its weights no longer reach the compiler as ETP weights."""
+    return [message for _, message in caught if _VMAP_WARNING.search(message)]
+
+
+def vmap_warning_primitive(message: str) -> str:
+    match = _VMAP_WARNING.search(message)
+    return match.group(1) if match else ""
+
+
+def is_vmap_decomposition(eqn: Any) -> bool:
+    """True for a plain equation that an ETP op's batching rule produced: the op was mapped
+    over with a batched weight (or without a batched counterpart) and fell back to its
+    implementation. The rule's frame stays on the equation's creation traceback even when
+    the warning itself was not raised in this trace (a cached jit body)."""
+    from .. import jaxpr_view as jv
+
+    marker = f"{os.sep}braintrace{os.sep}_op{os.sep}"
+    return any(marker in path and function.endswith("_batching")
+               for path, function in jv.traceback_functions(eqn.source_info))
+
+
+def online_gradient_error(model: Any, inputs: tuple) -> BaseException | None:
+    """Trace, without computing anything, one D-RTRL gradient step of ``model`` on ``inputs``;
+    the exception if it cannot be built.
+
+    The model's states are used as they are (the learner is built on the initialised model,
+    no re-initialisation with another batch size) and restored afterwards, so the check
+    leaves the model as it found it.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    states = brainstate.graph.states(model)
+    saved = {path: st.value for path, st in states.items()}
+    try:
+        with quiet([]):
+            learner = braintrace.D_RTRL(model)
+            learner.compile_graph(*inputs)
+            weights = learner.param_states
+
+            def one_step(*xs):
+                loss = lambda *a: sum(jnp.sum(jnp.real(leaf) ** 2) for leaf in jax.tree.leaves(learner(*a)))
+                return brainstate.transform.grad(loss, weights)(*xs)
+
+            brainstate.transform.eval_shape(one_step, *inputs)
+        return None
+    except Exception as exc:  # the failure is the finding
+        return exc
+    finally:
+        for path, st in states.items():
+            st.value = saved[path]
+
+
+# braintrace.compile's registered names of the algorithms 0.2.6 and 0.2.8 both export as classes
+_ALGORITHM_CLASSES = {"d_rtrl": "D_RTRL", "pp_prop": "pp_prop", "es_d_rtrl": "ES_D_RTRL", "esd_rtrl": "ES_D_RTRL",
+                      "eprop": "EProp", "e_prop": "EProp"}
+
+
+def algorithm_class(name: str) -> Any:
+    """The algorithm class a registered name stands for (``"d_rtrl"`` -> ``braintrace.D_RTRL``), None when
+    the name is not one of them (``braintrace.compile`` then resolves it)."""
+    attribute = _ALGORITHM_CLASSES.get(name.lower())
+    return getattr(braintrace, attribute, None) if attribute else None
+
+
+def step_param_states(minfo: Any) -> Any:
+    """The ParamStates the traced step reads (a brainstate FlattedDict keyed by path).
+
+    Differentiating a ParamState the step never reads makes brainstate's
+    ``grad`` raise, so gradients are taken with respect to these only.
+    """
+    return minfo.retrieved_model_states.filter(brainstate.ParamState)
+
+
+def relation_output_ids(graph: Any) -> set[int]:
+    """Identities of the ETP op outputs the compiler connected to a hidden state."""
+    return {id(relation.y_var) for relation in graph.hidden_param_op_relations}
+
+
+@dataclass(frozen=True)
+class ZeroDfRelation:
+    """An ETP op whose ``df`` braintrace reads as exactly zero for every hidden state it drives."""
+
+    weight_paths: tuple  # ParamState paths the op trains
+    y_var: Any  # the op's output in the traced step
+    hidden_paths: tuple  # the hidden states it was connected to
+    cancelled_at: Any  # the equation of the map where the all-ones tangent cancelled, or None
+
+
+def zero_df_relations(graph: Any) -> list[ZeroDfRelation]:
+    """The relations whose ``y -> hidden group`` maps all have zero all-ones row sums
+    (:mod:`etrace_lint.engine.row_sums`): the weights get no eligibility trace through them."""
+    from ..row_sums import all_ones_row_sums
+
+    found = []
+    for relation in graph.hidden_param_op_relations:
+        if getattr(relation, "control_flow_context", None) is not None:
+            continue  # a descended scan's body-scoped map: not read here
+        maps = list(getattr(relation, "y_to_hidden_group_jaxprs", None) or ())
+        if not maps:
+            continue
+        sums = [all_ones_row_sums(jaxpr) for jaxpr in maps]
+        if not all(s.zero and all(s.zero) for s in sums):
+            continue
+        paths = tuple(dict.fromkeys(tuple(p) for p in (relation.trainable_paths or {}).values()))
+        hidden = tuple(dict.fromkeys(tuple(p) for g in relation.hidden_groups for p in g.hidden_paths))
+        cancelled = next((s.cancelled_at for s in sums if s.cancelled_at is not None), None)
+        found.append(ZeroDfRelation(paths, relation.y_var, hidden, cancelled))
+    return found
+
+
+def conv_bias_shape(eqn: Any) -> tuple | None:
+    """The shape of a convolution ETP op's bias operand; None for another op or a conv without a bias.
+
+    braintrace's conv rule for the per-parameter algorithms (``_conv_solve_drtrl``) sums the bias
+    gradient over the spatial axes into one value per output channel, shape ``(C,)``, whatever the
+    bias's own shape is; the learner's custom VJP then rejects any other shape."""
+    if getattr(eqn.primitive, "name", "") != "etp_conv" or not eqn.params.get("has_bias"):
+        return None
+    operands = list(eqn.invars)
+    if len(operands) < 3:
+        return None
+    return tuple(getattr(getattr(operands[2], "aval", None), "shape", ()))
+
+
+def adds_same_step_gradients() -> bool:
+    """Whether braintrace's single-step learners give a ParamState the gradient of its same-step
+    path to the output (a readout, an op whose output bypasses every new hidden value).
+
+    braintrace 0.2.8's hidden perturbation lists those parameters (``bypass_param_paths``) and its
+    backward pass returns their gradient; 0.2.6 files every ParamState as an eligibility-trace
+    weight (``split_dict_states_v2``) and its single-step backward pass returns no gradient for
+    any of them, so a weight without a trace gets nothing."""
+    from braintrace._compiler.hidden_pertubation import HiddenPerturbation
+
+    return "bypass_param_paths" in getattr(HiddenPerturbation, "_fields", ())

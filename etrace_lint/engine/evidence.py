@@ -1,0 +1,103 @@
+"""One verdict per weight: the strongest evidence about a weight decides what is said about it.
+
+A weight's evidence comes from the compiler's relations (ETL001 "learns
+online", ETL003 "learns from same-step gradients"), from our own graph
+analysis and from measured online gradients (the probe, ``--verify``). A
+measured finding whose rule ``overrides`` others replaces their findings
+about the same weight (when it is about all of the weight's leaves), keeping what they said in its ``staticEvidence``
+property, so the output never shows "learns online" beside a measured zero.
+A measured finding that only confirms a static warning about the weight
+(ETL411 beside ETL005's "excluded") is folded into that warning as its
+``measured`` property: the weight keeps one finding, with the static rule's
+advice.
+
+Pure data in, data out: the engine calls :func:`one_verdict_per_weight` on a
+model's findings before they are sorted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core.findings import Finding
+from ..core.registry import all_rules
+
+
+def _weight(finding: Finding) -> tuple | None:
+    path = finding.properties.get("weightPath")
+    return tuple(map(str, path)) if path else None
+
+
+def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
+    """``findings`` less those that a stronger finding about the same weight supersedes."""
+    rules = all_rules()
+    beaten: dict[tuple, set[str]] = {}  # weight -> rule ids overridden for it
+    for finding in findings:
+        rule = rules.get(finding.rule_id)
+        weight = _weight(finding)
+        if rule is not None and rule.supersedes and weight is not None and is_whole_weight(finding):
+            beaten.setdefault(weight, set()).update(rule.supersedes)
+    findings = _folded(findings, rules)
+    if not beaten:
+        return findings
+    dropped: dict[tuple, list[Finding]] = {}
+    kept = []
+    for finding in findings:
+        weight = _weight(finding)
+        if weight is not None and finding.rule_id in beaten.get(weight, ()):
+            dropped.setdefault(weight, []).append(finding)
+        else:
+            kept.append(finding)
+    return [_with_evidence(f, dropped.get(_weight(f), []), rules) for f in kept]
+
+
+def is_whole_weight(finding: Finding) -> bool:
+    """False for a probe finding about only some of a weight's leaves: it supersedes nothing."""
+    return finding.properties.get("probe", {}).get("wholeWeight") is not False
+
+
+def _static_verdicts(findings: list[Finding], rules: dict) -> dict[tuple, list[int]]:
+    """Weight -> indexes of the static warnings and errors that say why it does not learn."""
+    from ..core.findings import Level
+
+    found: dict[tuple, list[int]] = {}
+    for index, finding in enumerate(findings):
+        rule = rules.get(finding.rule_id)
+        weight = _weight(finding)
+        if (weight is not None and rule is not None and rule.explains_weight and not rule.folds_into_static
+                and not finding.rule_id.startswith("ETL4") and finding.level.rank >= Level.WARNING.rank):
+            found.setdefault(weight, []).append(index)
+    return found
+
+
+def _folded(findings: list[Finding], rules: dict) -> list[Finding]:
+    """Measured findings that confirm a static warning about the same weight, folded into it."""
+    static = _static_verdicts(findings, rules)
+    if not static:
+        return findings
+    measured: dict[int, list[dict]] = {}
+    dropped = set()
+    for index, finding in enumerate(findings):
+        rule = rules.get(finding.rule_id)
+        weight = _weight(finding)
+        if rule is None or not rule.folds_into_static or weight not in static:
+            continue
+        dropped.add(index)
+        record = {"rule": finding.rule_id, "message": finding.message,
+                  **{k: v for k, v in finding.properties.items() if k in ("probe", "verify")}}
+        for target in static[weight]:
+            measured.setdefault(target, []).append(record)
+    return [replace(f, properties={**f.properties, "measured": measured[i]}) if i in measured else f
+            for i, f in enumerate(findings) if i not in dropped]
+
+
+def _with_evidence(finding: Finding, dropped: list[Finding], rules: dict) -> Finding:
+    rule = rules.get(finding.rule_id)
+    mine = [f for f in dropped if rule is not None and f.rule_id in rule.supersedes]
+    if not mine:
+        return finding
+    evidence = [{"rule": f.rule_id, "message": f.message, "line": f.line} for f in mine]
+    return replace(finding, properties={**finding.properties, "staticEvidence": evidence})
+
+
+__all__ = ["is_whole_weight", "one_verdict_per_weight"]

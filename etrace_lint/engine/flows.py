@@ -1,0 +1,220 @@
+"""Code flows: the route a finding describes, as steps in the user's code.
+
+A rule whose message is about a route from a weight to a hidden state (or to
+the step's output) names :func:`weight_flow` as its ``flow``; the engine
+calls :func:`flow_for` with the record or hit it turned into a finding. The
+steps, in data-flow order: where the weight is created, the op that uses it,
+each ETP op of another weight and each control-flow boundary its value
+crosses, and where the hidden state gets its new value. Only lines of the
+user's code are kept (library frames are skipped by the locator), and
+consecutive steps on one line are merged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from collections import deque
+from typing import Any, Iterable
+
+from ..core.findings import Finding, Location
+
+MAX_STEPS = 64  # a route longer than this is cut in the middle: its ends say the most
+_BOUNDARIES = {"while": "a `while` loop", "scan": "a `scan`", "cond": "a `cond`",
+               "custom_jvp_call": "a custom-derivative function", "custom_vjp_call": "a custom-derivative function",
+               "custom_vjp_call_jaxpr": "a custom-derivative function"}
+
+
+def merge_steps(steps: Iterable[Location | None]) -> tuple[Location, ...]:
+    """Steps without the unknown ones, consecutive steps on one line merged (labels joined)."""
+    merged: list[Location] = []
+    for step in steps:
+        if step is None:
+            continue
+        last = merged[-1] if merged else None
+        if last is not None and (last.path, last.line) == (step.path, step.line):
+            if step.label and step.label not in last.label:
+                merged[-1] = dataclasses.replace(last, label=f"{last.label}; {step.label}" if last.label else step.label)
+            continue
+        merged.append(step)
+    if len(merged) > MAX_STEPS:
+        half = MAX_STEPS // 2
+        merged = merged[:half] + merged[-half:]
+    return tuple(merged)
+
+
+def _route(locator: Any, start: Any, targets: set[int]) -> list:
+    """The top-level equations (EqnSites) from ``start`` to the first that writes one of ``targets``
+    (var ids), by the fewest equations; empty when none is reached."""
+    from . import jaxpr_view as jv
+
+    top = start.parents[0] if start.parents else start.eqn
+    first = jv.EqnSite(top)
+    if any(id(v) in targets for v in jv.outvars(top)):
+        return [first]
+    previous: dict[int, Any] = {id(top): None}
+    sites = {id(top): first}
+    queue = deque([first])
+    while queue:
+        site = queue.popleft()
+        for var in jv.outvars(site.eqn):
+            for consumer in locator.consumers(var):
+                if consumer.parents or id(consumer.eqn) in previous:
+                    continue
+                previous[id(consumer.eqn)] = site
+                sites[id(consumer.eqn)] = consumer
+                if any(id(v) in targets for v in jv.outvars(consumer.eqn)):
+                    route = [consumer]
+                    while previous[id(route[-1].eqn)] is not None:
+                        route.append(previous[id(route[-1].eqn)])
+                    return route[::-1]
+                queue.append(consumer)
+    return []
+
+
+def _weight_of(locator: Any, eqn: Any) -> tuple | None:
+    from . import jaxpr_view as jv
+
+    for var in jv.invars(eqn):
+        path = locator.weight_path_of_var(var)
+        if path:
+            return path
+    return None
+
+
+def weight_flow(locator: Any, subject: Any) -> tuple[Location, ...]:
+    """The route of a weight (a compiler record's ``weight_path``, a hit's ``weight_path``) to the
+    hidden states it names (else any hidden state), through its use (a hit's or record's equation)."""
+    from . import braintrace_adapter as bt
+    from . import jaxpr_view as jv
+    from ..core.naming import display_name
+
+    weight = tuple(getattr(subject, "weight_path", None) or ())
+    if not weight or locator.module_info is None:
+        return ()
+    name = display_name(weight)
+    hidden = {tuple(p) for p in getattr(subject, "hidden_paths", ()) or ()}
+    use = getattr(subject, "eqn", None)
+    if use is not None and not isinstance(use, jv.EqnSite):
+        use = jv.EqnSite(use)
+    if use is None:
+        sites = locator.weight_sites(weight)
+        use = sites[0] if sites else None
+    steps = [locator.of_state(weight, f"{name} is created here")]
+    if use is None:
+        return merge_steps(steps)
+    steps.append(locator.of_site(use, f"{name} is used here"))
+    outvars = bt.hidden_outvars(locator.module_info)
+    targets = {id(v): path for v, path in outvars.items() if not hidden or path in hidden}
+    route = _route(locator, use, set(targets))
+    crossed = set()
+    for site in route[1:-1] if len(route) > 1 else ():
+        primitive = jv.primitive_name(site.eqn)
+        if bt.is_etp_primitive(site.eqn):
+            other = _weight_of(locator, site.eqn)
+            if other and other != weight:
+                crossed.add(other)
+                steps.append(locator.of_site(site, f"its value crosses {display_name(other)}'s op"))
+        elif primitive in _BOUNDARIES:
+            steps.append(locator.of_site(site, f"its value crosses {_BOUNDARIES[primitive]}"))
+    context = bt.record_context(subject) if hasattr(subject, "kind") else {}
+    for blocking in context.get("blocking_weight_paths", ()) or ():
+        if blocking and tuple(blocking) not in crossed:
+            steps.append(locator.of_weight(tuple(blocking), label=f"its value crosses {display_name(blocking)}'s op"))
+    if route:
+        last = route[-1]
+        written = [targets[id(v)] for v in jv.outvars(last.eqn) if id(v) in targets]
+        steps.append(locator.of_site(last, f"{display_name(written[0])} gets its new value here"))
+    else:  # a route to the step's output instead (a same-step bypass)
+        outputs = {id(v) for v in jv.open_jaxpr(bt.traced_jaxpr(locator.module_info)).outvars}
+        route = _route(locator, use, outputs)
+        if route:
+            steps.append(locator.of_site(route[-1], "it reaches the step's output here"))
+    return merge_steps(steps)
+
+
+# per locator and primitive: (path, line) of an op -> the boundaries around it (built on first use)
+_REGION_INDEXES: "weakref.WeakKeyDictionary[Any, dict[str, dict]]" = weakref.WeakKeyDictionary()
+
+
+def _boundaries_of(locator: Any, site: Any) -> list[tuple[str, Location, str]]:
+    """(kind, where, jit name) of the control flow, jit calls and mappings around one equation of the
+    step as traced, outermost first."""
+    from . import jaxpr_view as jv
+
+    found = []
+    outermost = site.parents[0] if site.parents else site.eqn
+    calls = locator._jit_parents(outermost)  # jit calls the compiler inlined before the step was kept
+    chain = (*calls, *site.parents)
+    for index, eqn in enumerate(chain):
+        kind = jv.BOUNDARY_PRIMITIVES.get(jv.primitive_name(eqn))
+        where = locator.of_site(jv.EqnSite(eqn, chain[:index])) if kind else None
+        if where is not None:
+            found.append((kind, where, str(eqn.params.get("name", "")) if kind == "jit" else ""))
+    mapped = jv.mapping_call(site.eqn.source_info)
+    if mapped is not None:
+        kind, frame = mapped
+        found.append((kind, Location(frame.path, frame.line, frame.column), ""))
+    return found
+
+
+def _as_property(kind: str, where: Location, name: str, path: str) -> dict:
+    boundary = {"kind": kind, "line": where.line, "column": where.column}
+    if name:
+        boundary["name"] = name
+    if where.path != path:  # a boundary in another file than the op: the file's name tells them apart
+        boundary["file"] = where.path.replace("\\", "/").rsplit("/", 1)[-1]
+    return boundary
+
+
+def enclosing_control_flow(locator: Any, finding: Finding) -> list[dict]:
+    """The boundaries around the op a finding is about (its ``primitive`` on its line): each
+    ``{"kind": "scan"|"while"|"cond"|"jit"|"vmap"|"Map"|..., "line", "column"}``, outermost first.
+
+    Read off the step as traced, before the compiler unrolled scans and
+    converted conds: the body a user wrote the op in is the one they look for.
+    """
+    primitive = finding.properties.get("primitive")
+    if not primitive or locator.module_info is None:
+        return []
+    indexes = _REGION_INDEXES.setdefault(locator, {})
+    index = indexes.get(primitive)
+    if index is None:
+        index = indexes[primitive] = {}
+        for site in locator._sites_named(primitive, traced=True):
+            boundaries = _boundaries_of(locator, site)
+            where = locator.of_site(site) if boundaries else None
+            if where is None:
+                continue
+            # a jit call on the op's own line is a library's jitted helper (brainevent's kernels), not
+            # a body the user wrote: the op is that call
+            boundaries = [(kind, at, name) for kind, at, name in boundaries
+                          if kind != "jit" or (at.path, at.line) != (where.path, where.line)]
+            if boundaries:
+                index.setdefault((where.path, where.line),
+                                 [_as_property(kind, at, name, where.path) for kind, at, name in boundaries])
+    return index.get((finding.path, finding.line), [])
+
+
+def _with_control_flow(finding: Finding, locator: Any) -> Finding:
+    try:
+        boundaries = enclosing_control_flow(locator, finding)
+    except Exception:  # a step this JAX lays out otherwise: the finding stays as it is
+        return finding
+    if not boundaries:
+        return finding
+    return dataclasses.replace(finding, properties={**finding.properties, "controlFlow": boundaries})
+
+
+def flow_for(rule: Any, finding: Finding, locator: Any, subject: Any) -> Finding:
+    """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit), and the
+    control flow around its op (``properties["controlFlow"]``)."""
+    finding = _with_control_flow(finding, locator)
+    flow = getattr(rule, "flow", None)
+    if flow is None or finding.flow:
+        return finding
+    try:
+        steps = flow(locator, subject)
+    except Exception:  # a route that cannot be worked out leaves the finding as it is
+        return finding
+    return dataclasses.replace(finding, flow=tuple(steps)) if len(steps) > 1 else finding

@@ -1,0 +1,215 @@
+"""One target in, located findings out: load -> compile -> rules.
+
+The engine reports everything it sees; the policy layer decides what is shown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..discovery.discover import TargetSpec
+from ..config.environ import environ_context
+from .evidence import one_verdict_per_weight
+from ..core.findings import Finding, Location, TargetResult
+from ..core.rule import Hit, Rule
+from ..running.isolation import project_files, target_state
+from ..core.naming import display_name, path_key, preferred_paths
+from ..config.settings import EngineSettings
+from .targets import LoadedTarget, TargetLoadError, load_target
+
+
+@dataclass
+class ModelReport:
+    """What the engine found in one model."""
+
+    findings: list[Finding] = field(default_factory=list)  # sorted, each once
+    notes_left_out: dict[str, int] = field(default_factory=dict)  # notes the run hides: counted per rule, not built
+    verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
+    advice_rows: list[dict] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
+
+
+def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = None) -> TargetResult:
+    """Load one target and lint it in this process. Never raises for a problem of the target.
+
+    The target starts from the same random seed and this process's own global
+    settings, and whatever it changes in them is undone (:mod:`.isolation`).
+    """
+    settings = settings or EngineSettings()
+    with target_state():
+        before = set(sys.modules)
+        result = TargetResult(target=spec.key)
+        try:
+            loaded = load_target(spec, root, environ=settings.environ)
+        except TargetLoadError as exc:
+            result.tool_errors.append(exc.tool_error)
+        else:
+            report = lint_model(loaded, settings)
+            result.findings, result.notes_left_out, result.verify_rows, result.advice_rows = (
+                report.findings, report.notes_left_out, report.verify_rows, report.advice_rows)
+            result.hidden_note_levels = _hidden_note_levels(settings)
+        result.dependencies = sorted(set(project_files(root, since=before)) | {spec.path})
+        return result
+
+
+def _hidden_note_levels(settings: EngineSettings) -> dict | None:
+    """How the run hides notes (``policy.hidden_note_levels``); None when every note is
+    built: notes are shown, or ``--verify`` may point at one to say why a weight does not learn."""
+    return None if settings.verify else settings.hidden_note_levels
+
+
+def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
+    """Compile one loaded model and turn records, errors and our own checks into its report.
+
+    ``settings``: what the engine reads of the run's settings (compile options,
+    hidden note levels, opt-in flags, verify settings). Notes the run hides are
+    not built, only counted per rule.
+    """
+    from . import braintrace_adapter as bt
+    from .analysis import AnalysisContext
+    from .locate import Locator
+    from .rules_compiler import (drop_contradicted_records, findings_from_error, findings_from_records,
+                                 is_hidden_note, uncount_superseded_notes)
+
+    report = ModelReport()
+    hidden_levels = _hidden_note_levels(settings)
+    compile_options = {**settings.compile_options, **loaded.compile_options}
+    with environ_context(loaded.environ):  # the step reads dt as it did when the factory built the model
+        try:
+            bt.ensure_states(loaded.model, loaded.batch_size)
+        except Exception as exc:
+            compilation = bt.Compilation(error=exc)
+        else:
+            compilation = bt.compile_model(loaded.model, loaded.inputs, compile_options,
+                                           needs_subject=lambda record: not is_hidden_note(record, hidden_levels))
+        names = _shorter_paths(loaded.model, compilation)  # messages name states as the model's code does
+        with collector_paused(), preferred_paths(names):
+            locator = Locator(loaded.model, compilation.module_info, loaded.factory_location,
+                              compilation.traced_jaxpr)
+            findings = findings_from_records(compilation, locator, loaded.name, hidden_levels,
+                                             report.notes_left_out)
+            if compilation.error is not None:
+                findings = findings_from_error(compilation, locator, loaded.name, findings)
+            if compilation.graph is not None:
+                context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings)
+                findings.extend(findings_from_checks(context, loaded.name))
+                findings, report.notes_left_out = drop_contradicted_records(
+                    findings, compilation, report.notes_left_out, context.fully_connected_weights)
+        if compilation.graph is not None and settings.probe and not settings.verify:
+            # --verify measures all the probe does and more; the probe runs jitted code: collector on
+            from ..verify.probe import probe_model
+            with preferred_paths(names):
+                probe_findings, _ = probe_model(loaded, context, compile_options)
+            findings.extend(probe_findings)
+        if compilation.graph is not None and settings.verify:
+            # --verify runs jitted code for a while: the collector stays on
+            from ..verify import verify_model
+            with preferred_paths(names):
+                verify_findings, report.verify_rows = verify_model(loaded, context, settings, findings=findings)
+            findings.extend(verify_findings)
+        if compilation.graph is not None and settings.advise:
+            from ..verify.advise.engine import advise_target
+            with preferred_paths(names):
+                advice_findings, report.advice_rows = advise_target(loaded, context, settings)
+            findings.extend(advice_findings)
+    findings = one_verdict_per_weight(findings)
+    report.notes_left_out = uncount_superseded_notes(findings, compilation, report.notes_left_out)
+    report.findings = sorted(set_unique(findings), key=Finding.sort_key)
+    return report
+
+
+def _shorter_paths(model: Any, compilation: Any) -> dict[tuple, tuple]:
+    from . import braintrace_adapter as bt
+    from .model_paths import shorter_paths
+
+    if compilation.module_info is None:
+        return {}
+    try:
+        return shorter_paths(model, bt.compiled_states(compilation.module_info))
+    except Exception:  # noqa: BLE001 - a name is a courtesy: an odd model keeps the compiler's names
+        return {}
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while our passes run.
+
+    They allocate many small acyclic objects right after the compiler built
+    a large jaxpr; the collector would choose that moment for a full
+    collection that walks the whole heap for nothing (a third of a second
+    and more on a 10,000-equation step, more than all of our passes).
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def set_unique(findings: list[Finding]) -> list[Finding]:
+    seen = set()
+    unique = []
+    for finding in findings:
+        key = (finding.rule_id, finding.location, finding.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(finding)
+    return unique
+
+
+def rule_enabled_for_run(rule: Rule, settings: EngineSettings) -> bool:
+    from ..config.options import flag_is_on
+
+    return not rule.opt_in_flag or flag_is_on(rule.opt_in_flag, settings)
+
+
+def findings_from_checks(context: Any, name: str) -> list[Finding]:
+    from ..core.registry import analysis_rules
+
+    findings = []
+    for rule in analysis_rules():
+        if not rule_enabled_for_run(rule, context.settings):
+            continue
+        for hit in rule.check(context):
+            findings.append(finding_from_hit(rule, hit, context.locator, name))
+    return findings
+
+
+def _locate_thing(locator: Any, thing: Any, label: str = "") -> Location | None:
+    from . import jaxpr_view as jv
+
+    if isinstance(thing, jv.EqnSite):
+        return locator.of_site(thing, label)
+    if isinstance(thing, tuple):
+        return locator.of_state(thing, label)
+    if isinstance(thing, Location):
+        return thing
+    return None
+
+
+def finding_from_hit(rule: Rule, hit: Hit, locator: Any, name: str) -> Finding:
+    primary = locator.first(
+        _locate_thing(locator, hit.eqn),
+        locator.of_weight(hit.weight_path) if hit.weight_path else None,
+        locator.of_state(hit.state_path) if hit.state_path else None,
+    )
+    related = [loc for label, thing in hit.related
+               if (loc := _locate_thing(locator, thing, label)) is not None and loc != primary]
+    properties = dict(hit.properties)
+    if hit.weight_path:
+        properties.setdefault("weight", display_name(hit.weight_path))
+        properties.setdefault("weightPath", path_key(hit.weight_path))
+    from .flows import flow_for
+
+    finding = Finding(rule.id, rule.level, hit.message, name, primary,
+                      tuple(related) + (locator.factory_related,), properties)
+    return flow_for(rule, finding, locator, hit)
+
+
+__all__ = ["ModelReport", "lint_model", "lint_target"]

@@ -1,0 +1,459 @@
+"""Compiler records and compiler exceptions -> findings, through the rule registry.
+
+A record maps to its rule by ``DiagnosticKind`` value (an unknown value gets
+the generic rule, so a newer braintrace still shows everything). An exception
+maps to the first rule whose :class:`ErrorMatch` recognises it. When the
+compiler emitted an ERROR record to explain the exception it then raised, the
+two are one problem and are reported once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Iterator, Mapping
+
+from . import braintrace_adapter as bt
+from . import jaxpr_view as jv
+from ..core.findings import Finding, Level, Location
+from ..core.naming import display_name, path_key
+from ..core.wording import error_sentence, one_line, op_phrase, plain_text
+from ..core.registry import error_rules, rule_for_record_kind
+from ..core.rule import ErrorFacts, RecordFacts, Rule
+
+
+def _class_names(exc: BaseException) -> list[str]:
+    return [cls.__name__ for cls in type(exc).__mro__]
+
+
+def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = None,
+                  rule: Rule | None = None) -> tuple[Location, list[Location]]:
+    """Primary location of a record, and related ones (blocking weights, the factory).
+
+    ``subject`` is the equation the compiler was working on when it emitted
+    the record; it is the most precise answer when there is one. Else the
+    record's rule may say which control-flow equation its records are about
+    (``Rule.control_flow``); ``ordinal`` counts its records so far.
+    """
+    context = bt.record_context(record)
+    weight_path = getattr(record, "weight_path", None)
+    # most records are placed by their subject equation: the other candidates are not even listed
+    primary = locator.of_eqn(subject) if subject is not None else None
+    if primary is None:
+        rule = rule_for_record_kind(bt.record_kind(record), bt.record_level(record)) if rule is None else rule
+        found = _candidate_locations(record, rule.control_flow, context, weight_path, locator, ordinal)
+        primary = next((loc for loc in found if loc is not None), locator.factory)
+
+    related = []
+    for blocking in context.get("blocking_weight_paths", ()) or ():
+        if blocking:
+            loc = locator.of_weight(tuple(blocking), label=f"blocking weight {display_name(blocking)}")
+            if loc is not None:
+                related.append(loc)
+    if weight_path:
+        created = locator.of_state(tuple(weight_path), f"{display_name(weight_path)} is created here")
+        if created is not None and created != primary:
+            related.append(created)
+    related.append(locator.factory_related)
+    return primary, related
+
+
+# "equation 'slice' on the hidden path ...", "the mixing equation 'conv' registered no ...":
+# the primitive a record is about when its fields only name hidden states
+_NAMED_PRIMITIVE = re.compile(r"equation '(\w+)'|rule of '(\w+)'")
+
+
+def _candidate_locations(record: Any, family: str, context: Mapping, weight_path: Any, locator: Any,
+                         ordinal: int) -> Iterator[Location | None]:
+    """Where a record without a subject equation may be placed, most precise first; each
+    is only worked out when the ones before found nothing. ``family``: the control-flow
+    primitive the record's rule says it is about."""
+    op_name = str(context.get("op_name", ""))
+    if family:
+        yield locator.of_nth_control_flow(op_name or family, ordinal)
+    if op_name:
+        yield locator.of_primitive(op_name)
+    primitive = bt.record_primitive_name(record)
+    for key in ("invar", "weight_var"):
+        if context.get(key) is not None:
+            yield locator.of_var(context[key], op_name)
+    if weight_path:
+        yield locator.of_weight(tuple(weight_path), primitive)
+    if context.get("state") is not None:
+        if bt.is_global_random_state(context["state"]):  # created by no model: where the step draws from it
+            yield locator.of_state_use(context["state"])
+        else:
+            yield locator.of_state_object(context["state"])
+    hidden_paths = [tuple(p) for p in (*(getattr(record, "hidden_paths", ()) or ()), context.get("hidden_path"))
+                    if isinstance(p, (tuple, list))]
+    named = _NAMED_PRIMITIVE.search(str(getattr(record, "message", "")))
+    if named and hidden_paths:
+        # the compiler names the op it could not analyse and gives only the states: the op is
+        # on the way from those states to their new values
+        yield locator.of_primitive_on_hidden_path(named.group(1) or named.group(2), hidden_paths)
+    for path in (context.get("state_path"), *hidden_paths):
+        if isinstance(path, (tuple, list)):
+            yield locator.of_state(tuple(path))
+    for key in ("params", "weight_paths"):
+        for path in context.get(key, ()) or ():
+            if isinstance(path, tuple):
+                yield locator.of_weight(path)
+    if primitive:
+        yield locator.of_primitive(primitive)
+
+
+def _paths_in(value: Any) -> list[tuple]:
+    """Paths held by a record field: a path, or a tuple/list of paths."""
+    if isinstance(value, (tuple, list)) and value and all(isinstance(p, (tuple, list)) for p in value):
+        return [tuple(p) for p in value]
+    if isinstance(value, tuple) and value and all(isinstance(p, (str, int)) for p in value):
+        return [value]
+    return []
+
+
+def _record_paths(record: Any) -> list[tuple]:
+    paths = []
+    if getattr(record, "weight_path", None):
+        paths.append(tuple(record.weight_path))
+    paths.extend(tuple(p) for p in getattr(record, "hidden_paths", ()) or ())
+    for value in bt.record_context(record).values():
+        paths.extend(_paths_in(value))
+    return paths
+
+
+def record_properties(record: Any, kind: str | None = None, level: str | None = None) -> dict:
+    kind = bt.record_kind(record) if kind is None else kind
+    properties = {"braintraceKind": kind, "braintraceLevel": bt.record_level(record) if level is None else level,
+                  "braintraceMessage": one_line(getattr(record, "message", ""))}
+    weight_path = getattr(record, "weight_path", None)
+    if weight_path:
+        properties["weight"] = display_name(weight_path)
+        properties["weightPath"] = path_key(weight_path)
+    hidden = getattr(record, "hidden_paths", ()) or ()
+    if hidden:
+        properties["hiddenStates"] = [display_name(h) for h in hidden]
+        properties["hiddenStatePaths"] = [path_key(h) for h in hidden]
+    primitive = bt.record_primitive_name(record)
+    if primitive:
+        properties["primitive"] = primitive
+    return properties
+
+
+def _line_of(location: Location | None, primary: Location) -> str:
+    if location is None:
+        return ""
+    if location.path == primary.path:
+        return f"line {location.line}"
+    return f"{location.path}:{location.line}"
+
+
+def _misplaced_weights(subject: Any, locator: Any) -> tuple[str, ...]:
+    """ParamStates an ETP op reads through an operand it does not train: a record that says the op
+    has no trainable ParamState then means the state went into the wrong argument."""
+    if subject is None or not bt.is_etp_primitive(subject) or len(subject.invars) < 2:
+        return ()
+    # an ETP op's first operand is its input x (matmul, conv, sparse and LoRA ops); the rest it may train
+    first = subject.invars[0]
+    path = locator.weight_behind(first) if jv.is_var(first) else None
+    return (display_name(path),) if path is not None else ()
+
+
+def record_facts(record: Any, kind: str, locator: Any, primary: Location, iterations: tuple = (),
+                 iteration_count: int = 0, subject: Any = None) -> RecordFacts:
+    """What a rule words its message from: the record's paths by name, lines of the ops it names."""
+    context = bt.record_context(record)
+    weight_path = getattr(record, "weight_path", None)
+    if not weight_path and context.get("invar") is not None:
+        weight_path = locator.weight_path_of_var(context["invar"])
+    blocking = []
+    for path in context.get("blocking_weight_paths", ()) or ():
+        if path:
+            line = _line_of(locator.of_weight(tuple(path)), primary)
+            blocking.append(f"{display_name(path)}'s op ({line})" if line else f"{display_name(path)}'s op")
+    weights = []
+    for key in ("weight_paths", "params", "sources"):
+        weights.extend(_paths_in(context.get(key)))
+    paths = _record_paths(record)
+    primitive = bt.record_primitive_name(record)
+    return RecordFacts(
+        kind=kind, level=bt.record_level(record),
+        text=plain_text(getattr(record, "message", ""), paths, locator.states if _has_tuple(record) else ()),
+        weight=display_name(weight_path) if weight_path else "",
+        hidden=tuple(display_name(h) for h in getattr(record, "hidden_paths", ()) or ()),
+        weights=tuple(dict.fromkeys(display_name(w) for w in weights)),
+        blocking=tuple(blocking), primitive=primitive, op=op_phrase(primitive),
+        context=context, iterations=iterations, iteration_count=iteration_count,
+        misplaced=_misplaced_weights(subject, locator) if kind in _NO_PARAMSTATE_KINDS else ())
+
+
+# records that say an ETP op's trainable operand is no ParamState
+_NO_PARAMSTATE_KINDS = frozenset({"relation_excluded_no_paramstate", "trainable_invar_not_paramstate"})
+
+
+def _has_tuple(record: Any) -> bool:
+    message = str(getattr(record, "message", ""))
+    return "('" in message or '("' in message
+
+
+def record_message(rule: Rule, facts: RecordFacts) -> str:
+    """The rule words the record; without an ``explain`` the compiler's text is shown, paths by name."""
+    if rule.explain is not None:
+        return rule.explain(facts)
+    return facts.text
+
+
+def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
+    kind = bt.record_kind(record)
+    record_level = bt.record_level(record)
+    rule, level, _ = _grade(kind, record_level, None)
+    return _finding(record, kind, rule, level, locator, target, ordinal, subject, record_level)
+
+
+def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, target: str, ordinal: int,
+             subject: Any, record_level: str, unrolled: bool = False) -> Finding:
+    primary, related = locate_record(record, locator, ordinal, subject, rule)
+    iterations, count = (), 0
+    if unrolled and subject is not None and bt.is_etp_primitive(subject):
+        index, count = locator.unrolled_iteration(subject)
+        iterations = (index,) if count > 1 else ()
+    facts = record_facts(record, kind, locator, primary, iterations, count, subject)
+    properties = record_properties(record, None, record_level)  # braintrace's own kind, as it named it
+    if iterations:
+        properties["iterations"] = list(iterations)
+    from .flows import flow_for
+
+    finding = Finding(rule.id, level, record_message(rule, facts), target, primary, tuple(related),
+                      properties)
+    return flow_for(rule, finding, locator, record)
+
+
+def _grade(kind: str, record_level: str, hidden_note_levels: dict[str, str] | None) -> tuple[Any, Level, bool]:
+    """A record's rule, its level, and whether a run hiding notes (``policy.hidden_note_levels``)
+    would hide its finding; the same for every record of one kind and level.
+
+    The level is the rule's: it says what happens to learning, on every braintrace line.
+    Where the compiler grades one kind two ways that mean different things (an ETP op in
+    a loop excluded, or refused by the policy), each way has its rule.
+    """
+    rule = rule_for_record_kind(kind, record_level)
+    level = rule.level
+    hidden = hidden_note_levels is not None and (Level(hidden_note_levels[rule.id]) if hidden_note_levels.get(rule.id)
+                                                 else level) is Level.NOTE
+    return rule, level, hidden
+
+
+def is_hidden_note(record: Any, hidden_note_levels: dict[str, str] | None) -> bool:
+    """Whether a run hiding notes (``policy.hidden_note_levels``) would hide this record's finding."""
+    if hidden_note_levels is None:
+        return False
+    return _grade(bt.record_kind(record), bt.record_level(record), hidden_note_levels)[2]
+
+
+def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> list[Finding]:
+    """One finding per weight, rule and line across the iterations of an unrolled scan."""
+    groups: dict[tuple, list[int]] = {}
+    for index, finding in enumerate(findings):
+        if "iterations" in finding.properties:
+            key = (finding.rule_id, finding.location, finding.properties.get("weight"))
+            groups.setdefault(key, []).append(index)
+    drop = set()
+    for indices in groups.values():
+        if len(indices) < 2:
+            continue
+        first = findings[indices[0]]
+        iterations = tuple(sorted({i for n in indices for i in findings[n].properties["iterations"]}))
+        record, kind, rule, locator, count = records[indices[0]]
+        facts = record_facts(record, kind, locator, first.location, iterations, count)
+        # the first iteration's finding keeps its path and fix; only its wording and iterations change
+        findings[indices[0]] = dataclasses.replace(first, message=record_message(rule, facts),
+                                                   properties=dict(first.properties, iterations=list(iterations)))
+        drop.update(indices[1:])
+    return [f for i, f in enumerate(findings) if i not in drop]
+
+
+def findings_from_records(compilation: bt.Compilation, locator: Any, target: str,
+                          hidden_note_levels: dict[str, str] | None = None,
+                          left_out: dict[str, int] | None = None) -> list[Finding]:
+    """A finding per record; notes the run hides are counted in ``left_out`` instead
+    (``hidden_note_levels``: see :func:`is_hidden_note`)."""
+    locator.use_jaxprs(compilation.traced_jaxpr, compilation.raw_jaxpr)
+    subjects = list(compilation.record_subjects)
+    subjects += [None] * (len(compilation.records) - len(subjects))
+    left_out = {} if left_out is None else left_out
+    unrolled = any(bt.record_kind(r) == "scan_unrolled" for r in compilation.records)
+    findings, seen = [], {}
+    merge_inputs: dict[int, tuple] = {}
+    graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
+    readouts = _readouts(compilation)
+    for record, subject in zip(compilation.records, subjects):
+        kind = _kind_in_context(record, readouts)
+        record_level = bt.record_level(record)
+        grade = graded.get((kind, record_level))
+        if grade is None:
+            grade = graded[(kind, record_level)] = _grade(kind, record_level, hidden_note_levels)
+        rule, level, hidden = grade
+        key = rule.ordinal_group or kind
+        ordinal = seen.get(key, 0)
+        seen[key] = ordinal + 1
+        if hidden:
+            left_out[rule.id] = left_out.get(rule.id, 0) + 1
+            continue
+        finding = _finding(record, kind, rule, level, locator, target, ordinal, subject, record_level, unrolled)
+        if "iterations" in finding.properties:
+            merge_inputs[len(findings)] = (record, kind, rule, locator, locator.unrolled_iteration(subject)[1])
+        findings.append(finding)
+    return _merge_iterations(findings, merge_inputs) if merge_inputs else findings
+
+
+_WEIGHT_TO_WEIGHT, _NON_TEMPORAL = "relation_excluded_weight_to_weight", "relation_excluded_non_temporal"
+
+
+def reported_kinds(compilation: bt.Compilation) -> list[tuple[str, str]]:
+    """(kind, braintrace level) of each record as it is reported: a weight excluded behind weights that
+    reach no hidden state is reported as one that reaches none itself (a note, not ETL005's warning)."""
+    readouts = _readouts(compilation)
+    return [(_kind_in_context(record, readouts), bt.record_level(record)) for record in compilation.records]
+
+
+def _readouts(compilation: bt.Compilation) -> set[tuple]:
+    readouts = _weights_reaching_no_state(compilation.records)
+    if readouts and compilation.graph is not None:  # a probe pass's record the final graph contradicts
+        readouts -= bt.relation_weight_paths(compilation.graph)
+    return readouts
+
+
+def _weights_reaching_no_state(records: list) -> set[tuple]:
+    return {tuple(r.weight_path) for r in records
+            if bt.record_kind(r) == _NON_TEMPORAL and getattr(r, "weight_path", None)}
+
+
+def _kind_in_context(record: Any, readouts: set[tuple]) -> str:
+    """A weight whose op feeds only ops of weights that reach no hidden state (an LRU's output
+    projection feeding a readout) reaches none either: the compiler calls it excluded behind
+    another weight, but what happens to it is what happens to a readout (its exact same-step
+    gradient), so it is reported as one."""
+    kind = bt.record_kind(record)
+    if kind == _WEIGHT_TO_WEIGHT:
+        blocking = [tuple(p) for p in bt.record_context(record).get("blocking_weight_paths", ()) or () if p]
+        if blocking and all(path in readouts for path in blocking):
+            return _NON_TEMPORAL
+    return kind
+
+
+def classify_error(exc: BaseException, tracing: bool | None = None):
+    """The rule of a compiler or tracing exception; ``tracing``: raised before the step's jaxpr
+    existed (None: unknown, an exception through the user's code counts as raised while tracing)."""
+    names = _class_names(exc)
+    message = str(exc)
+    modules = jv.exception_modules(exc)
+    raised_in = modules[0] if modules else ""
+    through_user_code = jv.user_frame_of_exception(exc) is not None
+    for rule in error_rules():
+        if rule.error.matches(names, message, raised_in, through_user_code, tracing):
+            return rule
+    raise LookupError("no generic error rule is registered")
+
+
+def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
+                        record_findings: list[Finding]) -> list[Finding]:
+    """Add the compiler/tracing exception to the record findings, merged when explained."""
+    exc = compilation.error
+    rule = classify_error(exc, tracing=not compilation.step_traced)
+    error_name = type(exc).__name__
+    explained = [i for i, f in enumerate(record_findings)
+                 if f.properties.get("braintraceLevel") == "error" and f.properties.get("braintraceKind") in rule.error.kinds]
+    if explained:
+        index = explained[-1]
+        merged = record_findings[index]
+        properties = dict(merged.properties, braintraceError=error_name)
+        record_findings = list(record_findings)
+        record_findings[index] = Finding(merged.rule_id, merged.level, merged.message, target,
+                                         merged.location, merged.related, properties)
+        return record_findings
+    frame = jv.user_frame_of_exception(exc)
+    message = plain_text(error_sentence(exc), (), locator.states)
+    if rule.describe is not None:
+        message, described_at = rule.describe(exc, compilation)
+        message = plain_text(message, (), locator.states)
+        frame = described_at or frame
+    write = None
+    if rule.error.at_write == "param" and compilation.param_writes:
+        write = compilation.param_writes[0]
+    elif rule.error.at_write == "last":
+        write = compilation.last_write
+    subject = bt.exception_subject(exc)
+    # "... computed within a while function": the loop is the place to show
+    named_op = re.search(r"within a (\w+) (?:function|region)", str(exc))
+    primary = locator.first(
+        Location(write.path, write.line, write.column) if write else None,
+        Location(frame.path, frame.line, frame.column) if frame else None,
+        *(locator.of_eqn(eqn) for eqn in subject.eqns),
+        *(locator.of_producer(var) for var in subject.vars),
+        *(locator.of_state_object(state) for state in subject.states),
+        locator.of_primitive(named_op.group(1)) if named_op else None,
+    )
+    properties = {"braintraceError": error_name, "phase": "compile" if compilation.step_traced else "trace",
+                  "braintraceMessage": one_line(exc, 2000)}
+    if rule.explain_error is not None and subject.eqns:
+        handled = jv.primitive_name(subject.eqns[0])
+        properties["primitive"] = handled
+        message = rule.explain_error(ErrorFacts(exc, message, handled, primary != locator.factory))
+    # a canonicalisation that did not settle names every equation it was still rewriting
+    others = [loc for eqn in subject.eqns[1:] if (loc := locator.of_eqn(eqn, "also involved")) is not None]
+    related = tuple(loc for loc in others if (loc.path, loc.line) != (primary.path, primary.line))
+    related += (locator.factory_related,)
+    finding = Finding(rule.id, rule.level, message, target, primary, related, properties)
+    return list(record_findings) + [finding]
+
+
+# records about a weight that a relation of the final graph contradicts
+_CONTRADICTED_BY_A_RELATION = (_NON_TEMPORAL, _WEIGHT_TO_WEIGHT)
+
+
+def drop_contradicted_records(findings: list[Finding], compilation: bt.Compilation, left_out: dict[str, int],
+                              fully_connected: frozenset) -> tuple[list[Finding], dict[str, int]]:
+    """Drop the records about a weight every op of which the final graph connects
+    (``fully_connected``) that say otherwise, hidden notes included (uncounted from ``left_out``).
+
+    braintrace's final graph connects these weights: a record of an earlier pass over the same step
+    (brainstate.nn.Map traces it once per probe) that calls one excluded, or not reaching a hidden
+    state, is contradicted by the compiler's own report."""
+    contradicted = {rule_for_record_kind(kind).id for kind in _CONTRADICTED_BY_A_RELATION}
+    replaced = {(rule_id, _weight_key(path_key(w))) for w in fully_connected for rule_id in contradicted}
+    if not replaced:
+        return findings, left_out
+    kept = [f for f in findings if (f.rule_id, _weight_key(f.properties.get("weightPath") or ())) not in replaced]
+    return kept, _uncounted(compilation, replaced, left_out)
+
+
+def uncount_superseded_notes(findings: list[Finding], compilation: bt.Compilation,
+                             left_out: dict[str, int]) -> dict[str, int]:
+    """``left_out`` less the hidden notes that a finding about the same weight supersedes
+    (``Rule.supersedes``, static or measured): a superseded note is neither shown nor counted."""
+    from .evidence import is_whole_weight
+    from ..core.registry import all_rules
+
+    rules = all_rules()
+    replaced = {(old, _weight_key(f.properties["weightPath"]))
+                for f in findings if f.properties.get("weightPath") is not None and is_whole_weight(f)
+                for old in getattr(rules.get(f.rule_id), "supersedes", ())}
+    return _uncounted(compilation, replaced, left_out) if replaced else left_out
+
+
+def _weight_key(path) -> tuple[str, ...]:
+    return tuple(map(str, path))
+
+
+def _uncounted(compilation: bt.Compilation, replaced: set, left_out: dict[str, int]) -> dict[str, int]:
+    """``left_out`` less one for each hidden record whose (rule, weight) is in ``replaced``."""
+    if not left_out:
+        return left_out
+    left_out = dict(left_out)
+    for record in compilation.records:
+        path = getattr(record, "weight_path", None)
+        if not path:
+            continue
+        rule = rule_for_record_kind(bt.record_kind(record), bt.record_level(record))
+        if (rule.id, _weight_key(path_key(path))) in replaced and left_out.get(rule.id):
+            left_out[rule.id] -= 1
+    return {rule_id: n for rule_id, n in left_out.items() if n}

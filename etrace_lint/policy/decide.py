@@ -1,0 +1,165 @@
+"""Decide, once, which findings are shown and at what level (flake8's style guide).
+
+Rules report everything they see; this is the only place that filters.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field, replace
+
+from ..core.findings import Finding, Level, ToolError
+from ..config.options import flag_is_on
+from ..core.registry import all_rules
+from ..config.settings import Settings
+
+
+def selector_matches(selector: str, rule_id: str) -> bool:
+    """A selector is a rule id, an id prefix (``ETL0``, ``ALL``) or a rule name."""
+    selector = selector.strip()
+    if selector.upper() == "ALL":
+        return True
+    if rule_id.startswith(selector.upper()):
+        return True
+    rule = all_rules().get(rule_id)
+    return rule is not None and rule.name == selector
+
+
+def rule_selected(rule_id: str, settings: Settings, path: str = "") -> bool:
+    rule = all_rules().get(rule_id)
+    if settings.select:
+        selected = any(selector_matches(s, rule_id) for s in settings.select)
+    else:
+        selected = rule is None or rule.enabled
+    if any(selector_matches(s, rule_id) for s in settings.extend_select):
+        selected = True
+    if any(selector_matches(s, rule_id) for s in settings.ignore):
+        selected = False
+    if selected and path and settings.per_file_ignores:
+        rel = os.path.relpath(path, settings.root).replace(os.sep, "/")
+        for glob, selectors in settings.per_file_ignores.items():
+            if fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(os.path.basename(path), glob):
+                if any(selector_matches(s, rule_id) for s in selectors):
+                    return False
+    return selected
+
+
+def configured_level(rule_id: str, settings: Settings) -> Level | None:
+    """The level of the most specific selector in ``levels`` that matches ``rule_id``."""
+    matching = [s for s in settings.levels if selector_matches(s, rule_id)]
+    if not matching:
+        return None
+    return settings.levels[max(matching, key=lambda s: (s.upper() != "ALL", len(s)))]
+
+
+def level_for(finding: Finding, settings: Settings) -> Level:
+    """The configured level of the most specific matching selector, else the rule's own."""
+    return configured_level(finding.rule_id, settings) or finding.level
+
+
+def hidden_note_levels(settings: Settings) -> dict[str, str] | None:
+    """What the engine needs to leave out notes nobody will see: None when notes are
+    shown, else the configured level of every rule that has one (a note raised to a
+    warning by configuration is shown). Locating a note costs as much as any finding,
+    and a model has one per connected weight."""
+    if settings.show_info:
+        return None
+    levels = {}
+    for rule_id in all_rules():
+        level = configured_level(rule_id, settings)
+        if level is not None:
+            levels[rule_id] = level.value
+    return levels
+
+
+def _rule_runs(rule_id: str, settings: Settings) -> bool:
+    """Whether the engine looked for ``rule_id`` this run (opt-in rules need their flag)."""
+    rule = all_rules().get(rule_id)
+    if rule is None or rule.retired:
+        return False
+    if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, settings):
+        return False
+    return rule_selected(rule_id, settings)
+
+
+@dataclass
+class Outcome:
+    """What writers get: the findings to show, tool errors, and the exit code."""
+
+    findings: list[Finding] = field(default_factory=list)
+    tool_errors: list[ToolError] = field(default_factory=list)
+    hidden_notes: int = 0
+    baselined: int = 0  # findings left out because the baseline records them
+
+    def exit_code(self, settings: Settings) -> int:
+        if self.tool_errors:
+            return 2
+        if settings.exit_zero:
+            return 0
+        failing = [f for f in self.findings if not f.suppressed and f.level.rank >= settings.fail_level.rank]
+        return 1 if failing else 0
+
+
+def _suppress(findings: list[Finding], linted_files: list[str], settings: Settings,
+              unlocated: frozenset = frozenset()) -> list[Finding]:
+    """Mark suppressed findings, and add ETL301 for suppressions that matched nothing.
+
+    ``unlocated``: rules some of whose notes were left out unlocated; a
+    suppression naming one may be what a hidden note needs.
+    """
+    from ..core.findings import Location
+    from ..core.rule import UnusedSuppression
+    from ..config.suppressions import SuppressionIndex
+
+    index = SuppressionIndex()
+    marked = []
+    for finding in findings:
+        suppression = index.match(finding.path, finding.line, finding.rule_id)
+        marked.append(replace(finding, suppressed=suppression.form) if suppression else finding)
+    rule = all_rules()["ETL301"]
+    running = [rid for rid in all_rules() if _rule_runs(rid, settings)]
+    for path, suppression, codes in index.unused(linted_files):
+        # a code for a rule that did not run this time (deselected, opt-in) may still be needed
+        unknown = tuple(c for c in codes if not any(rid.startswith(c) for rid in all_rules()))
+        idle = tuple(c for c in codes if any(rid.startswith(c) for rid in running)
+                     and not any(rid.startswith(c) for rid in unlocated))
+        if not unknown and not idle:
+            continue
+        codes = idle + unknown
+        marked.append(Finding(rule.id, rule.level, rule.explain(UnusedSuppression(idle, unknown, suppression.form)),
+                              "", Location(path, suppression.line, suppression.column),
+                              properties={"codes": list(codes), "form": suppression.form}))
+    return marked
+
+
+def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: Settings,
+                 linted_files: list[str] = (), use_baseline: bool = True,
+                 notes_left_out: dict[str, int] | None = None) -> Outcome:
+    """``notes_left_out``: per rule, notes the engine did not build because they are
+    hidden (counted as hidden when their rule is selected)."""
+    outcome = Outcome(tool_errors=sorted(tool_errors, key=ToolError.sort_key))
+    left_out = {rule_id: n for rule_id, n in (notes_left_out or {}).items() if n}
+    findings = _suppress(findings, list(linted_files), settings, frozenset(left_out))
+    outcome.hidden_notes = sum(n for rule_id, n in left_out.items() if rule_selected(rule_id, settings))
+    for finding in findings:
+        if finding.suppressed and not settings.include_suppressed:
+            continue
+        if not rule_selected(finding.rule_id, settings, finding.path):
+            continue
+        level = level_for(finding, settings)
+        if level != finding.level:
+            finding = replace(finding, level=level)
+        if finding.level is Level.NOTE and not settings.show_info:
+            outcome.hidden_notes += 1
+            continue
+        outcome.findings.append(finding)
+    outcome.findings.sort(key=Finding.sort_key)
+    if use_baseline and settings.baseline_fingerprints is not None:
+        from ..config.baseline import new_findings
+
+        active = [f for f in outcome.findings if not f.suppressed]
+        fresh = set(map(id, new_findings(active, settings.baseline_fingerprints, settings.root)))
+        outcome.baselined = len(active) - len(fresh)
+        outcome.findings = [f for f in outcome.findings if f.suppressed or id(f) in fresh]
+    return outcome

@@ -1,0 +1,95 @@
+"""Run the engine over many targets: cached results first, the rest in worker processes.
+
+Nothing here imports JAX: on a tree whose results are all cached, no worker
+starts at all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from typing import Callable
+
+from ..discovery.discover import TargetSpec
+from ..core.findings import TargetResult
+from ..policy.decide import hidden_note_levels
+from ..config.settings import Settings
+
+
+def open_cache(settings: Settings):
+    if not settings.use_cache:
+        return None
+    from .cache import Cache
+
+    directory = settings.cache_dir
+    if not os.path.isabs(directory):
+        directory = os.path.join(settings.root, directory)
+    return Cache(directory, settings.root, settings.fingerprint_data(),
+                 hidden_note_levels=hidden_note_levels(settings))
+
+
+def _compilation_cache(cache, quiet: bool = False) -> str | None:
+    """JAX's compiled programs beside the results, so that a later run compiles less; none without a
+    cache. A folder that cannot be written (a read-only checkout, a cache restored without write
+    access) is said once; the pool then keeps a temporary one, so JAX does not warn at every compile."""
+    if cache is None:
+        return None
+    folder = os.path.join(cache.directory, "xla")
+    try:
+        cache.prepare()
+        os.makedirs(folder, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+        with tempfile.TemporaryFile(dir=os.path.join(cache.directory, "targets")
+                                    if os.path.isdir(os.path.join(cache.directory, "targets")) else cache.directory):
+            pass
+    except OSError as exc:
+        if not quiet:
+            print(f"etrace-lint: warning: the cache folder {cache.directory} cannot be written "
+                  f"({exc.strerror or exc}): results and compiled programs are not kept for the next run; make it "
+                  "writable, or point --cache-dir (cache-dir in [tool.etrace-lint]) at a folder that is, or pass "
+                  "--no-cache", file=sys.stderr)
+        return None
+    return folder
+
+
+def run_targets(specs: list[TargetSpec], settings: Settings,
+                progress: Callable[[int, int, TargetSpec], None] | None = None,
+                cache=None, pool=None) -> list[TargetResult]:
+    """One result per spec, in the order of ``specs`` whatever the number of workers.
+
+    ``pool``: a :class:`~etrace_lint.running.workers.WorkerPool` to run on and keep (the
+    language server's); without one, the run starts a pool of its own and closes it.
+    """
+    results: dict[int, TargetResult] = {}
+    stale = []
+    for index, spec in enumerate(specs):
+        hit = cache.get(spec) if cache is not None else None
+        if hit is not None:
+            results[index] = hit
+        else:
+            stale.append(index)
+    if stale:
+        from .workers import WorkerPool, default_jobs
+
+        engine_settings = settings.for_engine(hidden_note_levels(settings))
+        todo = [specs[i] for i in stale]
+        durations = cache.recorded_seconds(todo) if cache is not None else None
+        own_pool = pool is None
+        starting = getattr(progress, "starting", None)
+        if starting is not None and (own_pool or not pool.workers):
+            starting(len(todo), settings.preload)  # the first seconds are the workers' imports: say so
+        if own_pool:
+            pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(cache, settings.quiet))
+        try:
+            fresh = pool.run(todo, settings.root, engine_settings, settings.jobs or default_jobs(), settings.timeout,
+                             progress, durations, memory_limit=settings.memory_limit)
+        finally:
+            if own_pool:
+                pool.close()
+        for index, result in zip(stale, fresh):
+            results[index] = result
+            if cache is not None:
+                cache.put(specs[index], result)
+    return [results[i] for i in range(len(specs))]

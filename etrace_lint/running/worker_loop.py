@@ -1,0 +1,278 @@
+"""What runs inside a worker process: lint the targets the parent sends, one at a time.
+
+A worker is either forked from the warm fork server (:mod:`.zygote`), which has
+already imported JAX, brainstate and braintrace, or spawned afresh and imports
+them itself. Either way it starts JAX's backend, says ``("ready", pid)`` and
+then answers each ``("lint", index, spec fields, root, run options, new_group,
+more_in_file)`` with ``("result", index, json, changes)``, ``changes`` being
+what the target left changed in the process (empty: fit for the next one);
+``None`` or a closed pipe asks it to leave.
+
+``new_group`` marks the first target of a file on this worker: every module of
+the user's tree that an earlier file imported is dropped first
+(:mod:`.isolation`), so no file sees another file's modules.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import signal
+import time
+
+# What every worker needs before its first target: imported once in the fork
+# server, so that no forked worker pays for it again.
+WARM_MODULES = ("jax", "jax.numpy", "brainstate", "braintrace", "saiunit",
+                "etrace_lint.engine.lint", "etrace_lint.engine.analysis", "etrace_lint.engine.braintrace_adapter",
+                "etrace_lint.engine.locate", "etrace_lint.engine.rules_compiler", "etrace_lint.running.isolation",
+                "etrace_lint.verify")
+
+
+COMPILATION_CACHE_BYTES = 512 * 1024 * 1024
+
+
+def use_compilation_cache(directory: str | None) -> None:
+    """Compiled XLA programs shared on disk by the workers of a run (and by later runs when it is the
+    cache's folder): the second worker loads the small programs every model needs instead of
+    compiling them again. Set before JAX is imported; a user's own JAX_* settings win."""
+    if not directory:
+        return
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", directory)
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    # No size bound for JAX to keep: with one, every write lists and reads the whole folder under a
+    # lock, which workers then queue for (a run took 1.4x as long); the pool trims it between runs.
+
+
+def trim_compilation_cache(directory: str, max_bytes: int = COMPILATION_CACHE_BYTES) -> None:
+    """Keep the programs folder under ``max_bytes``: the oldest written go first, down to three quarters
+    of it, so that trimming is rare. A program removed is compiled again when a model needs it."""
+    try:
+        entries = [(stat.st_mtime_ns, stat.st_size, entry.path)
+                   for entry in os.scandir(directory) if entry.is_file() for stat in (entry.stat(),)]
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    if total <= max_bytes:
+        return
+    for _, size, path in sorted(entries):
+        if total <= max_bytes * 3 // 4:
+            break
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        total -= size
+
+
+def import_warm_modules() -> None:
+    for name in WARM_MODULES:
+        importlib.import_module(name)
+    from . import reads
+    from ..core.registry import all_rules
+
+    all_rules()
+    reads.warm()
+    reads.recorder()
+
+
+def backend_started() -> bool:
+    """Whether JAX's backend (and its threads) exist in this process: forking is then unsafe."""
+    from jax._src import xla_bridge
+
+    return bool(getattr(xla_bridge, "_backends", None))
+
+
+def _start_backend() -> None:
+    # several workers share one GPU: none may take three quarters of its memory up front
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    import jax.numpy as jnp
+
+    jnp.zeros(()).block_until_ready()  # the backend starts on first use, not on a target's clock
+
+
+def _compiler_options(settings):
+    """The engine settings with the compiler's objects built from the plain data configuration holds."""
+    import dataclasses
+
+    options = dict(settings.compile_options)
+    policy = options.get("control_flow")
+    if isinstance(policy, dict):
+        import braintrace
+
+        options["control_flow"] = braintrace.ControlFlowPolicy(**policy)
+    return dataclasses.replace(settings, compile_options=options)
+
+
+def _label(spec) -> str:
+    return f"{os.path.basename(spec.path)}::{spec.factory}"
+
+
+def tool_error(spec, message: str, reason: str):
+    from ..core.findings import Location, ToolError
+
+    return ToolError(spec.display_name, f"{_label(spec)}: {message}", Location(spec.path, spec.line), reason)
+
+
+def use_compile_mode(settings) -> None:
+    """Linting never reads what a model's initialisers compute, only the programs JAX traces; yet
+    each initialiser runs once per shape through XLA, and optimising those programs is most of a
+    cold lint. Without --verify, XLA is asked not to (JAX's ``jax_disable_most_optimizations``:
+    LLVM at level 0, about 3x quicker compiles); --verify compiles as the user's training does.
+    ``JAX_DISABLE_MOST_OPTIMIZATIONS`` in the environment is the user's choice and stays."""
+    if "JAX_DISABLE_MOST_OPTIMIZATIONS" in os.environ:
+        return
+    import jax
+
+    jax.config.update("jax_disable_most_optimizations", not (settings.verify or settings.advise))
+
+
+def apply_run_settings(settings) -> None:
+    """What a run asks of the process before any of its targets: taken into the process's fingerprint."""
+    from . import isolation
+
+    isolation.drop_environment(settings.drop_env)
+    use_compile_mode(settings)
+
+
+def lint_one(spec, root: str, settings, file_reads: frozenset[str] = frozenset()):
+    """One target, from clean global settings, with what it read (:mod:`.reads`): the modules in this
+    worker, and the files opened while it ran and, ``file_reads``, while its file was imported."""
+    from . import reads
+    from ..engine.lint import lint_target
+    from ..core.findings import TargetResult
+
+    try:
+        compiler_ready = _compiler_options(settings)
+    except Exception as exc:  # a bad control-flow table: every target says so
+        message = f"the configured compile options are not valid: {type(exc).__name__}: {exc}"
+        return TargetResult(target=spec.key, tool_errors=[tool_error(spec, message, "usage")])
+    started = time.perf_counter()
+    recorder = reads.recorder()
+    recorder.start()
+    try:
+        result = lint_target(spec, root, compiler_ready)
+    except BaseException as exc:  # noqa: BLE001 - a factory may even call sys.exit()
+        result = TargetResult(target=spec.key, tool_errors=[tool_error(
+            spec, f"linting stopped with {type(exc).__name__}: {exc}", "internal-error")])
+    finally:
+        opened = recorder.stop()
+    result.seconds = round(time.perf_counter() - started, 3)
+    # since this worker dropped the last file's modules, whatever is imported belongs to this file's targets
+    read = reads.collect(opened | file_reads, _tool_folders())
+    result.dependencies = sorted(set(read.files) | {spec.path})
+    result.distributions = dict(read.distributions)
+    return result
+
+
+def _tool_folders() -> tuple[str, ...]:
+    """Folders whose files JAX opens for itself: its compiled programs."""
+    folder = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    return (os.path.abspath(folder).rstrip(os.sep) + os.sep,) if folder else ()
+
+
+def next_message(conn):
+    """The parent's next message; None when it says goodbye or is gone."""
+    try:
+        return conn.recv()
+    except (EOFError, OSError):
+        return None
+
+
+def serve(conn) -> None:
+    """Answer the parent until it says goodbye; the modules and backend are ready.
+
+    Each answer says whether the process is still fit for what comes next
+    (:mod:`.process_state`): for the next target of the same file, the state
+    right after the file was imported; for another file, the state before
+    the first target. The parent retires a worker that is not.
+    """
+    from . import children, isolation, process_state, reads
+    from ..discovery.discover import TargetSpec
+    from ..engine.targets import forget_imported_files, import_file
+
+    baseline = isolation.ModuleBaseline()
+    names = process_state.Namespaces()
+    start = imported = None
+    file_reads: frozenset[str] = frozenset()
+    linted = False
+    conn.send(("ready", os.getpid()))
+    while (message := next_message(conn)) is not None:
+        _, index, spec_fields, root, settings, new_group, more_in_file = message
+        spec = TargetSpec(*spec_fields)
+        apply_run_settings(settings)
+        if new_group:
+            if linted:
+                baseline.reset()
+                forget_imported_files()
+            baseline.enter(spec.path, root)
+            os.chdir(root)  # relative paths in a model resolve as in the user's project
+            if start is None:
+                start = process_state.fingerprint(names)
+            imported, file_reads = None, frozenset()
+            isolation.forget_file_random_state()
+            if more_in_file:
+                # the file's import, from the seed every target starts from, is part of the state each
+                # of its targets starts from
+                isolation.reseed()
+                recorder = reads.recorder()
+                recorder.start()
+                try:
+                    import_file(spec.path, root)
+                except BaseException:  # noqa: BLE001 - every target of the file reports it
+                    pass
+                finally:
+                    file_reads = frozenset(recorder.stop())
+                isolation.remember_file_random_state()
+                imported = process_state.fingerprint(names)
+        result = lint_one(spec, root, settings, file_reads)
+        stopped = children.stop_children()
+        if stopped:
+            result.tool_errors.append(tool_error(
+                spec, "the target left processes running, which were stopped when it ended: " + ", ".join(stopped),
+                "left-processes"))
+        linted = True
+        after = process_state.fingerprint(names)
+        reference = imported if more_in_file and imported is not None else start
+        disturbed = reference.differences(after, names)
+        conn.send(("result", index, result.to_json(), disturbed))
+
+
+def prepare_process() -> None:
+    from . import children
+
+    # the parent handles Ctrl-C; a worker dying of it would look like a crash
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a process group of its own, which the parent kills whole on a timeout; the orphans of the
+    # processes a target starts become this worker's children, to be stopped after the target
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    children.become_subreaper()
+    # what a model prints must not end up in the JSON or SARIF on the parent's stdout
+    os.dup2(2, 1)
+
+
+def forked_main(conn) -> None:
+    """A worker forked from the fork server: the modules are there, the backend is not."""
+    prepare_process()
+    _start_backend()
+    serve(conn)
+
+
+def spawned_main(conn, preload: list[str], compilation_cache: str | None = None) -> None:
+    """A worker started afresh (no fork server on this platform, or it could not be used)."""
+    prepare_process()
+    gc.disable()  # as in the fork server: no collection walks the imports while they are made
+    use_compilation_cache(compilation_cache)
+    import_warm_modules()
+    for name in preload:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a target that needs it says so itself
+            pass
+    gc.freeze()
+    gc.enable()
+    _start_backend()
+    serve(conn)

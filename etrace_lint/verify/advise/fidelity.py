@@ -1,0 +1,101 @@
+"""Per weight, the online gradient of each algorithm against exact BPTT over T steps.
+
+The ``--verify`` harness does the work: one snapshot of the model, inputs
+drawn once, the BPTT reference computed ONCE per target and shared by every
+algorithm, each learner driven one jitted step per call as online training
+does. Only how a learner is built differs: from the advisor's table.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import compare
+from ..harness import Harness, HarnessError, describe
+from . import rows as R
+
+
+class AdviceHarness(Harness):
+    """The verify harness, building learners from :mod:`.algorithms` entries keyed by their label."""
+
+    def __init__(self, *args: Any, algorithms: dict, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.algorithms = algorithms
+
+    def _compile(self, label: str) -> Any:
+        from ...engine import braintrace_adapter as bt
+
+        algorithm = self.algorithms[label]
+        try:
+            with bt.quiet([]):
+                learner = algorithm.build(self.model)
+                learner.compile_graph(*self._first_step())
+                return learner
+        except Exception as exc:  # noqa: BLE001 - reported in the row as not compiling
+            raise HarnessError(describe(exc)) from None
+
+
+    def online(self, learner: Any, lengths: list[int]) -> dict:
+        """The verify harness's online run, its states first given the types one step gives them: hidden
+        states start weakly typed and leave the first step strongly typed, and a step counter starts as a
+        Python int, so the jitted step would be compiled twice, once for each. The values are the same."""
+        _as_after_a_step(learner)
+        return super().online(learner, lengths)
+
+
+def _as_after_a_step(learner: Any) -> None:
+    import brainstate
+    import jax
+    import jax.numpy as jnp
+
+    def typed(value: Any) -> Any:
+        if isinstance(value, jax.Array):
+            return jnp.array(value, dtype=value.dtype) if getattr(value, "weak_type", False) else value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return jax.device_put(value)  # as the step returns it: a weakly typed scalar
+        return value
+
+    for st in brainstate.graph.states(learner).values():
+        if not isinstance(st, brainstate.ParamState):
+            st.value = jax.tree.map(typed, st.value)
+
+
+def weight_rows(online: Any, reference: Any, tolerance_of: Any, cosine_floor: float) -> tuple[tuple, tuple]:
+    """(per-leaf WeightFidelity, weights whose online gradient is exactly zero while BPTT's is not)."""
+    from ...core.naming import display_name
+
+    scale = max((float(np.linalg.norm(g)) for g in reference.grads.values() if np.all(np.isfinite(g))),
+                default=0.0)
+    fidelity, zeros = [], []
+    for key in sorted(reference.grads, key=lambda k: (display_name(k[0]), k[1])):
+        weight, leaf = key
+        name = display_name(weight) + (leaf or "")
+        bptt = reference.grads[key]
+        grad = online.grads.get(key)
+        grad = np.zeros_like(bptt) if grad is None else grad
+        tolerance = tolerance_of(reference.dtypes.get(key, "float32"))
+        m = compare.metrics(grad, bptt)
+        zero_scale = tolerance * scale
+        if not m.finite:
+            verdict = R.NOT_FINITE
+        elif m.bptt_norm > zero_scale and m.online_norm <= compare.ROUNDING * m.bptt_norm:
+            verdict = R.NO_GRADIENT
+        elif m.bptt_norm <= zero_scale and m.online_norm <= zero_scale:
+            verdict = R.NOT_COMPARED
+        elif m.bptt_norm > zero_scale and m.rel_error <= tolerance:
+            verdict = R.EXACT
+        elif m.bptt_norm > zero_scale and m.cosine >= cosine_floor:
+            verdict = R.APPROXIMATE
+        else:
+            verdict = R.MISALIGNED
+        if m.finite and m.bptt_norm > zero_scale and not np.any(grad):
+            zeros.append(name)
+        fidelity.append(R.WeightFidelity(name, _number(m.cosine), _number(m.rel_error), verdict))
+    return tuple(fidelity), tuple(zeros)
+
+
+def _number(value: float) -> float | None:
+    return value if isinstance(value, float) and math.isfinite(value) else None

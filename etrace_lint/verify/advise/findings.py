@@ -1,0 +1,106 @@
+"""Findings about the algorithm the user configured, each with the alternative's figures.
+
+The configured algorithm is the one the target's ``verify={"algorithms": [...]}``
+or ``[tool.etrace-lint.verify] algorithms`` names first. Three things are
+reported, each only when another measured algorithm does better:
+
+- ETL302: it does not compile, or its first online step raises;
+- ETL303: its trace at the training batch does not fit the memory budget;
+- ETL304: it leaves a weight with an exactly zero online gradient that BPTT moves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...running.memory import format_size
+from .algorithms import ALIASES
+
+DOES_NOT_RUN, OVER_BUDGET, WEIGHT_WITHOUT_GRADIENT = "ETL302", "ETL303", "ETL304"
+
+
+@dataclass(frozen=True)
+class AdviceFacts:
+    """What the advice measured of the configured algorithm and of the best alternative, formatted."""
+
+    algorithm: str
+    alternative: str  # the alternative and its figures: "snap (trace 3.52 KiB at batch 2, 107.8x ...)"
+    error: str = ""  # why the configured algorithm did not compile or run
+    stage: str = ""  # "does not compile" / "compiles but its first online step raises"
+    trace: str = ""  # the configured algorithm's trace bytes at the batch
+    budget: str = ""
+    batch: str = ""
+    weight: str = ""
+
+
+def _figures(row) -> str:
+    parts = []
+    if row.trace_bytes is not None:
+        parts.append(f"trace {format_size(row.trace_bytes)} at batch {row.batch if row.batch is not None else 1}")
+    if row.flops_ratio is not None:
+        parts.append(f"{row.flops_ratio:.1f}x the flops of a forward step")
+    verdicts = [w.verdict for w in row.weights]
+    if verdicts:
+        parts.append(", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts)))
+    return f"{row.label} ({'; '.join(parts)})" if parts else row.label
+
+
+def _find(rows: list, configured: str):
+    name, _, variant = configured.partition(":")
+    label = ALIASES.get(name, name) + (f":{variant}" if variant else "")
+    return next((row for row in rows if row.label == label), None)
+
+
+def _alternative(rows: list, configured_row, keep) -> Any:
+    """The recommended row when it qualifies, else the closest row that does."""
+    others = [row for row in rows if row is not configured_row and keep(row)]
+    chosen = [row for row in others if row.recommended]
+    if chosen:
+        return chosen[0]
+    return max(others, key=lambda row: row.closeness, default=None)
+
+
+def configured_findings(rows: list, configured: str | None, budget: int | None, context: Any,
+                        target: str) -> list:
+    from ...core.findings import Finding
+    from ...core.registry import all_rules
+    from .recommend import fits
+
+    if not configured:
+        return []
+    row = _find(rows, configured)
+    if row is None:
+        return []
+    rules = all_rules()
+    where = context.locator.factory
+    found = []
+
+    def finding(rule_id: str, facts: AdviceFacts, alternative) -> Finding:
+        properties = {"advice": {"algorithm": row.label, "alternative": alternative.to_json()}}
+        if facts.weight:
+            properties["weight"] = facts.weight
+        return Finding(rule_id, rules[rule_id].level, rules[rule_id].explain(facts), target, where,
+                       (context.locator.factory_related,), properties)
+
+    if not row.runs:
+        alternative = _alternative(rows, row, lambda other: other.runs)
+        if alternative is not None:
+            stage = "does not compile" if not row.compiles else "compiles, but its first online step raises"
+            found.append(finding(DOES_NOT_RUN, AdviceFacts(row.label, _figures(alternative), row.error or "",
+                                                           stage), alternative))
+        return found
+    if budget is not None and row.trace_bytes is not None and row.trace_bytes > budget:
+        alternative = _alternative(rows, row, lambda other: other.runs and fits(other, budget))
+        if alternative is not None:
+            found.append(finding(OVER_BUDGET, AdviceFacts(
+                row.label, _figures(alternative), trace=format_size(row.trace_bytes, up=True),
+                budget=format_size(budget), batch=str(row.batch)), alternative))
+    for weight in row.zero_gradient_weights:
+        alternative = _alternative(rows, row, lambda other: other.runs and weight not in other.zero_gradient_weights
+                                   and any(w.weight == weight for w in other.weights))
+        if alternative is not None:
+            found.append(finding(WEIGHT_WITHOUT_GRADIENT, AdviceFacts(row.label, _figures(alternative),
+                                                                      weight=weight), alternative))
+    return found
+

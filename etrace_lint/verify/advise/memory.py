@@ -1,0 +1,199 @@
+"""Trace memory: the bytes of the state an algorithm allocates beyond the model's own, and their law
+in the batch size, found from shapes alone.
+
+The learner is built and its graph compiled inside ``eval_shape`` at batch
+sizes 1, 2 and 3: every state it creates (eligibility traces, filters, UORO
+factors, step counters) comes back as a shape, nothing is allocated, and the
+three totals fit ``c0 + c1 B + c2 B^2`` exactly (three points, three
+unknowns; the fit is checked to be whole numbers). An algorithm whose
+initialisation needs concrete values (UORO reads a norm with ``float``) is
+built for real, on a copy of the model, at those three small batches instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+
+FIT_BATCHES = (1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Law:
+    """Trace bytes at batch size B: ``c0 + c1 * B + c2 * B ** 2``."""
+
+    c0: int
+    c1: int
+    c2: int
+
+    def at(self, batch: int) -> int:
+        return self.c0 + self.c1 * batch + self.c2 * batch * batch
+
+    def to_json(self) -> dict:
+        return {"c0": self.c0, "c1": self.c1, "c2": self.c2}
+
+    def describe(self) -> str:
+        terms = [f"{c} B^{p}" if p > 1 else (f"{c} B" if p == 1 else str(c))
+                 for c, p in ((self.c0, 0), (self.c1, 1), (self.c2, 2)) if c]
+        return " + ".join(terms) or "0"
+
+
+@dataclass(frozen=True)
+class TraceMemory:
+    law: Law | None  # None: the model does not initialise batched
+    unbatched: int | None  # bytes when the model runs without a batch axis, when it does
+    hidden_groups: int | None  # the compiler's hidden groups for this algorithm
+    error: str = ""  # why nothing was measured
+    law_error: str = ""  # why there is no law in the batch size
+
+    def at(self, batch: int | None) -> int | None:
+        if batch is None:
+            return self.unbatched if self.unbatched is not None else (self.law.at(1) if self.law else None)
+        return self.law.at(batch) if self.law is not None else None
+
+
+class LawError(ValueError):
+    pass
+
+
+def fit(points: dict[int, int]) -> Law:
+    """The quadratic through three (batch, bytes) points, with whole coefficients."""
+    (b1, y1), (b2, y2), (b3, y3) = sorted(points.items())
+    d1 = Fraction(y2 - y1, b2 - b1)
+    d2 = Fraction(y3 - y2, b3 - b2)
+    c2 = (d2 - d1) / (b3 - b1)
+    c1 = d1 - c2 * (b1 + b2)
+    c0 = y1 - c1 * b1 - c2 * b1 * b1
+    if any(c.denominator != 1 for c in (c0, c1, c2)):
+        raise LawError(f"the trace bytes {points} follow no law c0 + c1 B + c2 B^2 with whole coefficients")
+    return Law(int(c0), int(c1), int(c2))
+
+
+def leaf_bytes(leaf: Any) -> int:
+    """Bytes of one array or shape; a PRNG key counts its key data, a Python number as JAX stores it."""
+    import jax
+    import jax.numpy as jnp
+
+    if not hasattr(leaf, "dtype") or not hasattr(leaf, "shape"):
+        leaf = jax.ShapeDtypeStruct(np.shape(leaf), jnp.asarray(leaf).dtype)
+    if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        leaf = jax.eval_shape(jax.random.key_data, leaf)
+    return int(np.prod(leaf.shape, dtype=np.int64)) * int(np.dtype(leaf.dtype).itemsize)
+
+
+def tree_bytes(tree: Any) -> int:
+    import jax
+
+    return sum(leaf_bytes(leaf) for leaf in jax.tree.leaves(tree, is_leaf=lambda v: hasattr(v, "mantissa")))
+
+
+def learner_state(model: Any, learner: Any) -> dict:
+    """``{path: value}`` of the states the learner holds that are not the model's."""
+    import brainstate
+
+    own = {id(st) for st in brainstate.graph.states(model).values()}
+    return {tuple(path): _mantissa(st.value) for path, st in brainstate.graph.states(learner).items()
+            if id(st) not in own}
+
+
+def _mantissa(value: Any) -> Any:
+    import jax
+
+    return jax.tree.map(lambda v: getattr(v, "mantissa", v), value, is_leaf=lambda v: hasattr(v, "mantissa"))
+
+
+@contextlib.contextmanager
+def kept_states(model: Any):
+    """Every state of the model as it was, afterwards: building a learner initialises them again."""
+    import brainstate
+
+    saved = [(st, st.value) for st in brainstate.graph.states(model).values()]
+    try:
+        yield
+    finally:
+        for st, value in saved:
+            st.value = value
+
+
+def _built(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable[[int | None], tuple]) -> tuple:
+    import brainstate
+
+    if batch is None:
+        brainstate.nn.init_all_states(model)
+    else:
+        brainstate.nn.init_all_states(model, batch_size=batch)
+        _check_batched(model, batch)
+    learner = algorithm.build(model)
+    learner.compile_graph(*inputs_at(batch))
+    return learner_state(model, learner), len(learner.graph.hidden_groups)
+
+
+def _check_batched(model: Any, batch: int) -> None:
+    """A model whose ``init_state`` ignores the batch size has no law in it: its states stay as they were."""
+    import brainstate
+    import jax
+
+    for path, st in brainstate.graph.states(model).items():
+        if not isinstance(st, brainstate.HiddenState):
+            continue
+        for leaf in jax.tree.leaves(st.value, is_leaf=lambda v: hasattr(v, "mantissa")):
+            shape = np.shape(getattr(leaf, "mantissa", leaf))
+            if not shape or shape[0] != batch:
+                raise LawError(f"the model's hidden states do not take a batch axis (initialised with batch_size="
+                               f"{batch}, {'.'.join(map(str, path))} has shape {shape})")
+
+
+def state_bytes(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable) -> tuple[int, int]:
+    """(bytes, hidden groups) of the learner's own state at ``batch``; shapes only where braintrace allows."""
+    import brainstate
+
+    from ...engine import braintrace_adapter as bt
+
+    groups: list[int] = []
+
+    def shapes():  # on a copy made inside the trace: brainstate refuses tracers written into outer states
+        state, count = _built(algorithm, brainstate.graph.clone(model), batch, inputs_at)
+        groups.append(count)
+        return state
+
+    with kept_states(model), bt.quiet([]):
+        try:
+            state = brainstate.transform.eval_shape(shapes)
+        except Exception:  # noqa: BLE001 - an init that needs concrete values: build it for real, small,
+            # on a copy: ``init_state`` may put new state objects on the model
+            groups.clear()
+            state, count = _built(algorithm, brainstate.graph.clone(model), batch, inputs_at)
+            groups.append(count)
+    return tree_bytes(state), groups[-1]
+
+
+def trace_memory(algorithm: Any, model: Any, inputs_at: Callable[[int | None], tuple],
+                 batched: bool, unbatched: bool) -> TraceMemory:
+    """The law over batch sizes 1, 2, 3 (when the model initialises batched) and the unbatched bytes."""
+    from ..harness import describe
+
+    law = single = groups = None
+    errors = []
+    law_error = ""
+    if batched:
+        try:
+            points = {}
+            for batch in FIT_BATCHES:
+                points[batch], groups = state_bytes(algorithm, model, batch, inputs_at)
+            law = fit(points)
+        except LawError as exc:
+            law_error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - the learner's problem, said in the row
+            errors.append(describe(exc))
+            law_error = describe(exc)
+    if unbatched:
+        try:
+            single, groups = state_bytes(algorithm, model, None, inputs_at)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(describe(exc))
+    error = "" if law is not None or single is not None else "; ".join(errors) or "the model has no layout"
+    return TraceMemory(law, single, groups, error, law_error)

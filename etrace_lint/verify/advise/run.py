@@ -1,0 +1,164 @@
+"""The advice for one model: every algorithm measured, then one recommended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from . import rows as R
+from .algorithms import Algorithm, select
+
+
+@dataclass(frozen=True)
+class AdviceSettings:
+    algorithms: Any = None  # "all" / None, or comma-separated labels
+    steps: int = 8
+    batch_size: int | None = None  # the training batch the trace bytes are given at; None: the target's
+    memory_budget: int | None = None  # bytes; None: the device's memory
+    seed: int = 0
+    cosine_floor: float = 0.5
+    inputs: Callable | None = None  # ``inputs(steps, batch, seed)``, as ``verify={"inputs": ...}``; None: drawn
+
+
+def _without_batch(inputs: tuple, batch_size: int | None) -> tuple:
+    import jax
+
+    if batch_size is None:
+        return inputs
+    return jax.tree.map(lambda a: a[0] if np.ndim(getattr(a, "mantissa", a)) else a, inputs,
+                        is_leaf=lambda v: hasattr(v, "mantissa"))
+
+
+def inputs_at_batch(inputs: tuple, target_batch: int | None) -> Callable[[int | None], tuple]:
+    """``batch -> example inputs with that batch axis`` (None: as one unbatched step)."""
+    import jax
+    import jax.numpy as jnp
+
+    base = _without_batch(inputs, target_batch)
+
+    def at(batch: int | None) -> tuple:
+        if batch is None:
+            return base
+
+        def widen(leaf):
+            value = getattr(leaf, "mantissa", leaf)
+            if not np.ndim(value):
+                return leaf
+            wide = jnp.broadcast_to(value, (batch, *np.shape(value)))
+            return type(leaf)(wide, unit=leaf.unit) if hasattr(leaf, "unit") and hasattr(leaf, "mantissa") else wide
+        return jax.tree.map(widen, base, is_leaf=lambda v: hasattr(v, "mantissa"))
+    return at
+
+
+def _weights(model: Any, inputs: tuple) -> Any:
+    import braintrace
+
+    from ...engine import braintrace_adapter as bt
+
+    with bt.quiet([]):
+        return bt.step_param_states(braintrace.extract_module_info(model, *inputs))
+
+
+def advise_model(model: Any, inputs: tuple, *, target: str, batch_size: int | None = None,
+                 settings: AdviceSettings = AdviceSettings(), weights: Any = None,
+                 loss: Callable | None = None, progress: Callable[[str], None] | None = None) -> list[R.AdviceRow]:
+    """One row per algorithm; the model's states are as they were afterwards.
+
+    ``batch_size``: the batch the target's example inputs and states carry (None: unbatched).
+    """
+    from ...engine import braintrace_adapter as bt
+    from ..harness import describe, on_device
+    from ..settings import VerifySettings
+    from .memory import kept_states, trace_memory
+    from .recommend import default_budget, mark
+
+    algorithms = select(settings.algorithms)
+    budget = settings.memory_budget if settings.memory_budget is not None else default_budget()[0]
+    with on_device(None), kept_states(model):
+        bt.ensure_states(model, batch_size)
+        inputs_at = inputs_at_batch(inputs, batch_size)
+        memories = {}
+        for algorithm in algorithms:
+            _tell(progress, f"{target}: trace memory of {algorithm.label}")
+            memories[algorithm.label] = trace_memory(algorithm, model, inputs_at, batched=True, unbatched=batch_size is None)
+        train_batch = settings.batch_size or batch_size
+        verify = VerifySettings(steps=settings.steps, seed=settings.seed, algorithms=tuple(a.label for a in algorithms),
+                                cosine_floor=settings.cosine_floor, inputs=settings.inputs)
+        rows = _measured(model, inputs, batch_size, weights, loss, verify, algorithms, memories, train_batch,
+                         target, progress)
+    return mark(rows, budget)
+
+
+def _tell(progress, text: str) -> None:
+    if progress is not None:
+        progress(text)
+
+
+def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list[Algorithm], memories: dict,
+              train_batch, target: str, progress) -> list[R.AdviceRow]:
+    from ..harness import HarnessError, describe, mean_squared_output
+    from .cost import flops_ratio, forward_cost, online_cost
+    from .fidelity import AdviceHarness, weight_rows
+
+    loss = loss or mean_squared_output
+    weights = weights if weights is not None else _weights(model, inputs)
+    harness = AdviceHarness(model, inputs, batch_size, weights, verify, loss,
+                            algorithms={a.label: a for a in algorithms})
+    rows = []
+    try:
+        try:
+            _tell(progress, f"{target}: BPTT over {verify.steps} steps")
+            reference = harness.settle([verify.steps], None)[verify.steps]
+        except Exception as exc:  # noqa: BLE001 - no reference: every row says why
+            return [_row(target, a, memories[a.label], train_batch, None, compiles=False, runs=False,
+                         error=f"the BPTT reference did not run: {describe(exc)}", steps=verify.steps)
+                    for a in algorithms]
+        try:
+            forward = forward_cost(model, harness._first_step(), loss)
+        except Exception:  # noqa: BLE001 - the ratio is then n/a
+            forward = None
+        for algorithm in algorithms:
+            _tell(progress, f"{target}: {algorithm.label} over {verify.steps} steps")
+            memory = memories[algorithm.label]
+            try:
+                learner = harness.learner(algorithm.label)
+            except HarnessError as exc:
+                rows.append(_row(target, algorithm, memory, train_batch, harness.batch, compiles=False, runs=False,
+                                 error=str(exc), steps=verify.steps))
+                continue
+            try:
+                runs = harness.online(learner, [verify.steps])
+            except Exception as exc:  # noqa: BLE001 - compiles, raises on its first online step
+                rows.append(_row(target, algorithm, memory, train_batch, harness.batch, compiles=True, runs=False,
+                                 error=describe(exc), steps=verify.steps))
+                continue
+            try:
+                cost = online_cost(learner, model, harness.prefix(1), loss, harness.jitted_steps.get(id(learner)))
+            except Exception:  # noqa: BLE001
+                cost = None
+            fidelity, zeros = weight_rows(runs[verify.steps], reference, verify.tolerance, verify.cosine_floor)
+            rows.append(_row(target, algorithm, memory, train_batch, harness.batch, compiles=True, runs=True,
+                             error=None, steps=verify.steps, cost=cost, forward=forward, fidelity=fidelity,
+                             zeros=zeros))
+    finally:
+        harness.close()
+    return rows
+
+
+def _row(target, algorithm, memory, train_batch, measured_batch, *, compiles, runs, error, steps,
+         cost=None, forward=None, fidelity=(), zeros=()) -> R.AdviceRow:
+    from .cost import flops_ratio
+
+    if error is None and memory.error and not compiles:
+        error = memory.error
+    ratio = flops_ratio(cost, forward) if cost is not None and forward is not None else None
+    return R.AdviceRow(
+        target=target, algorithm=algorithm.name, options=dict(algorithm.options), compiles=compiles, runs=runs,
+        error=error, trace_bytes=memory.at(train_batch), trace_bytes_law=memory.law,
+        xla_temp_bytes=cost.temp_bytes if cost is not None else None, flops_ratio=ratio,
+        zero_gradient_weights=tuple(zeros), weights=tuple(fidelity), batch=train_batch,
+        measured_batch=measured_batch, steps=steps, hidden_groups=memory.hidden_groups,
+        note="; ".join(part for part in (algorithm.note, f"no law in the batch size: {memory.law_error}"
+                                         if memory.law_error else "") if part))

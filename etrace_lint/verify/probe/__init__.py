@@ -1,0 +1,30 @@
+"""The learning-signal probe: a few jitted online steps of the target's own algorithm, measured.
+
+It answers what the compiled graph cannot show: whether the first online
+gradient step runs at all, whether each weight's online gradient is non-zero
+and finite, and whether at one step (where it must equal BPTT) it is a whole
+multiple of BPTT's. Its measurements decide a weight's verdict over the
+compiler's relation (``etrace_lint.engine.evidence``).
+
+It reuses the ``--verify`` harness (same states snapshot, layouts and inputs)
+and imports JAX, brainstate and braintrace: the engine imports it only when
+the probe is on (``--probe``, or by default for ``--sarif`` and the GitHub
+format). It may import ``verify``, ``naming``, ``findings``, ``registry`` and
+``rule``; nothing imports it but the engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .findings import findings_from_probe
+from .measure import ProbeResult, probe_runs
+
+
+def probe_model(loaded: Any, context: Any, compile_options: dict) -> tuple[list, ProbeResult]:
+    """The probe's findings about one compiled model, and what it measured."""
+    result = probe_runs(loaded, context, compile_options)
+    return findings_from_probe(result, context, loaded.name), result
+
+
+__all__ = ["probe_model"]

@@ -1,0 +1,153 @@
+"""The probe's measurements -> findings on the user's lines, worded by the probe rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.findings import Finding, Location
+from ...core.naming import display_name, path_key
+from ...core.registry import all_rules
+from ...core.rule import ProbeFacts
+from ...core.wording import plain_text
+from .measure import LeafSignal, ProbeResult, ProbeRun, StepFailure
+
+STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE = "ETL410", "ETL411", "ETL412", "ETL413"
+
+
+def _shape(shape: tuple | None) -> str:
+    return "n/a" if shape is None else str(tuple(shape))
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
+
+
+def why_scaled(factor: float) -> str:
+    """What a multiple of the exact gradient usually means."""
+    from ..compare import times_word, whole_multiple
+
+    whole = whole_multiple(factor)
+    if whole is not None:
+        return (f"the online rule counts one path from the weight to the loss {times_word(whole)}, as braintrace does when a "
+                f"hidden state is computed in the same step from another hidden state's new value (a synapse's "
+                f"g feeding a membrane's V, an LSTM's c feeding h); the weight learns in BPTT's direction at "
+                f"{whole} times the step size")
+    if factor < 0:
+        return "it points the opposite way: an ETP rule or the compiler is wrong"
+    return "an ETP rule or the compiler scales this gradient"
+
+
+_CONNECTED = "the compiler connects it to a hidden state (it would read as learning online)"
+
+
+class ProbeFindings:
+    """Places the probe's verdicts where the weight is created, with its op as related."""
+
+    def __init__(self, context: Any, target: str):
+        from ..findings import FindingMaker
+
+        self._places = FindingMaker(context, target, [])
+        self.locator = context.locator
+        self.target = target
+        self._states = list(self.locator.states)
+        self._connected = {tuple(map(str, w)) for w in context.learning_weights}
+
+    def _finding(self, rule_id: str, facts: ProbeFacts, primary: Location, related: list[Location],
+                 properties: dict) -> Finding:
+        rule = all_rules()[rule_id]
+        return Finding(rule_id, rule.level, rule.explain(facts), self.target, primary,
+                       tuple(related) + (self.locator.factory_related,), properties)
+
+    def _weight_path(self, weight: tuple) -> tuple:
+        """The weight's path with its original element types (ints stay ints) for the locator."""
+        for path in self._states:
+            if list(map(str, path)) == list(map(str, weight)):
+                return tuple(path)
+        return tuple(weight)
+
+    def _is_connected(self, weight: tuple) -> bool:
+        return tuple(map(str, weight)) in self._connected
+
+    def for_failure(self, run: ProbeRun, failure: StepFailure) -> Finding:
+        properties = {"probe": {"algorithm": run.algorithm, "exception": failure.exception, "batch": run.batch}}
+        if failure.weight is not None:
+            weight = self._weight_path(failure.weight)
+            primary, related = self._places.weight_locations(weight)
+            properties.update(weight=display_name(weight), weightPath=path_key(weight))
+            properties["probe"].update(parameterShape=list(failure.parameter_shape or ()),
+                                       gradientShape=list(failure.gradient_shape or ()))
+            facts = ProbeFacts(run.algorithm, weight=display_name(weight) + failure.leaf,
+                               exception=failure.exception, text=failure.text,
+                               parameter_shape=_shape(failure.parameter_shape),
+                               gradient_shape=_shape(failure.gradient_shape))
+            return self._finding(STEP_RAISES, facts, primary, related, properties)
+        text = plain_text(failure.text, self._states)
+        facts = ProbeFacts(run.algorithm, exception=failure.exception, text=_sentence(text))
+        return self._finding(STEP_RAISES, facts, self.locator.factory, [], properties)
+
+    def for_signal(self, rule_id: str, run: ProbeRun, signals: list[LeafSignal], whole: bool) -> Finding:
+        """One finding for the leaves of one weight that share a verdict; ``whole``: they are all its leaves."""
+        from ..compare import describe_scale
+
+        signal = signals[0]
+        weight = self._weight_path(signal.weight)
+        primary, related = self._places.weight_locations(weight)
+        shown = display_name(weight) + ("" if whole else " and ".join(s.leaf for s in signals))
+        measured = [{"leaf": s.leaf, "onlineNorm": s.online_norm, "bpttNorm": s.bptt_norm, "scale": s.scale}
+                    for s in signals]
+        properties = {"weight": display_name(weight), "weightPath": path_key(weight),
+                      "probe": {"algorithm": run.algorithm, "steps": signal.steps if rule_id != MULTIPLE else 1,
+                                "batch": run.batch, "wholeWeight": whole, "leaves": measured}}
+        norms = [s.bptt_norm for s in signals if s.bptt_norm is not None]
+        onlines = [s.online_norm for s in signals if s.online_norm is not None]
+        largest = max(onlines, default=0.0)
+        zero = "exactly zero" if largest == 0 else f"zero up to float32 rounding (norm {largest:.2g})"
+        facts = ProbeFacts(run.algorithm, weight=shown, steps=signal.steps if rule_id != MULTIPLE else 1,
+                           bptt_norm=_number(max(norms) if norms else None), zero=zero,
+                           scale=describe_scale(signal.scale) if signal.scale is not None else "",
+                           why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
+                           static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "")
+        return self._finding(rule_id, facts, primary, related, properties)
+
+
+def _sentence(text: str, limit: int = 400) -> str:
+    """The text up to the end of a sentence within ``limit`` characters, never cut inside a word."""
+    if len(text) <= limit:
+        return text
+    cut = max(text.rfind(". ", 0, limit), text.rfind("; ", 0, limit))
+    if cut > limit // 3:
+        return text[: cut + 1]
+    return text[: text.rfind(" ", 0, limit)] + " ..."
+
+
+def _verdict(signal: LeafSignal) -> str | None:
+    if not signal.finite and signal.bptt_norm is not None:
+        return NOT_FINITE
+    if signal.not_learning:
+        return NO_GRADIENT
+    if signal.scale is not None:
+        return MULTIPLE
+    return None
+
+
+def findings_from_probe(result: ProbeResult, context: Any, target: str) -> list[Finding]:
+    """One finding per failed run, and per rule, algorithm and weight (naming the leaves when not all
+    of the weight's leaves share the verdict)."""
+    if not result.runs:
+        return []
+    maker = ProbeFindings(context, target)
+    found = []
+    for run in result.runs:
+        if run.failure is not None:
+            found.append(maker.for_failure(run, run.failure))
+            continue
+        leaves: dict[tuple, int] = {}
+        grouped: dict[tuple, list[LeafSignal]] = {}
+        for signal in run.signals:
+            leaves[signal.weight] = leaves.get(signal.weight, 0) + 1
+            rule_id = _verdict(signal)
+            if rule_id is not None:
+                grouped.setdefault((rule_id, signal.weight), []).append(signal)
+        for (rule_id, weight), signals in grouped.items():
+            found.append(maker.for_signal(rule_id, run, signals, len(signals) == leaves[weight]))
+    return found

@@ -1,0 +1,207 @@
+"""What the probe measures: the first online steps of the target's algorithm against BPTT.
+
+Over ``PROBE_STEPS`` steps (and one), for each algorithm the target names
+(``verify={"algorithms": [...]}``; D-RTRL otherwise):
+
+- does the online gradient step run (a custom-VJP shape error, say, raises
+  only here, after the model compiled);
+- is each weight leaf's online gradient finite, and non-zero where BPTT's is;
+- at one step, where every online gradient must equal BPTT's, is it a
+  multiple of it instead (a path counted twice).
+
+Everything measured is kept as it was measured: a figure that could not be
+measured is None, never 0.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+PROBE_STEPS = 4
+DEFAULT_ALGORITHMS = ("d_rtrl",)
+from ..compare import ROUNDING  # an online gradient this much smaller than BPTT's is a zero
+
+
+@dataclass(frozen=True)
+class LeafSignal:
+    """One weight leaf's online gradient next to BPTT's."""
+
+    weight: tuple
+    leaf: str
+    steps: int  # the sequence length the zero and finiteness checks ran over
+    online_norm: float | None  # None: not finite
+    bptt_norm: float | None  # None: not finite
+    zero_scale: float  # a BPTT norm at or below it is round-off of a zero gradient
+    scale: float | None = None  # at one step: online = scale x BPTT although they must be equal
+
+    @property
+    def finite(self) -> bool:
+        return self.online_norm is not None
+
+    @property
+    def not_learning(self) -> bool:
+        """Measured zero online (up to float32 rounding of a zero) while BPTT's is not."""
+        return (self.online_norm is not None and self.bptt_norm is not None and self.bptt_norm > self.zero_scale
+                and self.online_norm <= ROUNDING * self.bptt_norm)
+
+
+@dataclass(frozen=True)
+class StepFailure:
+    """The online gradient step raised."""
+
+    exception: str  # its class name
+    text: str  # its text, on one line
+    weight: tuple | None = None  # the parameter a shape mismatch names, when it names one
+    leaf: str = ""
+    parameter_shape: tuple | None = None
+    gradient_shape: tuple | None = None
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """One algorithm's probe of one model."""
+
+    algorithm: str
+    batch: int | None
+    signals: tuple[LeafSignal, ...] = ()
+    failure: StepFailure | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    runs: tuple[ProbeRun, ...] = ()
+    skipped: str = ""  # why nothing was measured (BPTT did not run, the learner did not build), or ""
+
+
+def probe_runs(loaded: Any, context: Any, compile_options: dict) -> ProbeResult:
+    """Probe one compiled model; leaves its states as it found them. Never raises for the model."""
+    from ..harness import Harness, HarnessError, LayoutError, describe, on_device
+    from ..settings import VerifySettingsError, resolve_settings
+    from ...engine import braintrace_adapter as bt
+
+    try:
+        own = resolve_settings(loaded.verify_options)
+    except VerifySettingsError as exc:
+        return ProbeResult(skipped=str(exc))
+    target_algorithms = (loaded.verify_options or {}).get("algorithms")
+    algorithms = own.algorithms if target_algorithms else DEFAULT_ALGORITHMS
+    settings = replace(own, steps=PROBE_STEPS, algorithms=algorithms)
+    for algorithm in algorithms:
+        settings = _with_compile_options(settings, algorithm, compile_options)
+    with on_device(None):
+        try:
+            harness = Harness(context.model, loaded.inputs, loaded.batch_size,
+                              bt.step_param_states(context.module_info), settings, settings.loss)
+        except Exception as exc:  # noqa: BLE001 - the model's states: --verify reports it, the probe keeps quiet
+            return ProbeResult(skipped=f"reading the model's states raised {describe(exc)}")
+        try:
+            return _probe(harness, context, settings)
+        except LayoutError as exc:
+            return ProbeResult(skipped=f"BPTT did not run: {exc}")
+        except HarnessError as exc:
+            return ProbeResult(skipped=str(exc))
+        except Exception as exc:  # noqa: BLE001 - the model or its loss raised outside the online step
+            return ProbeResult(skipped=describe(exc))
+        finally:
+            harness.close()
+
+
+def _probe(harness: Any, context: Any, settings: Any) -> ProbeResult:
+    from ..expectations import GraphFacts
+
+    lengths = [PROBE_STEPS, 1]
+    bptt = harness.settle(lengths, settings.algorithms[0])
+    facts = GraphFacts(context)
+    runs, skipped = [], []
+    for algorithm in settings.algorithms:
+        try:
+            learner = harness.learner(algorithm)
+        except Exception as exc:  # noqa: BLE001 - braintrace refuses the model: the compiler's rules say why
+            skipped.append(f"{algorithm}: {exc}")
+            continue
+        runs.append(_probe_one(harness, learner, algorithm, bptt, facts, settings))
+    return ProbeResult(tuple(runs), "; ".join(skipped))
+
+
+def _with_compile_options(settings: Any, algorithm: str, compile_options: dict) -> Any:
+    """The target's compile options the algorithm's constructor takes (``control_flow``, ...) join its own."""
+    import braintrace
+
+    constructor = {"d_rtrl": braintrace.D_RTRL, "pp_prop": braintrace.pp_prop,
+                   "es_d_rtrl": braintrace.ES_D_RTRL}.get(algorithm)
+    if constructor is None or not compile_options:
+        return settings
+    accepted = set(inspect.signature(constructor.__init__).parameters) - {"self", "model"}
+    taken = {key: value for key, value in compile_options.items() if key in accepted}
+    if not taken:
+        return settings
+    options = {name: dict(values) for name, values in settings.algorithm_options.items()}
+    options[algorithm] = {**taken, **options.get(algorithm, {})}
+    return replace(settings, algorithm_options=options)
+
+
+def _probe_one(harness: Any, learner: Any, algorithm: str, bptt: dict, facts: Any, settings: Any) -> ProbeRun:
+    from .. import compare
+    from ..expectations import expectation
+
+    start = time.perf_counter()
+    try:
+        online = harness.online(learner, [1, PROBE_STEPS])
+    except Exception as exc:  # noqa: BLE001 - the finding: the first training step raises
+        return ProbeRun(algorithm, harness.batch, failure=step_failure(exc, harness),
+                        seconds=time.perf_counter() - start)
+    longest, first = bptt[PROBE_STEPS], bptt[1]
+    scale_of_bptt = max((float(np.linalg.norm(g)) for g in longest.grads.values() if np.all(np.isfinite(g))),
+                        default=0.0)
+    signals = []
+    for key in sorted(longest.grads, key=str):
+        weight, leaf = key
+        tolerance = settings.tolerance(longest.dtypes.get(key, "float32"))
+        reference = longest.grads[key]
+        measured = online[PROBE_STEPS].grads.get(key)
+        measured = np.zeros_like(reference) if measured is None else measured  # not differentiated at all
+        factor = None
+        if key in first.grads and expectation(facts, weight, algorithm, 1).exact:
+            at_one = online[1].grads.get(key)
+            if at_one is not None:
+                factor = compare.scale(compare.metrics(at_one, first.grads[key]), tolerance)
+        signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
+                                  tolerance * scale_of_bptt, factor))
+    return ProbeRun(algorithm, harness.batch, tuple(signals), seconds=time.perf_counter() - start)
+
+
+def _norm(values: np.ndarray) -> float | None:
+    values = np.asarray(values, dtype=np.float64)
+    return float(np.linalg.norm(values.ravel())) if np.all(np.isfinite(values)) else None
+
+
+# jax's custom_vjp check: "... at output[1][('conv', 'weight')]['bias'] the bwd rule produced an output of
+# type float32[4] corresponding to an input of type float32[1,1,4] ..."
+_VJP_SHAPES = re.compile(r"at output\[\d+\](?P<path>\[\(.*?\)\])(?P<leaf>(?:\[[^\]]*\])*) the bwd rule produced "
+                         r"an output of type \w+\[(?P<got>[\d,]*)\] corresponding to an input of type "
+                         r"\w+\[(?P<have>[\d,]*)\]")
+
+
+def step_failure(exc: BaseException, harness: Any) -> StepFailure:
+    """The exception of a failed online step, with the parameter and shapes it names."""
+    import ast
+
+    text = " ".join(str(exc).split())
+    match = _VJP_SHAPES.search(text)
+    if match is None:
+        return StepFailure(type(exc).__name__, text)
+    try:
+        path = ast.literal_eval(match.group("path")[1:-1])
+    except (ValueError, SyntaxError):
+        return StepFailure(type(exc).__name__, text)
+    shape = lambda s: tuple(int(n) for n in s.split(",") if n)  # noqa: E731
+    return StepFailure(type(exc).__name__, text, tuple(path) if isinstance(path, tuple) else None,
+                       match.group("leaf"), shape(match.group("have")), shape(match.group("got")))
+

@@ -1,0 +1,213 @@
+"""``etrace-lint merge``: the logs of ``--shard 1/N`` ... ``N/N`` -> the log of one unsharded run.
+
+Each shard's SARIF (or JSON) output records which shard it is and which
+targets it linted. The merge checks that the N shards are all there, each
+once, and that no target was linted twice or by none (runners that split
+the tree differently, for example from different caches, would do that);
+then it concatenates their results in the order one run writes them and
+drops the shard records. Apart from the invocation times, the merged log
+equals the log of the unsharded run.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+SHARD_PROPERTY = "etraceLintShard"
+
+
+class MergeError(Exception):
+    """Logs that cannot be merged: exit 2 with the message."""
+
+
+def _load(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except OSError as exc:
+        raise MergeError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise MergeError(f"{path}: not a JSON document: {exc}") from None
+
+
+def _kind(path: str, document: Any) -> str:
+    if isinstance(document, dict) and isinstance(document.get("runs"), list) and document["runs"]:
+        return "sarif"
+    if isinstance(document, dict) and "findings" in document and "toolErrors" in document:
+        return "json"
+    raise MergeError(f"{path}: neither an etrace-lint SARIF log nor its JSON output")
+
+
+def _shard_record(path: str, kind: str, document: dict) -> dict:
+    holder = document["runs"][0].get("properties", {}) if kind == "sarif" else document
+    record = holder.get(SHARD_PROPERTY)
+    if not isinstance(record, dict) or not {"index", "count", "targets"} <= set(record):
+        raise MergeError(f"{path}: not the output of a --shard run")
+    return record
+
+
+def _first_difference(a, b, where: str = "") -> str | None:
+    """The first place two records differ, as ``key: a vs b``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            found = _first_difference(a.get(key), b.get(key), f"{where}.{key}" if where else key)
+            if found:
+                return found
+        return None
+    if a != b:
+        return f"{where}: {json.dumps(a)} vs {json.dumps(b)}"
+    return None
+
+
+# what every shard of one run shares, in the order a difference is reported
+_SAME_RUN = (("etraceLint", "were made by different versions of etrace-lint"),
+             ("libraries", "were made with different library versions"),
+             ("configuration", "were made with different configurations"),
+             ("count", "come from splits into different numbers of shards"),
+             ("discovered", "discovered different targets (every runner must lint the same tree)"))
+
+
+def check_same_run(paths: list[str], records: list[dict]) -> None:
+    """Refuse shards of different runs: another version, configuration, split or tree."""
+    for key, why in _SAME_RUN:
+        for path, record in zip(paths[1:], records[1:]):
+            if key not in records[0] and key not in record:
+                continue
+            difference = _first_difference(records[0].get(key), record.get(key), key)
+            if difference:
+                raise MergeError(f"{paths[0]} and {path} {why}: {difference}")
+
+
+def check_shards(paths: list[str], records: list[dict]) -> None:
+    check_same_run(paths, records)
+    counts = {record["count"] for record in records}
+    if len(counts) != 1:
+        raise MergeError("the logs come from splits into different numbers of shards: "
+                         + ", ".join(f"{p} ({r['index']}/{r['count']})" for p, r in zip(paths, records)))
+    count = counts.pop()
+    seen: dict[int, str] = {}
+    for path, record in zip(paths, records):
+        if record["index"] in seen:
+            raise MergeError(f"{seen[record['index']]} and {path} are both shard {record['index']}/{count}")
+        seen[record["index"]] = path
+    missing = sorted(set(range(1, count + 1)) - set(seen))
+    if missing:
+        raise MergeError("missing shard" + ("s " if len(missing) > 1 else " ")
+                         + ", ".join(f"{i}/{count}" for i in missing))
+    owner: dict[str, str] = {}
+    for path, record in zip(paths, records):
+        for target in record["targets"]:
+            if target in owner:
+                raise MergeError(f"{target} was linted by two shards ({owner[target]} and {path}): every runner "
+                                 "must see the same tree and the same cache (or none) to split it the same way")
+            owner[target] = path
+    expected = {record.get("total") for record in records}
+    if len(expected) == 1 and None not in expected and expected.pop() != len(owner):
+        raise MergeError("the shards linted fewer targets than the run holds: every runner must see the same tree "
+                         "and the same cache (or none) to split it the same way")
+
+
+def _sarif_result_key(result: dict) -> tuple:
+    location = result["locations"][0]["physicalLocation"]
+    model = result.get("properties", {}).get("model", "")
+    text = result["message"]["text"]
+    suffix = f" [{model}]" if model else ""
+    message = text[: -len(suffix)] if suffix and text.endswith(suffix) else text
+    return (location["artifactLocation"]["uri"], location["region"]["startLine"],
+            location["region"].get("startColumn", 1), result["ruleId"], model, message)
+
+
+def _sarif_notification_key(note: dict) -> tuple:
+    location = note["locations"][0]["physicalLocation"]
+    model = note.get("properties", {}).get("model", "")
+    return (location["artifactLocation"]["uri"], location["region"]["startLine"], model, note["message"]["text"])
+
+
+def merge_sarif(documents: list[dict]) -> dict:
+    merged = json.loads(json.dumps(documents[0]))
+    run = merged["runs"][0]
+    rules = [doc["runs"][0]["tool"]["driver"].get("rules") for doc in documents]
+    if any(r != rules[0] for r in rules):
+        raise MergeError("the shards ran with different rules or versions of etrace-lint")
+    run["results"] = sorted((r for doc in documents for r in doc["runs"][0].get("results", [])),
+                            key=_sarif_result_key)
+    invocations = [doc["runs"][0]["invocations"][0] for doc in documents]
+    notes = sorted((n for inv in invocations for n in inv.get("toolExecutionNotifications", [])),
+                   key=_sarif_notification_key)
+    invocation = run["invocations"][0]
+    invocation["executionSuccessful"] = not notes
+    if notes:
+        invocation["toolExecutionNotifications"] = notes
+    else:
+        invocation.pop("toolExecutionNotifications", None)
+    starts = [inv["startTimeUtc"] for inv in invocations if inv.get("startTimeUtc")]
+    ends = [inv["endTimeUtc"] for inv in invocations if inv.get("endTimeUtc")]
+    if starts:
+        invocation["startTimeUtc"] = min(starts)
+    if ends:
+        invocation["endTimeUtc"] = max(ends)
+    devices = sorted({doc["runs"][0].get("properties", {}).get("device", "") for doc in documents} - {""})
+    properties = {"device": devices[0]} if devices else {}
+    properties.update((key, value) for key, value in run.get("properties", {}).items()
+                      if key not in (SHARD_PROPERTY, "device"))
+    if properties:
+        run["properties"] = properties
+    else:
+        run.pop("properties", None)
+    return merged
+
+
+def _json_key(item: dict) -> tuple:
+    location = item["location"]
+    return (location["path"], location["line"], location.get("column", 1), item.get("rule", ""),
+            item.get("model", ""), item.get("message", ""))
+
+
+def merge_json(documents: list[dict]) -> dict:
+    merged = json.loads(json.dumps(documents[0]))
+    merged.pop(SHARD_PROPERTY, None)
+    merged["findings"] = sorted((f for doc in documents for f in doc["findings"]), key=_json_key)
+    merged["toolErrors"] = sorted((e for doc in documents for e in doc["toolErrors"]),
+                                  key=lambda e: (e["location"]["path"], e["location"]["line"], e.get("model", ""),
+                                                 e.get("message", "")))
+    summary = merged.get("summary")
+    if isinstance(summary, dict):
+        for key, value in summary.items():
+            # every shard discovers the whole tree; what each linted adds up
+            if isinstance(value, int) and key != "files":
+                summary[key] = sum(doc.get("summary", {}).get(key, 0) for doc in documents)
+    return merged
+
+
+def merge_files(paths: list[str]) -> tuple[str, dict]:
+    """The kind ("sarif" or "json") and the merged document of the shard logs at ``paths``."""
+    if not paths:
+        raise MergeError("merge needs the logs of every shard")
+    documents = [_load(p) for p in paths]
+    kinds = {_kind(p, d) for p, d in zip(paths, documents)}
+    if len(kinds) != 1:
+        raise MergeError("cannot merge SARIF logs with JSON outputs")
+    kind = kinds.pop()
+    check_shards(paths, [_shard_record(p, kind, d) for p, d in zip(paths, documents)])
+    return kind, (merge_sarif(documents) if kind == "sarif" else merge_json(documents))
+
+
+def exit_code(kind: str, document: dict, fail_rank: int, exit_zero: bool) -> int:
+    """The exit code the unsharded run would have had: 2 for tool errors, 1 for findings at the fail level."""
+    from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+    from ..core.findings import Level
+
+    ranks = {level.value: level.rank for level in Level}
+    if kind == "sarif":
+        run = document["runs"][0]
+        if not run["invocations"][0].get("executionSuccessful", True):
+            return EXIT_ERROR
+        levels = [r.get("level", "warning") for r in run.get("results", []) if not r.get("suppressions")]
+    else:
+        if document["toolErrors"]:
+            return EXIT_ERROR
+        levels = [f["level"] for f in document["findings"] if not f.get("suppressed")]
+    if exit_zero:
+        return EXIT_OK
+    return EXIT_FINDINGS if any(ranks.get(level, 0) >= fail_rank for level in levels) else EXIT_OK
