@@ -4,6 +4,8 @@
 - :mod:`.source` reads a file's concrete syntax (libcst) once for all its fixes;
 - :mod:`.etp` and :mod:`.suppression` are the fixes rules offer;
 - :mod:`.apply` checks and writes them.
+
+May import: ``core``, ``config``, ``policy`` and ``running`` (to lint an edited source again).
 """
 
 from __future__ import annotations

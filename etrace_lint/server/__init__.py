@@ -3,7 +3,8 @@
 Needs the ``server`` extra (``pip install ".[server]"`` in a checkout: pygls
 and lsprotocol). The same discovery, configuration, runner, cache, policy and
 workers as the CLI; see ``protocol`` for the handlers, ``scheduler`` for when
-a lint runs, ``trust`` for when it may run at all.
+a lint runs, ``trust`` for when it may run at all. May import every stage below the command
+line, and the rule documentation of ``cli.docs`` (hover shows what ``etrace-lint rule`` prints).
 """
 
 from __future__ import annotations

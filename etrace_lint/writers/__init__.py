@@ -1,4 +1,8 @@
-"""Writers format an :class:`~etrace_lint.policy.decide.Outcome`; they never filter or decide."""
+"""Writers format an :class:`~etrace_lint.policy.decide.Outcome`; they never filter or decide.
+
+One module per output format (text, json, sarif, github, gitlab, junit, rdjson, html), and
+:mod:`.merge`, which joins the logs of a sharded run into one. May import: ``core``.
+"""
 
 from __future__ import annotations
 
