@@ -144,7 +144,8 @@ def compare(model_name: str, steps: int, repeat: int = 1) -> None:
             timings[name] = min(timings.get(name, float("inf")), time.perf_counter() - start)
             if name == "advise":
                 ran = sum(row.runs for row in result)
-    print(f"{model_name}, {len(algorithms)} algorithms, T={steps}, fastest of {repeat}: advise {timings['advise']:.1f} s, "
+    print(f"{model_name}, {len(algorithms)} algorithms, T={steps}, fastest of {repeat}: "
+          f"advise {timings['advise']:.1f} s, "
           f"plain script {timings['plain']:.1f} s, ratio advise/plain = "
           f"{timings['advise'] / timings['plain']:.2f} (target <= 0.5); {ran} algorithms ran")
 

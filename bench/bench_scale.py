@@ -33,10 +33,10 @@ import gc
 import io
 import os
 import pstats
-import sys
-import time
 import resource
 import subprocess
+import sys
+import time
 import warnings
 
 warnings.simplefilter("ignore")
@@ -47,13 +47,13 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from braintools import surrogate  # noqa: E402
 
-from etrace_lint.engine import braintrace_adapter as bt  # noqa: E402
-from etrace_lint.engine import lint as engine  # noqa: E402
-from etrace_lint.engine import jaxpr_view as jv  # noqa: E402
-from etrace_lint.core.findings import Location  # noqa: E402
-from etrace_lint.policy.decide import hidden_note_levels  # noqa: E402
 from etrace_lint.config.settings import EngineSettings, Settings  # noqa: E402
+from etrace_lint.core.findings import Location  # noqa: E402
+from etrace_lint.engine import braintrace_adapter as bt  # noqa: E402
+from etrace_lint.engine import jaxpr_view as jv  # noqa: E402
+from etrace_lint.engine import lint as engine  # noqa: E402
 from etrace_lint.engine.targets import LoadedTarget  # noqa: E402
+from etrace_lint.policy.decide import hidden_note_levels  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 N = 8

@@ -52,7 +52,8 @@ EDIT = 0
 def etrace_target_gru():
     return braintrace.nn.GRUCell(16, 32), (jnp.ones((16,)),)
 ''',
-    "lif.py": '''"""A recurrent network of 200 leaky integrate-and-fire neurons; its leak weight is used through a plain op."""
+    "lif.py": '''"""A recurrent network of 200 leaky integrate-and-fire neurons; its leak weight is used through a
+plain op."""
 
 import braintrace
 import brainstate

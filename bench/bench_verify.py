@@ -24,7 +24,6 @@ def models(small: bool):
     import braintrace
     import jax
     import jax.numpy as jnp
-
     from spiking import spike
 
     class GRU(brainstate.nn.Module):
@@ -82,9 +81,9 @@ def verify_seconds(model, n_in: int, steps: int, batch: int) -> tuple[float, lis
     import brainstate
     import jax.numpy as jnp
 
+    from etrace_lint.core.findings import Location
     from etrace_lint.engine import braintrace_adapter as bt
     from etrace_lint.engine.analysis import AnalysisContext
-    from etrace_lint.core.findings import Location
     from etrace_lint.engine.locate import Locator
     from etrace_lint.engine.targets import LoadedTarget
     from etrace_lint.verify import verify_model

@@ -46,3 +46,5 @@ def check_target(target: str, **options: Any) -> Any:
     from .api import check_target as check_spec  # the engine imports JAX: importing etrace_lint must not
 
     return check_spec(target, **options)
+
+__all__ = ["TARGET_ATTRIBUTE", "__version__", "check", "check_target", "target"]

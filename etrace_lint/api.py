@@ -113,10 +113,9 @@ def _outcome(findings: list, tool_errors: list, settings, linted: list[str], tar
 
 def check_target(target: str, **options) -> CheckResult:
     """Lint the targets of a file, folder or ``file.py::factory`` in this process."""
+    from .config.pyproject import search_start
     from .discovery.discover import discover
     from .engine.lint import lint_target  # imports JAX and braintrace: only a call pays for them
-
-    from .config.pyproject import search_start
 
     settings = _settings(search_start([target]), options)
     discovery = discover([target], settings.root, settings.excludes)
@@ -148,8 +147,8 @@ def check(model, *inputs, name: str | None = None, batch_size: int | None = None
     """Lint a model built in this process, with the example inputs of one step."""
     from .discovery.discover import TargetSpec
     from .engine.lint import lint_model  # imports JAX and braintrace: only a call pays for them
-    from .running.isolation import target_state
     from .engine.targets import LoadedTarget
+    from .running.isolation import target_state
 
     path, line = _caller()
     settings = _settings(os.getcwd(), options)

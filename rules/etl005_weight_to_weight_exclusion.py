@@ -1,6 +1,6 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.engine.flows import weight_flow
 from etrace_lint.core.rule import Rule
+from etrace_lint.engine.flows import weight_flow
 
 
 def explain(f):
@@ -19,7 +19,8 @@ RULE = Rule(
     id="ETL005",
     name="weight-to-weight-exclusion",
     level=Level.WARNING,
-    summary="A weight reaches its hidden state only through another trainable ETP op, so it is excluded from online learning",
+    summary=("A weight reaches its hidden state only through another trainable ETP op, so it is excluded "
+             "from online learning"),
     tags=("compiler", "learning"),
     kinds=("relation_excluded_weight_to_weight",),
     explain=explain,

@@ -1,6 +1,6 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.engine.flows import weight_flow
 from etrace_lint.core.rule import Rule
+from etrace_lint.engine.flows import weight_flow
 
 
 def explain(f):
@@ -14,7 +14,8 @@ RULE = Rule(
     id="ETL006",
     name="partial-path",
     level=Level.WARNING,
-    summary="A weight reaches a hidden state both directly and through another trainable ETP op; the indirect part of its gradient is missing",
+    summary=("A weight reaches a hidden state both directly and through another trainable ETP op; the "
+             "indirect part of its gradient is missing"),
     tags=('compiler', 'learning'),
     kinds=("relation_partial_path",),
     explain=explain,

@@ -1,6 +1,6 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.engine.flows import weight_flow
 from etrace_lint.core.rule import Rule
+from etrace_lint.engine.flows import weight_flow
 
 
 def explain(f):
@@ -13,7 +13,8 @@ RULE = Rule(
     id="ETL018",
     name="recurrent-mixing-in-control-flow",
     level=Level.WARNING,
-    summary="An opaque loop applies a recurrent weight to the hidden state; its temporal credit falls back to the e-prop approximation",
+    summary=("An opaque loop applies a recurrent weight to the hidden state; its temporal credit falls back "
+             "to the e-prop approximation"),
     tags=('compiler', 'control-flow', 'approximation'),
     kinds=("control_flow_recurrent_mixing",),
     explain=explain,

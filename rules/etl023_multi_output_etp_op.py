@@ -5,7 +5,8 @@ from etrace_lint.core.rule import Rule
 def explain(f):
     n, index = f.context.get("num_outvars"), f.context.get("y_outvar_index")
     outputs = f" has {n} outputs;" if n else " has several outputs;"
-    return f"this {f.op}{outputs} the compiler takes output {index if index is not None else 0} as the one that drives hidden states"
+    taken = index if index is not None else 0
+    return f"this {f.op}{outputs} the compiler takes output {taken} as the one that drives hidden states"
 
 
 RULE = Rule(

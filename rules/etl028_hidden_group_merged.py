@@ -3,7 +3,8 @@ from etrace_lint.core.rule import Rule
 
 
 def explain(f):
-    return f"{', '.join(f.hidden) or 'some hidden states'} feed each other, so the compiler tracks them together as one group"
+    hidden = ", ".join(f.hidden) or "some hidden states"
+    return f"{hidden} feed each other, so the compiler tracks them together as one group"
 
 
 RULE = Rule(

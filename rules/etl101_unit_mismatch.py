@@ -42,9 +42,13 @@ RULE = Rule(
     id="ETL101",
     name="unit-mismatch",
     level=Level.ERROR,
-    summary="The step mixes physical units: two units in one expression, or a state written with a unit it does not hold",
+    summary=("The step mixes physical units: two units in one expression, or a state written with a unit it "
+             "does not hold"),
     tags=("compiler", "error"),
     error=ErrorMatch(types=("ValueError", "UnitMismatchError", "DimensionMismatchError"),
-                     pattern=r"(units do not match)|(\(units are \S+ and )|(Quantity\[.*does not match with the origin tree structure)|(does not match with the origin tree structure.*Quantity\[)|(input/output unit of the state)"),
+                     pattern=(r"(units do not match)|(\(units are \S+ and )"
+                              r"|(Quantity\[.*does not match with the origin tree structure)"
+                              r"|(does not match with the origin tree structure.*Quantity\[)"
+                              r"|(input/output unit of the state)")),
     describe=describe,
 )

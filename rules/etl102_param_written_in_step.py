@@ -18,5 +18,6 @@ RULE = Rule(
     summary="A ParamState is written inside the online step",
     tags=("compiler", "error"),
     describe=describe,
-    error=ErrorMatch(types=("NotSupportedError",), pattern=r"written inside the online step|is rewritten in the model", at_write="param"),
+    error=ErrorMatch(types=("NotSupportedError",), pattern=r"written inside the online step|is rewritten in the model",
+                     at_write="param"),
 )

@@ -3,6 +3,7 @@ import re
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, Rule
 
+
 def describe(exc, compilation):
     named = re.search(r"within a (\w+) (?:function|region)", str(exc))
     op = named.group(1) if named else "loop or branch"

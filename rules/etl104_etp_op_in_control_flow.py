@@ -18,5 +18,6 @@ RULE = Rule(
     kinds=("primitive_inside_control_flow",),
     record_levels=("error",),  # the compiler's record of the refusal, then its exception
     explain=explain,
-    error=ErrorMatch(types=("NotImplementedError",), pattern=r"ETP primitive .* found inside a", kinds=("primitive_inside_control_flow",)),
+    error=ErrorMatch(types=("NotImplementedError",), pattern=r"ETP primitive .* found inside a",
+                     kinds=("primitive_inside_control_flow",)),
 )

@@ -7,5 +7,7 @@ RULE = Rule(
     level=Level.ERROR,
     summary="A weight is used inside a loop or branch and compilation fails",
     tags=("compiler", "error"),
-    error=ErrorMatch(types=("NotImplementedError",), pattern=r"weight states are used within a|Weight state used inside a while loop", kinds=("weight_in_while", "weight_in_control_flow")),
+    error=ErrorMatch(types=("NotImplementedError",),
+                     pattern=r"weight states are used within a|Weight state used inside a while loop",
+                     kinds=("weight_in_while", "weight_in_control_flow")),
 )

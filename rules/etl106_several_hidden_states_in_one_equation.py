@@ -1,6 +1,7 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, Rule
 
+
 def describe(exc, compilation):
     return ("one operation here reads two hidden states, and the compiler follows one hidden state per "
             "operation, so the model cannot be compiled; compute each state's contribution in an operation "

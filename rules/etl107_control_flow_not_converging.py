@@ -3,6 +3,7 @@ import re
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, Rule
 
+
 def describe(exc, compilation):
     limit = re.search(r"within (\d+) sweeps?", str(exc))
     within = f" within {limit.group(1)} sweep{'s' if limit.group(1) != '1' else ''}" if limit else ""

@@ -1,6 +1,7 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, Rule
 
+
 def describe(exc, compilation):
     from etrace_lint.core.wording import error_sentence
 

@@ -1,6 +1,7 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, Rule
 
+
 def describe(exc, compilation):
     return ("an ETP op outside a long scan drives a hidden state that the scan carries, which structured "
             "descent does not support, so the model cannot be compiled; move the op into the scan body, or "

@@ -1,9 +1,9 @@
 import re
 
 from etrace_lint.core.findings import Level
-from etrace_lint.fixes.etp import etp_fix
-from etrace_lint.engine.flows import weight_flow
 from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.engine.flows import weight_flow
+from etrace_lint.fixes.etp import etp_fix
 
 # the ETP op that does what a plain primitive does
 _ETP_FOR = {
@@ -55,9 +55,9 @@ def _fix(context, use, weight: str) -> tuple[str, str]:
 
 
 def check(context):
+    from etrace_lint.core.naming import display_name
     from etrace_lint.engine.analysis import first_per_weight
     from etrace_lint.engine.jaxpr_view import aval_shape, invars, primitive_name
-    from etrace_lint.core.naming import display_name
 
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     uses = first_per_weight([u for u in context.plain_uses if not u.decomposed])
@@ -83,7 +83,8 @@ RULE = Rule(
     id="ETL201",
     name="weight-through-plain-op",
     level=Level.WARNING,
-    summary="A weight reaches a hidden state through a plain JAX op instead of an ETP op, so that path gets no online gradient",
+    summary=("A weight reaches a hidden state through a plain JAX op instead of an ETP op, so that path gets "
+             "no online gradient"),
     tags=("learning", "analysis"),
     check=check,
     fix=etp_fix,

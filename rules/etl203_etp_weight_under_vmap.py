@@ -3,8 +3,8 @@ from etrace_lint.core.rule import Hit, Rule
 
 
 def check(context):
-    from etrace_lint.engine.analysis import first_per_weight
     from etrace_lint.core.naming import display_name
+    from etrace_lint.engine.analysis import first_per_weight
     from etrace_lint.engine.jaxpr_view import primitive_name
 
     warnings = context.vmap_warnings
@@ -32,7 +32,8 @@ RULE = Rule(
     id="ETL203",
     name="etp-weight-under-vmap",
     level=Level.WARNING,
-    summary="An ETP op mapped over by vmap with its weight batched is decomposed into plain ops, and its weight does not learn",
+    summary=("An ETP op mapped over by vmap with its weight batched is decomposed into plain ops, and its "
+             "weight does not learn"),
     tags=("learning", "analysis"),
     check=check,
 )

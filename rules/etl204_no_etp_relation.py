@@ -15,8 +15,8 @@ def check(context):
         return  # ETL202 names the op
     import braintrace
 
-    from etrace_lint.engine.braintrace_adapter import adds_same_step_gradients, untraced_states
     from etrace_lint.core.naming import display_name
+    from etrace_lint.engine.braintrace_adapter import adds_same_step_gradients, untraced_states
 
     count = len(context.weight_paths)
     kept = untraced_states(context.module_info)

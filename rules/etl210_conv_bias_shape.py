@@ -3,8 +3,8 @@ from etrace_lint.core.rule import Hit, Rule
 
 
 def check(context):
-    from etrace_lint.engine.braintrace_adapter import conv_bias_shape
     from etrace_lint.core.naming import display_name
+    from etrace_lint.engine.braintrace_adapter import conv_bias_shape
 
     reported = set()
     for site in context.flow.etp_sites:
@@ -23,7 +23,8 @@ def check(context):
                        f"channel ({channels},), which the learner's custom VJP rejects (the compiler accepts the "
                        f"graph, so nothing fails before training starts): give the bias the shape ({channels},) "
                        f"(the conv op broadcasts a one-axis bias along the channel axis), e.g. "
-                       f"`layer.weight.value = {{**layer.weight.value, 'bias': layer.weight.value['bias'].reshape(-1)}}`"
+                       "`layer.weight.value = {**layer.weight.value, "
+                       "'bias': layer.weight.value['bias'].reshape(-1)}`"
                        f" after building the layer")
             yield Hit(message=message, weight_path=weight, eqn=site,
                       related=(("weight created here", weight),),

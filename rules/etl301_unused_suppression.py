@@ -1,6 +1,6 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.fixes.suppression import remove_suppression_fix
 from etrace_lint.core.rule import Rule
+from etrace_lint.fixes.suppression import remove_suppression_fix
 
 
 def explain(facts):

@@ -15,7 +15,6 @@ repository's root and with the checkout first on the path, with::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess

@@ -13,10 +13,10 @@ import re
 import subprocess
 import sys
 
+from etrace_lint.config.settings import EngineSettings
+from etrace_lint.core.findings import Level
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
-from etrace_lint.core.findings import Level
-from etrace_lint.config.settings import EngineSettings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")

@@ -13,11 +13,11 @@ import shutil
 import sys
 
 import pytest
+from helpers import FIXTURES, lint_file
 
 import etrace_lint.rules as rules_package
 from etrace_lint.cli import main as cli
 from etrace_lint.core import registry
-from helpers import FIXTURES, lint_file
 
 RELATIONS = os.path.join(FIXTURES, "compiler", "relations.py")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from helpers import fixture
 
 brainstate = pytest.importorskip("brainstate")
@@ -13,8 +12,8 @@ braintrace = pytest.importorskip("braintrace")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from etrace_lint.verify.advise.run import AdviceSettings, advise_model  # noqa: E402
 from etrace_lint.core.naming import display_name  # noqa: E402
+from etrace_lint.verify.advise.run import AdviceSettings, advise_model  # noqa: E402
 
 STEPS, BATCH = 3, 2
 

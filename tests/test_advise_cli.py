@@ -4,10 +4,8 @@ workers and the cache."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-
 from helpers import run_cli, sarif_validator
 
 TARGET = "tests/fixtures/advise/models.py::etrace_target_rate_rnn"

@@ -9,7 +9,6 @@ import importlib.util
 
 import numpy as np
 import pytest
-
 from helpers import fixture, lint_file
 
 brainstate = pytest.importorskip("brainstate")

@@ -14,8 +14,7 @@ import shutil
 import time
 
 import pytest
-
-from helpers import FIXTURES, REPO, run_cli, sarif_validator
+from helpers import FIXTURES, run_cli, sarif_validator
 
 TIMEOUT = 20
 

@@ -6,10 +6,10 @@ import json
 import shutil
 
 import pytest
+from helpers import fixture, run_cli
 
 from etrace_lint.config.baseline import fingerprints, new_findings
 from etrace_lint.core.findings import Finding, Level, Location
-from helpers import fixture, run_cli
 
 NEW_MODEL = '''
 

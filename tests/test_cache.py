@@ -9,11 +9,11 @@ import sys
 from dataclasses import replace
 
 import pytest
-
-from etrace_lint.running.cache import Cache
-from etrace_lint.discovery.discover import TargetSpec
-from etrace_lint.core.findings import Finding, Level, Location, TargetResult, ToolError
 from helpers import fixture, run_cli
+
+from etrace_lint.core.findings import Finding, Level, Location, TargetResult, ToolError
+from etrace_lint.discovery.discover import TargetSpec
+from etrace_lint.running.cache import Cache
 
 ENV = {"python": "3.x", "jax": "0.1", "braintrace": "0.2"}
 
@@ -77,7 +77,8 @@ def test_a_result_without_its_notes_serves_only_runs_that_hide_them(project):
     assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=hiding).get(spec)
     assert _cache(root).get(spec) is None, "--show-info must lint again to build the notes"
     raised = {"ETL001": "warning"}
-    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=raised).get(spec) is None
+    cache = Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=raised)
+    assert cache.get(spec) is None
     _cache(root).put(spec, _result(spec))  # a result holding every note serves both
     assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=hiding).get(spec)
     assert _cache(root).get(spec) is not None

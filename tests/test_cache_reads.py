@@ -15,7 +15,6 @@ import os
 import shutil
 
 import pytest
-
 from helpers import fixture, run_cli
 
 

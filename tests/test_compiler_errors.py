@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import functools
 import glob
 import os
 import re
 
 import braintrace
 import pytest
-
-from etrace_lint.core import registry
-from etrace_lint.engine.braintrace_adapter import Compilation
-from etrace_lint.core.findings import Level
-from etrace_lint.engine.rules_compiler import classify_error
-from etrace_lint.core.wording import plain_text
 from helpers import FIXTURES, fixture
 from test_compiler_rules import assert_matches_markers, linted
+
+from etrace_lint.core import registry
+from etrace_lint.core.findings import Level
+from etrace_lint.core.wording import plain_text
+from etrace_lint.engine.braintrace_adapter import Compilation
+from etrace_lint.engine.rules_compiler import classify_error
 
 ERROR_FIXTURES = sorted(glob.glob(os.path.join(FIXTURES, "compiler", "errors_*.py")))
 

@@ -10,12 +10,12 @@ from types import SimpleNamespace
 
 import braintrace
 import pytest
+from helpers import FIXTURES, expected_markers, fixture, lint_file, run_cli
 
-from etrace_lint.engine import braintrace_adapter
 from etrace_lint.core import registry
 from etrace_lint.core.findings import Level, Location
+from etrace_lint.engine import braintrace_adapter
 from etrace_lint.engine.rules_compiler import finding_from_record
-from helpers import FIXTURES, expected_markers, fixture, lint_file, run_cli
 
 INSTALLED_KINDS = {kind.value for kind in braintrace.DiagnosticKind}
 # fixture file -> DiagnosticKind values it needs (skipped on a braintrace without them)
@@ -93,7 +93,8 @@ def test_every_installed_diagnostic_kind_has_exactly_one_rule_at_each_level():
     for rule in registry.active_rules().values():
         for kind in rule.kinds:
             for level in rule.record_levels or ("",):
-                assert (kind, level) not in owners, f"{kind} at {level!r} is claimed by {owners[(kind, level)]} and {rule.id}"
+                assert (kind, level) not in owners, (
+                    f"{kind} at {level!r} is claimed by {owners[(kind, level)]} and {rule.id}")
                 owners[(kind, level)] = rule.id
     missing = INSTALLED_KINDS - {kind for kind, _ in owners}
     assert not missing, f"DiagnosticKind values without a rule: {sorted(missing)}"

@@ -14,7 +14,6 @@ import os
 import sys
 
 import pytest
-
 from helpers import REPO, run_cli
 
 pytest.importorskip("brainpy.state", reason="the corpus's spiking models need brainpy.state")

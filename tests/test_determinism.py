@@ -9,7 +9,6 @@ import re
 import shutil
 
 import pytest
-
 from helpers import FIXTURES, run_cli
 
 SOURCES = [("compiler", "relations.py"), ("compiler", "errors_units.py"), ("own", "plain_op.py"),

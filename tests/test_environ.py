@@ -10,10 +10,10 @@ import subprocess
 import sys
 
 import pytest
+from helpers import assert_fixture, expected_markers, fixture
 
 from etrace_lint.cli import main as cli
 from etrace_lint.config.environ import EnvironError, check_value, parse_assignments, target_environ
-from helpers import assert_fixture, expected_markers, fixture
 
 LEAKY = fixture("environ", "leaky.py")
 

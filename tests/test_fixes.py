@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
 from helpers import fixture, lint_file, run_cli
 
+from etrace_lint.config.settings import EngineSettings, Settings
+from etrace_lint.core.findings import Edit, Finding, Fix, Level, Location
+from etrace_lint.core.registry import all_rules
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
-from etrace_lint.core.findings import Edit, Finding, Fix, Level, Location
 from etrace_lint.fixes import documented_fix, run_fixes
 from etrace_lint.fixes.edits import apply_edits
-from etrace_lint.core.registry import all_rules
-from etrace_lint.config.settings import EngineSettings, Settings
 
 
 def _copy(tmp_path, *names: str) -> str:

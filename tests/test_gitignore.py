@@ -9,7 +9,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from helpers import run_cli
 
 GIT = shutil.which("git")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 
 import pytest
-
 from golden import CORPORA, braintrace_version, produce, snapshot_folder, stored
 
 

@@ -15,7 +15,6 @@ import sys
 import time
 
 import pytest
-
 from helpers import fixture, run_cli
 
 

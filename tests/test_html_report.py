@@ -6,11 +6,10 @@ import json
 import os
 
 import pytest
-
-from etrace_lint.engine import braintrace_adapter
-
 from browser import SKIP_REASON, elements, find_browser, open_page, with_class
 from helpers import REPO, run_cli
+
+from etrace_lint.engine import braintrace_adapter
 
 needs_browser = pytest.mark.skipif(find_browser() is None, reason=SKIP_REASON)
 EXAMPLES = os.path.join(REPO, "examples", "models")
@@ -198,7 +197,8 @@ def test_ops_inside_control_flow_are_boxed_with_their_boundary(tmp_path):
                          and e.attrs["id"] not in members]
             assert not [s.attrs["data-label"] for s in strangers if _overlap(s.box(), region.box())]
     # the GRU's three gate ops are in the Map; its readout, applied outside the Map, is not
-    section = next(s.attrs["id"] for s in with_class(dom, "target") if s.attrs.get("data-target") == "etrace_target_map_gru")
+    section = next(s.attrs["id"] for s in with_class(dom, "target")
+                   if s.attrs.get("data-target") == "etrace_target_map_gru")
     ops = [e.attrs for e in with_class(dom, "op") if e.attrs["id"].startswith(section + "-")]
     inside = [attrs["data-label"] for attrs in ops if attrs["data-regions"]]
     outside = [attrs["data-label"] for attrs in ops if not attrs["data-regions"]]

@@ -8,16 +8,16 @@ global settings (``brainstate.environ``, the random seed, JAX flags).
 from __future__ import annotations
 
 import itertools
-import os
 import json
+import os
 import textwrap
 
 import pytest
-
-from etrace_lint.discovery.discover import discover
-from etrace_lint.config.settings import EngineSettings
-from etrace_lint.running.workers import WorkerPool
 from helpers import run_cli
+
+from etrace_lint.config.settings import EngineSettings
+from etrace_lint.discovery.discover import discover
+from etrace_lint.running.workers import WorkerPool
 
 TIMEOUT = 120.0
 

@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from types import SimpleNamespace
 
 import pytest
-
-from etrace_lint.engine import braintrace_adapter as bt
-from etrace_lint.discovery.discover import discover
-from etrace_lint.core.findings import Level
-from etrace_lint.engine.locate import Locator
-from etrace_lint.core.naming import display_name
-from etrace_lint.engine.rules_compiler import finding_from_record, findings_from_error
-from etrace_lint.core.wording import plain_text
-from etrace_lint.engine.targets import load_target
-from helpers import REPO, fixture, lint_file
-from test_compiler_rules import _Locator as _StubLocator, _record
+from helpers import fixture, lint_file
+from test_compiler_rules import _Locator as _StubLocator
+from test_compiler_rules import _record
 from test_levels import corpus_findings
+
+from etrace_lint.core.findings import Level
+from etrace_lint.core.naming import display_name
+from etrace_lint.core.wording import plain_text
+from etrace_lint.engine import braintrace_adapter as bt
+from etrace_lint.engine.rules_compiler import finding_from_record, findings_from_error
 
 TUPLE_PATH = re.compile(r"\(\s*'[^']*'\s*,")  # ('w',) or ('cell', 'h')
 JARGON = ("ETP primitive", "non-parametric-tail", "<class ", "invar", "outvar", "Var(id=")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from browser import SKIP_REASON, elements, find_browser, open_page, with_class
 from helpers import REPO
 

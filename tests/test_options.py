@@ -8,15 +8,15 @@ import os
 import pickle
 
 import pytest
+from helpers import REPO
 
-from etrace_lint.cli.main import build_parser, main, settings_from_args
 from etrace_lint.cli.docs import OPTIONS_BEGIN, OPTIONS_END, options_markdown, replace_readme_options
-from etrace_lint.core.exit_codes import EXIT_ERROR
-from etrace_lint.core.findings import Level
+from etrace_lint.cli.main import build_parser, main, settings_from_args
 from etrace_lint.config.options import OPTIONS, flag_is_on, option_for_flag
 from etrace_lint.config.settings import EngineSettings, Settings
+from etrace_lint.core.exit_codes import EXIT_ERROR
+from etrace_lint.core.findings import Level
 from etrace_lint.writers import FORMATS, OUTPUT_FORMATS
-from helpers import REPO
 
 WITH_FLAG = [o for o in OPTIONS if o.flags and not o.positional]
 WITH_KEY = [o for o in OPTIONS if o.key]

@@ -17,11 +17,11 @@ import textwrap
 
 import pytest
 
-from etrace_lint.engine import braintrace_adapter
 from etrace_lint.cli import main as cli
 from etrace_lint.core.findings import Finding, Level, Location, ToolError
-from etrace_lint.policy.decide import Outcome
 from etrace_lint.core.registry import all_rules
+from etrace_lint.engine import braintrace_adapter
+from etrace_lint.policy.decide import Outcome
 from etrace_lint.writers import RunInfo
 from etrace_lint.writers.github import write_github
 
@@ -62,7 +62,8 @@ BROKEN = textwrap.dedent('''
     def etrace_target_broken():
         raise RuntimeError("no data on this machine")
 ''')
-LINE_RE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<rule>ETL\d{3}) (?P<msg>.*) \[(?P<model>[^\]]+)\]$")
+LINE_RE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): "
+                     r"(?P<rule>ETL\d{3}) (?P<msg>.*) \[(?P<model>[^\]]+)\]$")
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +250,8 @@ def test_exit_codes(lint):
     assert code == 2
     assert "no data on this machine" in out and "broken/data.py" in out
     # the models linted and the targets that could not be are counted apart
-    assert out.strip().splitlines()[-1].startswith("Found 1 finding (1 warning) in 2 models. 1 target could not be linted.")
+    assert out.strip().splitlines()[-1].startswith(
+        "Found 1 finding (1 warning) in 2 models. 1 target could not be linted.")
     assert lint("models", "broken", "--exit-zero")[0] == 2  # a tool error is never hidden
     code, _, err = lint("models", "--select", "ETL5")
     assert code == 2 and "unknown rule" in err and "ETL5" in err

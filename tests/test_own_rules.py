@@ -9,10 +9,10 @@ import re
 
 import braintrace
 import pytest
-
-from etrace_lint.engine import braintrace_adapter
-from etrace_lint.core import registry
 from helpers import FIXTURES, assert_fixture, lint_file, run_cli
+
+from etrace_lint.core import registry
+from etrace_lint.engine import braintrace_adapter
 
 OWN_FIXTURES = sorted(glob.glob(os.path.join(FIXTURES, "own", "*.py")))
 BRAINTRACE = tuple(int(part) for part in re.findall(r"\d+", braintrace.__version__)[:3])
@@ -281,13 +281,14 @@ def test_a_model_braintrace_compile_refuses_does_not_pass():
     path = os.path.join(FIXTURES, "own", "no_hidden_state.py")
     result = run_cli(path + "::etrace_target_short_term_recurrence", "--no-cache", "-j", "1")
     assert result.returncode == 1, result.stdout
-    (line,) = [l for l in result.stdout.splitlines() if " ETL204 " in l]
+    (line,) = [text for text in result.stdout.splitlines() if " ETL204 " in text]
     assert "braintrace.compile refuses this model" in line and "h (ShortTermState)" in line
     assert "make it brainstate.HiddenState" in line
 
 
 def test_a_readout_note_never_calls_a_weight_feeding_a_short_term_state_exact():
-    findings, _ = lint_file(os.path.join(FIXTURES, "own", "no_hidden_state.py") + "::etrace_target_short_term_recurrence")
+    target = os.path.join(FIXTURES, "own", "no_hidden_state.py") + "::etrace_target_short_term_recurrence"
+    findings, _ = lint_file(target)
     for finding in findings:
         assert "which is exact for a readout" not in finding.message, finding.message
 

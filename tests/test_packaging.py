@@ -10,9 +10,9 @@ import sys
 import zipfile
 
 import pytest
+from helpers import REPO
 
 from etrace_lint.cli.docs import README_BEGIN, README_END, replace_readme_table, rules_markdown
-from helpers import REPO
 
 # what a source distribution of the project holds
 SOURCES = ("pyproject.toml", "README.md", "etrace_lint", "rules")

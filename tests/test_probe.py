@@ -9,10 +9,10 @@ import braintrace
 import pytest
 from helpers import assert_fixture, expected_markers, fixture, run_cli
 
+from etrace_lint.config.settings import EngineSettings
+from etrace_lint.core.findings import Level
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
-from etrace_lint.core.findings import Level
-from etrace_lint.config.settings import EngineSettings
 
 REPO = fixture("..", "..")
 PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413")
@@ -57,7 +57,8 @@ def test_a_conv_bias_that_breaks_the_first_online_step_is_reported_on_its_line(c
     (measured,) = found.properties["measured"]
     assert measured["rule"] == "ETL410"
     assert "conv.weight['bias'] has shape (1, 1, 4)" in measured["message"]
-    assert "has shape (4,)" in measured["message"] and "first online training step under d_rtrl raises" in measured["message"]
+    assert "has shape (4,)" in measured["message"]
+    assert "first online training step under d_rtrl raises" in measured["message"]
     assert "Custom VJP" not in measured["message"] and "output[1]" not in measured["message"]  # the modeller's words
     assert measured["probe"]["parameterShape"] == [1, 1, 4]
     # one verdict: the compiler's "learns online" is not shown beside a step that raises

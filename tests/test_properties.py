@@ -16,12 +16,12 @@ import braintrace
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
-from etrace_lint.engine.lint import lint_model
-from etrace_lint.core.findings import Location
-from etrace_lint.config.settings import EngineSettings
-from etrace_lint.engine.targets import LoadedTarget
 from model_factory import LAYER_KINDS, OPS, WRAPS, Layer, ModelSpec, write_model
+
+from etrace_lint.config.settings import EngineSettings
+from etrace_lint.core.findings import Location
+from etrace_lint.engine.lint import lint_model
+from etrace_lint.engine.targets import LoadedTarget
 
 # DiagnosticKind value of an exclusion -> the rule that reports it
 EXCLUSION_RULE = {
@@ -84,7 +84,8 @@ def _report_exclusions(generated) -> dict[str, str | None] | None:
 def _lint(generated):
     model, inputs = generated.build()
     factory = Location(generated.path, generated.factory_line)
-    return lint_model(LoadedTarget(None, "generated", model, inputs, factory_location=factory), EngineSettings()).findings
+    loaded = LoadedTarget(None, "generated", model, inputs, factory_location=factory)
+    return lint_model(loaded, EngineSettings()).findings
 
 
 def _describe(generated, findings) -> str:

@@ -34,7 +34,6 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import REPO
 
 pytest.importorskip("brainpy.state", reason="the corpus's spiking models are built from brainpy.state")

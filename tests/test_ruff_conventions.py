@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from helpers import run_cli
 
 HELPER = "N_IN, N = 3, 6\n"

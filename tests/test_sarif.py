@@ -8,16 +8,16 @@ import random
 from dataclasses import replace
 
 import pytest
+from helpers import REPO, fixture, lint_file, sarif_validator
 
 from etrace_lint import __version__
-from etrace_lint.core.findings import Finding, Level, Location
-from etrace_lint.policy.decide import Outcome, apply_policy
-from etrace_lint.core.registry import active_rules
 from etrace_lint.config.settings import Settings
+from etrace_lint.core.findings import Finding, Level, Location
+from etrace_lint.core.registry import active_rules
+from etrace_lint.policy.decide import Outcome, apply_policy
 from etrace_lint.writers import RunInfo
 from etrace_lint.writers.fingerprints import line_hashes
 from etrace_lint.writers.sarif import build_log
-from helpers import REPO, fixture, lint_file, sarif_validator
 
 LINTED = (fixture("compiler", "relations.py"), fixture("bad", "import_error.py"))
 

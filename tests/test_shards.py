@@ -8,11 +8,13 @@ import re
 import shutil
 
 import pytest
-from hypothesis import given, settings as hypothesis_settings, strategies as st
+from helpers import FIXTURES, run_cli
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from etrace_lint.discovery.discover import TargetSpec
 from etrace_lint.running.shards import ShardError, parse_shard, split
-from helpers import FIXTURES, run_cli
 
 SOURCES = [("compiler", "relations.py"), ("own", "plain_op.py"), ("clean", "lstm.py"),
            ("bad", "broken_factories.py"), ("daily", "suppressed.py")]

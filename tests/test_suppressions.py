@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from helpers import fixture, lint_file
 
-from etrace_lint.core.findings import Level, Location
-from etrace_lint.policy.decide import apply_policy
 from etrace_lint.config.settings import Settings
 from etrace_lint.config.suppressions import parse_suppressions
+from etrace_lint.core.findings import Level, Location
+from etrace_lint.policy.decide import apply_policy
 from etrace_lint.writers import RunInfo
-from helpers import fixture, lint_file
 
 SOURCE = fixture("daily", "suppressed.py")
 DRIVE, LEAK = 17, 18  # the two lines with an ETL201

@@ -8,10 +8,10 @@ import math
 import pytest
 from helpers import fixture
 
+from etrace_lint.config.settings import EngineSettings
+from etrace_lint.core.findings import Level, TargetResult
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
-from etrace_lint.core.findings import Level, TargetResult
-from etrace_lint.config.settings import EngineSettings
 from etrace_lint.verify import compare
 from etrace_lint.verify.settings import VerifySettingsError, resolve_settings
 from etrace_lint.writers.verify_table import format_verify_table

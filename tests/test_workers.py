@@ -9,12 +9,12 @@ import shutil
 import time
 
 import pytest
+from helpers import fixture, run_cli
 
-from etrace_lint.discovery.discover import discover
 from etrace_lint.config.settings import EngineSettings
+from etrace_lint.discovery.discover import discover
 from etrace_lint.running.worker_loop import _compiler_options
 from etrace_lint.running.workers import run_in_workers
-from helpers import fixture, run_cli
 
 TIMEOUT = 8.0
 

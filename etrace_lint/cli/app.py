@@ -9,9 +9,9 @@ import os
 import sys
 from contextlib import ExitStack
 
+from ..config.settings import Settings
 from ..fixes import attach_fixes, load_parser_in_background
 from ..policy.decide import Outcome, apply_policy
-from ..config.settings import Settings
 from ..writers import RunInfo, get_writer
 
 
@@ -84,10 +84,10 @@ def _log(settings: Settings, message: str) -> None:
 
 
 def _run(settings: Settings, argv: list[str], pool, buffer) -> int:
-    from ..discovery.discover import discover
     from ..core.exit_codes import EXIT_OK
-    from .progress import Progress
+    from ..discovery.discover import discover
     from ..running.runner import open_cache, run_targets
+    from .progress import Progress
 
     info = RunInfo(root=settings.root, command_line=["etrace-lint", *argv], start_time=_now())
     _log(settings, f"configuration: {settings.config_file or 'none (defaults and the command line)'}")

@@ -12,9 +12,9 @@ import os
 import sys
 
 from .. import __version__
+from ..config.options import MINIMUM_WORDS, OPTIONS, Option, below_minimum
 from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK
 from ..core.findings import Level
-from ..config.options import MINIMUM_WORDS, OPTIONS, Option, below_minimum
 from ..writers import OUTPUT_FORMATS
 
 
@@ -30,8 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Subcommands: `etrace-lint check PATHS` is `etrace-lint PATHS`; "
                "`etrace-lint rule ETL005` shows a rule's documentation; "
                "`etrace-lint rules` lists every rule; `etrace-lint clean` removes the cache; "
-               "`etrace-lint merge` combines shards' logs; `etrace-lint advise PATHS` measures every braintrace algorithm "
-               "on each model and recommends one; `etrace-lint report PATHS -o report.html` writes the HTML report; "
+               "`etrace-lint merge` combines shards' logs; "
+               "`etrace-lint advise PATHS` measures every braintrace algorithm on each model and recommends one; "
+               "`etrace-lint report PATHS -o report.html` writes the HTML report; "
                "`etrace-lint server` runs the language server for editors (LSP on stdin/stdout, "
                "see `etrace-lint server --help`). "
                "`-` as the path reads the source from stdin (name it with --stdin-filename).\n"
@@ -155,9 +156,14 @@ def resolve_settings(args: argparse.Namespace):
     (``--extend-select ETL205`` is ``--check-online-grad``); a selector that
     can select nothing that runs is named in a warning.
     """
-    from ..config.pyproject import selected_opt_in_rules
-    from ..config.pyproject import (ConfigError, load_settings, search_start, validate_configured_selectors,
-                                    validate_selectors)
+    from ..config.pyproject import (
+        ConfigError,
+        load_settings,
+        search_start,
+        selected_opt_in_rules,
+        validate_configured_selectors,
+        validate_selectors,
+    )
     from ..config.settings import Settings
 
     reading_stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)

@@ -58,9 +58,9 @@ def watch(settings: Settings, argv: list[str], reload: Callable[[], Settings] | 
     """
     from watchfiles import watch as changes_under
 
-    from .app import run
     from ..running.runner import _compilation_cache, open_cache
     from ..running.workers import WorkerPool
+    from .app import run
 
     pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(open_cache(settings)))
     try:

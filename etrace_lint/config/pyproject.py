@@ -40,8 +40,8 @@ import os
 import tomllib
 from typing import Any, Callable
 
-from .environ import EnvironError, check_value
 from ..core.findings import Level
+from .environ import EnvironError, check_value
 from .options import BY_KEY, KNOWN_KEYS, MINIMUM_WORDS, SECTIONS, Option, below_minimum, did_you_mean
 from .settings import Settings
 
@@ -278,8 +278,8 @@ def load_settings(start: str, explicit: str | None = None) -> Settings:
 
 def validate_selectors(selectors: list[str], where: str) -> None:
     """An unknown rule id or name is a ConfigError that suggests the closest known one."""
-    from .options import did_you_mean_rule
     from ..core.registry import all_rules
+    from .options import did_you_mean_rule
 
     rules = all_rules()
     names = [rule.name for rule in rules.values()]
@@ -310,8 +310,8 @@ def selected_opt_in_rules(settings: Settings) -> tuple[dict[str, str], list[str]
     the second list says so, one line a selector (ruff does the same for a
     selector of preview rules without ``--preview``).
     """
-    from .options import flag_is_on, option_for_flag
     from ..core.registry import all_rules
+    from .options import flag_is_on, option_for_flag
 
     rules = {rule_id: rule for rule_id, rule in all_rules().items() if not rule.retired}
     turned_on: dict[str, str] = {}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 from dataclasses import field, make_dataclass
-from typing import Any
 
 from .options import ENGINE_OPTIONS, OPTIONS
 

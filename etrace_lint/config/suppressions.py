@@ -156,6 +156,7 @@ def file_ignore_edit(text: str, rule_id: str) -> tuple[int, bool, str]:
             return number, True, current[:start] + _with_code(match.group("codes"), rule_id) + current[end:]
     lines = text.splitlines()
     at = 1
-    while at <= min(2, len(lines)) and (lines[at - 1].startswith("#!") or re.match(r"^[ \t\f]*#.*?coding[:=]", lines[at - 1])):
+    while at <= min(2, len(lines)) and (lines[at - 1].startswith("#!")
+                                        or re.match(r"^[ \t\f]*#.*?coding[:=]", lines[at - 1])):
         at += 1
     return at, False, f"# etrace-lint: file-ignore[{rule_id}]"

@@ -64,7 +64,8 @@ class Region:
 class Edge:
     source: str
     target: str
-    kind: str = "drives"  # drives | plain | member | bypass (into the step output) | blocked (why a weight does not learn)
+    # drives | plain | member | bypass (into the step output) | blocked (why a weight does not learn)
+    kind: str = "drives"
     findings: tuple[int, ...] = ()  # the findings that say so (a blocked or bypass edge)
 
 

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .findings import Level
 
+
 @dataclass(frozen=True)
 class ErrorMatch:
     """Recognises a compiler or tracing exception that this rule reports.

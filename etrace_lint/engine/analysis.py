@@ -11,10 +11,10 @@ from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.registry import rule_for_record_kind
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .locate import Locator
-from ..core.registry import rule_for_record_kind
 
 # Primitives that only move or re-type data: a weight passing through them is
 # still "the weight" (the compiler traces through the same kind of chain).

@@ -15,8 +15,8 @@ import os
 import textwrap
 from typing import Any
 
-from . import jaxpr_view as jv
 from ..core.findings import Location
+from . import jaxpr_view as jv
 
 
 def _class_span(cls: type) -> tuple[str, int, int] | None:

@@ -34,7 +34,8 @@ def merge_steps(steps: Iterable[Location | None]) -> tuple[Location, ...]:
         last = merged[-1] if merged else None
         if last is not None and (last.path, last.line) == (step.path, step.line):
             if step.label and step.label not in last.label:
-                merged[-1] = dataclasses.replace(last, label=f"{last.label}; {step.label}" if last.label else step.label)
+                label = f"{last.label}; {step.label}" if last.label else step.label
+                merged[-1] = dataclasses.replace(last, label=label)
             continue
         merged.append(step)
     if len(merged) > MAX_STEPS:
@@ -85,9 +86,9 @@ def _weight_of(locator: Any, eqn: Any) -> tuple | None:
 def weight_flow(locator: Any, subject: Any) -> tuple[Location, ...]:
     """The route of a weight (a compiler record's ``weight_path``, a hit's ``weight_path``) to the
     hidden states it names (else any hidden state), through its use (a hit's or record's equation)."""
+    from ..core.naming import display_name
     from . import braintrace_adapter as bt
     from . import jaxpr_view as jv
-    from ..core.naming import display_name
 
     weight = tuple(getattr(subject, "weight_path", None) or ())
     if not weight or locator.module_info is None:

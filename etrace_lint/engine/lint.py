@@ -11,14 +11,14 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from ..discovery.discover import TargetSpec
 from ..config.environ import environ_context
-from .evidence import one_verdict_per_weight
-from ..core.findings import Finding, Location, TargetResult
-from ..core.rule import Hit, Rule
-from ..running.isolation import project_files, target_state
-from ..core.naming import display_name, path_key, preferred_paths
 from ..config.settings import EngineSettings
+from ..core.findings import Finding, Location, TargetResult
+from ..core.naming import display_name, path_key, preferred_paths
+from ..core.rule import Hit, Rule
+from ..discovery.discover import TargetSpec
+from ..running.isolation import project_files, target_state
+from .evidence import one_verdict_per_weight
 from .targets import LoadedTarget, TargetLoadError, load_target
 
 
@@ -71,8 +71,13 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     from . import braintrace_adapter as bt
     from .analysis import AnalysisContext
     from .locate import Locator
-    from .rules_compiler import (drop_contradicted_records, findings_from_error, findings_from_records,
-                                 is_hidden_note, uncount_superseded_notes)
+    from .rules_compiler import (
+        drop_contradicted_records,
+        findings_from_error,
+        findings_from_records,
+        is_hidden_note,
+        uncount_superseded_notes,
+    )
 
     report = ModelReport()
     hidden_levels = _hidden_note_levels(settings)

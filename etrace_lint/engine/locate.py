@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.findings import Location
+from ..core.naming import preferred_path
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .assignments import Assignments
-from ..core.findings import Location
-from ..core.naming import preferred_path
 
 
 def _as_location(frame: jv.SourceFrame | None, label: str = "") -> Location | None:

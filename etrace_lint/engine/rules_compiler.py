@@ -13,13 +13,13 @@ import dataclasses
 import re
 from typing import Any, Iterator, Mapping
 
-from . import braintrace_adapter as bt
-from . import jaxpr_view as jv
 from ..core.findings import Finding, Level, Location
 from ..core.naming import display_name, path_key
-from ..core.wording import error_sentence, one_line, op_phrase, plain_text
 from ..core.registry import error_rules, rule_for_record_kind
 from ..core.rule import ErrorFacts, RecordFacts, Rule
+from ..core.wording import error_sentence, one_line, op_phrase, plain_text
+from . import braintrace_adapter as bt
+from . import jaxpr_view as jv
 
 
 def _class_names(exc: BaseException) -> list[str]:
@@ -361,7 +361,8 @@ def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
     rule = classify_error(exc, tracing=not compilation.step_traced)
     error_name = type(exc).__name__
     explained = [i for i, f in enumerate(record_findings)
-                 if f.properties.get("braintraceLevel") == "error" and f.properties.get("braintraceKind") in rule.error.kinds]
+                 if f.properties.get("braintraceLevel") == "error"
+                 and f.properties.get("braintraceKind") in rule.error.kinds]
     if explained:
         index = explained[-1]
         merged = record_findings[index]
@@ -430,8 +431,8 @@ def uncount_superseded_notes(findings: list[Finding], compilation: bt.Compilatio
                              left_out: dict[str, int]) -> dict[str, int]:
     """``left_out`` less the hidden notes that a finding about the same weight supersedes
     (``Rule.supersedes``, static or measured): a superseded note is neither shown nor counted."""
-    from .evidence import is_whole_weight
     from ..core.registry import all_rules
+    from .evidence import is_whole_weight
 
     rules = all_rules()
     replaced = {(old, _weight_key(f.properties["weightPath"]))

@@ -13,13 +13,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.marker import TARGET_ATTRIBUTE
-from ..discovery.discover import TargetSpec
 from ..config.environ import EnvironError, environ_context, how_to_set, target_environ, unset_key
 from ..core.findings import Location, ToolError
-from ..running.isolation import search_path
+from ..core.marker import TARGET_ATTRIBUTE
 from ..core.positions import traceback_position
 from ..core.wording import exception_line
+from ..discovery.discover import TargetSpec
+from ..running.isolation import search_path
 
 
 class TargetLoadError(Exception):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.findings import Edit, Finding, Fix
+from ..core.findings import Finding, Fix
 from .source import ParsedSource, Sources
 
 _MATMUL_FUNCTIONS = {"jnp.dot", "jnp.matmul", "jax.numpy.dot", "jax.numpy.matmul", "numpy.dot", "numpy.matmul",

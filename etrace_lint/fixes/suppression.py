@@ -6,8 +6,8 @@ import io
 import re
 import tokenize
 
-from ..core.findings import Edit, Finding, Fix
 from ..config.suppressions import _FILE_IGNORE, _IGNORE, _NOQA
+from ..core.findings import Edit, Finding, Fix
 from .source import Sources
 
 _FORMS = {"noqa": _NOQA, "ignore": _IGNORE, "file-ignore": _FILE_IGNORE}

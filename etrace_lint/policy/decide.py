@@ -9,10 +9,10 @@ import fnmatch
 import os
 from dataclasses import dataclass, field, replace
 
-from ..core.findings import Finding, Level, ToolError
 from ..config.options import flag_is_on
-from ..core.registry import all_rules
 from ..config.settings import Settings
+from ..core.findings import Finding, Level, ToolError
+from ..core.registry import all_rules
 
 
 def selector_matches(selector: str, rule_id: str) -> bool:
@@ -108,9 +108,9 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
     ``unlocated``: rules some of whose notes were left out unlocated; a
     suppression naming one may be what a hidden note needs.
     """
+    from ..config.suppressions import SuppressionIndex
     from ..core.findings import Location
     from ..core.rule import UnusedSuppression
-    from ..config.suppressions import SuppressionIndex
 
     index = SuppressionIndex()
     marked = []

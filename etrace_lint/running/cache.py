@@ -25,8 +25,8 @@ from typing import Iterable, Iterator
 
 import etrace_lint
 
-from ..discovery.discover import TargetSpec
 from ..core.findings import TargetResult
+from ..discovery.discover import TargetSpec
 
 FORMAT = 4  # 3: installed distributions a target imported, by version; 4: signed
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"

@@ -11,10 +11,10 @@ import sys
 import tempfile
 from typing import Callable
 
-from ..discovery.discover import TargetSpec
-from ..core.findings import TargetResult
-from ..policy.decide import hidden_note_levels
 from ..config.settings import Settings
+from ..core.findings import TargetResult
+from ..discovery.discover import TargetSpec
+from ..policy.decide import hidden_note_levels
 
 
 def open_cache(settings: Settings):

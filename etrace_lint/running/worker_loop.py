@@ -68,8 +68,8 @@ def trim_compilation_cache(directory: str, max_bytes: int = COMPILATION_CACHE_BY
 def import_warm_modules() -> None:
     for name in WARM_MODULES:
         importlib.import_module(name)
-    from . import reads
     from ..core.registry import all_rules
+    from . import reads
 
     all_rules()
     reads.warm()
@@ -138,9 +138,9 @@ def apply_run_settings(settings) -> None:
 def lint_one(spec, root: str, settings, file_reads: frozenset[str] = frozenset()):
     """One target, from clean global settings, with what it read (:mod:`.reads`): the modules in this
     worker, and the files opened while it ran and, ``file_reads``, while its file was imported."""
-    from . import reads
-    from ..engine.lint import lint_target
     from ..core.findings import TargetResult
+    from ..engine.lint import lint_target
+    from . import reads
 
     try:
         compiler_ready = _compiler_options(settings)
@@ -187,9 +187,9 @@ def serve(conn) -> None:
     right after the file was imported; for another file, the state before
     the first target. The parent retires a worker that is not.
     """
-    from . import children, isolation, process_state, reads
     from ..discovery.discover import TargetSpec
     from ..engine.targets import forget_imported_files, import_file
+    from . import children, isolation, process_state, reads
 
     baseline = isolation.ModuleBaseline()
     names = process_state.Namespaces()

@@ -36,12 +36,12 @@ import time
 from multiprocessing.connection import wait
 from typing import Callable
 
-from ..discovery.discover import TargetSpec
+from ..config.settings import EngineSettings
 from ..core.findings import TargetResult
+from ..discovery.discover import TargetSpec
 from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
 from .memory import format_size, resident
-from .schedule import Schedule, Scaling
-from ..config.settings import EngineSettings
+from .schedule import Scaling, Schedule
 from .worker_loop import tool_error, trim_compilation_cache
 
 # Starting the fork server or a spawned worker imports JAX, brainstate and

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import ast
 import re
-
 from typing import Callable
 
 from lsprotocol import types
 
 from ..cli.docs import format_rule
-from ..core.registry import all_rules
 from ..config.suppressions import file_ignore_edit, line_with_ignore
+from ..core.registry import all_rules
 from .diagnostics import SOURCE
 
 _RULE_ID = re.compile(r"ETL\d{3}")
@@ -126,7 +125,8 @@ def fix_actions(diagnostics: list[types.Diagnostic], wanted: types.Range,
                                   _position(lines, edit["end_line"], edit["end_column"])),
                 new_text=edit["replacement"]))
         safe = fix.get("applicability", "safe") == "safe"
-        title = f"Fix {diagnostic.code}: {fix['message']}" + ("" if safe else " (unsafe: may change what the model computes)")
+        title = (f"Fix {diagnostic.code}: {fix['message']}"
+                 + ("" if safe else " (unsafe: may change what the model computes)"))
         actions.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
                                         is_preferred=safe, edit=types.WorkspaceEdit(changes=changes)))
     return actions

@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..discovery.discover import TargetSpec, discover
 from ..core.findings import TargetResult, ToolError
+from ..discovery.discover import TargetSpec, discover
 from ..running.runner import run_targets
 from .folders import Folder
 

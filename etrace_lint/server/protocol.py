@@ -20,8 +20,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
-from ..discovery.discover import TargetSpec, read_source, targets_in_source
 from ..core.findings import TargetResult
+from ..discovery.discover import TargetSpec, read_source, targets_in_source
 from . import trust
 from .actions import fix_actions, rule_hover, suppression_actions
 from .diagnostics import Lines, finding_diagnostic, notice_diagnostic, tool_error_diagnostic

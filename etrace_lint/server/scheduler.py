@@ -25,8 +25,8 @@ import time
 from collections import defaultdict
 from typing import Awaitable, Callable, Iterable
 
-from ..discovery.discover import TargetSpec
 from ..core.findings import TargetResult
+from ..discovery.discover import TargetSpec
 from .folders import Folder
 from .linting import LintPlan, RunStopped
 

@@ -12,10 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..discovery.discover import TargetSpec
-from ..core.findings import Finding, Location, TargetResult, ToolError
-from ..policy.decide import apply_policy
 from ..config.settings import Settings
+from ..core.findings import Finding, Location, TargetResult, ToolError
+from ..discovery.discover import TargetSpec
+from ..policy.decide import apply_policy
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,7 @@ from typing import Any, BinaryIO, Callable
 
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import (JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest,
-                              JsonRpcServerNotInitialized)
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcServerNotInitialized
 
 from .framing import BadFrame, FrameReader, Message
 

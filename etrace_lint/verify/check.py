@@ -7,11 +7,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..core.registry import rule_for_verdict
 from . import compare
 from .expectations import GraphFacts, expectation
-from ..core.registry import rule_for_verdict
 from .findings import FindingMaker
 from .settings import VerifySettingsError, resolve_settings
+
 
 def _tell(text: str, progress: Callable[[str], None] | None) -> None:
     if progress is not None:

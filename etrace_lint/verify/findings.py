@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.naming import display_name, path_key
 from ..core.findings import Finding, Location
+from ..core.naming import display_name, path_key
 from ..core.registry import all_rules
 from ..core.rule import GradientFacts
 from . import compare
@@ -24,7 +24,8 @@ def _why_scaled(factor: float) -> str:
     whole = compare.whole_multiple(factor)
     if whole is not None:
         return (f"a whole multiple usually means the online rule counts one path from the weight to the loss "
-                f"{compare.times_word(whole)}, as braintrace does when a hidden state is computed in the same step from "
+                f"{compare.times_word(whole)}, as braintrace does when a hidden state is computed in the same step "
+                f"from "
                 f"another hidden state's new value (braintrace.nn.LSTMCell's c feeding h)")
     if factor < 0:
         return "the sign is flipped: an ETP rule or the compiler is wrong"
@@ -73,7 +74,8 @@ class FindingMaker:
         shown = display_name(weight) + (worst["leaf"] if len(rows) == 1 else "")
         more = f" ({len(rows)} leaves; worst {worst['leaf']})" if len(rows) > 1 else ""
         primary, related = self.weight_locations(weight)
-        properties = {"weight": display_name(weight), "weightPath": path_key(weight), "verify": self._verify_properties(worst)}
+        properties = {"weight": display_name(weight), "weightPath": path_key(weight),
+                      "verify": self._verify_properties(worst)}
         if len(rows) > 1:
             properties["verify"]["leaves"] = [self._verify_properties(r) for r in rows]
         factor = worst.get("scale")

@@ -30,8 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..engine import braintrace_adapter as bt
-from .layout import Layout, hidden_shapes, leading_axes, plan_layouts
-
+from .layout import Layout, leading_axes, plan_layouts
 
 INPUT_SCALES = (1.0, 4.0, 16.0, 64.0)
 

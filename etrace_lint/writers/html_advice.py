@@ -95,7 +95,8 @@ def _bars(prefix: str, rows: list[Mapping]) -> str:
 
 
 def _cost_table(rows: list[Mapping]) -> str:
-    head = ("<tr><th>algorithm</th><th>compiles</th><th>runs</th><th>trace memory</th><th>its law in the batch size B (bytes)"
+    head = ("<tr><th>algorithm</th><th>compiles</th><th>runs</th><th>trace memory</th>"
+            "<th>its law in the batch size B (bytes)"
             "</th><th>XLA temporary</th><th>flops / forward step</th><th>weights with zero online gradient</th></tr>")
     body = []
     for row in rows:

@@ -220,7 +220,8 @@ def region_boxes(graph: LearningGraph, placed: dict[str, PlacedNode],
     for region, members in [(region, [n.id for n in graph.nodes if region.id in n.regions and n.id in placed
                                       and part_of.get(n.id) == part])
                             for region in sorted(graph.regions, key=lambda r: depth[r.id])
-                            for part in dict.fromkeys(part_of.get(n.id) for n in graph.nodes if region.id in n.regions)]:
+                            for part in dict.fromkeys(part_of.get(n.id) for n in graph.nodes
+                                                      if region.id in n.regions)]:
         if not members:
             continue
         inner = [b for b in boxes if b.members and set(b.members) <= set(members)]

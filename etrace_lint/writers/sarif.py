@@ -18,8 +18,8 @@ import sarif_om as om
 from .. import __version__
 from ..core.findings import Finding, Level, Location, ToolError
 from ..core.registry import active_rules
-from .merge import SHARD_PROPERTY
 from .fingerprints import primary_location_line_hash
+from .merge import SHARD_PROPERTY
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/etrace-lint/etrace-lint"

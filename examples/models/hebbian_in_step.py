@@ -6,8 +6,8 @@ Keep plastic weights in a ``brainstate.ShortTermState`` (or apply the update
 outside the step).
 """
 
-import braintrace
 import brainstate
+import braintrace
 import jax.numpy as jnp
 
 

@@ -4,8 +4,8 @@ Every weight reaches a hidden state through a braintrace ETP op, so all of
 them learn online: etrace-lint reports only the relations (``--show-info``).
 """
 
-import braintrace
 import brainstate
+import braintrace
 import jax
 import jax.numpy as jnp
 import saiunit as u

@@ -6,8 +6,8 @@ no relation between ``W_rec`` and the hidden state, and online training
 leaves it untouched.
 """
 
-import braintrace
 import brainstate
+import braintrace
 import jax.numpy as jnp
 
 

@@ -5,8 +5,8 @@ loop, hides the weight from the compiler: a scan body's ETP op may be unrolled
 or descended into, a while loop's never is.
 """
 
-import braintrace
 import brainstate
+import braintrace
 import jax
 import jax.numpy as jnp
 

@@ -8,8 +8,8 @@ at all (ETL209). ``braintrace.nn.LeakyRateReadout`` gives the readout a state of
 its own (and an eligibility trace) when it should integrate over time.
 """
 
-import braintrace
 import brainstate
+import braintrace
 import jax.numpy as jnp
 
 

@@ -7,8 +7,8 @@ the model is traced, so it cannot be compiled for online learning. The fix is
 ``... + self.r_m * current`` with ``r_m = 10.0 * u.Mohm``.
 """
 
-import braintrace
 import brainstate
+import braintrace
 import jax.numpy as jnp
 import saiunit as u
 

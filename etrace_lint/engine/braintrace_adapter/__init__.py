@@ -11,17 +11,11 @@ When braintrace changes its private layout between versions, only this package c
 """
 
 from .compiler import (
-    KEPT_WARNINGS,
     Compilation,
-    ErrorSubject,
-    StateWrite,
-    UntracedState,
     compile_model,
     compiled_states,
-    describe_inputs,
     ensure_states,
     exception_subject,
-    has_hidden_state,
     hidden_invars,
     hidden_outvars,
     is_etp_primitive,
@@ -37,17 +31,7 @@ from .compiler import (
     untraced_states,
     weight_invars,
 )
-from .step_states import (
-    ConstantHiddenWrite,
-    constant_hidden_writes,
-    is_global_random_state,
-    state_invars,
-    step_output_vars,
-)
 from .graph import (
-    GroupView,
-    RelationView,
-    ZeroDfRelation,
     adds_same_step_gradients,
     algorithm_class,
     conv_bias_shape,
@@ -61,3 +45,47 @@ from .graph import (
     vmap_warning_primitive,
     zero_df_relations,
 )
+from .step_states import (
+    constant_hidden_writes,
+    is_global_random_state,
+    state_invars,
+    step_output_vars,
+)
+
+__all__ = [
+    "Compilation",
+    "adds_same_step_gradients",
+    "algorithm_class",
+    "compile_model",
+    "compiled_states",
+    "conv_bias_shape",
+    "constant_hidden_writes",
+    "ensure_states",
+    "exception_subject",
+    "group_views",
+    "hidden_invars",
+    "hidden_outvars",
+    "is_etp_primitive",
+    "is_global_random_state",
+    "is_vmap_decomposition",
+    "model_states",
+    "online_gradient_error",
+    "quiet",
+    "record_context",
+    "record_kind",
+    "record_level",
+    "record_primitive_name",
+    "relation_output_ids",
+    "relation_views",
+    "relation_weight_paths",
+    "state_invars",
+    "state_source_info",
+    "step_output_vars",
+    "step_param_states",
+    "traced_jaxpr",
+    "untraced_states",
+    "vmap_decomposition_warnings",
+    "vmap_warning_primitive",
+    "weight_invars",
+    "zero_df_relations",
+]

@@ -16,7 +16,6 @@ import braintrace
 
 from .compiler import quiet
 
-
 # --------------------------------------------------------------------------- verify: graph views
 
 
@@ -109,7 +108,9 @@ def online_gradient_error(model: Any, inputs: tuple) -> BaseException | None:
             weights = learner.param_states
 
             def one_step(*xs):
-                loss = lambda *a: sum(jnp.sum(jnp.real(leaf) ** 2) for leaf in jax.tree.leaves(learner(*a)))
+                def loss(*a):
+                    return sum(jnp.sum(jnp.real(leaf) ** 2) for leaf in jax.tree.leaves(learner(*a)))
+
                 return brainstate.transform.grad(loss, weights)(*xs)
 
             brainstate.transform.eval_shape(one_step, *inputs)

@@ -69,7 +69,7 @@ def advise_model(model: Any, inputs: tuple, *, target: str, batch_size: int | No
     ``batch_size``: the batch the target's example inputs and states carry (None: unbatched).
     """
     from ...engine import braintrace_adapter as bt
-    from ..harness import describe, on_device
+    from ..harness import on_device
     from ..settings import VerifySettings
     from .memory import kept_states, trace_memory
     from .recommend import default_budget, mark
@@ -82,7 +82,8 @@ def advise_model(model: Any, inputs: tuple, *, target: str, batch_size: int | No
         memories = {}
         for algorithm in algorithms:
             _tell(progress, f"{target}: trace memory of {algorithm.label}")
-            memories[algorithm.label] = trace_memory(algorithm, model, inputs_at, batched=True, unbatched=batch_size is None)
+            memories[algorithm.label] = trace_memory(algorithm, model, inputs_at, batched=True,
+                                                     unbatched=batch_size is None)
         train_batch = settings.batch_size or batch_size
         verify = VerifySettings(steps=settings.steps, seed=settings.seed, algorithms=tuple(a.label for a in algorithms),
                                 cosine_floor=settings.cosine_floor, inputs=settings.inputs)
@@ -99,7 +100,7 @@ def _tell(progress, text: str) -> None:
 def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list[Algorithm], memories: dict,
               train_batch, target: str, progress) -> list[R.AdviceRow]:
     from ..harness import HarnessError, describe, mean_squared_output
-    from .cost import flops_ratio, forward_cost, online_cost
+    from .cost import forward_cost, online_cost
     from .fidelity import AdviceHarness, weight_rows
 
     loss = loss or mean_squared_output

@@ -28,7 +28,8 @@ def why_scaled(factor: float) -> str:
 
     whole = whole_multiple(factor)
     if whole is not None:
-        return (f"the online rule counts one path from the weight to the loss {times_word(whole)}, as braintrace does when a "
+        return (f"the online rule counts one path from the weight to the loss {times_word(whole)}, "
+                f"as braintrace does when a "
                 f"hidden state is computed in the same step from another hidden state's new value (a synapse's "
                 f"g feeding a membrane's V, an LSTM's c feeding h); the weight learns in BPTT's direction at "
                 f"{whole} times the step size")

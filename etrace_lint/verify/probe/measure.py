@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from ..compare import ROUNDING  # an online gradient this much smaller than BPTT's is a zero
+
 PROBE_STEPS = 4
 DEFAULT_ALGORITHMS = ("d_rtrl",)
-from ..compare import ROUNDING  # an online gradient this much smaller than BPTT's is a zero
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,9 @@ class ProbeResult:
 
 def probe_runs(loaded: Any, context: Any, compile_options: dict) -> ProbeResult:
     """Probe one compiled model; leaves its states as it found them. Never raises for the model."""
+    from ...engine import braintrace_adapter as bt
     from ..harness import Harness, HarnessError, LayoutError, describe, on_device
     from ..settings import VerifySettingsError, resolve_settings
-    from ...engine import braintrace_adapter as bt
 
     try:
         own = resolve_settings(loaded.verify_options)
