@@ -44,11 +44,11 @@ class Location:
     column: int = 1
     label: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "column": self.column, "label": self.label}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Location":
+    def from_json(cls, data: dict[str, Any]) -> "Location":
         return cls(data["path"], data["line"], data.get("column", 1), data.get("label", ""))
 
 
@@ -64,12 +64,12 @@ class Edit:
     end_column: int
     replacement: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "column": self.column, "end_line": self.end_line,
                 "end_column": self.end_column, "replacement": self.replacement}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Edit":
+    def from_json(cls, data: dict[str, Any]) -> "Edit":
         return cls(data["path"], data["line"], data["column"], data["end_line"], data["end_column"],
                    data["replacement"])
 
@@ -86,12 +86,12 @@ class Fix:
     edits: tuple[Edit, ...]
     applicability: str = "safe"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"message": self.message, "applicability": self.applicability,
                 "edits": [edit.to_json() for edit in self.edits]}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Fix":
+    def from_json(cls, data: dict[str, Any]) -> "Fix":
         return cls(data["message"], tuple(Edit.from_json(e) for e in data.get("edits", ())),
                    data.get("applicability", "safe"))
 
@@ -120,11 +120,11 @@ class Finding:
     def line(self) -> int:
         return self.location.line
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[Any, ...]:
         return (self.location.path, self.location.line, self.location.column,
                 self.rule_id, self.target, self.message)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "rule_id": self.rule_id,
             "level": self.level.value,
@@ -139,7 +139,7 @@ class Finding:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "Finding":
+    def from_json(cls, data: dict[str, Any]) -> "Finding":
         return cls(
             rule_id=data["rule_id"],
             level=Level(data["level"]),
@@ -168,15 +168,15 @@ class ToolError:
     location: Location
     reason: str = "error"  # import-error, no-factory, factory-error, bad-return, timeout, crash, ...
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[Any, ...]:
         return (self.location.path, self.location.line, self.target, self.message)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "message": self.message,
                 "location": self.location.to_json(), "reason": self.reason}
 
     @classmethod
-    def from_json(cls, data: dict) -> "ToolError":
+    def from_json(cls, data: dict[str, Any]) -> "ToolError":
         return cls(data["target"], data["message"], Location.from_json(data["location"]),
                    data.get("reason", "error"))
 
@@ -190,8 +190,8 @@ class TargetResult:
     tool_errors: list[ToolError] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)  # files it read, keyed by content
     distributions: dict[str, str] = field(default_factory=dict)  # installed distributions it imported: versions
-    verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
-    advice_rows: list[dict] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
+    verify_rows: list[dict[str, Any]] = field(default_factory=list)  # per-weight --verify results, JSON-able
+    advice_rows: list[dict[str, Any]] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
     # notes not built because the run hides them, per rule, and the hidden-note
     # levels they were left out under (None: every note was built)
     notes_left_out: dict[str, int] = field(default_factory=dict)
@@ -202,7 +202,7 @@ class TargetResult:
         """Whether this result holds every finding a run hiding notes this way shows."""
         return self.hidden_note_levels is None or self.hidden_note_levels == hidden_note_levels
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "target": self.target,
             "notes_left_out": dict(self.notes_left_out),
@@ -217,7 +217,7 @@ class TargetResult:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "TargetResult":
+    def from_json(cls, data: dict[str, Any]) -> "TargetResult":
         return cls(
             target=data["target"],
             findings=[Finding.from_json(f) for f in data.get("findings", ())],

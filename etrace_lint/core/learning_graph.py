@@ -10,6 +10,7 @@ It imports no JAX: a cached run draws its graph from cached findings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 from .findings import Finding, Level
 
@@ -128,8 +129,8 @@ def _regions_of(finding: Finding) -> tuple[Region, ...]:
 
 class _Builder:
     def __init__(self) -> None:
-        self.nodes: dict[str, dict] = {}
-        self.edges: dict[tuple[str, str], list] = {}  # (source, target) -> [kind, finding indexes]
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.edges: dict[tuple[str, str], Any] = {}  # (source, target) -> [kind, finding indexes]
         self.regions: dict[str, Region] = {}
         self.ops_of: dict[str, list[tuple[str, str, int]]] = {}  # weight -> (op id, path, line)
 
@@ -260,7 +261,7 @@ def _why_not(build: _Builder, index: int, finding: Finding) -> None:
             build.edge(blocker, build.node(f"state:{state}", "state", str(state)), "plain")
 
 
-def graphs_by_target(findings: list[Finding], targets: list[str] = ()) -> list[LearningGraph]:
+def graphs_by_target(findings: list[Finding], targets: Sequence[str] = ()) -> list[LearningGraph]:
     """One graph per target, in the order of ``targets`` then of first appearance in ``findings``."""
     grouped: dict[str, list[Finding]] = {name: [] for name in targets}
     for finding in findings:

@@ -12,9 +12,9 @@ from typing import Any, Callable
 TARGET_ATTRIBUTE = "__etrace_lint_target__"
 
 
-def target(fn: Callable | None = None, *, name: str | None = None,
-           compile_options: dict | None = None, batch_size: int | None = None,
-           verify: dict | None = None, environ: dict | None = None) -> Any:
+def target(fn: Callable[..., Any] | None = None, *, name: str | None = None,
+           compile_options: dict[str, Any] | None = None, batch_size: int | None = None,
+           verify: dict[str, Any] | None = None, environ: dict[str, Any] | None = None) -> Any:
     """Mark a zero-argument factory returning ``(model, example_inputs[, compile_options])``.
 
     Usable bare (``@etrace_lint.target``) or with options
@@ -24,7 +24,7 @@ def target(fn: Callable | None = None, *, name: str | None = None,
     they override ``[tool.etrace-lint.environ]`` and ``--environ``.
     """
 
-    def mark(factory: Callable) -> Callable:
+    def mark(factory: Callable[..., Any]) -> Callable[..., Any]:
         setattr(factory, TARGET_ATTRIBUTE, {
             "name": name,
             "compile_options": dict(compile_options or {}),

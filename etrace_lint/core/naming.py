@@ -62,11 +62,11 @@ def _segment(part: Any) -> tuple[str, bool]:
     return f"[{short!r}]", True
 
 
-_PREFERRED: ContextVar[dict] = ContextVar("etrace_lint_preferred_paths", default={})
+_PREFERRED: ContextVar[dict[tuple[Any, ...], tuple[Any, ...]]] = ContextVar("etrace_lint_preferred_paths", default={})
 
 
 @contextlib.contextmanager
-def preferred_paths(shorter: dict[tuple, tuple]) -> Iterator[None]:
+def preferred_paths(shorter: dict[tuple[Any, ...], tuple[Any, ...]]) -> Iterator[None]:
     """While linting one model: show each path of ``shorter`` as the path it maps to."""
     token = _PREFERRED.set(shorter)
     try:
@@ -75,7 +75,7 @@ def preferred_paths(shorter: dict[tuple, tuple]) -> Iterator[None]:
         _PREFERRED.reset(token)
 
 
-def preferred_path(path: tuple) -> tuple:
+def preferred_path(path: tuple[Any, ...]) -> tuple[Any, ...]:
     """The path a message shows for ``path`` (the shortest the model reaches the state by)."""
     return _PREFERRED.get().get(path, path)
 
@@ -103,7 +103,7 @@ def display_names(paths: Iterable[Any]) -> str:
     return ", ".join(dict.fromkeys(display_name(p) for p in paths))
 
 
-def path_key(path: Any) -> list | str:
+def path_key(path: Any) -> list[Any] | str:
     """The full path, JSON-able, for a finding's properties."""
     if isinstance(path, (tuple, list)):
         return [p if isinstance(p, (int, str)) and not isinstance(p, bool) else str(p) for p in path]

@@ -7,6 +7,7 @@ import importlib
 import importlib.resources
 import os
 import pkgutil
+from types import ModuleType
 
 from .rule import Rule
 
@@ -33,7 +34,7 @@ def all_rules() -> dict[str, Rule]:
     return dict(sorted(found.items()))
 
 
-def _docs_beside(module, rules_pkg, name: str) -> str:
+def _docs_beside(module: ModuleType, rules_pkg: ModuleType, name: str) -> str:
     """The Markdown file beside the rule's module (in whichever folder of the package it was found)."""
     path = getattr(module, "__file__", None)
     doc = os.path.splitext(path)[0] + ".md" if path else ""
@@ -78,7 +79,7 @@ def rule_for_record_kind(kind_value: str, level: str = "") -> Rule:
 def error_rules() -> list[Rule]:
     """Exception rules in the order they are tried: most specific first, generic last."""
     rules = [r for r in active_rules().values() if r.error is not None]
-    return sorted(rules, key=lambda r: (r.id == GENERIC_ERROR_RULE, r.error.specificity, r.id))
+    return sorted(rules, key=lambda r: (r.id == GENERIC_ERROR_RULE, r.error.specificity if r.error else 0, r.id))
 
 
 def analysis_rules() -> list[Rule]:

@@ -62,11 +62,11 @@ class Hit:
     """What a check of ours found, before it is located and turned into a Finding."""
 
     message: str
-    weight_path: tuple | None = None
-    state_path: tuple | None = None
+    weight_path: tuple[Any, ...] | None = None
+    state_path: tuple[Any, ...] | None = None
     eqn: Any = None
     related: tuple[tuple[str, Any], ...] = ()  # (label, eqn or state path)
-    properties: dict = field(default_factory=dict)
+    properties: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def plain_text(text: str, paths: Any = (), states: Any = ()) -> str:
         if shown in text:
             text = text.replace(f"[{shown}]", known[shown]).replace(shown, known[shown])
 
-    def literal(match: re.Match) -> str:  # a path the text names that the record did not list
+    def literal(match: re.Match[str]) -> str:  # a path the text names that the record did not list
         try:
             value = ast.literal_eval(match.group(0))
         except (ValueError, SyntaxError):
@@ -74,8 +74,8 @@ def error_sentence(exc: BaseException, limit: int = 300) -> str:
 
 def one_line(text: Any, limit: int = 0) -> str:
     """A text with its whitespace runs made single spaces (a compiler's message in a property)."""
-    text = " ".join(str(text).split())
-    return text[:limit] if limit else text
+    line = " ".join(str(text).split())
+    return line[:limit] if limit else line
 
 
 # what a modeller calls each ETP primitive: the API that emits it
