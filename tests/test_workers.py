@@ -14,7 +14,7 @@ from helpers import fixture, run_cli
 from etrace_lint.config.settings import EngineSettings
 from etrace_lint.discovery.discover import discover
 from etrace_lint.running.worker_loop import _compiler_options
-from etrace_lint.running.workers import run_in_workers
+from etrace_lint.running.workers import WorkerPool
 
 TIMEOUT = 8.0
 
@@ -32,7 +32,8 @@ def misbehaving_run(daily_tree):
     paths = [str(daily_tree / "misbehaving.py"), str(daily_tree / "clean.py"), str(daily_tree / "suppressed.py")]
     specs = discover(paths, str(daily_tree)).targets
     start = time.monotonic()
-    results = run_in_workers(specs, str(daily_tree), EngineSettings(), jobs=2, timeout=TIMEOUT)
+    with WorkerPool() as pool:
+        results = pool.run(specs, str(daily_tree), EngineSettings(), 2, TIMEOUT)
     return specs, results, time.monotonic() - start
 
 

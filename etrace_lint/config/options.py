@@ -25,8 +25,6 @@ from typing import Any, Callable, Iterable
 from ..core.findings import Level
 from ..writers import FORMATS
 
-# argparse groups, in the order ``--help`` and the README show them
-GROUPS = ("output", "rule selection", "gradient verification", "fixes", "running")
 LEVELS = tuple(level.value for level in Level)
 
 
@@ -240,7 +238,6 @@ OPTIONS: tuple[Option, ...] = (
            flags=("--show-settings",), kind="flag", group="output"),
 )
 
-BY_NAME = {option.name: option for option in OPTIONS}
 BY_KEY = {option.key: option for option in OPTIONS if option.key}
 # the keys of [tool.etrace-lint] itself; "verify" holds the verify.* options
 KNOWN_KEYS = tuple(dict.fromkeys(key.split(".")[0] for key in BY_KEY))

@@ -465,12 +465,3 @@ class _Run:
                 spec = self.specs[index]
                 self.finish(index, TargetResult(target=spec.key,
                                                 tool_errors=[tool_error(spec, reason, "worker-start")]))
-
-
-def run_in_workers(specs: list[TargetSpec], root: str, settings: EngineSettings, jobs: int, timeout: float,
-                   progress: Callable[[int, int, TargetSpec], None] | None = None,
-                   durations: dict[str, float] | None = None, preload: list[str] | tuple[str, ...] = ()
-                   ) -> list[TargetResult]:
-    """One run on a pool of its own."""
-    with WorkerPool(preload) as pool:
-        return pool.run(specs, root, settings, jobs, timeout, progress, durations)

@@ -49,12 +49,6 @@ class ResultStore:
         for spec, result in pairs:
             self._results[spec.key] = (spec, result)
 
-    def forget_file(self, path: str) -> None:
-        self._file_errors.pop(path, None)
-        for key, (spec, _) in list(self._results.items()):
-            if spec.path == path:
-                del self._results[key]
-
     def dependents(self, files: Iterable[str]) -> list[TargetSpec]:
         """Targets held here whose recorded imports include one of ``files``."""
         files = {os.path.abspath(f) for f in files}
