@@ -15,8 +15,18 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
+from .config.pyproject import load_settings, search_start
 from .core.findings import Finding, Level, Location, ToolError
 from .core.learning_graph import LearningGraph, graphs_by_target
+from .discovery.discover import TargetSpec, discover
+from .engine.lint import (
+    lint_model,  # imports JAX and braintrace: only a call pays for them
+    lint_target,  # imports JAX and braintrace: only a call pays for them
+)
+from .engine.targets import LoadedTarget
+from .policy.decide import apply_policy
+from .running.isolation import target_state
+from .writers.html import render_report
 
 
 def finding_line(finding: Finding, root: str = "") -> str:
@@ -81,16 +91,12 @@ class CheckResult:
         return head + (":\n  " + "\n  ".join(lines) + "\n)" if lines else ")")
 
     def _repr_html_(self) -> str:
-        from .writers.html import render_report
-
         return render_report(self.findings, self.tool_errors, self.graphs, list(self.verify_rows), self.root,
                              fragment=True, advice=self.advice)
 
 
 def _settings(start: str, options: dict):
     """Defaults, then ``[tool.etrace-lint]`` found from ``start``, then the keyword options (as the CLI layers them)."""
-    from .config.pyproject import load_settings
-
     settings = load_settings(start)
     settings.show_info = True  # the graph needs the notes that say which weights learn
     names = {f.name for f in dataclasses.fields(settings)}
@@ -103,8 +109,6 @@ def _settings(start: str, options: dict):
 
 def _outcome(findings: list, tool_errors: list, settings, linted: list[str], targets: list[str],
              verify_rows: list, advice_rows: list) -> CheckResult:
-    from .policy.decide import apply_policy
-
     outcome = apply_policy(findings, tool_errors, settings, linted)
     return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),
                        tuple(graphs_by_target(outcome.findings, targets)), tuple(verify_rows), settings.root,
@@ -113,10 +117,6 @@ def _outcome(findings: list, tool_errors: list, settings, linted: list[str], tar
 
 def check_target(target: str, **options) -> CheckResult:
     """Lint the targets of a file, folder or ``file.py::factory`` in this process."""
-    from .config.pyproject import search_start
-    from .discovery.discover import discover
-    from .engine.lint import lint_target  # imports JAX and braintrace: only a call pays for them
-
     settings = _settings(search_start([target]), options)
     discovery = discover([target], settings.root, settings.excludes)
     findings, tool_errors, rows, advice, names = [], list(discovery.tool_errors), [], [], []
@@ -145,11 +145,6 @@ def _caller() -> tuple[str, int]:
 def check(model, *inputs, name: str | None = None, batch_size: int | None = None,
           compile_options: dict | None = None, **options) -> CheckResult:
     """Lint a model built in this process, with the example inputs of one step."""
-    from .discovery.discover import TargetSpec
-    from .engine.lint import lint_model  # imports JAX and braintrace: only a call pays for them
-    from .engine.targets import LoadedTarget
-    from .running.isolation import target_state
-
     path, line = _caller()
     settings = _settings(os.getcwd(), options)
     name = name or type(model).__name__

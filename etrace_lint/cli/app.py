@@ -9,10 +9,18 @@ import os
 import sys
 from contextlib import ExitStack
 
+from ..config.baseline import read_baseline, write_baseline
 from ..config.settings import Settings
-from ..fixes import attach_fixes, load_parser_in_background
+from ..core.exit_codes import EXIT_OK
+from ..discovery.discover import IgnoreRules, discover
+from ..discovery.stdin_buffer import stdin_buffer
+from ..fixes import attach_fixes, load_parser_in_background, run_fixes
 from ..policy.decide import Outcome, apply_policy
+from ..running.runner import open_cache, run_targets
+from ..running.shards import parse_shard, select, shard_record
 from ..writers import RunInfo, get_writer
+from ..writers.text import write_fix_list
+from .progress import Progress
 
 
 def _now() -> str:
@@ -31,8 +39,6 @@ def _dependents(cache, discovery, settings: Settings) -> list:
     helper module must be linted too. Their files are discovered again, so a
     target deleted since it was cached is not resurrected.
     """
-    from ..discovery.discover import discover
-
     named = _named_files(settings.paths)
     if cache is None or not named:
         return []
@@ -50,8 +56,6 @@ def paths_without_targets(settings: Settings, discovery, imported: set[str] = fr
     module that a linted target ``imported`` was linted through it (as
     pre-commit names a changed helper).
     """
-    from ..discovery.discover import IgnoreRules
-
     found = [spec.path for spec in discovery.targets] + [os.path.abspath(path) for path in imported]
     broken = [error.location.path for error in discovery.tool_errors]
     ignore = IgnoreRules(settings.root, settings.excludes)
@@ -69,8 +73,6 @@ def paths_without_targets(settings: Settings, discovery, imported: set[str] = fr
 def run(settings: Settings, argv: list[str], pool=None) -> int:
     """One run: lint, decide, report; ``pool``: warm workers to run on and keep (``--watch``)."""
     if settings.paths == ["-"]:
-        from ..discovery.stdin_buffer import stdin_buffer
-
         with stdin_buffer(settings.stdin_filename) as buffer:
             buffered = dataclasses.replace(settings, paths=[buffer.temporary], use_cache=False)
             return _run(buffered, argv, pool, buffer)
@@ -84,11 +86,6 @@ def _log(settings: Settings, message: str) -> None:
 
 
 def _run(settings: Settings, argv: list[str], pool, buffer) -> int:
-    from ..core.exit_codes import EXIT_OK
-    from ..discovery.discover import discover
-    from ..running.runner import open_cache, run_targets
-    from .progress import Progress
-
     info = RunInfo(root=settings.root, command_line=["etrace-lint", *argv], start_time=_now())
     _log(settings, f"configuration: {settings.config_file or 'none (defaults and the command line)'}")
     discovery = discover(settings.paths, settings.root, settings.excludes)
@@ -136,8 +133,6 @@ def _run(settings: Settings, argv: list[str], pool, buffer) -> int:
     broken = {spec.path for spec, result in zip(specs, results) if result.tool_errors}
     linted_files = sorted({spec.path for spec in specs} - broken)
     if settings.write_baseline:
-        from ..config.baseline import read_baseline, write_baseline
-
         everything = apply_policy(findings, [], settings, linted_files, use_baseline=False,
                                   notes_left_out=notes_left_out)
         count = write_baseline(settings.write_baseline, [f for f in everything.findings if not f.suppressed],
@@ -170,8 +165,6 @@ def _run(settings: Settings, argv: list[str], pool, buffer) -> int:
     if buffer is not None and settings.fix:
         sys.stdout.write(buffer.current_text())  # as ruff: the fixed source on stdout, the report on stderr
     if settings.show_fixes and not settings.silent:
-        from ..writers.text import write_fix_list
-
         write_fix_list(fixed if settings.fix else [f for f in outcome.findings if _would_fix(f, settings)], info,
                        applied=settings.fix, stream=sys.stdout if _text_on_stdout(settings) else sys.stderr)
     return outcome.exit_code(settings)
@@ -189,8 +182,6 @@ def _text_on_stdout(settings: Settings) -> bool:
 def _report_fix_only(outcome: Outcome, fixed: list, info: RunInfo, settings: Settings) -> int:
     """``--fix-only``: say what was fixed, nothing about what remains; exit 0 unless a target failed."""
     if not settings.quiet:
-        from ..writers.text import write_fix_list
-
         count = len(fixed)
         if settings.show_fixes:
             write_fix_list(fixed, info, applied=True, stream=sys.stdout)
@@ -209,8 +200,6 @@ def apply_fixes(outcome, info: RunInfo, settings: Settings, specs: list, results
     them as a unified diff, which is then the whole output, and return the exit code (1 when
     there is something to fix). Each fix is checked by linting the edited source again.
     Returns the exit code when the run ends here, and the findings whose fix was applied."""
-    from ..fixes import run_fixes
-
     report = run_fixes(outcome.findings, settings, specs, results, write=not settings.diff,
                        unsafe=settings.unsafe_fixes)
     for finding, why in report.refused:
@@ -235,8 +224,6 @@ def apply_fixes(outcome, info: RunInfo, settings: Settings, specs: list, results
 
 def _shard(specs: list, settings: Settings, cache) -> tuple[list, dict]:
     """This shard's targets, and the record `etrace-lint merge` checks the shards against."""
-    from ..running.shards import parse_shard, select, shard_record
-
     shard = parse_shard(settings.shard)
     seconds = cache.recorded_seconds(specs) if cache is not None else None
     mine = select(specs, settings.root, shard, seconds)

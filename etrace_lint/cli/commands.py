@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ..config.options import OPTIONS
+from ..running.cache import _TAG  # the tag the cache writes: its first line is the signature, the second names us
 
 CACHE_TAG = "CACHEDIR.TAG"
 
@@ -54,8 +55,6 @@ def show_settings(settings, stream=None) -> int:
 
 
 def _is_our_cache(folder: str) -> bool:
-    from ..running.cache import _TAG  # the tag the cache writes: its first line is the signature, the second names us
-
     try:
         with open(os.path.join(folder, CACHE_TAG), encoding="utf-8") as handle:
             return handle.read().splitlines()[:2] == _TAG.splitlines()[:2]

@@ -11,7 +11,10 @@ import argparse
 import json
 import sys
 
+from ..config.pyproject import ConfigError, load_settings, search_start
+from ..core.exit_codes import EXIT_ERROR
 from ..core.findings import Level
+from ..writers.merge import MergeError, exit_code, merge_files
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,7 +33,6 @@ def _parser() -> argparse.ArgumentParser:
 def _fail_level(args) -> Level:
     if args.fail_level:
         return Level.parse(args.fail_level)
-    from ..config.pyproject import ConfigError, load_settings, search_start
 
     try:
         return load_settings(search_start([]), None).fail_level
@@ -39,9 +41,6 @@ def _fail_level(args) -> Level:
 
 
 def main_merge(argv: list[str]) -> int:
-    from ..core.exit_codes import EXIT_ERROR
-    from ..writers.merge import MergeError, exit_code, merge_files
-
     args = _parser().parse_args(argv)
     try:
         kind, document = merge_files(args.logs)

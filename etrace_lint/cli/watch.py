@@ -15,6 +15,9 @@ import sys
 from typing import Callable
 
 from ..config.settings import Settings
+from ..running.runner import _compilation_cache, open_cache
+from ..running.workers import WorkerPool
+from .app import run
 
 CONFIG_NAMES = ("pyproject.toml",)
 
@@ -35,7 +38,7 @@ def watched_folders(settings: Settings) -> list[str]:
 
 
 def _relevant(settings: Settings) -> Callable:
-    from watchfiles import PythonFilter
+    from watchfiles import PythonFilter  # watchfiles loads only for --watch
 
     python = PythonFilter()
     cache = os.path.abspath(settings.cache_dir if os.path.isabs(settings.cache_dir)
@@ -56,11 +59,8 @@ def watch(settings: Settings, argv: list[str], reload: Callable[[], Settings] | 
     ``reload`` reads the configuration again (after a pyproject.toml changed);
     ``stop_event`` (a threading.Event) ends the watch, for callers that embed it.
     """
-    from watchfiles import watch as changes_under
+    from watchfiles import watch as changes_under  # watchfiles loads only for --watch
 
-    from ..running.runner import _compilation_cache, open_cache
-    from ..running.workers import WorkerPool
-    from .app import run
 
     pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(open_cache(settings)))
     try:

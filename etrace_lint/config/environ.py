@@ -93,7 +93,7 @@ def to_value(key: str, value: Any) -> Any:
     if not isinstance(plain, str):
         return plain
     match = _QUANTITY.match(plain)
-    import saiunit
+    import saiunit  # a cached run never imports saiunit
 
     unit_text = match["unit"].strip()
     try:
@@ -123,7 +123,7 @@ def environ_context(values: dict[str, Any] | None) -> Iterator[None]:
     if not values:
         yield
         return
-    import brainstate
+    import brainstate  # a cached run never imports brainstate
 
     with brainstate.environ.context(**values):
         yield

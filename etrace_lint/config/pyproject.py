@@ -41,8 +41,21 @@ import tomllib
 from typing import Any, Callable
 
 from ..core.findings import Level
+from ..core.registry import all_rules
+from ..running.memory import parse_size
 from .environ import EnvironError, check_value
-from .options import BY_KEY, KNOWN_KEYS, MINIMUM_WORDS, SECTIONS, Option, below_minimum, did_you_mean
+from .options import (
+    BY_KEY,
+    KNOWN_KEYS,
+    MINIMUM_WORDS,
+    SECTIONS,
+    Option,
+    below_minimum,
+    did_you_mean,
+    did_you_mean_rule,
+    flag_is_on,
+    option_for_flag,
+)
 from .settings import Settings
 
 TABLE = "[tool.etrace-lint]"
@@ -153,8 +166,6 @@ def _environ(reader: _Reader, table: dict) -> dict:
 
 
 def _memory(reader: _Reader, value: Any, key: str) -> int:
-    from ..running.memory import parse_size
-
     try:
         return parse_size(value)
     except ValueError as exc:
@@ -278,9 +289,6 @@ def load_settings(start: str, explicit: str | None = None) -> Settings:
 
 def validate_selectors(selectors: list[str], where: str) -> None:
     """An unknown rule id or name is a ConfigError that suggests the closest known one."""
-    from ..core.registry import all_rules
-    from .options import did_you_mean_rule
-
     rules = all_rules()
     names = [rule.name for rule in rules.values()]
     for selector in selectors:
@@ -310,9 +318,6 @@ def selected_opt_in_rules(settings: Settings) -> tuple[dict[str, str], list[str]
     the second list says so, one line a selector (ruff does the same for a
     selector of preview rules without ``--preview``).
     """
-    from ..core.registry import all_rules
-    from .options import flag_is_on, option_for_flag
-
     rules = {rule_id: rule for rule_id, rule in all_rules().items() if not rule.retired}
     turned_on: dict[str, str] = {}
     idle: list[str] = []

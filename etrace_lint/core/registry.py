@@ -9,6 +9,7 @@ import os
 import pkgutil
 from types import ModuleType
 
+from .. import rules as rules_pkg
 from .rule import Rule
 
 GENERIC_RECORD_RULE = "ETL099"
@@ -18,8 +19,6 @@ GENERIC_ERROR_RULE = "ETL199"
 @functools.lru_cache(maxsize=1)
 def all_rules() -> dict[str, Rule]:
     """Every rule, retired ones included, keyed by id and sorted by id."""
-    from .. import rules as rules_pkg
-
     found: dict[str, Rule] = {}
     for info in pkgutil.iter_modules(rules_pkg.__path__):
         if info.name.startswith("_"):

@@ -11,10 +11,12 @@ from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.findings import Level
 from ..core.registry import rule_for_record_kind
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .locate import Locator
+from .rules_compiler import reported_kinds
 
 # Primitives that only move or re-type data: a weight passing through them is
 # still "the weight" (the compiler traces through the same kind of chain).
@@ -134,9 +136,6 @@ class AnalysisContext:
         """Whether a compiler record is reported at warning or error level: it then explains why a
         weight does not learn (a record braintrace grades a warning that is a note of ours, such as a
         readout reaching no hidden state, explains nothing of the kind)."""
-        from ..core.findings import Level
-        from .rules_compiler import reported_kinds
-
         return any(rule_for_record_kind(kind, level).level.rank >= Level.WARNING.rank
                    for kind, level in reported_kinds(self.compilation))
 
@@ -442,7 +441,7 @@ def etp_layer_for(layer: Any) -> str:
     braintrace.nn re-exports many of brainstate's layers (``braintrace.nn.LayerNorm`` *is*
     ``brainstate.nn.LayerNorm``): a name found there is a twin only when it is another class, one
     braintrace defines itself."""
-    import braintrace
+    import braintrace  # a cached run never imports braintrace
 
     cls = type(layer)
     if layer is None or cls.__module__.startswith("braintrace"):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.findings import Finding
+from ..core.findings import Finding, Level
 from ..core.registry import all_rules
 
 
@@ -58,8 +58,6 @@ def is_whole_weight(finding: Finding) -> bool:
 
 def _static_verdicts(findings: list[Finding], rules: dict) -> dict[tuple, list[int]]:
     """Weight -> indexes of the static warnings and errors that say why it does not learn."""
-    from ..core.findings import Level
-
     found: dict[tuple, list[int]] = {}
     for index, finding in enumerate(findings):
         rule = rules.get(finding.rule_id)

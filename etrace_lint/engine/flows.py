@@ -18,6 +18,7 @@ from collections import deque
 from typing import Any, Iterable
 
 from ..core.findings import Finding, Location
+from ..core.naming import display_name
 
 MAX_STEPS = 64  # a route longer than this is cut in the middle: its ends say the most
 _BOUNDARIES = {"while": "a `while` loop", "scan": "a `scan`", "cond": "a `cond`",
@@ -47,7 +48,7 @@ def merge_steps(steps: Iterable[Location | None]) -> tuple[Location, ...]:
 def _route(locator: Any, start: Any, targets: set[int]) -> list:
     """The top-level equations (EqnSites) from ``start`` to the first that writes one of ``targets``
     (var ids), by the fewest equations; empty when none is reached."""
-    from . import jaxpr_view as jv
+    from . import jaxpr_view as jv  # imports JAX; a cached run must not
 
     top = start.parents[0] if start.parents else start.eqn
     first = jv.EqnSite(top)
@@ -74,7 +75,7 @@ def _route(locator: Any, start: Any, targets: set[int]) -> list:
 
 
 def _weight_of(locator: Any, eqn: Any) -> tuple | None:
-    from . import jaxpr_view as jv
+    from . import jaxpr_view as jv  # imports JAX; a cached run must not
 
     for var in jv.invars(eqn):
         path = locator.weight_path_of_var(var)
@@ -86,9 +87,8 @@ def _weight_of(locator: Any, eqn: Any) -> tuple | None:
 def weight_flow(locator: Any, subject: Any) -> tuple[Location, ...]:
     """The route of a weight (a compiler record's ``weight_path``, a hit's ``weight_path``) to the
     hidden states it names (else any hidden state), through its use (a hit's or record's equation)."""
-    from ..core.naming import display_name
-    from . import braintrace_adapter as bt
-    from . import jaxpr_view as jv
+    from . import braintrace_adapter as bt  # imports JAX; a cached run must not
+    from . import jaxpr_view as jv  # imports JAX; a cached run must not
 
     weight = tuple(getattr(subject, "weight_path", None) or ())
     if not weight or locator.module_info is None:

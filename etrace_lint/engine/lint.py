@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..config.environ import environ_context
+from ..config.options import flag_is_on
 from ..config.settings import EngineSettings
 from ..core.findings import Finding, Location, TargetResult
 from ..core.naming import display_name, path_key, preferred_paths
+from ..core.registry import analysis_rules
 from ..core.rule import Hit, Rule
 from ..discovery.discover import TargetSpec
 from ..running.isolation import project_files, target_state
 from .evidence import one_verdict_per_weight
+from .flows import flow_for
 from .targets import LoadedTarget, TargetLoadError, load_target
 
 
@@ -68,16 +71,16 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     hidden note levels, opt-in flags, verify settings). Notes the run hides are
     not built, only counted per rule.
     """
-    from . import braintrace_adapter as bt
-    from .analysis import AnalysisContext
-    from .locate import Locator
+    from . import braintrace_adapter as bt  # imports JAX; a cached run must not
+    from .analysis import AnalysisContext  # imports JAX; a cached run must not
+    from .locate import Locator  # imports JAX; a cached run must not
     from .rules_compiler import (
         drop_contradicted_records,
         findings_from_error,
         findings_from_records,
         is_hidden_note,
         uncount_superseded_notes,
-    )
+    )  # imports JAX; a cached run must not
 
     report = ModelReport()
     hidden_levels = _hidden_note_levels(settings)
@@ -127,8 +130,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
 
 
 def _shorter_paths(model: Any, compilation: Any) -> dict[tuple, tuple]:
-    from . import braintrace_adapter as bt
-    from .model_paths import shorter_paths
+    from . import braintrace_adapter as bt  # imports JAX; a cached run must not
+    from .model_paths import shorter_paths  # imports JAX; a cached run must not
 
     if compilation.module_info is None:
         return {}
@@ -169,14 +172,10 @@ def set_unique(findings: list[Finding]) -> list[Finding]:
 
 
 def rule_enabled_for_run(rule: Rule, settings: EngineSettings) -> bool:
-    from ..config.options import flag_is_on
-
     return not rule.opt_in_flag or flag_is_on(rule.opt_in_flag, settings)
 
 
 def findings_from_checks(context: Any, name: str) -> list[Finding]:
-    from ..core.registry import analysis_rules
-
     findings = []
     for rule in analysis_rules():
         if not rule_enabled_for_run(rule, context.settings):
@@ -187,7 +186,7 @@ def findings_from_checks(context: Any, name: str) -> list[Finding]:
 
 
 def _locate_thing(locator: Any, thing: Any, label: str = "") -> Location | None:
-    from . import jaxpr_view as jv
+    from . import jaxpr_view as jv  # imports JAX; a cached run must not
 
     if isinstance(thing, jv.EqnSite):
         return locator.of_site(thing, label)
@@ -210,7 +209,6 @@ def finding_from_hit(rule: Rule, hit: Hit, locator: Any, name: str) -> Finding:
     if hit.weight_path:
         properties.setdefault("weight", display_name(hit.weight_path))
         properties.setdefault("weightPath", path_key(hit.weight_path))
-    from .flows import flow_for
 
     finding = Finding(rule.id, rule.level, hit.message, name, primary,
                       tuple(related) + (locator.factory_related,), properties)

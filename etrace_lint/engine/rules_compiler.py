@@ -15,11 +15,13 @@ from typing import Any, Iterator, Mapping
 
 from ..core.findings import Finding, Level, Location
 from ..core.naming import display_name, path_key
-from ..core.registry import error_rules, rule_for_record_kind
+from ..core.registry import all_rules, error_rules, rule_for_record_kind
 from ..core.rule import ErrorFacts, RecordFacts, Rule
 from ..core.wording import error_sentence, one_line, op_phrase, plain_text
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
+from .evidence import is_whole_weight
+from .flows import flow_for
 
 
 def _class_names(exc: BaseException) -> list[str]:
@@ -220,7 +222,6 @@ def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, targ
     properties = record_properties(record, None, record_level)  # braintrace's own kind, as it named it
     if iterations:
         properties["iterations"] = list(iterations)
-    from .flows import flow_for
 
     finding = Finding(rule.id, level, record_message(rule, facts), target, primary, tuple(related),
                       properties)
@@ -431,9 +432,6 @@ def uncount_superseded_notes(findings: list[Finding], compilation: bt.Compilatio
                              left_out: dict[str, int]) -> dict[str, int]:
     """``left_out`` less the hidden notes that a finding about the same weight supersedes
     (``Rule.supersedes``, static or measured): a superseded note is neither shown nor counted."""
-    from ..core.registry import all_rules
-    from .evidence import is_whole_weight
-
     rules = all_rules()
     replaced = {(old, _weight_key(f.properties["weightPath"]))
                 for f in findings if f.properties.get("weightPath") is not None and is_whole_weight(f)

@@ -121,7 +121,7 @@ def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict | No
 
 
 def _unpack(produced: Any, name: str, label: str, where: Location) -> tuple[Any, tuple, dict]:
-    import brainstate
+    import brainstate  # a cached run never imports brainstate
 
     def bad(why: str) -> TargetLoadError:
         return TargetLoadError(ToolError(

@@ -86,7 +86,7 @@ def _section(module: str, folder: str) -> str:
 
 def _top_imports(path: str, module, positions) -> tuple[list[_TopImport], int]:
     """The imports at the top of the module, and the line after its docstring (1 without one)."""
-    import libcst as cst
+    import libcst as cst  # libcst loads only when a fix is asked for
 
     def dotted(node) -> str:
         if isinstance(node, cst.Attribute):

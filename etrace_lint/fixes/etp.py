@@ -42,7 +42,7 @@ def _mentions(source: ParsedSource, node, names: set[str]) -> bool:
 
 def _matmul_operands(source: ParsedSource, node):
     """(left, right) of a plain matmul expression, or None."""
-    import libcst as cst
+    import libcst as cst  # libcst loads only when a fix is asked for
 
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
         return node.left, node.right
@@ -87,7 +87,7 @@ def matmul_fix(finding: Finding, sources: Sources) -> Fix | None:
 
 def _transposed(source: ParsedSource, node) -> str:
     """``W`` -> ``W.T``; ``W.T`` -> ``W``; anything but a name or attribute chain in parentheses."""
-    import libcst as cst
+    import libcst as cst  # libcst loads only when a fix is asked for
 
     if isinstance(node, cst.Attribute) and node.attr.value == "T":
         return source.code(node.value)
@@ -103,7 +103,7 @@ def _vector_times_matrix(finding: Finding) -> bool:
 
 def linear_fix(finding: Finding, sources: Sources) -> Fix | None:
     """The weight's ``brainstate.nn.Linear(...)`` -> ``braintrace.nn.Linear(...)``."""
-    import libcst as cst
+    import libcst as cst  # libcst loads only when a fix is asked for
 
     if finding.properties.get("etpLayer") != "braintrace.nn.Linear":
         return None

@@ -24,8 +24,8 @@ class ParsedSource:
     """A file's text, its libcst module, and where each node starts and ends."""
 
     def __init__(self, path: str, text: str):
-        import libcst as cst
-        from libcst.metadata import MetadataWrapper, PositionProvider
+        import libcst as cst  # libcst loads only when a fix is asked for
+        from libcst.metadata import MetadataWrapper, PositionProvider  # libcst loads only when a fix is asked for
 
         self.path = path
         self.text = text
@@ -53,7 +53,7 @@ class ParsedSource:
 
     def dotted(self, node) -> str:
         """``jnp.dot`` for a chain of names and attributes, else ``""``."""
-        import libcst as cst
+        import libcst as cst  # libcst loads only when a fix is asked for
 
         if isinstance(node, cst.Name):
             return node.value
@@ -64,7 +64,7 @@ class ParsedSource:
 
     def _import_aliases(self) -> dict[str, str]:
         """Local name -> what it is bound to (``bst`` -> ``brainstate``, ``Linear`` -> ``brainstate.nn.Linear``)."""
-        import libcst as cst
+        import libcst as cst  # libcst loads only when a fix is asked for
 
         aliases: dict[str, str] = {}
         for node in self.positions:
@@ -98,7 +98,7 @@ class ParsedSource:
         return self.resolve(self.dotted(func)) == "brainstate.nn.Linear"
 
     def import_braintrace(self) -> Edit:
-        from .edits import import_edit
+        from .edits import import_edit  # a module it imports imports this one
 
         return import_edit(self.path, self.module, self.positions)
 

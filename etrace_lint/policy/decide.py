@@ -9,10 +9,13 @@ import fnmatch
 import os
 from dataclasses import dataclass, field, replace
 
+from ..config.baseline import new_findings
 from ..config.options import flag_is_on
 from ..config.settings import Settings
-from ..core.findings import Finding, Level, ToolError
+from ..config.suppressions import SuppressionIndex
+from ..core.findings import Finding, Level, Location, ToolError
 from ..core.registry import all_rules
+from ..core.rule import UnusedSuppression
 
 
 def selector_matches(selector: str, rule_id: str) -> bool:
@@ -108,10 +111,6 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
     ``unlocated``: rules some of whose notes were left out unlocated; a
     suppression naming one may be what a hidden note needs.
     """
-    from ..config.suppressions import SuppressionIndex
-    from ..core.findings import Location
-    from ..core.rule import UnusedSuppression
-
     index = SuppressionIndex()
     marked = []
     for finding in findings:
@@ -156,8 +155,6 @@ def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings
         outcome.findings.append(finding)
     outcome.findings.sort(key=Finding.sort_key)
     if use_baseline and settings.baseline_fingerprints is not None:
-        from ..config.baseline import new_findings
-
         active = [f for f in outcome.findings if not f.suppressed]
         fresh = set(map(id, new_findings(active, settings.baseline_fingerprints, settings.root)))
         outcome.baselined = len(active) - len(fresh)

@@ -25,8 +25,10 @@ from typing import Iterable, Iterator
 
 import etrace_lint
 
+from .. import rules as rules_pkg
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
+from .cache_key import load_key, sign, verify
 
 FORMAT = 4  # 3: installed distributions a target imported, by version; 4: signed
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -53,8 +55,6 @@ def versions() -> dict:
 def own_source_files() -> Iterator[tuple[str, str]]:
     """etrace-lint's own ``.py`` and ``.md`` files, the package's and the rules', in a stable order,
     as (path relative to its folder, path)."""
-    from .. import rules as rules_pkg
-
     here = os.path.dirname(os.path.abspath(etrace_lint.__file__))
     for folder in (here, *rules_pkg.__path__):
         for dirpath, dirnames, filenames in os.walk(folder):
@@ -125,8 +125,6 @@ class Cache:
 
     def _signing_key(self) -> bytes | None:
         if self._key_bytes is None:
-            from .cache_key import load_key
-
             self._key_bytes = load_key() or b""
         return self._key_bytes or None
 
@@ -136,8 +134,6 @@ class Cache:
             signed = json.load(handle)
         body = signed["entry"]
         if authenticated:
-            from .cache_key import verify
-
             key = self._signing_key()
             if key is None or not verify(key, str(signed["hmac"]), body.encode("utf-8")):
                 raise ValueError("not signed with this user's key")
@@ -190,7 +186,6 @@ class Cache:
         key = self._signing_key()
         if key is None:
             return
-        from .cache_key import sign
 
         # key order is kept as the engine made it: writers print properties in that order
         body = json.dumps(entry)

@@ -169,8 +169,8 @@ class GlobalState:
     """Snapshot of the settings a target may change; :meth:`restore` puts them back."""
 
     def __init__(self):
-        import brainstate.environ as environ
-        import jax
+        import brainstate.environ as environ  # a cached run never imports brainstate
+        import jax  # a cached run never imports jax
 
         self._environ_state = environ._ENV_STATE
         self._environ = {name: _copy(value) for name, value in vars(environ._ENV_STATE).items()
@@ -178,7 +178,7 @@ class GlobalState:
         self._jax_flags = dict(jax.config.values)
 
     def restore(self) -> None:
-        import jax
+        import jax  # a cached run never imports jax
 
         state = self._environ_state
         for name, saved in self._environ.items():
@@ -214,12 +214,12 @@ def reseed() -> None:
     """The same random state for every target, whichever worker runs it: the state its file's import
     left when the worker imported the file ahead of its targets, else a fresh seed (and the file's
     import draws from it, as when the target runs alone)."""
-    import brainstate
+    import brainstate  # a cached run never imports brainstate
 
     if _file_random_state is None:
         brainstate.random.seed(SEED)
         return
-    import numpy as np
+    import numpy as np  # a cached run never imports numpy
 
     key, numpy_state = _file_random_state
     brainstate.random.set_key(key)
@@ -230,8 +230,8 @@ def remember_file_random_state() -> None:
     """The random state right after a file's import: each of its targets starts from it, as each
     would after importing the file alone from a fresh seed."""
     global _file_random_state
-    import brainstate
-    import numpy as np
+    import brainstate  # a cached run never imports brainstate
+    import numpy as np  # a cached run never imports numpy
 
     _file_random_state = (brainstate.random.get_key(), np.random.get_state())
 

@@ -15,12 +15,13 @@ from ..config.settings import Settings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
 from ..policy.decide import hidden_note_levels
+from .cache import Cache
+from .workers import WorkerPool, default_jobs
 
 
 def open_cache(settings: Settings):
     if not settings.use_cache:
         return None
-    from .cache import Cache
 
     directory = settings.cache_dir
     if not os.path.isabs(directory):
@@ -71,8 +72,6 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         else:
             stale.append(index)
     if stale:
-        from .workers import WorkerPool, default_jobs
-
         engine_settings = settings.for_engine(hidden_note_levels(settings))
         todo = [specs[i] for i in stale]
         durations = cache.recorded_seconds(todo) if cache is not None else None

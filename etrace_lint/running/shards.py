@@ -23,7 +23,10 @@ import os
 import re
 from dataclasses import dataclass
 
+from .. import __version__
+from ..config.options import OPTIONS
 from ..discovery.discover import TargetSpec
+from .cache import own_source_files
 from .schedule import contiguous_cuts
 
 
@@ -89,8 +92,6 @@ _LIBRARIES = ("braintrace", "brainstate", "jax", "jaxlib", "saiunit")
 
 def _own_source() -> str:
     """A digest of etrace-lint's files by content (two installs of one commit agree; their times do not)."""
-    from .cache import own_source_files
-
     digest = hashlib.sha256()
     for relative, path in own_source_files():
         with open(path, "rb") as handle:
@@ -114,8 +115,6 @@ def shard_record(specs: list[TargetSpec], mine: list[TargetSpec], root: str, sha
     import importlib.metadata
     import sys
 
-    from .. import __version__
-    from ..config.options import OPTIONS
 
     def version(name: str) -> str:
         try:

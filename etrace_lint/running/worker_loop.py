@@ -21,6 +21,13 @@ import os
 import signal
 import time
 
+from ..core.findings import Location, TargetResult, ToolError
+from ..core.registry import all_rules
+from ..discovery.discover import TargetSpec
+from ..engine.lint import lint_target
+from ..engine.targets import forget_imported_files, import_file
+from . import children, isolation, process_state, reads
+
 # What every worker needs before its first target: imported once in the fork
 # server, so that no forked worker pays for it again.
 WARM_MODULES = ("jax", "jax.numpy", "brainstate", "braintrace", "saiunit",
@@ -68,8 +75,6 @@ def trim_compilation_cache(directory: str, max_bytes: int = COMPILATION_CACHE_BY
 def import_warm_modules() -> None:
     for name in WARM_MODULES:
         importlib.import_module(name)
-    from ..core.registry import all_rules
-    from . import reads
 
     all_rules()
     reads.warm()
@@ -78,7 +83,7 @@ def import_warm_modules() -> None:
 
 def backend_started() -> bool:
     """Whether JAX's backend (and its threads) exist in this process: forking is then unsafe."""
-    from jax._src import xla_bridge
+    from jax._src import xla_bridge  # a cached run never imports jax
 
     return bool(getattr(xla_bridge, "_backends", None))
 
@@ -86,7 +91,7 @@ def backend_started() -> bool:
 def _start_backend() -> None:
     # several workers share one GPU: none may take three quarters of its memory up front
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    import jax.numpy as jnp
+    import jax.numpy as jnp  # a cached run never imports jax
 
     jnp.zeros(()).block_until_ready()  # the backend starts on first use, not on a target's clock
 
@@ -98,7 +103,7 @@ def _compiler_options(settings):
     options = dict(settings.compile_options)
     policy = options.get("control_flow")
     if isinstance(policy, dict):
-        import braintrace
+        import braintrace  # a cached run never imports braintrace
 
         options["control_flow"] = braintrace.ControlFlowPolicy(**policy)
     return dataclasses.replace(settings, compile_options=options)
@@ -109,8 +114,6 @@ def _label(spec) -> str:
 
 
 def tool_error(spec, message: str, reason: str):
-    from ..core.findings import Location, ToolError
-
     return ToolError(spec.display_name, f"{_label(spec)}: {message}", Location(spec.path, spec.line), reason)
 
 
@@ -122,15 +125,13 @@ def use_compile_mode(settings) -> None:
     ``JAX_DISABLE_MOST_OPTIMIZATIONS`` in the environment is the user's choice and stays."""
     if "JAX_DISABLE_MOST_OPTIMIZATIONS" in os.environ:
         return
-    import jax
+    import jax  # a cached run never imports jax
 
     jax.config.update("jax_disable_most_optimizations", not (settings.verify or settings.advise))
 
 
 def apply_run_settings(settings) -> None:
     """What a run asks of the process before any of its targets: taken into the process's fingerprint."""
-    from . import isolation
-
     isolation.drop_environment(settings.drop_env)
     use_compile_mode(settings)
 
@@ -138,10 +139,6 @@ def apply_run_settings(settings) -> None:
 def lint_one(spec, root: str, settings, file_reads: frozenset[str] = frozenset()):
     """One target, from clean global settings, with what it read (:mod:`.reads`): the modules in this
     worker, and the files opened while it ran and, ``file_reads``, while its file was imported."""
-    from ..core.findings import TargetResult
-    from ..engine.lint import lint_target
-    from . import reads
-
     try:
         compiler_ready = _compiler_options(settings)
     except Exception as exc:  # a bad control-flow table: every target says so
@@ -187,10 +184,6 @@ def serve(conn) -> None:
     right after the file was imported; for another file, the state before
     the first target. The parent retires a worker that is not.
     """
-    from ..discovery.discover import TargetSpec
-    from ..engine.targets import forget_imported_files, import_file
-    from . import children, isolation, process_state, reads
-
     baseline = isolation.ModuleBaseline()
     names = process_state.Namespaces()
     start = imported = None
@@ -239,8 +232,6 @@ def serve(conn) -> None:
 
 
 def prepare_process() -> None:
-    from . import children
-
     # the parent handles Ctrl-C; a worker dying of it would look like a crash
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # a process group of its own, which the parent kills whole on a timeout; the orphans of the

@@ -27,13 +27,12 @@ import time
 from multiprocessing.connection import wait
 
 from . import children as processes
+from . import worker_loop
 
 _REAP_EVERY = 0.2
 
 
 def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) -> None:
-    from . import worker_loop
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     processes.become_subreaper()
     gc.disable()  # importing allocates millions of objects that live as long as the process

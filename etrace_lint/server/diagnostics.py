@@ -13,6 +13,7 @@ import pkgutil
 
 from lsprotocol import types
 
+from .. import rules as rules_pkg
 from ..core.findings import Finding, Level, Location, ToolError
 from ..writers.sarif import INFORMATION_URI
 from .uris import path_to_uri
@@ -28,8 +29,6 @@ _SEVERITY = {Level.ERROR: types.DiagnosticSeverity.Error, Level.WARNING: types.D
 @functools.lru_cache(maxsize=None)
 def rule_doc_href(rule_id: str) -> str:
     """The rule's documentation in the repository: the Markdown file beside the rule."""
-    from .. import rules as rules_pkg
-
     prefix = rule_id.lower() + "_"
     for info in pkgutil.iter_modules(rules_pkg.__path__):
         if info.name.startswith(prefix):

@@ -15,7 +15,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config.environ import EnvironError, check_value
+from ..config.pyproject import ConfigError, load_settings, validate_configured_selectors, validate_selectors
 from ..config.settings import Settings
+from ..discovery.discover import IgnoreRules
+from ..running.runner import open_cache
 from .store import ResultStore
 from .trust import inside, is_trusted, project_root
 
@@ -55,7 +59,6 @@ class ServerOptions:
         environ = raw.get("environ") or {}
         if not isinstance(environ, dict):
             raise OptionsError("initialization option 'environ' must map brainstate.environ keys to values")
-        from ..config.environ import EnvironError, check_value
 
         try:
             options.environ = {key: check_value(key, value) for key, value in environ.items()}
@@ -93,8 +96,6 @@ class Folder:
 
     def open_cache(self, settings: Settings | None = None):
         """A cache for one lint: a Cache remembers the digests it read, and files change between lints."""
-        from ..running.runner import open_cache
-
         settings = settings or self.settings
         return open_cache(settings) if settings is not None else None
 
@@ -105,7 +106,6 @@ class Folder:
             return False
         if not any(inside(path, os.path.abspath(p)) for p in self.settings.paths):
             return False
-        from ..discovery.discover import IgnoreRules
 
         ignore = IgnoreRules(self.root, self.settings.excludes)
         inner = os.path.dirname(path)
@@ -123,8 +123,6 @@ def load_folder(root: str, options: ServerOptions, nested: bool = False) -> Fold
     search for pyproject.toml goes on upward past one without the table, as the CLI's does, and
     would otherwise find the workspace's; the editor's ``trusted`` and ``paths`` are about the
     workspace folders it named."""
-    from ..config.pyproject import ConfigError, load_settings, validate_configured_selectors, validate_selectors
-
     if nested:
         options = dataclasses.replace(options, trusted=False, paths=None)
     folder = Folder(os.path.abspath(root), nested=nested)

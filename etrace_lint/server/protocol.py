@@ -22,6 +22,7 @@ from pygls.protocol import LanguageServerProtocol
 from .. import __version__
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec, read_source, targets_in_source
+from ..running.workers import WorkerPool
 from . import trust
 from .actions import fix_actions, rule_hover, suppression_actions
 from .diagnostics import Lines, finding_diagnostic, notice_diagnostic, tool_error_diagnostic
@@ -104,7 +105,6 @@ class EtraceLintServer(LanguageServer):
         Runs in the lint thread, as everything that touches the pool."""
         if self.pool is not None or not any(f.trusted and f.settings for f in self.folders):
             return
-        from ..running.workers import WorkerPool
 
         settings = next(f.settings for f in self.folders if f.trusted and f.settings)
         self.pool = WorkerPool(preload=settings.preload, warn=lambda text: log.warning("%s", text))

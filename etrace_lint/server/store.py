@@ -15,6 +15,7 @@ from typing import Iterable
 from ..config.settings import Settings
 from ..core.findings import Finding, Location, TargetResult, ToolError
 from ..discovery.discover import TargetSpec
+from ..fixes import attach_fixes
 from ..policy.decide import apply_policy
 
 
@@ -77,7 +78,6 @@ class ResultStore:
         linted = sorted({spec.path for spec, _ in held} - broken)
         outcome = apply_policy(findings, [], settings, linted, use_baseline=False, notes_left_out=notes_left_out)
         shown: dict[str, list] = defaultdict(list)
-        from ..fixes import attach_fixes
 
         for finding in attach_fixes(outcome.findings):  # the same fixes --fix applies, for code actions
             shown[finding.path].append(finding)

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..core.naming import display_name, path_key
 from ..core.registry import rule_for_verdict
 from . import compare
 from .expectations import GraphFacts, expectation
@@ -28,7 +29,14 @@ def verify_model(loaded: Any, context: Any, run: Any, *, findings: list,
     them). ``findings`` are the model's other findings, used to say why a
     weight does not learn.
     """
-    from .harness import Harness, HarnessError, describe, device_label, on_device, select_device
+    from .harness import (  # imports JAX; a cached run must not
+        Harness,
+        HarnessError,
+        describe,
+        device_label,
+        on_device,
+        select_device,
+    )
 
     maker = FindingMaker(context, loaded.name, findings)
     try:
@@ -50,14 +58,14 @@ def verify_model(loaded: Any, context: Any, run: Any, *, findings: list,
 
 
 def _step_weights(context: Any) -> Any:
-    from ..engine import braintrace_adapter as bt
+    from ..engine import braintrace_adapter as bt  # imports JAX; a cached run must not
 
     return bt.step_param_states(context.module_info)
 
 
 def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker, name: str,
             progress: Callable | None) -> tuple[list, list[dict]]:
-    from .harness import HarnessError, LayoutError, describe
+    from .harness import HarnessError, LayoutError, describe  # imports JAX; a cached run must not
 
     findings, rows = [], []
     lengths = sorted({1, settings.steps}, reverse=True)
@@ -103,7 +111,7 @@ def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker,
 
 def _layout_message(error: Any) -> str:
     """Why BPTT ran under no layout, in the order tried, and what the user can set."""
-    from .layout import advice
+    from .layout import advice  # imports JAX; a cached run must not
 
     whys = list(dict.fromkeys(why for _, why, _ in error.failures))
     about_layout = len(whys) > 1 or any(blamed for _, _, blamed in error.failures)
@@ -126,8 +134,6 @@ def _same_loss(online: float, bptt: float, dtypes: dict, settings: Any) -> bool:
 
 def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorithm: str, steps: int,
           name: str, device: str, batch: int | None, input_scale: float = 1.0) -> list[dict]:
-    from ..core.naming import display_name, path_key
-
     scale = max((float(np.linalg.norm(g)) for g in reference.grads.values() if np.all(np.isfinite(g))),
                 default=0.0)
     rows = []

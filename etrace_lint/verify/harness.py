@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..core.naming import display_name
 from ..engine import braintrace_adapter as bt
 from .layout import Layout, leading_axes, plan_layouts
 
@@ -270,8 +271,6 @@ class Harness:
         first step only broadcasts (a scalar initial value that becomes one per
         neuron) starts broadcast, as it is from the second step of training on.
         """
-        from ..core.naming import display_name
-
         hidden = {tuple(path): st for path, st in brainstate.graph.states(self.model).items()
                   if not isinstance(st, brainstate.ParamState)}  # every state a scan carries
         before = {path: [tuple(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(st.value, is_leaf=_is_quantity)]

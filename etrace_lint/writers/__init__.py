@@ -83,8 +83,8 @@ def get_writer(name: str, quiet: bool = False, statistics: bool = False) -> Writ
     """The writer of format ``name``: ``quiet`` (``-q``) and ``statistics`` choose among text forms."""
     fmt = OUTPUT_FORMATS[name]
     if statistics:
-        from .statistics import write_statistics_json
-        from .text import write_statistics
+        from .statistics import write_statistics_json  # a module it imports imports this one
+        from .text import write_statistics  # a module it imports imports this one
         if name == "json":
             return write_statistics_json
         return functools.partial(write_statistics, summary=False) if quiet else write_statistics

@@ -82,8 +82,8 @@ def node_width(label: str) -> float:
 
 def layout(graph: LearningGraph) -> Layout:
     """Where each node and edge of ``graph`` is drawn, in SVG pixels."""
-    from grandalf.graphs import Edge, Graph, Vertex
-    from grandalf.layouts import SugiyamaLayout
+    from grandalf.graphs import Edge, Graph, Vertex  # loads only for the HTML report
+    from grandalf.layouts import SugiyamaLayout  # loads only for the HTML report
 
     vertices = {}
     for node in graph.nodes:

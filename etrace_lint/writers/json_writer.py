@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from .merge import SHARD_PROPERTY
+
 
 def _location(loc, info) -> dict:
     return {"path": info.relpath(loc.path), "line": loc.line, "column": loc.column,
@@ -56,8 +58,6 @@ def write_json(outcome, info, stream: TextIO) -> None:
                     **({"fixesApplied": info.fixes["applied"]} if info.fixes is not None else {})},
     }
     if info.shard:
-        from .merge import SHARD_PROPERTY
-
         document[SHARD_PROPERTY] = info.shard
     if info.advice_rows:
         from ..verify.advise.table import relocated

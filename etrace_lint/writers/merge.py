@@ -14,6 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from ..core.findings import Level
+
 SHARD_PROPERTY = "etraceLintShard"
 
 
@@ -195,9 +198,6 @@ def merge_files(paths: list[str]) -> tuple[str, dict]:
 
 def exit_code(kind: str, document: dict, fail_rank: int, exit_zero: bool) -> int:
     """The exit code the unsharded run would have had: 2 for tool errors, 1 for findings at the fail level."""
-    from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
-    from ..core.findings import Level
-
     ranks = {level.value: level.rank for level in Level}
     if kind == "sarif":
         run = document["runs"][0]

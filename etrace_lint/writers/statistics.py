@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from ..core.findings import Level
+from ..core.registry import all_rules
+
 
 def rule_counts(outcome) -> list[dict]:
     """One row per rule with findings, most findings first, then by id.
 
     A rule's level is its findings' highest (a configured level may differ per file).
     """
-    from ..core.findings import Level
-    from ..core.registry import all_rules
-
     rows: dict[str, dict] = {}
     for finding in outcome.findings:
         row = rows.get(finding.rule_id)

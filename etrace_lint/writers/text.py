@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..core.findings import Level
+from .statistics import rule_counts
+from .verify_table import format_verify_table
 
 _COLORS = {Level.ERROR: "\033[31m", Level.WARNING: "\033[33m", Level.NOTE: "\033[36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
@@ -48,8 +50,6 @@ def write_statistics(outcome, info, stream: TextIO, summary: bool = True) -> Non
 
     Tool errors are still printed one by one: each needs its own fix.
     """
-    from .statistics import rule_counts
-
     _write_tool_errors(outcome, info, stream)
     rows = rule_counts(outcome)
     width = max((len(str(row["count"])) for row in rows), default=1)
@@ -100,7 +100,6 @@ def _write_findings(outcome, info, stream: TextIO, related: bool) -> None:
 
 def _write_tables(info, stream: TextIO) -> None:
     if info.verify_rows:
-        from .verify_table import format_verify_table
         stream.write(format_verify_table(info.verify_rows))
     if info.advice_rows:
         from ..verify.advise.table import format_advice_table

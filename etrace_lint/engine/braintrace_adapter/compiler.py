@@ -164,7 +164,7 @@ class StateWrite:
 
 
 def _unit_text(value: Any) -> str:
-    import saiunit
+    import saiunit  # a cached run never imports saiunit
 
     if not isinstance(value, saiunit.Quantity):  # an array, a tracer, a pytree: no unit to report
         return ""
@@ -336,7 +336,7 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict,
 def describe_inputs(inputs: tuple) -> str:
     """``(4,) float32, (2, 3) int32``: the shape and dtype of each example input (a pytree's leaves
     in brackets); what a shape error while tracing is measured against."""
-    import jax
+    import jax  # a cached run never imports jax
 
     def one(value: Any) -> str:
         unit = getattr(value, "unit", None)

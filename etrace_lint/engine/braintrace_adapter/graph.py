@@ -81,7 +81,7 @@ def is_vmap_decomposition(eqn: Any) -> bool:
     over with a batched weight (or without a batched counterpart) and fell back to its
     implementation. The rule's frame stays on the equation's creation traceback even when
     the warning itself was not raised in this trace (a cached jit body)."""
-    from .. import jaxpr_view as jv
+    from .. import jaxpr_view as jv  # imports JAX; a cached run must not
 
     marker = f"{os.sep}braintrace{os.sep}_op{os.sep}"
     return any(marker in path and function.endswith("_batching")
@@ -96,8 +96,8 @@ def online_gradient_error(model: Any, inputs: tuple) -> BaseException | None:
     no re-initialisation with another batch size) and restored afterwards, so the check
     leaves the model as it found it.
     """
-    import jax
-    import jax.numpy as jnp
+    import jax  # a cached run never imports jax
+    import jax.numpy as jnp  # a cached run never imports jax
 
     states = brainstate.graph.states(model)
     saved = {path: st.value for path, st in states.items()}
@@ -161,7 +161,7 @@ class ZeroDfRelation:
 def zero_df_relations(graph: Any) -> list[ZeroDfRelation]:
     """The relations whose ``y -> hidden group`` maps all have zero all-ones row sums
     (:mod:`etrace_lint.engine.row_sums`): the weights get no eligibility trace through them."""
-    from ..row_sums import all_ones_row_sums
+    from ..row_sums import all_ones_row_sums  # imports JAX; a cached run must not
 
     found = []
     for relation in graph.hidden_param_op_relations:
@@ -202,6 +202,6 @@ def adds_same_step_gradients() -> bool:
     backward pass returns their gradient; 0.2.6 files every ParamState as an eligibility-trace
     weight (``split_dict_states_v2``) and its single-step backward pass returns no gradient for
     any of them, so a weight without a trace gets nothing."""
-    from braintrace._compiler.hidden_pertubation import HiddenPerturbation
+    from braintrace._compiler.hidden_pertubation import HiddenPerturbation  # a cached run never imports braintrace
 
     return "bypass_param_paths" in getattr(HiddenPerturbation, "_fields", ())

@@ -24,7 +24,7 @@ def _number(value: float | None) -> str:
 
 def why_scaled(factor: float) -> str:
     """What a multiple of the exact gradient usually means."""
-    from ..compare import times_word, whole_multiple
+    from ..compare import times_word, whole_multiple  # imports JAX; a cached run must not
 
     whole = whole_multiple(factor)
     if whole is not None:
@@ -45,7 +45,7 @@ class ProbeFindings:
     """Places the probe's verdicts where the weight is created, with its op as related."""
 
     def __init__(self, context: Any, target: str):
-        from ..findings import FindingMaker
+        from ..findings import FindingMaker  # imports JAX; a cached run must not
 
         self._places = FindingMaker(context, target, [])
         self.locator = context.locator
@@ -88,7 +88,7 @@ class ProbeFindings:
 
     def for_signal(self, rule_id: str, run: ProbeRun, signals: list[LeafSignal], whole: bool) -> Finding:
         """One finding for the leaves of one weight that share a verdict; ``whole``: they are all its leaves."""
-        from ..compare import describe_scale
+        from ..compare import describe_scale  # imports JAX; a cached run must not
 
         signal = signals[0]
         weight = self._weight_path(signal.weight)

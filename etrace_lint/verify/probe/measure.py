@@ -83,9 +83,9 @@ class ProbeResult:
 
 def probe_runs(loaded: Any, context: Any, compile_options: dict) -> ProbeResult:
     """Probe one compiled model; leaves its states as it found them. Never raises for the model."""
-    from ...engine import braintrace_adapter as bt
-    from ..harness import Harness, HarnessError, LayoutError, describe, on_device
-    from ..settings import VerifySettingsError, resolve_settings
+    from ...engine import braintrace_adapter as bt  # imports JAX; a cached run must not
+    from ..harness import Harness, HarnessError, LayoutError, describe, on_device  # imports JAX; a cached run must not
+    from ..settings import VerifySettingsError, resolve_settings  # imports JAX; a cached run must not
 
     try:
         own = resolve_settings(loaded.verify_options)
@@ -115,7 +115,7 @@ def probe_runs(loaded: Any, context: Any, compile_options: dict) -> ProbeResult:
 
 
 def _probe(harness: Any, context: Any, settings: Any) -> ProbeResult:
-    from ..expectations import GraphFacts
+    from ..expectations import GraphFacts  # imports JAX; a cached run must not
 
     lengths = [PROBE_STEPS, 1]
     bptt = harness.settle(lengths, settings.algorithms[0])
@@ -133,7 +133,7 @@ def _probe(harness: Any, context: Any, settings: Any) -> ProbeResult:
 
 def _with_compile_options(settings: Any, algorithm: str, compile_options: dict) -> Any:
     """The target's compile options the algorithm's constructor takes (``control_flow``, ...) join its own."""
-    import braintrace
+    import braintrace  # a cached run never imports braintrace
 
     constructor = {"d_rtrl": braintrace.D_RTRL, "pp_prop": braintrace.pp_prop,
                    "es_d_rtrl": braintrace.ES_D_RTRL}.get(algorithm)
@@ -149,8 +149,8 @@ def _with_compile_options(settings: Any, algorithm: str, compile_options: dict) 
 
 
 def _probe_one(harness: Any, learner: Any, algorithm: str, bptt: dict, facts: Any, settings: Any) -> ProbeRun:
-    from .. import compare
-    from ..expectations import expectation
+    from .. import compare  # imports JAX; a cached run must not
+    from ..expectations import expectation  # imports JAX; a cached run must not
 
     start = time.perf_counter()
     try:
