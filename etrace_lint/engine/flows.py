@@ -15,10 +15,13 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from collections import deque
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core.findings import Finding, Location
 from ..core.naming import display_name
+
+if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
+    from .locate import Locator
 
 MAX_STEPS = 64  # a route longer than this is cut in the middle: its ends say the most
 _BOUNDARIES = {"while": "a `while` loop", "scan": "a `scan`", "cond": "a `cond`",
@@ -45,7 +48,7 @@ def merge_steps(steps: Iterable[Location | None]) -> tuple[Location, ...]:
     return tuple(merged)
 
 
-def _route(locator: Any, start: Any, targets: set[int]) -> list:
+def _route(locator: Locator, start: Any, targets: set[int]) -> list:
     """The top-level equations (EqnSites) from ``start`` to the first that writes one of ``targets``
     (var ids), by the fewest equations; empty when none is reached."""
     from . import jaxpr_view as jv  # imports JAX; a cached run must not
@@ -74,7 +77,7 @@ def _route(locator: Any, start: Any, targets: set[int]) -> list:
     return []
 
 
-def _weight_of(locator: Any, eqn: Any) -> tuple | None:
+def _weight_of(locator: Locator, eqn: Any) -> tuple | None:
     from . import jaxpr_view as jv  # imports JAX; a cached run must not
 
     for var in jv.invars(eqn):
@@ -84,7 +87,7 @@ def _weight_of(locator: Any, eqn: Any) -> tuple | None:
     return None
 
 
-def weight_flow(locator: Any, subject: Any) -> tuple[Location, ...]:
+def weight_flow(locator: Locator, subject: Any) -> tuple[Location, ...]:
     """The route of a weight (a compiler record's ``weight_path``, a hit's ``weight_path``) to the
     hidden states it names (else any hidden state), through its use (a hit's or record's equation)."""
     from . import braintrace_adapter as bt  # imports JAX; a cached run must not
@@ -135,13 +138,13 @@ def weight_flow(locator: Any, subject: Any) -> tuple[Location, ...]:
 
 
 # per locator and primitive: (path, line) of an op -> the boundaries around it (built on first use)
-_REGION_INDEXES: "weakref.WeakKeyDictionary[Any, dict[str, dict]]" = weakref.WeakKeyDictionary()
+_REGION_INDEXES: "weakref.WeakKeyDictionary[Locator, dict[str, dict]]" = weakref.WeakKeyDictionary()
 
 
-def _boundaries_of(locator: Any, site: Any) -> list[tuple[str, Location, str]]:
+def _boundaries_of(locator: Locator, site: Any) -> list[tuple[str, Location, str]]:
     """(kind, where, jit name) of the control flow, jit calls and mappings around one equation of the
     step as traced, outermost first."""
-    from . import jaxpr_view as jv
+    from . import jaxpr_view as jv  # imports JAX: a cached run never reaches here
 
     found = []
     outermost = site.parents[0] if site.parents else site.eqn
@@ -168,7 +171,7 @@ def _as_property(kind: str, where: Location, name: str, path: str) -> dict:
     return boundary
 
 
-def enclosing_control_flow(locator: Any, finding: Finding) -> list[dict]:
+def enclosing_control_flow(locator: Locator, finding: Finding) -> list[dict]:
     """The boundaries around the op a finding is about (its ``primitive`` on its line): each
     ``{"kind": "scan"|"while"|"cond"|"jit"|"vmap"|"Map"|..., "line", "column"}``, outermost first.
 
@@ -197,7 +200,7 @@ def enclosing_control_flow(locator: Any, finding: Finding) -> list[dict]:
     return index.get((finding.path, finding.line), [])
 
 
-def _with_control_flow(finding: Finding, locator: Any) -> Finding:
+def _with_control_flow(finding: Finding, locator: Locator) -> Finding:
     try:
         boundaries = enclosing_control_flow(locator, finding)
     except Exception:  # a step this JAX lays out otherwise: the finding stays as it is
@@ -207,7 +210,7 @@ def _with_control_flow(finding: Finding, locator: Any) -> Finding:
     return dataclasses.replace(finding, properties={**finding.properties, "controlFlow": boundaries})
 
 
-def flow_for(rule: Any, finding: Finding, locator: Any, subject: Any) -> Finding:
+def flow_for(rule: Any, finding: Finding, locator: Locator, subject: Any) -> Finding:
     """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit), and the
     control flow around its op (``properties["controlFlow"]``)."""
     finding = _with_control_flow(finding, locator)

@@ -9,7 +9,7 @@ import contextlib
 import gc
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..config.environ import environ_context
 from ..config.options import flag_is_on
@@ -23,6 +23,9 @@ from ..running.isolation import project_files, target_state
 from .evidence import one_verdict_per_weight
 from .flows import flow_for
 from .targets import LoadedTarget, TargetLoadError, load_target
+
+if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
+    from .locate import Locator
 
 
 @dataclass
@@ -185,7 +188,7 @@ def findings_from_checks(context: Any, name: str) -> list[Finding]:
     return findings
 
 
-def _locate_thing(locator: Any, thing: Any, label: str = "") -> Location | None:
+def _locate_thing(locator: Locator, thing: Any, label: str = "") -> Location | None:
     from . import jaxpr_view as jv  # imports JAX; a cached run must not
 
     if isinstance(thing, jv.EqnSite):
@@ -197,7 +200,7 @@ def _locate_thing(locator: Any, thing: Any, label: str = "") -> Location | None:
     return None
 
 
-def finding_from_hit(rule: Rule, hit: Hit, locator: Any, name: str) -> Finding:
+def finding_from_hit(rule: Rule, hit: Hit, locator: Locator, name: str) -> Finding:
     primary = locator.first(
         _locate_thing(locator, hit.eqn),
         locator.of_weight(hit.weight_path) if hit.weight_path else None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ..core.findings import Finding, Level, Location
 from ..core.naming import display_name, path_key
@@ -23,12 +23,15 @@ from . import jaxpr_view as jv
 from .evidence import is_whole_weight
 from .flows import flow_for
 
+if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
+    from .locate import Locator
+
 
 def _class_names(exc: BaseException) -> list[str]:
     return [cls.__name__ for cls in type(exc).__mro__]
 
 
-def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = None,
+def locate_record(record: Any, locator: Locator, ordinal: int = 0, subject: Any = None,
                   rule: Rule | None = None) -> tuple[Location, list[Location]]:
     """Primary location of a record, and related ones (blocking weights, the factory).
 
@@ -65,7 +68,7 @@ def locate_record(record: Any, locator: Any, ordinal: int = 0, subject: Any = No
 _NAMED_PRIMITIVE = re.compile(r"equation '(\w+)'|rule of '(\w+)'")
 
 
-def _candidate_locations(record: Any, family: str, context: Mapping, weight_path: Any, locator: Any,
+def _candidate_locations(record: Any, family: str, context: Mapping, weight_path: Any, locator: Locator,
                          ordinal: int) -> Iterator[Location | None]:
     """Where a record without a subject equation may be placed, most precise first; each
     is only worked out when the ones before found nothing. ``family``: the control-flow
@@ -149,7 +152,7 @@ def _line_of(location: Location | None, primary: Location) -> str:
     return f"{location.path}:{location.line}"
 
 
-def _misplaced_weights(subject: Any, locator: Any) -> tuple[str, ...]:
+def _misplaced_weights(subject: Any, locator: Locator) -> tuple[str, ...]:
     """ParamStates an ETP op reads through an operand it does not train: a record that says the op
     has no trainable ParamState then means the state went into the wrong argument."""
     if subject is None or not bt.is_etp_primitive(subject) or len(subject.invars) < 2:
@@ -160,7 +163,7 @@ def _misplaced_weights(subject: Any, locator: Any) -> tuple[str, ...]:
     return (display_name(path),) if path is not None else ()
 
 
-def record_facts(record: Any, kind: str, locator: Any, primary: Location, iterations: tuple = (),
+def record_facts(record: Any, kind: str, locator: Locator, primary: Location, iterations: tuple = (),
                  iteration_count: int = 0, subject: Any = None) -> RecordFacts:
     """What a rule words its message from: the record's paths by name, lines of the ops it names."""
     context = bt.record_context(record)
@@ -204,14 +207,14 @@ def record_message(rule: Rule, facts: RecordFacts) -> str:
     return facts.text
 
 
-def finding_from_record(record: Any, locator: Any, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
+def finding_from_record(record: Any, locator: Locator, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
     kind = bt.record_kind(record)
     record_level = bt.record_level(record)
     rule, level, _ = _grade(kind, record_level, None)
     return _finding(record, kind, rule, level, locator, target, ordinal, subject, record_level)
 
 
-def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Any, target: str, ordinal: int,
+def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Locator, target: str, ordinal: int,
              subject: Any, record_level: str, unrolled: bool = False) -> Finding:
     primary, related = locate_record(record, locator, ordinal, subject, rule)
     iterations, count = (), 0
@@ -272,7 +275,7 @@ def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> lis
     return [f for i, f in enumerate(findings) if i not in drop]
 
 
-def findings_from_records(compilation: bt.Compilation, locator: Any, target: str,
+def findings_from_records(compilation: bt.Compilation, locator: Locator, target: str,
                           hidden_note_levels: dict[str, str] | None = None,
                           left_out: dict[str, int] | None = None) -> list[Finding]:
     """A finding per record; notes the run hides are counted in ``left_out`` instead
@@ -355,7 +358,7 @@ def classify_error(exc: BaseException, tracing: bool | None = None):
     raise LookupError("no generic error rule is registered")
 
 
-def findings_from_error(compilation: bt.Compilation, locator: Any, target: str,
+def findings_from_error(compilation: bt.Compilation, locator: Locator, target: str,
                         record_findings: list[Finding]) -> list[Finding]:
     """Add the compiler/tracing exception to the record findings, merged when explained."""
     exc = compilation.error
