@@ -7,6 +7,7 @@ import importlib
 import importlib.resources
 import os
 import pkgutil
+from dataclasses import replace
 from types import ModuleType
 
 from .. import rules as rules_pkg
@@ -45,8 +46,6 @@ def _docs_beside(module: ModuleType, rules_pkg: ModuleType, name: str) -> str:
 
 
 def _with_docs(rule: Rule, docs: str) -> Rule:
-    from dataclasses import replace
-
     return replace(rule, docs=docs)
 
 

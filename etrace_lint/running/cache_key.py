@@ -19,12 +19,12 @@ import hmac
 import os
 import secrets
 
+import platformdirs
+
 ENV_KEY = "ETRACE_LINT_CACHE_KEY"
 
 
 def key_file() -> str:
-    import platformdirs
-
     return os.path.join(platformdirs.user_state_dir("etrace-lint", appauthor=False), "cache-key")
 
 

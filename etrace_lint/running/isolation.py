@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import importlib
 import os
 import site
 import sys
@@ -130,8 +131,6 @@ class ModuleBaseline:
         for name in dropped:
             sys.modules.pop(name, None)
         sys.path[:] = self.path
-        import importlib
-
         importlib.invalidate_caches()
         return len(dropped)
 

@@ -19,8 +19,10 @@ digest of all the targets discovered.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 from .. import __version__
@@ -112,9 +114,6 @@ def _plain(value):
 
 def shard_record(specs: list[TargetSpec], mine: list[TargetSpec], root: str, shard: Shard, settings) -> dict:
     """What this shard's log says about itself; :mod:`.merge` refuses shards whose records disagree."""
-    import importlib.metadata
-    import sys
-
 
     def version(name: str) -> str:
         try:

@@ -15,6 +15,7 @@ the user's tree that an earlier file imported is dropped first
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import importlib
 import os
@@ -98,8 +99,6 @@ def _start_backend() -> None:
 
 def _compiler_options(settings):
     """The engine settings with the compiler's objects built from the plain data configuration holds."""
-    import dataclasses
-
     options = dict(settings.compile_options)
     policy = options.get("control_flow")
     if isinstance(policy, dict):
