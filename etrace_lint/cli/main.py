@@ -12,29 +12,10 @@ import os
 import sys
 
 from .. import __version__
-from ..config.baseline import BaselineError, read_baseline
-from ..config.environ import EnvironError, parse_assignments
 from ..config.options import MINIMUM_WORDS, OPTIONS, Option, below_minimum
-from ..config.pyproject import (
-    ConfigError,
-    load_settings,
-    search_start,
-    selected_opt_in_rules,
-    validate_configured_selectors,
-    validate_selectors,
-)
-from ..config.settings import Settings
 from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK
 from ..core.findings import Level
-from ..running.memory import parse_size
-from ..running.shards import ShardError, parse_shard
-from ..server import main as main_server
 from ..writers import OUTPUT_FORMATS
-from .app import run
-from .commands import clean, show_settings
-from .docs import main_rule, main_rules
-from .merge import main_merge
-from .watch import watch
 
 
 class UsageError(Exception):
@@ -101,6 +82,8 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def _shard(value: str) -> str:
+    from ..running.shards import ShardError, parse_shard  # lazy: each subcommand loads only what it runs
+
     try:
         parse_shard(value)
     except ShardError as exc:
@@ -110,6 +93,8 @@ def _shard(value: str) -> str:
 
 def _environ(values: list[str]) -> dict:
     """``--environ dt=0.1ms,tau=2ms --environ ...``: plain values, checked but not converted."""
+    from ..config.environ import EnvironError, parse_assignments  # lazy: each subcommand loads only what it runs
+
     environ = {}
     for value in values:
         try:
@@ -120,6 +105,8 @@ def _environ(values: list[str]) -> dict:
 
 
 def _memory(value: str) -> int:
+    from ..running.memory import parse_size  # lazy: each subcommand loads only what it runs
+
     try:
         return parse_size(value)
     except ValueError as exc:
@@ -169,6 +156,16 @@ def resolve_settings(args: argparse.Namespace):
     (``--extend-select ETL205`` is ``--check-online-grad``); a selector that
     can select nothing that runs is named in a warning.
     """
+    from ..config.pyproject import (  # lazy: each subcommand loads only what it runs
+        ConfigError,
+        load_settings,
+        search_start,
+        selected_opt_in_rules,
+        validate_configured_selectors,
+        validate_selectors,
+    )
+    from ..config.settings import Settings  # lazy: each subcommand loads only what it runs
+
     reading_stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)
     if "-" in (args.paths or []) and not reading_stdin:
         raise UsageError("`-` (read the source from stdin) cannot be combined with other paths")
@@ -199,6 +196,7 @@ def resolve_settings(args: argparse.Namespace):
         setattr(settings, name, True)
         settings.origins[name] = f"selecting {selector}"
     if settings.baseline:
+        from ..config.baseline import BaselineError, read_baseline  # lazy: each subcommand loads only what it runs
         try:
             settings.baseline_fingerprints = read_baseline(settings.baseline)
         except BaselineError as exc:
@@ -221,14 +219,17 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # like `ruff rule`: a folder named rules is linted as ./rules or rules/
     if argv and argv[0] in ("rule", "rules"):
+        from .docs import main_rule, main_rules  # lazy: each subcommand loads only what it runs
         return main_rule(argv[1:]) if argv[0] == "rule" else main_rules(argv[1:])
     if argv and argv[0] == "merge":
+        from .merge import main_merge  # lazy: each subcommand loads only what it runs
         return main_merge(argv[1:])
     if argv and argv[0] == "report":  # a lint run whose output is the HTML report, notes included for the graph
         argv = ["--output-format", "html", "--show-info", *argv[1:]]
     if argv and argv[0] == "advise":  # a lint run that measures every algorithm and prints the advice tables
         argv = ["--advise", *argv[1:]]
     if argv and argv[0] == "server":
+        from ..server import main as main_server  # lazy: each subcommand loads only what it runs
         return main_server(argv[1:])
     if argv and argv[0] == "check":  # `ruff check PATHS`: the default command by its name
         argv = argv[1:]
@@ -247,11 +248,15 @@ def main(argv: list[str] | None = None) -> int:
         for warning in warnings:
             print(f"etrace-lint: warning: {warning}", file=sys.stderr)
     if cleaning:
+        from .commands import clean  # lazy: a subcommand loads only what it runs, so --version and --help start at once
         return clean(settings, os.getcwd(), quiet=settings.quiet)
     if settings.show_settings:
+        from .commands import show_settings  # lazy: each subcommand loads only what it runs
         return show_settings(settings)
+    from .app import run  # lazy: a subcommand loads only what it runs, so --version and --help start at once
     try:
         if settings.watch:
+            from .watch import watch  # lazy: each subcommand loads only what it runs
             return watch(settings, argv, reload=lambda: resolve_settings(args)[0])
         return run(settings, argv)
     except KeyboardInterrupt:

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..core.findings import Level
-from ..core.registry import all_rules
 from ..writers import FORMATS
 
 LEVELS = tuple(level.value for level in Level)
@@ -283,5 +282,7 @@ def did_you_mean(word: str, known: Iterable[str], quote: bool = False) -> str:
 
 def did_you_mean_rule(word: str) -> str:
     """:func:`did_you_mean` for a rule: the closest id, else the closest name."""
+    from ..core.registry import all_rules  # lazy: --version and --help run without loading the rules
+
     rules = all_rules()
     return did_you_mean(word.upper(), rules) or did_you_mean(word, [rule.name for rule in rules.values()])

@@ -15,9 +15,6 @@ import os
 import re
 
 from ..core.findings import Finding
-from ..core.registry import all_rules
-from ..policy.decide import apply_policy
-from ..running.runner import run_targets
 from .edits import apply_edits, overlaps, unified_diff
 from .source import Sources
 
@@ -36,6 +33,8 @@ class FixReport:
 
 def attach_fixes(findings: list[Finding], sources: Sources | None = None) -> list[Finding]:
     """Each finding with the fix its rule offers for it, when one applies to its source."""
+    from ..core.registry import all_rules  # lazy: the registry loads the rules, and rules import fixes
+
     rules = all_rules()
     sources = sources or Sources()
     out = []
@@ -76,10 +75,14 @@ class _Checker:
                 if spec.path == path or path in result.dependencies]
 
     def _outcome(self, findings, files):
+        from ..policy.decide import apply_policy  # lazy: rules import fixes; the policy loads only to check a fix
+
         return apply_policy(findings, [], self.settings, files, use_baseline=False).findings
 
     def check(self, path: str, before: str, after: str, fixed: list[Finding]) -> str:
         """Why the edit may not be written, or ``""`` when it may."""
+        from ..running.runner import run_targets  # lazy: rules import fixes; the runner loads only to check a fix
+
         try:
             compile(after, path, "exec")
         except SyntaxError as exc:

@@ -15,13 +15,12 @@ from ..config.settings import Settings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
 from ..policy.decide import hidden_note_levels
-from .cache import Cache
-from .workers import WorkerPool, default_jobs
 
 
 def open_cache(settings: Settings):
     if not settings.use_cache:
         return None
+    from .cache import Cache  # lazy: loads only when a run needs it
 
     directory = settings.cache_dir
     if not os.path.isabs(directory):
@@ -72,6 +71,8 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         else:
             stale.append(index)
     if stale:
+        from .workers import WorkerPool, default_jobs  # lazy: loads only when a run needs it
+
         engine_settings = settings.for_engine(hidden_note_levels(settings))
         todo = [specs[i] for i in stale]
         durations = cache.recorded_seconds(todo) if cache is not None else None

@@ -39,7 +39,6 @@ from typing import Callable
 from ..config.settings import EngineSettings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
-from . import worker_loop, zygote
 from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
 from .memory import format_size, resident
 from .schedule import Scaling, Schedule
@@ -136,6 +135,8 @@ class _ForkServer:
     """The parent's handle on the fork server (:mod:`.zygote`)."""
 
     def __init__(self, context, preload: list[str], compilation_cache: str | None):
+        from . import zygote  # lazy: what runs in a worker loads only when one starts
+
         self.conn, child = context.Pipe()
         self.process = context.Process(target=zygote.serve_forks, args=(child, list(preload), compilation_cache),
                                        daemon=True, name="etrace-lint-fork-server")
@@ -253,6 +254,7 @@ class WorkerPool:
             except OSError:
                 self._server = None
                 return self._start_worker()
+        from . import worker_loop  # lazy: what runs in a worker loads only when one starts
 
         parent_end, child_end = self._context.Pipe()
         process = self._context.Process(target=worker_loop.spawned_main,
