@@ -105,7 +105,7 @@ def _environ(values: list[str]) -> dict:
 
 
 def _memory(value: str) -> int:
-    from ..running.memory import parse_size  # lazy: each subcommand loads only what it runs
+    from ..core.sizes import parse_size  # lazy: each subcommand loads only what it runs
 
     try:
         return parse_size(value)

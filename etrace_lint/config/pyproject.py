@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 from ..core.findings import Level
 from ..core.registry import all_rules
-from ..running.memory import parse_size
+from ..core.sizes import parse_size
 from .environ import EnvironError, check_value
 from .options import (
     BY_KEY,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...running.memory import format_size
+from ...core.sizes import format_size
 from .algorithms import ALIASES
 
 DOES_NOT_RUN, OVER_BUDGET, WEIGHT_WITHOUT_GRADIENT = "ETL302", "ETL303", "ETL304"

@@ -5,7 +5,7 @@ Reads the rows as JSON (as the engine sends them); imports nothing heavy.
 
 from __future__ import annotations
 
-from ...running.memory import format_size
+from ...core.sizes import format_size
 
 
 def _size(value) -> str:
