@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .config.pyproject import load_settings, search_start
+from .config.settings import Settings
 from .core.findings import Finding, Level, Location, ToolError
 from .core.learning_graph import LearningGraph, graphs_by_target
 from .discovery.discover import TargetSpec, discover
@@ -95,16 +96,15 @@ class CheckResult:
                              fragment=True, advice=self.advice)
 
 
-def _settings(start: str, options: dict):
+def _settings(start: str, options: dict) -> Settings:
     """Defaults, then ``[tool.etrace-lint]`` found from ``start``, then the keyword options (as the CLI layers them)."""
-    settings = load_settings(start)
-    settings.show_info = True  # the graph needs the notes that say which weights learn
-    names = {f.name for f in dataclasses.fields(settings)}
-    for key, value in options.items():
+    names = {f.name for f in dataclasses.fields(Settings)}
+    for key in options:
         if key not in names:
             raise TypeError(f"unknown option {key!r}; options are those of [tool.etrace-lint], e.g. select, verify")
-        setattr(settings, key, os.path.abspath(value) if key == "root" else value)
-    return settings
+    values = {key: os.path.abspath(value) if key == "root" else value for key, value in options.items()}
+    settings = load_settings(start).with_values({"show_info": True}, "check() (the graph needs every note)")
+    return settings.with_values(values, "keyword argument")
 
 
 def _outcome(findings: list, tool_errors: list, settings, linted: list[str], targets: list[str],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -89,7 +90,7 @@ def test_selection_levels_and_per_file_ignores_apply(tmp_path, monkeypatch):
     settings = _settings(tmp_path, monkeypatch, FULL)
     assert rule_selected("ETL005", settings) and rule_selected("ETL205", settings)
     assert not rule_selected("ETL013", settings) and not rule_selected("ETL201", settings)
-    settings.select = []
+    settings = dataclasses.replace(settings, select=[])
     where = str(tmp_path / "models" / "experimental" / "m.py")
     assert rule_selected("ETL201", settings) and not rule_selected("ETL201", settings, where)
 

@@ -12,8 +12,8 @@ from helpers import REPO
 
 from etrace_lint.cli.docs import OPTIONS_BEGIN, OPTIONS_END, options_markdown, replace_readme_options
 from etrace_lint.cli.main import build_parser, main, settings_from_args
-from etrace_lint.config.options import OPTIONS, flag_is_on, option_for_flag
-from etrace_lint.config.settings import EngineSettings, Settings
+from etrace_lint.config.options import ENGINE_OPTIONS, OPTIONS, flag_is_on, option_for_flag
+from etrace_lint.config.settings import EngineSettings, Settings, declared_fields
 from etrace_lint.core.exit_codes import EXIT_ERROR
 from etrace_lint.core.findings import Level
 from etrace_lint.writers import FORMATS, OUTPUT_FORMATS
@@ -70,6 +70,21 @@ def _settings(tmp_path, monkeypatch, *argv, toml=None):
         (tmp_path / "pyproject.toml").write_text(toml, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     return settings_from_args(build_parser().parse_args(list(argv)))
+
+
+def test_the_settings_classes_declare_every_option_as_the_table_does():
+    """The typed fields a type checker reads are the table's: same names, annotations and order."""
+    settings_lines = [f"{f.name}: {f.type}" for f in dataclasses.fields(Settings)][:len(OPTIONS)]
+    engine_lines = [f"{f.name}: {f.type}" for f in dataclasses.fields(EngineSettings)][:len(ENGINE_OPTIONS)]
+    assert settings_lines + engine_lines == declared_fields()
+
+
+def test_settings_are_frozen_so_a_stage_hands_on_a_changed_copy():
+    settings = Settings()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.quiet = True  # type: ignore[misc]
+    changed = settings.with_values({"quiet": True}, "a test")
+    assert changed.quiet and not settings.quiet and changed.origins == {"quiet": "a test"}
 
 
 def test_every_option_is_a_field_of_the_settings_with_its_default():

@@ -137,7 +137,8 @@ def _run(settings: Settings, argv: list[str], pool, buffer) -> int:
                                   notes_left_out=notes_left_out)
         count = write_baseline(settings.write_baseline, [f for f in everything.findings if not f.suppressed],
                                settings.root)
-        settings.baseline_fingerprints = read_baseline(settings.write_baseline)
+        recorded = frozenset(read_baseline(settings.write_baseline))
+        settings = dataclasses.replace(settings, baseline_fingerprints=recorded)
         if not settings.quiet:
             print(f"etrace-lint: recorded {count} finding{'s' if count != 1 else ''} in {settings.write_baseline}",
                   file=sys.stderr)

@@ -8,11 +8,14 @@ are those of :mod:`~etrace_lint.core.exit_codes`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
+from typing import Any
 
 from .. import __version__
 from ..config.options import MINIMUM_WORDS, OPTIONS, Option, below_minimum
+from ..config.settings import Settings
 from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK
 from ..core.findings import Level
 from ..writers import OUTPUT_FORMATS
@@ -126,8 +129,10 @@ _CONVERTERS = {
 }
 
 
-def apply_flags(settings, args: argparse.Namespace) -> None:
+def apply_flags(settings: Settings, args: argparse.Namespace) -> Settings:
     """The command line over ``settings``: a flag given replaces the file's value, or adds to it."""
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
     for option in OPTIONS:
         value = getattr(args, option.name, None)
         if value is None or value == "" or (option.positional and not value):
@@ -140,8 +145,9 @@ def apply_flags(settings, args: argparse.Namespace) -> None:
             value = getattr(settings, option.name) + value
         elif option.combine == "update":
             value = {**(getattr(settings, option.name) or {}), **value}
-        setattr(settings, option.name, value)
-        settings.origins[option.name] = f"command line ({option.flag or option.name})"
+        values[option.name] = value
+        origins[option.name] = f"command line ({option.flag or option.name})"
+    return settings.with_values(values, origins)
 
 
 def settings_from_args(args: argparse.Namespace):
@@ -164,7 +170,6 @@ def resolve_settings(args: argparse.Namespace):
         validate_configured_selectors,
         validate_selectors,
     )
-    from ..config.settings import Settings  # lazy: each subcommand loads only what it runs
 
     reading_stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)
     if "-" in (args.paths or []) and not reading_stdin:
@@ -182,23 +187,22 @@ def resolve_settings(args: argparse.Namespace):
         validate_selectors([*_split(args.select), *_split(args.extend_select), *_split(args.ignore)], "")
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    apply_flags(settings, args)
+    settings = apply_flags(settings, args)
     if reading_stdin:
-        settings.paths = ["-"]
+        settings = settings.with_values({"paths": ["-"]})
         if settings.watch:
             raise UsageError("--watch cannot watch stdin: name files or folders")
     if settings.fix_only:
-        settings.fix = True
+        settings = settings.with_values({"fix": True})
     if settings.silent:
-        settings.quiet = True
+        settings = settings.with_values({"quiet": True})
     turned_on, warnings = selected_opt_in_rules(settings)
-    for name, selector in turned_on.items():
-        setattr(settings, name, True)
-        settings.origins[name] = f"selecting {selector}"
+    settings = settings.with_values({name: True for name in turned_on},
+                                    {name: f"selecting {selector}" for name, selector in turned_on.items()})
     if settings.baseline:
         from ..config.baseline import BaselineError, read_baseline  # lazy: each subcommand loads only what it runs
         try:
-            settings.baseline_fingerprints = read_baseline(settings.baseline)
+            settings = dataclasses.replace(settings, baseline_fingerprints=frozenset(read_baseline(settings.baseline)))
         except BaselineError as exc:
             raise UsageError(str(exc)) from None
     if settings.statistics and not OUTPUT_FORMATS[settings.output_format].statistics:

@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 from collections import Counter
+from collections.abc import Set
 
 from ..core.findings import Finding
 
@@ -27,7 +28,7 @@ class BaselineError(Exception):
     """A baseline file that cannot be used: a usage error."""
 
 
-def _line_text(path: str, line: int, cache: dict) -> str:
+def _line_text(path: str, line: int, cache: dict[str, list[str]]) -> str:
     if path not in cache:
         try:
             with open(path, "rb") as handle:
@@ -40,8 +41,8 @@ def _line_text(path: str, line: int, cache: dict) -> str:
 
 def fingerprints(findings: list[Finding], root: str) -> list[str]:
     """One fingerprint per finding, in the order given (sorted findings give stable indices)."""
-    texts: dict = {}
-    seen: Counter = Counter()
+    texts: dict[str, list[str]] = {}
+    seen: Counter[str] = Counter()
     prints = []
     for finding in findings:
         rel = os.path.relpath(finding.path, root).replace(os.sep, "/")
@@ -80,6 +81,6 @@ def read_baseline(path: str) -> set[str]:
     return {str(p) for p in document["fingerprints"]}
 
 
-def new_findings(findings: list[Finding], known: set[str], root: str) -> list[Finding]:
+def new_findings(findings: list[Finding], known: Set[str], root: str) -> list[Finding]:
     """The findings whose fingerprint is not in ``known``, in the order given."""
     return [f for f, fp in zip(findings, fingerprints(findings, root)) if fp not in known]

@@ -93,18 +93,19 @@ def to_value(key: str, value: Any) -> Any:
     if not isinstance(plain, str):
         return plain
     match = _QUANTITY.match(plain)
+    assert match is not None  # check_value returns a string only when it reads as a quantity
     import saiunit  # a cached run never imports saiunit
 
     unit_text = match["unit"].strip()
     try:
-        unit = saiunit.parse_unit(unit_text)
+        unit = saiunit.parse_unit(unit_text)  # type: ignore[attr-defined]  # saiunit's public API, not in __all__
     except Exception:
         raise EnvironError(f"environ {key} = {value!r}: saiunit knows no unit {unit_text!r} "
                            f"(write units as saiunit prints them, such as ms, mV, nA / cm^2)") from None
     return float(match["number"]) * unit  # a quantity of an integer would keep an integer dtype
 
 
-def target_environ(configured: dict | None, declared: dict | None) -> dict[str, Any]:
+def target_environ(configured: dict[str, Any] | None, declared: dict[str, Any] | None) -> dict[str, Any]:
     """The values a target runs under: the configuration's, overridden by its decorator's."""
     merged = {**(configured or {}), **(declared or {})}
     values = {}

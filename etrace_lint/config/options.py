@@ -200,10 +200,11 @@ OPTIONS: tuple[Option, ...] = (
            kind="flag", const=False),
     Option("cache_dir", "str", ".etrace-lint-cache", "where results are cached", flags=("--cache-dir",),
            key="cache-dir", kind="folder", metavar="DIR"),
-    Option("compile_options", "dict", {}, "keywords of braintrace.compile_etrace_graph, such as "
+    Option("compile_options", "dict[str, Any]", {}, "keywords of braintrace.compile_etrace_graph, such as "
            "include-recurrent-mixing = true or control-flow = { cond = \"opaque\" }", key="compile-options",
            kind="compile-options"),
-    Option("environ", "dict | None", None, "brainstate.environ setting to build and trace targets under, such as "
+    Option("environ", "dict[str, Any] | None", None,
+           "brainstate.environ setting to build and trace targets under, such as "
            "dt=0.1ms (repeatable or comma separated; a target's decorator overrides it)", flags=("--environ",),
            key="environ", kind="environ", metavar="KEY=VALUE", combine="update", engine=True),
     Option("shard", "str | None", None, "lint only part K of N of the targets (each file in one part), for N CI "

@@ -36,9 +36,10 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..core.findings import Level
 from ..core.registry import all_rules
@@ -88,7 +89,7 @@ class _Reader:
         if wrong_kind:
             raise self.fail(f"{key} must be {'an integer' if kind is int else 'a number'}, not {_describe(value)}")
         if below_minimum(value, minimum):
-            raise self.fail(f"{key} must be {MINIMUM_WORDS[minimum]}, not {value!r}")
+            raise self.fail(f"{key} must be {MINIMUM_WORDS[minimum or '']}, not {value!r}")
         return kind(value)
 
     def boolean(self, value: Any, key: str) -> bool:
@@ -109,7 +110,7 @@ class _Reader:
             pass
         raise self.fail(f"{key} must be one of \"note\", \"warning\", \"error\", not {_describe(value)}")
 
-    def table(self, value: Any, key: str) -> dict:
+    def table(self, value: Any, key: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise self.fail(f"{key} must be a table, not {_describe(value)}")
         return value
@@ -121,7 +122,7 @@ def _describe(value: Any) -> str:
     return f"{kind} ({value!r})" if not isinstance(value, (list, dict)) else kind
 
 
-def unknown_message(display: str, key: str, known) -> str:
+def unknown_message(display: str, key: str, known: Iterable[str]) -> str:
     return f"{display}: unknown key {key!r} in {TABLE}{did_you_mean(key, known, quote=True)}"
 
 
@@ -133,7 +134,7 @@ CONTROL_FLOW_FIELDS = ("cond", "scan_unroll_limit", "while_hidden", "etp_in_cont
                        "fixpoint_iteration_limit")
 
 
-def _compile_options(reader: _Reader, table: dict) -> dict:
+def _compile_options(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     options = {}
     for key, value in table.items():
         name = key.replace("-", "_")
@@ -154,7 +155,7 @@ def _compile_options(reader: _Reader, table: dict) -> dict:
     return options
 
 
-def _environ(reader: _Reader, table: dict) -> dict:
+def _environ(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     """Plain values, syntax checked; units become saiunit quantities only in a worker."""
     values = {}
     for key, value in table.items():
@@ -192,23 +193,27 @@ _READERS: dict[str, Callable[[_Reader, Option, Any, str, str], Any]] = {
 }
 
 
-def _apply_table(settings: Settings, table: dict, reader: _Reader, base: str) -> None:
-    """Set the option of each key; ``[tool.etrace-lint.verify]`` holds the ``verify.*`` options."""
+def _table_values(table: dict[str, Any], reader: _Reader, base: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each key's option value, by option name, and where it was set; ``[tool.etrace-lint.verify]``
+    holds the ``verify.*`` options."""
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
     for key, value in table.items():
         if key in SECTIONS:
             items = [(f"{key}.{name}", item) for name, item in reader.table(value, key).items()]
             known = [k for k in BY_KEY if k.startswith(f"{key}.")]
         else:
-            items, known = [(key, value)], KNOWN_KEYS
+            items, known = [(key, value)], list(KNOWN_KEYS)
         for full_key, item in items:
             option = BY_KEY.get(full_key)
             if option is None:
                 raise ConfigError(unknown_message(reader.display, full_key, known))
-            setattr(settings, option.name, _READERS[option.kind](reader, option, item, full_key, base))
-            settings.origins[option.name] = f"{reader.display} ({full_key})"
+            values[option.name] = _READERS[option.kind](reader, option, item, full_key, base)
+            origins[option.name] = f"{reader.display} ({full_key})"
+    return values, origins
 
 
-def _read_toml(path: str, display: str) -> dict:
+def _read_toml(path: str, display: str) -> dict[str, Any]:
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)
@@ -218,7 +223,7 @@ def _read_toml(path: str, display: str) -> dict:
         raise ConfigError(f"{display}: cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
 
 
-def _our_table(document: dict, display: str) -> dict | None:
+def _our_table(document: dict[str, Any], display: str) -> dict[str, Any] | None:
     tool = document.get("tool")
     if tool is None:
         return None
@@ -244,7 +249,7 @@ def search_start(paths: list[str]) -> str:
     return os.getcwd()
 
 
-def find_config(start: str) -> tuple[str, dict] | None:
+def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
     """The nearest pyproject.toml at or above ``start`` with a ``[tool.etrace-lint]`` table.
 
     Like ruff, a pyproject.toml without the table does not stop the search,
@@ -266,6 +271,7 @@ def find_config(start: str) -> tuple[str, dict] | None:
 def load_settings(start: str, explicit: str | None = None) -> Settings:
     """Defaults overlaid with ``[tool.etrace-lint]`` of ``explicit`` or of the nearest pyproject.toml."""
     settings = Settings()
+    found: tuple[str, dict[str, Any]] | None
     if explicit is not None:
         display = _display(explicit)
         table = _our_table(_read_toml(explicit, display), display) or {}
@@ -275,16 +281,15 @@ def load_settings(start: str, explicit: str | None = None) -> Settings:
     if found is None:
         return settings
     path, table = found
-    settings.config_file = path
     reader = _Reader(_display(path))
-    base = os.path.dirname(path)
-    _apply_table(settings, table, reader, base)
+    values, origins = _table_values(table, reader, os.path.dirname(path))
+    settings = dataclasses.replace(settings.with_values(values, origins), config_file=path)
     # a rule the file selects by its id runs wherever the file is read (the language server too);
     # the command line repeats this after its flags
-    for name, selector in selected_opt_in_rules(settings)[0].items():
-        setattr(settings, name, True)
-        settings.origins[name] = f"{reader.display} (selecting {selector})"
-    return settings
+    turned_on = selected_opt_in_rules(settings)[0]
+    return settings.with_values({name: True for name in turned_on},
+                                {name: f"{reader.display} (selecting {selector})"
+                                 for name, selector in turned_on.items()})
 
 
 def validate_selectors(selectors: list[str], where: str) -> None:

@@ -1,34 +1,133 @@
 """The effective configuration of a run, after defaults, pyproject.toml and the command line.
 
 :class:`Settings` has one typed field per row of :data:`~etrace_lint.config.options.OPTIONS`
-(same name, type and default), plus what a run learns while starting. The
-engine, verify and the workers get :class:`EngineSettings` instead: the
-fields of the options the engine reads (``engine=True`` in the table) and
-what the run decided for them (compile options, hidden notes, variables to
-drop). It is plain typed data: it crosses the pipe to a worker as it is.
+(same name, annotation and default, in the table's order), plus what a run learns while starting.
+The engine, verify and the workers get :class:`EngineSettings` instead: the fields of the options
+the engine reads (``engine=True`` in the table) and what the run decided for them (compile options,
+hidden notes, variables to drop). Both are frozen: a stage that changes a setting makes a new
+object (``dataclasses.replace``) and hands it on; nothing writes into another stage's settings.
+
+The options table declares each option once. The field lines below are printed from it by
+``python -m etrace_lint.config.settings`` (a test fails when the two disagree), so a type checker
+sees every field while the defaults still come from the table.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import field, make_dataclass
+import dataclasses
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
+from ..core.findings import Level
 from .options import ENGINE_OPTIONS, OPTIONS
 
-
-class _EngineSettingsMethods:
-    def set_options(self) -> dict:
-        """The engine options that are set, by name (an option left unset is absent): part of cache keys."""
-        values = {option.name: getattr(self, option.name) for option in ENGINE_OPTIONS}
-        return {name: value for name, value in values.items() if value is not None and value is not False}
+_BY_NAME = {option.name: option for option in OPTIONS}
 
 
-class _SettingsMethods:
+def _default(name: str) -> Any:
+    """The option's default as a dataclass field: a list or dict is copied for each Settings."""
+    option = _BY_NAME[name]
+    if option.factory is not None:
+        return field(default_factory=option.factory)
+    if isinstance(option.default, (list, dict)):
+        return field(default_factory=lambda: copy.deepcopy(option.default))
+    return field(default=option.default)
+
+
+def _engine_default(name: str) -> Any:
+    """An option that ``auto`` decides reaches the engine decided: its unset value is what ``auto``
+    makes of no other settings."""
+    option = _BY_NAME[name]
+    return field(default=option.auto(None)) if option.auto is not None else _default(name)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One typed field per option of :data:`etrace_lint.config.options.OPTIONS`, then what a run
+    learns while starting."""
+
+    paths: list[str] = _default('paths')
+    output_format: str = _default('output_format')
+    sarif: str | None = _default('sarif')
+    output_file: str | None = _default('output_file')
+    quiet: bool = _default('quiet')
+    statistics: bool = _default('statistics')
+    show_info: bool = _default('show_info')
+    show_flows: bool = _default('show_flows')
+    color: bool | None = _default('color')
+    root: str = _default('root')
+    select: list[str] = _default('select')
+    extend_select: list[str] = _default('extend_select')
+    ignore: list[str] = _default('ignore')
+    per_file_ignores: dict[str, list[str]] = _default('per_file_ignores')
+    levels: dict[str, Level] = _default('levels')
+    fail_level: Level = _default('fail_level')
+    exit_zero: bool = _default('exit_zero')
+    exclude: list[str] = _default('exclude')
+    extend_exclude: list[str] = _default('extend_exclude')
+    include_suppressed: bool = _default('include_suppressed')
+    baseline: str | None = _default('baseline')
+    write_baseline: str | None = _default('write_baseline')
+    check_online_grad: bool = _default('check_online_grad')
+    probe: bool | None = _default('probe')
+    verify: bool = _default('verify')
+    verify_steps: int | None = _default('verify_steps')
+    verify_batch: int | None = _default('verify_batch')
+    verify_algorithms: list[str] | None = _default('verify_algorithms')
+    verify_seed: int | None = _default('verify_seed')
+    verify_cosine_floor: float | None = _default('verify_cosine_floor')
+    device: str | None = _default('device')
+    advise: bool = _default('advise')
+    advise_algorithms: list[str] | None = _default('advise_algorithms')
+    advise_steps: int | None = _default('advise_steps')
+    advise_batch_size: int | None = _default('advise_batch_size')
+    memory_budget: int | None = _default('memory_budget')
+    fix: bool = _default('fix')
+    unsafe_fixes: bool = _default('unsafe_fixes')
+    diff: bool = _default('diff')
+    debug: bool = _default('debug')
+    jobs: int = _default('jobs')
+    timeout: float = _default('timeout')
+    memory_limit: int = _default('memory_limit')
+    use_cache: bool = _default('use_cache')
+    cache_dir: str = _default('cache_dir')
+    compile_options: dict[str, Any] = _default('compile_options')
+    environ: dict[str, Any] | None = _default('environ')
+    shard: str | None = _default('shard')
+    list_targets: bool = _default('list_targets')
+    preload: list[str] = _default('preload')
+    drop_env: list[str] = _default('drop_env')
+    config: str | None = _default('config')
+    isolated: bool = _default('isolated')
+    stdin_filename: str | None = _default('stdin_filename')
+    watch: bool = _default('watch')
+    show_fixes: bool = _default('show_fixes')
+    fix_only: bool = _default('fix_only')
+    verbose: bool = _default('verbose')
+    silent: bool = _default('silent')
+    show_settings: bool = _default('show_settings')
+    config_file: str | None = None  # the pyproject.toml that was read
+    baseline_fingerprints: frozenset[str] | None = None  # read from ``baseline`` before linting
+    origins: Mapping[str, str] = field(default_factory=dict)  # option name -> where its value was set
+
+    def with_values(self, values: Mapping[str, Any], origin: str | Mapping[str, str] | None = None) -> Settings:
+        """These settings with ``values`` set (by option name), each value's origin recorded: one
+        text for all, or one per name."""
+        if origin is None:
+            origins = dict(self.origins)
+        elif isinstance(origin, str):
+            origins = {**self.origins, **{name: origin for name in values}}
+        else:
+            origins = {**self.origins, **origin}
+        return dataclasses.replace(self, **values, origins=origins)
+
     @property
     def excludes(self) -> tuple[str, ...]:
         return tuple(self.exclude) + tuple(self.extend_exclude)
 
-    def fingerprint_data(self) -> dict:
+    def fingerprint_data(self) -> dict[str, Any]:
         """What of the configuration can change what the engine reports (part of cache keys).
 
         Selection, levels and suppressions are applied after the cache, so
@@ -38,7 +137,7 @@ class _SettingsMethods:
         """
         return {"compile_options": self.compile_options, "engine": self.for_engine().set_options()}
 
-    def for_engine(self, hidden_note_levels: dict[str, str] | None = None) -> "EngineSettings":
+    def for_engine(self, hidden_note_levels: dict[str, str] | None = None) -> EngineSettings:
         """What the engine reads of these settings; ``hidden_note_levels``: how the run hides notes
         (``policy.hidden_note_levels``), None when every note is built."""
         return EngineSettings(**{option.name: copy.deepcopy(option.effective(self)) for option in ENGINE_OPTIONS},
@@ -46,42 +145,40 @@ class _SettingsMethods:
                               hidden_note_levels=hidden_note_levels, drop_env=tuple(self.drop_env))
 
 
-def _field(option):
-    if option.factory is not None:
-        return field(default_factory=option.factory)
-    if isinstance(option.default, (list, dict)):
-        return field(default_factory=lambda: copy.deepcopy(option.default))
-    return field(default=option.default)
+@dataclass(frozen=True)
+class EngineSettings:
+    """What the engine, verify and a worker read of a run's settings (typed, picklable)."""
+
+    check_online_grad: bool = _engine_default('check_online_grad')
+    probe: bool = _engine_default('probe')
+    verify: bool = _engine_default('verify')
+    verify_steps: int | None = _engine_default('verify_steps')
+    verify_batch: int | None = _engine_default('verify_batch')
+    verify_algorithms: list[str] | None = _engine_default('verify_algorithms')
+    verify_seed: int | None = _engine_default('verify_seed')
+    verify_cosine_floor: float | None = _engine_default('verify_cosine_floor')
+    device: str | None = _engine_default('device')
+    advise: bool = _engine_default('advise')
+    advise_algorithms: list[str] | None = _engine_default('advise_algorithms')
+    advise_steps: int | None = _engine_default('advise_steps')
+    advise_batch_size: int | None = _engine_default('advise_batch_size')
+    memory_budget: int | None = _engine_default('memory_budget')
+    environ: dict[str, Any] | None = _engine_default('environ')
+    compile_options: dict[str, Any] = field(default_factory=dict)  # keywords of braintrace.compile_etrace_graph
+    hidden_note_levels: dict[str, str] | None = None  # notes counted, not built
+    drop_env: tuple[str, ...] = ()  # removed from os.environ before model code runs
+
+    def set_options(self) -> dict[str, Any]:
+        """The engine options that are set, by name (an option left unset is absent): part of cache keys."""
+        values = {option.name: getattr(self, option.name) for option in ENGINE_OPTIONS}
+        return {name: value for name, value in values.items() if value is not None and value is not False}
 
 
-Settings = make_dataclass(
-    "Settings",
-    [(option.name, option.type, _field(option)) for option in OPTIONS] + [
-        ("config_file", "str | None", field(default=None)),  # the pyproject.toml that was read
-        ("baseline_fingerprints", "set[str] | None", field(default=None)),  # read from ``baseline`` before linting
-        ("origins", "dict[str, str]", field(default_factory=dict)),  # option name -> where its value was set
-    ],
-    bases=(_SettingsMethods,),
-    namespace={"__module__": __name__, "__doc__": "One typed field per option of etrace_lint.config.options.OPTIONS."},
-)
-
-def _engine_field(option):
-    """An option that ``auto`` decides reaches the engine decided: its unset value is what ``auto`` makes of
-    no other settings."""
-    if option.auto is not None:
-        return option.name, "bool", field(default=option.auto(None))
-    return option.name, option.type, _field(option)
+def declared_fields() -> list[str]:
+    """The field lines of both classes as the options table declares them (the lines above must match)."""
+    return ([f"{option.name}: {option.type}" for option in OPTIONS]
+            + [f"{option.name}: {'bool' if option.auto is not None else option.type}" for option in ENGINE_OPTIONS])
 
 
-EngineSettings = make_dataclass(
-    "EngineSettings",
-    [_engine_field(option) for option in ENGINE_OPTIONS] + [
-        ("compile_options", "dict", field(default_factory=dict)),  # keywords of braintrace.compile_etrace_graph
-        ("hidden_note_levels", "dict[str, str] | None", field(default=None)),  # notes counted, not built
-        ("drop_env", "tuple[str, ...]", field(default=())),  # removed from os.environ before model code runs
-    ],
-    bases=(_EngineSettingsMethods,),
-    frozen=True,
-    namespace={"__module__": __name__,
-               "__doc__": "What the engine, verify and a worker read of a run's settings (typed, picklable)."},
-)
+if __name__ == "__main__":
+    sys.stdout.write("\n".join(declared_fields()) + "\n")

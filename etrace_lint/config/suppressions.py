@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
@@ -30,13 +31,13 @@ class Suppression:
     column: int
     codes: tuple[str, ...]  # empty: every code
     form: str  # "noqa", "ignore" or "file-ignore"
-    used: set = field(default_factory=set)
+    used: set[str] = field(default_factory=set)
 
     def covers(self, rule_id: str) -> bool:
         return not self.codes or any(rule_id.startswith(code) for code in self.codes)
 
 
-def _comments(text: str):
+def _comments(text: str) -> Iterator[tuple[int, int, str]]:
     """(line, column, comment) for each comment; ``#`` inside strings is not a comment."""
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -66,7 +67,7 @@ def parse_suppressions(text: str) -> list[Suppression]:
 class SuppressionIndex:
     """Suppressions of the files findings point into, read once per file."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._files: dict[str, list[Suppression]] = {}
 
     def of(self, path: str) -> list[Suppression]:
@@ -87,7 +88,7 @@ class SuppressionIndex:
                     return suppression
         return None
 
-    def unused(self, paths) -> list[tuple[str, Suppression, tuple[str, ...]]]:
+    def unused(self, paths: Iterable[str]) -> list[tuple[str, Suppression, tuple[str, ...]]]:
         """(path, suppression, codes that matched nothing) for explicit etrace-lint codes."""
         report = []
         for path in sorted(set(paths)):

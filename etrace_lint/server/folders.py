@@ -133,18 +133,18 @@ def load_folder(root: str, options: ServerOptions, nested: bool = False) -> Fold
     except ConfigError as exc:
         folder.error = str(exc)  # shown on the files opened; nothing runs
         return folder
-    settings.root = folder.root
+    editor: dict[str, Any] = {"root": folder.root, "quiet": True}
     if options.paths is not None:
-        settings.paths = [os.path.join(folder.root, p) for p in options.paths]
+        editor["paths"] = [os.path.join(folder.root, p) for p in options.paths]
     elif settings.paths == ["."]:
-        settings.paths = [folder.root]
+        editor["paths"] = [folder.root]
     if options.select is not None:
-        settings.select = list(options.select)
+        editor["select"] = list(options.select)
     if options.ignore:
-        settings.ignore = settings.ignore + list(options.ignore)
+        editor["ignore"] = settings.ignore + list(options.ignore)
     if options.environ:
-        settings.environ = {**(settings.environ or {}), **options.environ}
-    settings.quiet = True
+        editor["environ"] = {**(settings.environ or {}), **options.environ}
+    settings = settings.with_values(editor, "the editor's initialization options")
     folder.settings = settings
     own_config = settings.config_file is not None and inside(os.path.realpath(settings.config_file), folder.real_root)
     folder.trusted = is_trusted(settings.config_file if own_config or not nested else None, options.trusted)
