@@ -51,7 +51,7 @@ def measure(spec, root: str, settings) -> tuple[float, float, str] | str:
             if compilation.graph is None:
                 return compiled, 0.0, "does not compile"
             locator = Locator(loaded.model, compilation.module_info, loaded.factory_location,
-                              compilation.traced_jaxpr)
+                              compilation.traced_jaxpr, compilation.raw_jaxpr)
             context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings)
             start = time.perf_counter()
             result = probe_runs(loaded, context, options)

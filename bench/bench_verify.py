@@ -94,7 +94,7 @@ def verify_seconds(model, n_in: int, steps: int, batch: int) -> tuple[float, lis
     if compilation.graph is None:
         raise SystemExit(f"the model does not compile: {compilation.error}")
     where = Location(os.path.abspath(__file__), 1)
-    locator = Locator(model, compilation.module_info, where, compilation.traced_jaxpr)
+    locator = Locator(model, compilation.module_info, where, compilation.traced_jaxpr, compilation.raw_jaxpr)
     context = AnalysisContext(model, inputs, compilation, locator, {})
     loaded = LoadedTarget(None, "bench", model, inputs, {}, None, {}, where)
     start = time.perf_counter()

@@ -89,7 +89,8 @@ def compile_once(model, x):
 
 
 def context_for(model, x, compilation):
-    locator = Locator(model, compilation.module_info, Location(__file__, 1), compilation.traced_jaxpr)
+    locator = Locator(model, compilation.module_info, Location(__file__, 1), compilation.traced_jaxpr,
+                      compilation.raw_jaxpr)
     return AnalysisContext(model, (x,), compilation, locator, dict(OPT_IN_RUN))
 
 

@@ -41,8 +41,9 @@ def test_an_op_inside_a_cached_library_jit_is_found_through_its_call_site():
     assert compilation.raw_jaxpr is not None
 
     def line_of_non_temporal(comp):
-        locator = Locator(loaded.model, comp.module_info, loaded.factory_location)
-        (finding,) = [f for f in findings_from_records(comp, locator, "t") if f.rule_id == "ETL003"]
+        locator = Locator(loaded.model, comp.module_info, loaded.factory_location, comp.traced_jaxpr,
+                          comp.raw_jaxpr)
+        (finding,) = [f for f in findings_from_records(comp, locator, "t")[0] if f.rule_id == "ETL003"]
         return finding.line
 
     # the jit body's frames are all braintrace's: without the call site the

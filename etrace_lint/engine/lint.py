@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -19,7 +18,7 @@ from ..core.naming import display_name, path_key, preferred_paths
 from ..core.registry import analysis_rules
 from ..core.rule import Hit, Rule
 from ..discovery.discover import TargetSpec
-from ..running.isolation import project_files, target_state
+from ..running.isolation import target_state
 from .evidence import one_verdict_per_weight
 from .flows import flow_for
 from .targets import LoadedTarget, TargetLoadError, load_target
@@ -28,7 +27,7 @@ if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
     from .locate import Locator
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelReport:
     """What the engine found in one model."""
 
@@ -43,22 +42,18 @@ def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = N
 
     The target starts from the same random seed and this process's own global
     settings, and whatever it changes in them is undone (:mod:`.isolation`).
+    The files it read are the worker's to record (:mod:`etrace_lint.running.reads`), not the engine's.
     """
     settings = settings or EngineSettings()
     with target_state():
-        before = set(sys.modules)
-        result = TargetResult(target=spec.key)
         try:
             loaded = load_target(spec, root, environ=settings.environ)
         except TargetLoadError as exc:
-            result.tool_errors.append(exc.tool_error)
-        else:
-            report = lint_model(loaded, settings)
-            result.findings, result.notes_left_out, result.verify_rows, result.advice_rows = (
-                report.findings, report.notes_left_out, report.verify_rows, report.advice_rows)
-            result.hidden_note_levels = _hidden_note_levels(settings)
-        result.dependencies = sorted(set(project_files(root, since=before)) | {spec.path})
-        return result
+            return TargetResult(target=spec.key, tool_errors=[exc.tool_error])
+        report = lint_model(loaded, settings)
+        return TargetResult(target=spec.key, findings=report.findings, notes_left_out=report.notes_left_out,
+                            verify_rows=report.verify_rows, advice_rows=report.advice_rows,
+                            hidden_note_levels=_hidden_note_levels(settings))
 
 
 def _hidden_note_levels(settings: EngineSettings) -> dict | None:
@@ -85,7 +80,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         uncount_superseded_notes,
     )  # imports JAX; a cached run must not
 
-    report = ModelReport()
+    verify_rows: list[dict[str, Any]] = []
+    advice_rows: list[dict[str, Any]] = []
     hidden_levels = _hidden_note_levels(settings)
     compile_options = {**settings.compile_options, **loaded.compile_options}
     with environ_context(loaded.environ):  # the step reads dt as it did when the factory built the model
@@ -99,16 +95,15 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         names = _shorter_paths(loaded.model, compilation)  # messages name states as the model's code does
         with collector_paused(), preferred_paths(names):
             locator = Locator(loaded.model, compilation.module_info, loaded.factory_location,
-                              compilation.traced_jaxpr)
-            findings = findings_from_records(compilation, locator, loaded.name, hidden_levels,
-                                             report.notes_left_out)
+                              compilation.traced_jaxpr, compilation.raw_jaxpr)
+            findings, notes_left_out = findings_from_records(compilation, locator, loaded.name, hidden_levels)
             if compilation.error is not None:
                 findings = findings_from_error(compilation, locator, loaded.name, findings)
             if compilation.graph is not None:
                 context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings)
                 findings.extend(findings_from_checks(context, loaded.name))
-                findings, report.notes_left_out = drop_contradicted_records(
-                    findings, compilation, report.notes_left_out, context.fully_connected_weights)
+                findings, notes_left_out = drop_contradicted_records(
+                    findings, compilation, notes_left_out, context.fully_connected_weights)
         if compilation.graph is not None and settings.probe and not settings.verify:
             # --verify measures all the probe does and more; the probe runs jitted code: collector on
             from ..verify.probe import probe_model
@@ -119,17 +114,16 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             # --verify runs jitted code for a while: the collector stays on
             from ..verify import verify_model
             with preferred_paths(names):
-                verify_findings, report.verify_rows = verify_model(loaded, context, settings, findings=findings)
+                verify_findings, verify_rows = verify_model(loaded, context, settings, findings=findings)
             findings.extend(verify_findings)
         if compilation.graph is not None and settings.advise:
             from ..verify.advise.engine import advise_target
             with preferred_paths(names):
-                advice_findings, report.advice_rows = advise_target(loaded, context, settings)
+                advice_findings, advice_rows = advise_target(loaded, context, settings)
             findings.extend(advice_findings)
     findings = one_verdict_per_weight(findings)
-    report.notes_left_out = uncount_superseded_notes(findings, compilation, report.notes_left_out)
-    report.findings = sorted(set_unique(findings), key=Finding.sort_key)
-    return report
+    return ModelReport(sorted(set_unique(findings), key=Finding.sort_key),
+                       uncount_superseded_notes(findings, compilation, notes_left_out), verify_rows, advice_rows)
 
 
 def _shorter_paths(model: Any, compilation: Any) -> dict[tuple, tuple]:

@@ -55,13 +55,14 @@ class Locator:
         self._traced_by_primitive: dict[str, list] = {}
         self._producers: dict[int, jv.EqnSite] | None = None
         self._weight_var_to_path = bt.weight_invars(module_info) if module_info is not None else {}
-        self._traced_jaxpr = None
-        self._raw_jaxpr = None
+        # the step's jaxpr before canonicalisation (the conds and scans the compiler rewrote are still
+        # there) and before jit inlining, when known
+        self._traced_jaxpr = traced_jaxpr
+        self._raw_jaxpr = raw_jaxpr
         self._traced_site_list: list[jv.EqnSite] | None = None
         self._jit_index: tuple[dict, dict] | None = None
         self._copies: dict[tuple, list] = {}
         self._alive: list = []  # keeps the equations behind the id() keys of the jit tables alive
-        self.use_jaxprs(traced_jaxpr, raw_jaxpr)
 
     @property
     def states(self) -> dict[tuple, Any]:
@@ -73,17 +74,6 @@ class Locator:
     def _state_at(self, path: tuple) -> Any:
         found = self._compiled_states.get(path)
         return found if found is not None else self.states.get(path)
-
-    def use_jaxprs(self, traced_jaxpr: Any = None, raw_jaxpr: Any = None) -> None:
-        """The step's jaxpr before canonicalisation and before jit inlining, when known."""
-        if traced_jaxpr is not None and self._traced_jaxpr is None:
-            # before canonicalisation: the conds and scans the compiler rewrote are still there
-            self._traced_jaxpr = traced_jaxpr
-            self._traced_site_list = None
-            self._traced_by_primitive = {}
-        if raw_jaxpr is not None and self._raw_jaxpr is None:
-            self._raw_jaxpr = raw_jaxpr
-            self._jit_index = None
 
     def _jit_tables(self) -> tuple[dict, dict]:
         """The jit calls around each equation of the inlined step, by equation and by source info."""

@@ -276,14 +276,12 @@ def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> lis
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Locator, target: str,
-                          hidden_note_levels: dict[str, str] | None = None,
-                          left_out: dict[str, int] | None = None) -> list[Finding]:
-    """A finding per record; notes the run hides are counted in ``left_out`` instead
-    (``hidden_note_levels``: see :func:`is_hidden_note`)."""
-    locator.use_jaxprs(compilation.traced_jaxpr, compilation.raw_jaxpr)
+                          hidden_note_levels: dict[str, str] | None = None) -> tuple[list[Finding], dict[str, int]]:
+    """A finding per record, and per rule the number of notes the run hides, counted instead of
+    built (``hidden_note_levels``: see :func:`is_hidden_note`)."""
     subjects = list(compilation.record_subjects)
     subjects += [None] * (len(compilation.records) - len(subjects))
-    left_out = {} if left_out is None else left_out
+    left_out: dict[str, int] = {}
     unrolled = any(bt.record_kind(r) == "scan_unrolled" for r in compilation.records)
     findings, seen = [], {}
     merge_inputs: dict[int, tuple] = {}
@@ -306,7 +304,7 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
         if "iterations" in finding.properties:
             merge_inputs[len(findings)] = (record, kind, rule, locator, locator.unrolled_iteration(subject)[1])
         findings.append(finding)
-    return _merge_iterations(findings, merge_inputs) if merge_inputs else findings
+    return (_merge_iterations(findings, merge_inputs) if merge_inputs else findings), left_out
 
 
 _WEIGHT_TO_WEIGHT, _NON_TEMPORAL = "relation_excluded_weight_to_weight", "relation_excluded_non_temporal"
