@@ -46,7 +46,8 @@ CORPORA = (
         "bad/broken_factories.py", "bad/crashes.py", "bad/import_error.py", "bad/syntax_error.py",
     ))),
 )
-OPTIONS = ("--show-info", "--include-suppressed", "--no-cache", "-q")
+# no probe: its jitted steps cost many times a compile and tests/test_probe.py pins what it says
+OPTIONS = ("--show-info", "--include-suppressed", "--no-cache", "--no-probe", "-q")
 TIMES = re.compile(r'"(startTimeUtc|endTimeUtc)": "[^"]*"')
 
 
