@@ -312,7 +312,8 @@ def test_the_advisors_rows_are_a_bar_chart_and_a_fidelity_table(tmp_path):
     result = etrace_lint.check_target(os.path.join(REPO, "examples", "models", "gru.py"), root=REPO)
     page_path = tmp_path / "advice.html"
     with open(page_path, "w", encoding="utf-8") as stream:
-        write_html(Outcome(findings=list(result.findings)), RunInfo(root=REPO, targets=1, advice=ADVICE), stream)
+        info = RunInfo(root=REPO, targets=1, advice_rows=list(ADVICE))
+        write_html(Outcome(findings=list(result.findings)), info, stream)
     page = open_page(str(page_path), str(tmp_path), screenshot=str(tmp_path / "advice.png"), size="1280,2400")
     assert page.console == () and page.requests == ()
     dom = elements(page.dom)
