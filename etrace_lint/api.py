@@ -20,11 +20,6 @@ from .config.settings import Settings
 from .core.findings import Finding, Level, Location, ToolError
 from .core.learning_graph import LearningGraph, graphs_by_target
 from .discovery.discover import TargetSpec, discover
-from .engine.lint import (
-    lint_model,  # imports JAX and braintrace: only a call pays for them
-    lint_target,  # imports JAX and braintrace: only a call pays for them
-)
-from .engine.targets import LoadedTarget
 from .policy.decide import apply_policy
 from .running.isolation import target_state
 from .writers.html import render_report
@@ -117,6 +112,8 @@ def _outcome(findings: list, tool_errors: list, settings, linted: list[str], tar
 
 def check_target(target: str, **options) -> CheckResult:
     """Lint the targets of a file, folder or ``file.py::factory`` in this process."""
+    from .engine.lint import lint_target  # imports JAX and braintrace: only a call pays for them
+
     settings = _settings(search_start([target]), options)
     discovery = discover([target], settings.root, settings.excludes)
     findings, tool_errors, rows, advice, names = [], list(discovery.tool_errors), [], [], []
@@ -145,6 +142,9 @@ def _caller() -> tuple[str, int]:
 def check(model, *inputs, name: str | None = None, batch_size: int | None = None,
           compile_options: dict | None = None, **options) -> CheckResult:
     """Lint a model built in this process, with the example inputs of one step."""
+    from .engine.lint import lint_model  # imports JAX and braintrace: only a call pays for them
+    from .engine.targets import LoadedTarget  # imports the engine's JAX-side modules
+
     path, line = _caller()
     settings = _settings(os.getcwd(), options)
     name = name or type(model).__name__

@@ -17,8 +17,6 @@ from typing import Any, Callable, Iterator, NamedTuple
 from jax._src import core as _core
 from jax._src import source_info_util as _siu
 
-import etrace_lint
-
 from ..core.positions import character_column, frame_position, traceback_position
 
 _LIBRARY_PACKAGES = ("jax", "jaxlib", "brainstate", "braintrace", "saiunit", "brainunit",
@@ -60,7 +58,8 @@ class SourceFrame:
     column: int = 1
 
 
-_OWN_ROOT = os.path.dirname(os.path.abspath(etrace_lint.__file__)) + os.sep
+# etrace_lint/ itself: this module lives in etrace_lint/engine/
+_OWN_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 @functools.lru_cache(maxsize=4096)

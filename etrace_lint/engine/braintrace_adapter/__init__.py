@@ -21,10 +21,6 @@ from .compiler import (
     is_etp_primitive,
     model_states,
     quiet,
-    record_context,
-    record_kind,
-    record_level,
-    record_primitive_name,
     relation_weight_paths,
     state_source_info,
     traced_jaxpr,
@@ -45,6 +41,7 @@ from .graph import (
     vmap_warning_primitive,
     zero_df_relations,
 )
+from .records import record_context, record_kind, record_level, record_primitive_name
 from .step_states import (
     constant_hidden_writes,
     is_global_random_state,

@@ -15,7 +15,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator
 
 import brainstate
 import braintrace
@@ -363,29 +363,6 @@ def describe_inputs(inputs: tuple) -> str:
 
 
 # --------------------------------------------------------------------------- records
-
-
-def _enum_value(member: Any) -> str:
-    value = getattr(member, "value", None)
-    return value if isinstance(value, str) else str(member)
-
-
-def record_kind(record: Any) -> str:
-    return _enum_value(getattr(record, "kind", None))
-
-
-def record_level(record: Any) -> str:
-    return _enum_value(getattr(record, "level", None))
-
-
-def record_primitive_name(record: Any) -> str:
-    prim = getattr(record, "primitive", None)
-    return getattr(prim, "name", "") if prim is not None else ""
-
-
-def record_context(record: Any) -> Mapping[str, Any]:
-    """The record's context, read-only (it is the compiler's own dict)."""
-    return getattr(record, "context", None) or {}
 
 
 @dataclass(frozen=True)

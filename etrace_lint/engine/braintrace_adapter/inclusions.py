@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .compiler import record_context, record_kind, record_primitive_name
+from .records import record_context, record_kind, record_primitive_name
 
 
 def one_inclusion_per_weight(graph: Any, records: list, subjects: list) -> tuple[list, list]:
