@@ -219,6 +219,23 @@ def test_corrupted_cache_is_recomputed_without_traceback(cached_tree):
     assert "Traceback" not in again.stderr
 
 
+def test_compiled_programs_not_signed_with_the_users_key_are_never_loaded(cached_tree):
+    root, _ = cached_tree
+    programs = root / ".etrace-lint-cache" / "xla"
+    compiled = sorted(p for p in programs.iterdir() if not p.name.endswith(".hmac"))
+    assert compiled, "the workers keep their compiled programs in the cache folder"
+    assert all((programs / (p.name + ".hmac")).is_file() for p in compiled), "each program is signed"
+    edited, planted = compiled[0], programs / "jit_planted-0123456789abcdef-cache"
+    edited.write_bytes(b"not what XLA wrote")
+    planted.write_bytes(b"copied in from another machine")
+    (root / "leaky.py").write_text((root / "leaky.py").read_text() + "\n# a change: the workers start\n")
+    proc = run_cli(".", "--output-format", "json", cwd=str(root))
+    assert proc.returncode == 1, proc.stderr
+    assert "leaky.py" in proc.stdout
+    assert not planted.exists()
+    assert not edited.exists() or edited.read_bytes() != b"not what XLA wrote"
+
+
 def test_concurrent_writers_never_expose_half_an_entry(project):
     """Two runs at once: a reader sees the old entry or the new one, never a partial file."""
     import threading

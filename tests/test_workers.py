@@ -13,6 +13,7 @@ from helpers import fixture, run_cli
 
 from etrace_lint.config.settings import EngineSettings
 from etrace_lint.discovery.discover import discover
+from etrace_lint.running.programs import trim
 from etrace_lint.running.worker_loop import _compiler_options
 from etrace_lint.running.workers import WorkerPool
 
@@ -217,15 +218,13 @@ def test_findings_do_not_depend_on_how_the_workers_compile(daily_tree, monkeypat
 
 
 def test_the_compiled_programs_folder_is_trimmed_oldest_first(tmp_path):
-    from etrace_lint.running.worker_loop import trim_compilation_cache
-
     for age in range(10):  # program-0 is the oldest
         path = tmp_path / f"program-{age}-cache"
         path.write_bytes(b"x" * 100)
         os.utime(path, ns=(1_000_000_000 * (age + 1), 1_000_000_000 * (age + 1)))
-    trim_compilation_cache(str(tmp_path), max_bytes=2_000)
+    trim(str(tmp_path), max_bytes=2_000)
     assert len(list(tmp_path.iterdir())) == 10, "under the bound nothing goes"
-    trim_compilation_cache(str(tmp_path), max_bytes=800)
+    trim(str(tmp_path), max_bytes=800)
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == [f"program-{age}-cache" for age in range(4, 10)], "down to three quarters, oldest first"
-    trim_compilation_cache(str(tmp_path / "missing"))  # no folder: nothing to do, no error
+    trim(str(tmp_path / "missing"))  # no folder: nothing to do, no error

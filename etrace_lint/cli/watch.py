@@ -15,7 +15,7 @@ import sys
 from typing import Callable
 
 from ..config.settings import Settings
-from ..running.runner import _compilation_cache, open_cache
+from ..running.runner import open_cache, program_folder
 from ..running.workers import WorkerPool
 from .app import run
 
@@ -62,7 +62,7 @@ def watch(settings: Settings, argv: list[str], reload: Callable[[], Settings] | 
     from watchfiles import watch as changes_under  # watchfiles loads only for --watch
 
 
-    pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(open_cache(settings)))
+    pool = WorkerPool(settings.preload, compilation_cache=program_folder(open_cache(settings)))
     try:
         code = run(settings, argv, pool=pool)
         waiting = False

@@ -123,7 +123,7 @@ class Cache:
     def _entry_path(self, key: str) -> str:
         return os.path.join(self.directory, "targets", key[:2], key + ".json")
 
-    def _signing_key(self) -> bytes | None:
+    def signing_key(self) -> bytes | None:
         if self._key_bytes is None:
             self._key_bytes = load_key() or b""
         return self._key_bytes or None
@@ -134,7 +134,7 @@ class Cache:
             signed = json.load(handle)
         body = signed["entry"]
         if authenticated:
-            key = self._signing_key()
+            key = self.signing_key()
             if key is None or not verify(key, str(signed["hmac"]), body.encode("utf-8")):
                 raise ValueError("not signed with this user's key")
         return json.loads(body)
@@ -183,7 +183,7 @@ class Cache:
                                                spec.name],
                  "dependencies": dependencies, "distributions": dict(result.distributions),
                  "result": result.to_json()}
-        key = self._signing_key()
+        key = self.signing_key()
         if key is None:
             return
 

@@ -15,6 +15,7 @@ from ..config.settings import Settings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
 from ..policy.decide import hidden_note_levels
+from .programs import ProgramFolder
 
 
 def open_cache(settings: Settings):
@@ -29,11 +30,12 @@ def open_cache(settings: Settings):
                  hidden_note_levels=hidden_note_levels(settings))
 
 
-def _compilation_cache(cache, quiet: bool = False) -> str | None:
-    """JAX's compiled programs beside the results, so that a later run compiles less; none without a
-    cache. A folder that cannot be written (a read-only checkout, a cache restored without write
-    access) is said once; the pool then keeps a temporary one, so JAX does not warn at every compile."""
-    if cache is None:
+def program_folder(cache, quiet: bool = False) -> ProgramFolder | None:
+    """JAX's compiled programs beside the results, signed with the same key, so that a later run
+    compiles less; none without a cache. A folder that cannot be written (a read-only checkout, a
+    cache restored without write access) is said once; the pool then keeps a temporary one, so JAX
+    does not warn at every compile."""
+    if cache is None or cache.signing_key() is None:
         return None
     folder = os.path.join(cache.directory, "xla")
     try:
@@ -51,7 +53,7 @@ def _compilation_cache(cache, quiet: bool = False) -> str | None:
                   "writable, or point --cache-dir (cache-dir in [tool.etrace-lint]) at a folder that is, or pass "
                   "--no-cache", file=sys.stderr)
         return None
-    return folder
+    return ProgramFolder(folder, cache.signing_key())
 
 
 def run_targets(specs: list[TargetSpec], settings: Settings,
@@ -81,7 +83,7 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         if starting is not None and (own_pool or not pool.workers):
             starting(len(todo), settings.preload)  # the first seconds are the workers' imports: say so
         if own_pool:
-            pool = WorkerPool(settings.preload, compilation_cache=_compilation_cache(cache, settings.quiet))
+            pool = WorkerPool(settings.preload, compilation_cache=program_folder(cache, settings.quiet))
         try:
             fresh = pool.run(todo, settings.root, engine_settings, settings.jobs or default_jobs(), settings.timeout,
                              progress, durations, memory_limit=settings.memory_limit)

@@ -37,9 +37,6 @@ WARM_MODULES = ("jax", "jax.numpy", "brainstate", "braintrace", "saiunit",
                 "etrace_lint.verify")
 
 
-COMPILATION_CACHE_BYTES = 512 * 1024 * 1024
-
-
 def use_compilation_cache(directory: str | None) -> None:
     """Compiled XLA programs shared on disk by the workers of a run (and by later runs when it is the
     cache's folder): the second worker loads the small programs every model needs instead of
@@ -50,27 +47,6 @@ def use_compilation_cache(directory: str | None) -> None:
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     # No size bound for JAX to keep: with one, every write lists and reads the whole folder under a
     # lock, which workers then queue for (a run took 1.4x as long); the pool trims it between runs.
-
-
-def trim_compilation_cache(directory: str, max_bytes: int = COMPILATION_CACHE_BYTES) -> None:
-    """Keep the programs folder under ``max_bytes``: the oldest written go first, down to three quarters
-    of it, so that trimming is rare. A program removed is compiled again when a model needs it."""
-    try:
-        entries = [(stat.st_mtime_ns, stat.st_size, entry.path)
-                   for entry in os.scandir(directory) if entry.is_file() for stat in (entry.stat(),)]
-    except OSError:
-        return
-    total = sum(size for _, size, _ in entries)
-    if total <= max_bytes:
-        return
-    for _, size, path in sorted(entries):
-        if total <= max_bytes * 3 // 4:
-            break
-        try:
-            os.unlink(path)
-        except OSError:
-            continue
-        total -= size
 
 
 def import_warm_modules() -> None:

@@ -41,8 +41,9 @@ from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
 from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
 from .memory import format_size, resident
+from .programs import ProgramFolder
 from .schedule import Scaling, Schedule
-from .worker_loop import tool_error, trim_compilation_cache
+from .worker_loop import tool_error
 
 # Starting the fork server or a spawned worker imports JAX, brainstate and
 # braintrace; on a loaded machine that can take a while, but a worker that
@@ -203,16 +204,19 @@ class WorkerPool:
     ``preload`` names libraries (``brainpy``, ...) the fork server imports
     for every worker; one whose import starts JAX's backend cannot be
     preloaded and is left to the workers, with a warning.
-    ``compilation_cache``: a folder where the workers keep the programs XLA
-    compiled for them (JAX's persistent compilation cache); without one, a
-    temporary folder lives as long as the pool.
+    ``compilation_cache``: the folder where the workers keep the programs XLA
+    compiled for them (JAX's persistent compilation cache), whose unsigned
+    programs are removed before any worker starts (:mod:`.programs`); without
+    one, a temporary folder lives as long as the pool.
     """
 
     def __init__(self, preload: list[str] | tuple[str, ...] = (), start_method: str | None = None,
-                 warn: Callable[[str], None] | None = None, compilation_cache: str | None = None):
+                 warn: Callable[[str], None] | None = None, compilation_cache: ProgramFolder | None = None):
         self.preload = list(preload)
         self._own_compilation_cache = compilation_cache is None
-        self.compilation_cache = compilation_cache or tempfile.mkdtemp(prefix="etrace-lint-xla-")
+        self.programs = compilation_cache or ProgramFolder(tempfile.mkdtemp(prefix="etrace-lint-xla-"))
+        self.programs.admit()
+        self.compilation_cache = self.programs.path
         self.start_method = start_method or ("fork" if _can_fork() else "spawn")
         self.warn = warn or (lambda text: print(f"etrace-lint: warning: {text}", file=sys.stderr))
         self._context = multiprocessing.get_context("spawn")
@@ -314,10 +318,11 @@ class WorkerPool:
             ) -> list[TargetResult]:
         """Lint ``specs`` on up to ``jobs`` workers; results come back in the order of ``specs``.
         ``memory_limit``: bytes a worker may hold while it lints a target (0: no limit; :mod:`.memory`)."""
+        started = time.time_ns() - 1_000_000_000  # a file's time stamp may lag the clock a little
         try:
             return _Run(self, specs, root, settings, jobs, timeout, progress, durations, memory_limit).run()
         finally:
-            trim_compilation_cache(self.compilation_cache)
+            self.programs.keep(since_ns=started)
 
 
 class _Run:
