@@ -7,6 +7,7 @@ that is not, the multi-step VJP closer to BPTT; and the findings about the confi
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ import advise_reference as ref  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
+from etrace_lint.core.sizes import format_size  # noqa: E402
 from etrace_lint.verify.advise.run import AdviceSettings, advise_model  # noqa: E402
 
 SURPRISES = fixture("advise", "surprises.py")
@@ -108,6 +110,22 @@ def test_the_configured_algorithm_over_budget_and_leaving_weights_without_gradie
     assert len(over) == 1 and "needs 132 B of trace state at batch 2, over the memory budget of 100 B" in \
         over[0].message
     assert over[0].properties["advice"]["alternative"]["algorithm"] == "pp_prop"
+
+
+def test_the_default_memory_budget_is_the_memory_of_the_device_the_advice_runs_on():
+    device = jax.devices()[0]  # where JAX puts arrays unless told otherwise: a GPU's when one is there
+    try:
+        memory = (device.memory_stats() or {}).get("bytes_limit")
+    except Exception:  # noqa: BLE001 - a CPU backend may report nothing
+        memory = None
+    memory = memory or os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")  # a CPU: the host's memory
+    batch = memory // 40  # d_rtrl's trace, 4 + 64 B bytes, is over it there; pp_prop's, 4 + 28 B, within it
+    findings, errors = lint_file(f"{SURPRISES}::etrace_target_mean_subtracted", advise=True,
+                                 advise_algorithms=["d_rtrl", "pp_prop"], advise_steps=1, advise_batch_size=batch)
+    assert not errors
+    [over] = [f for f in findings if f.rule_id == "ETL303"]
+    assert f"at batch {batch}, over the memory budget of {format_size(memory)}" in over.message
+    assert over.properties["advice"]["alternative"]["algorithm"] == "pp_prop"
 
 
 def test_a_configured_algorithm_that_does_not_run():
