@@ -62,12 +62,12 @@ def bptt(model, xs, loss=squared_loss) -> dict:
 
 
 def online(learner, xs, loss=squared_loss) -> dict:
-    """The learner's online gradient, one ``etrace_grad`` call per step, summed as training applies it."""
+    """The learner's online gradient, one jitted ``etrace_grad`` call per step, summed as training applies it."""
+    step = brainstate.transform.jit(lambda x: learner.etrace_grad(x, step_fn=lambda x: loss(learner(x)),
+                                                                  reduction="sum", loss_output="scalar"))
     total = {}
     for t in range(len(xs)):
-        grads = learner.etrace_grad(xs[t:t + 1], step_fn=lambda x: loss(learner(x)), reduction="sum",
-                                    loss_output="scalar")
-        for name, value in named(grads).items():
+        for name, value in named(step(xs[t:t + 1])).items():
             total[name] = total.get(name, 0) + value
     return total
 
