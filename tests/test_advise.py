@@ -9,38 +9,20 @@ from helpers import fixture
 
 brainstate = pytest.importorskip("brainstate")
 braintrace = pytest.importorskip("braintrace")
-import jax  # noqa: E402
+import advise_reference as ref  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from etrace_lint.core.naming import display_name  # noqa: E402
 from etrace_lint.verify.advise.run import AdviceSettings, advise_model  # noqa: E402
 
 STEPS, BATCH = 3, 2
 
 
 def _models():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("advise_models", fixture("advise", "models.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return ref.load(fixture("advise", "models.py"), "advise_models")
 
 
 def _sequence(batch=BATCH):
     return jnp.asarray(np.random.default_rng(7).standard_normal((STEPS, batch, 3)).astype(np.float32))
-
-
-def _loss(out):
-    return jnp.mean(out ** 2)
-
-
-def _allocated_bytes(model, learner) -> int:
-    own = {id(st) for st in brainstate.graph.states(model).values()}
-    return sum(jnp.asarray(leaf).nbytes if not jax.dtypes.issubdtype(jnp.asarray(leaf).dtype, jax.dtypes.prng_key)
-               else jax.random.key_data(leaf).nbytes
-               for path, st in brainstate.graph.states(learner).items() if id(st) not in own
-               for leaf in jax.tree.leaves(st.value))
 
 
 def _real_learner(cls, options, batch):
@@ -49,42 +31,6 @@ def _real_learner(cls, options, batch):
     learner = cls(model, **options)
     learner.compile_graph(jnp.ones((batch, 3)))
     return model, learner
-
-
-def _named(grads) -> dict:
-    named = {}
-    for path, tree in grads.items():
-        for leaf_path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
-            named[display_name(tuple(path)) + jax.tree_util.keystr(leaf_path)] = np.asarray(leaf, np.float64)
-    return named
-
-
-def _bptt(model, xs) -> dict:
-    weights = brainstate.graph.states(model).filter(brainstate.ParamState)
-    start = {p: st.value for p, st in brainstate.graph.states(model).items()}
-
-    def total():
-        return sum(_loss(model(xs[t])) for t in range(STEPS))  # unrolled in Python
-
-    grads = brainstate.transform.grad(total, weights)()
-    for p, st in brainstate.graph.states(model).items():
-        st.value = start[p]
-    return _named(grads)
-
-
-def _online(learner, xs) -> dict:
-    total = {}
-    for t in range(STEPS):
-        grads = learner.etrace_grad(xs[t:t + 1], step_fn=lambda x: _loss(learner(x)), reduction="sum",
-                                    loss_output="scalar")
-        for name, value in _named(grads).items():
-            total[name] = total.get(name, 0) + value
-    return total
-
-
-def _cosine(a, b):
-    a, b = a.ravel(), b.ravel()
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +42,14 @@ def rows():
     settings = AdviceSettings(algorithms="d_rtrl,pp_prop,snap", steps=STEPS, batch_size=5,
                               inputs=lambda steps, batch, seed: xs)
     found = advise_model(model, inputs, target="models.py::etrace_target_rate_rnn", batch_size=BATCH,
-                         settings=settings, loss=_loss)
+                         settings=settings, loss=ref.squared_loss)
     return {row.label: row for row in found}, xs, pristine
+
+
+@pytest.fixture(scope="module")
+def bptt(rows):
+    _, xs, pristine = rows
+    return ref.bptt(brainstate.graph.clone(pristine), xs)
 
 
 @pytest.mark.parametrize("label, cls, options", [
@@ -107,7 +59,7 @@ def test_trace_bytes_are_the_bytes_braintrace_allocates(rows, label, cls, option
     row = found[label]
     for batch in (1, 4, 5):
         model, learner = _real_learner(getattr(braintrace, cls), options, batch)
-        assert row.trace_bytes_law.at(batch) == _allocated_bytes(model, learner), (label, batch)
+        assert row.trace_bytes_law.at(batch) == ref.allocated_bytes(model, learner), (label, batch)
     assert row.batch == 5 and row.trace_bytes == row.trace_bytes_law.at(5)
 
 
@@ -118,14 +70,13 @@ def test_snap_trace_grows_with_the_square_of_the_batch(rows):
 
 
 @pytest.mark.parametrize("label, cls, options", [("d_rtrl", "D_RTRL", {}), ("snap", "SnAp", {})])
-def test_fidelity_matches_bptt_and_the_online_gradient_of_braintrace(rows, label, cls, options):
+def test_fidelity_matches_bptt_and_the_online_gradient_of_braintrace(rows, bptt, label, cls, options):
     found, xs, pristine = rows
     row = found[label]
     model = brainstate.graph.clone(pristine)
-    bptt = _bptt(model, xs)
     learner = getattr(braintrace, cls)(model, **options)
     learner.compile_graph(xs[0])
-    online = _online(learner, xs)
+    online = ref.online(learner, xs)
     assert row.compiles and row.runs and row.error is None
     by_weight = {w.weight: w for w in row.weights}
     assert set(by_weight) == set(bptt)
@@ -136,8 +87,8 @@ def test_fidelity_matches_bptt_and_the_online_gradient_of_braintrace(rows, label
         if name in zero:
             assert by_weight[name].verdict == "no online gradient"
             continue
-        assert by_weight[name].cosine == pytest.approx(_cosine(got, reference), abs=1e-4), name
-        rel = np.linalg.norm(got - reference) / np.linalg.norm(reference)
+        assert by_weight[name].cosine == pytest.approx(ref.cosine(got, reference), abs=1e-4), name
+        rel = ref.relative_error(got, reference)
         assert by_weight[name].relative_error == pytest.approx(rel, rel=1e-3, abs=1e-5), name
 
 
@@ -145,19 +96,10 @@ def test_xla_columns_are_xla_analysis_of_one_online_step(rows):
     found, xs, pristine = rows
     row = found["d_rtrl"]
     model, learner = _real_learner(braintrace.D_RTRL, {}, BATCH)
-
-    def step(x):
-        return learner.etrace_grad(x, step_fn=lambda x: _loss(learner(x)), reduction="sum", loss_output="scalar",
-                                   return_value=True)
-
-    def cost(compiled):
-        costs = compiled.cost_analysis()
-        return (costs[0] if isinstance(costs, list) else costs)["flops"]
-
-    online = brainstate.transform.jit(step).lower(xs[:1]).compile()
-    forward = brainstate.transform.jit(lambda x: _loss(model(x))).lower(xs[0]).compile()
+    online = ref.online_step(learner, xs[:1])
+    forward = ref.forward_step(model, xs[0])
     assert row.xla_temp_bytes == online.memory_analysis().temp_size_in_bytes
-    assert row.flops_ratio == pytest.approx(cost(online) / cost(forward), rel=1e-6)
+    assert row.flops_ratio == pytest.approx(ref.flops(online) / ref.flops(forward), rel=1e-6)
     assert row.flops_ratio > 1
 
 

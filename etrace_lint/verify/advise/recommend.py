@@ -11,10 +11,12 @@ from .rows import AdviceRow
 
 
 def default_budget() -> tuple[int | None, str]:
-    """The default device's memory (JAX's ``bytes_limit``), or the host's RAM on a CPU; and where it came from."""
-    import jax
+    """The memory of the device the advice runs on (JAX's ``bytes_limit``), or the host's RAM on a CPU, which
+    reports none; and where it came from. The device is where JAX puts a new array: the default backend's
+    first device, or the one ``jax.default_device`` names."""
+    import jax.numpy as jnp
 
-    device = jax.devices()[0]
+    device = next(iter(jnp.zeros(()).devices()))
     try:
         stats = device.memory_stats() or {}
     except Exception:  # noqa: BLE001 - a CPU backend may not report
