@@ -86,7 +86,7 @@ def _rule_runs(rule_id: str, settings: Settings) -> bool:
     return rule_selected(rule_id, settings)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
     """What writers get: the findings to show, tool errors, and the exit code."""
 
@@ -137,10 +137,10 @@ def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings
                  notes_left_out: dict[str, int] | None = None) -> Outcome:
     """``notes_left_out``: per rule, notes the engine did not build because they are
     hidden (counted as hidden when their rule is selected)."""
-    outcome = Outcome(tool_errors=sorted(tool_errors, key=ToolError.sort_key))
     left_out = {rule_id: n for rule_id, n in (notes_left_out or {}).items() if n}
     findings = _suppress(findings, list(linted_files), settings, frozenset(left_out))
-    outcome.hidden_notes = sum(n for rule_id, n in left_out.items() if rule_selected(rule_id, settings))
+    hidden_notes = sum(n for rule_id, n in left_out.items() if rule_selected(rule_id, settings))
+    shown = []
     for finding in findings:
         if finding.suppressed and not settings.include_suppressed:
             continue
@@ -150,13 +150,14 @@ def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings
         if level != finding.level:
             finding = replace(finding, level=level)
         if finding.level is Level.NOTE and not settings.show_info:
-            outcome.hidden_notes += 1
+            hidden_notes += 1
             continue
-        outcome.findings.append(finding)
-    outcome.findings.sort(key=Finding.sort_key)
+        shown.append(finding)
+    shown.sort(key=Finding.sort_key)
+    baselined = 0
     if use_baseline and settings.baseline_fingerprints is not None:
-        active = [f for f in outcome.findings if not f.suppressed]
+        active = [f for f in shown if not f.suppressed]
         fresh = set(map(id, new_findings(active, settings.baseline_fingerprints, settings.root)))
-        outcome.baselined = len(active) - len(fresh)
-        outcome.findings = [f for f in outcome.findings if f.suppressed or id(f) in fresh]
-    return outcome
+        baselined = len(active) - len(fresh)
+        shown = [f for f in shown if f.suppressed or id(f) in fresh]
+    return Outcome(shown, sorted(tool_errors, key=ToolError.sort_key), hidden_notes, baselined)

@@ -13,9 +13,20 @@ from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
 
-@dataclass
+def relative_path(path: str, root: str) -> str:
+    """Forward-slash path relative to ``root``; paths outside it stay as given."""
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return path.replace(os.sep, "/")
+    if rel.startswith(".."):
+        return path.replace(os.sep, "/")
+    return rel.replace(os.sep, "/")
+
+
+@dataclass(frozen=True)
 class RunInfo:
-    """Facts about the run that writers may print."""
+    """Facts about the run that writers may print, gathered once the run's stages are done."""
 
     root: str
     command_line: list[str] = field(default_factory=list)
@@ -36,13 +47,7 @@ class RunInfo:
 
     def relpath(self, path: str) -> str:
         """Forward-slash path relative to the root; paths outside it stay as given."""
-        try:
-            rel = os.path.relpath(path, self.root)
-        except ValueError:
-            return path.replace(os.sep, "/")
-        if rel.startswith(".."):
-            return path.replace(os.sep, "/")
-        return rel.replace(os.sep, "/")
+        return relative_path(path, self.root)
 
 
 Writer = Callable[["object", RunInfo, TextIO], None]
