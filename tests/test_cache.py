@@ -71,16 +71,16 @@ def test_other_compile_options_are_a_miss(project):
 
 def test_a_result_without_its_notes_serves_only_runs_that_hide_them(project):
     root, spec = project
-    hiding = {}  # notes hidden, no level configured
-    partial = replace(_result(spec), notes_left_out={"ETL001": 3}, hidden_note_levels=hiding)
+    hiding = frozenset({"ETL001", "ETL003"})  # notes hidden, no level configured
+    partial = replace(_result(spec), notes_left_out={"ETL001": 3}, counted_only=hiding)
     _cache(root).put(spec, partial)
-    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=hiding).get(spec)
+    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), count_only=hiding).get(spec)
     assert _cache(root).get(spec) is None, "--show-info must lint again to build the notes"
-    raised = {"ETL001": "warning"}
-    cache = Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=raised)
+    raised = frozenset({"ETL003"})  # ETL001 raised to a warning
+    cache = Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), count_only=raised)
     assert cache.get(spec) is None
     _cache(root).put(spec, _result(spec))  # a result holding every note serves both
-    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=hiding).get(spec)
+    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), count_only=hiding).get(spec)
     assert _cache(root).get(spec) is not None
 
 

@@ -192,21 +192,21 @@ class TargetResult:
     distributions: dict[str, str] = field(default_factory=dict)  # installed distributions it imported: versions
     verify_rows: list[dict[str, Any]] = field(default_factory=list)  # per-weight --verify results, JSON-able
     advice_rows: list[dict[str, Any]] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
-    # notes not built because the run hides them, per rule, and the hidden-note
-    # levels they were left out under (None: every note was built)
+    # findings counted per rule instead of built, and the rules the engine was told to count
+    # only (empty: every finding was built)
     notes_left_out: dict[str, int] = field(default_factory=dict)
-    hidden_note_levels: dict[str, str] | None = None
+    counted_only: frozenset[str] = frozenset()
     seconds: float = 0.0  # how long linting took: the next run schedules slow files first
 
-    def serves(self, hidden_note_levels: dict[str, str] | None) -> bool:
-        """Whether this result holds every finding a run hiding notes this way shows."""
-        return self.hidden_note_levels is None or self.hidden_note_levels == hidden_note_levels
+    def serves(self, count_only: frozenset[str]) -> bool:
+        """Whether this result holds every finding a run that counts only ``count_only`` shows."""
+        return self.counted_only <= count_only
 
     def to_json(self) -> dict[str, Any]:
         return {
             "target": self.target,
             "notes_left_out": dict(self.notes_left_out),
-            "hidden_note_levels": self.hidden_note_levels,
+            "counted_only": sorted(self.counted_only),
             "verify_rows": list(self.verify_rows),
             "advice_rows": list(self.advice_rows),
             "findings": [f.to_json() for f in self.findings],
@@ -227,6 +227,6 @@ class TargetResult:
             verify_rows=list(data.get("verify_rows", ())),
             advice_rows=list(data.get("advice_rows", ())),
             notes_left_out=dict(data.get("notes_left_out") or {}),
-            hidden_note_levels=data.get("hidden_note_levels"),
+            counted_only=frozenset(data.get("counted_only") or ()),
             seconds=float(data.get("seconds") or 0.0),
         )

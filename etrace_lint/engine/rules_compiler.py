@@ -231,9 +231,9 @@ def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Locator, 
     return flow_for(rule, finding, locator, record)
 
 
-def _grade(kind: str, record_level: str, hidden_note_levels: dict[str, str] | None) -> tuple[Any, Level, bool]:
-    """A record's rule, its level, and whether a run hiding notes (``policy.hidden_note_levels``)
-    would hide its finding; the same for every record of one kind and level.
+def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[Any, Level, bool]:
+    """A record's rule, its level, and whether the run only counts its finding (its rule is in
+    ``count_only``, ``EngineSettings.scope``); the same for every record of one kind and level.
 
     The level is the rule's: it says what happens to learning, on every braintrace line.
     Where the compiler grades one kind two ways that mean different things (an ETP op in
@@ -241,16 +241,14 @@ def _grade(kind: str, record_level: str, hidden_note_levels: dict[str, str] | No
     """
     rule = rule_for_record_kind(kind, record_level)
     level = rule.level
-    hidden = hidden_note_levels is not None and (Level(hidden_note_levels[rule.id]) if hidden_note_levels.get(rule.id)
-                                                 else level) is Level.NOTE
-    return rule, level, hidden
+    return rule, level, rule.id in count_only
 
 
-def is_hidden_note(record: Any, hidden_note_levels: dict[str, str] | None) -> bool:
-    """Whether a run hiding notes (``policy.hidden_note_levels``) would hide this record's finding."""
-    if hidden_note_levels is None:
+def is_hidden_note(record: Any, count_only: frozenset[str]) -> bool:
+    """Whether the run only counts this record's finding (see :func:`_grade`)."""
+    if not count_only:
         return False
-    return _grade(bt.record_kind(record), bt.record_level(record), hidden_note_levels)[2]
+    return _grade(bt.record_kind(record), bt.record_level(record), count_only)[2]
 
 
 def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> list[Finding]:
@@ -276,9 +274,9 @@ def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> lis
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Locator, target: str,
-                          hidden_note_levels: dict[str, str] | None = None) -> tuple[list[Finding], dict[str, int]]:
-    """A finding per record, and per rule the number of notes the run hides, counted instead of
-    built (``hidden_note_levels``: see :func:`is_hidden_note`)."""
+                          count_only: frozenset[str] = frozenset()) -> tuple[list[Finding], dict[str, int]]:
+    """A finding per record, and per rule the number of findings of ``count_only`` rules, counted
+    instead of built (see :func:`_grade`)."""
     subjects = list(compilation.record_subjects)
     subjects += [None] * (len(compilation.records) - len(subjects))
     left_out: dict[str, int] = {}
@@ -292,7 +290,7 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
         record_level = bt.record_level(record)
         grade = graded.get((kind, record_level))
         if grade is None:
-            grade = graded[(kind, record_level)] = _grade(kind, record_level, hidden_note_levels)
+            grade = graded[(kind, record_level)] = _grade(kind, record_level, count_only)
         rule, level, hidden = grade
         key = rule.ordinal_group or kind
         ordinal = seen.get(key, 0)

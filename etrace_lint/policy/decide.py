@@ -61,27 +61,18 @@ def level_for(finding: Finding, settings: Settings) -> Level:
     return configured_level(finding.rule_id, settings) or finding.level
 
 
-def hidden_note_levels(settings: Settings) -> dict[str, str] | None:
-    """What the engine needs to leave out notes nobody will see: None when notes are
-    shown, else the configured level of every rule that has one (a note raised to a
-    warning by configuration is shown). Locating a note costs as much as any finding,
-    and a model has one per connected weight."""
-    if settings.show_info:
-        return None
-    levels = {}
-    for rule_id in all_rules():
-        level = configured_level(rule_id, settings)
-        if level is not None:
-            levels[rule_id] = level.value
-    return levels
+def opt_in_rules(settings: Settings) -> frozenset[str]:
+    """The opt-in rules whose option this run turned on."""
+    return frozenset(rule_id for rule_id, rule in all_rules().items()
+                     if rule.opt_in_flag and not rule.retired and flag_is_on(rule.opt_in_flag, settings))
 
 
-def _rule_runs(rule_id: str, settings: Settings) -> bool:
-    """Whether the engine looked for ``rule_id`` this run (opt-in rules need their flag)."""
+def _rule_runs(rule_id: str, settings: Settings, opt_in: frozenset[str]) -> bool:
+    """Whether the engine looked for ``rule_id`` this run (``opt_in``: the opt-in rules turned on)."""
     rule = all_rules().get(rule_id)
     if rule is None or rule.retired:
         return False
-    if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, settings):
+    if rule.opt_in_flag and rule_id not in opt_in:
         return False
     return rule_selected(rule_id, settings)
 
@@ -117,7 +108,8 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
         suppression = index.match(finding.path, finding.line, finding.rule_id)
         marked.append(replace(finding, suppressed=suppression.form) if suppression else finding)
     rule = all_rules()["ETL301"]
-    running = [rid for rid in all_rules() if _rule_runs(rid, settings)]
+    opt_in = opt_in_rules(settings)
+    running = [rid for rid in all_rules() if _rule_runs(rid, settings, opt_in)]
     for path, suppression, codes in index.unused(linted_files):
         # a code for a rule that did not run this time (deselected, opt-in) may still be needed
         unknown = tuple(c for c in codes if not any(rid.startswith(c) for rid in all_rules()))
