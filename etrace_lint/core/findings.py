@@ -97,6 +97,40 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Subject:
+    """What a finding is about, typed for the code that acts on findings (fixes, verify).
+
+    Set where the finding is made, from the same facts its ``properties`` print; nothing reads
+    ``properties`` back to learn them. Empty text or tuples: not known, or not about one.
+    """
+
+    weight: str = ""  # the weight's display name (``cell.W.weight``)
+    weight_path: tuple[str, ...] = ()  # its path, each part as text
+    primitive: str = ""  # the op the finding is about (``dot_general``)
+    etp_layer: str = ""  # the braintrace layer that would make the op an ETP op
+    operand_shapes: tuple[tuple[int, ...], ...] = ()  # the op's operand shapes, where a fix needs the ranks
+    algorithm: str = ""  # --verify: the online algorithm measured
+    suppression_form: str = ""  # ETL301: the suppression comment's form (``noqa``, ...)
+    suppression_codes: tuple[str, ...] = ()  # ETL301: the codes in it that matched nothing
+
+    def to_json(self) -> dict[str, Any]:
+        """The facts that are set, by field name."""
+        return {name: list(map(list, value)) if name == "operand_shapes" else list(value)
+                if isinstance(value, tuple) else value
+                for name, value in vars(self).items() if value}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Subject":
+        return cls(data.get("weight", ""), tuple(data.get("weight_path", ())), data.get("primitive", ""),
+                   data.get("etp_layer", ""), tuple(tuple(shape) for shape in data.get("operand_shapes", ())),
+                   data.get("algorithm", ""), data.get("suppression_form", ""),
+                   tuple(data.get("suppression_codes", ())))
+
+
+NO_SUBJECT = Subject()
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem about one model, on one line of the user's code."""
 
@@ -111,6 +145,7 @@ class Finding:
     # the route the message describes, in data-flow order: user lines only, each with its label
     flow: tuple[Location, ...] = field(default=(), compare=False)
     fix: Fix | None = field(default=None, compare=False)
+    subject: Subject = NO_SUBJECT  # what it is about, typed; the writers print ``properties``
 
     @property
     def path(self) -> str:
@@ -136,6 +171,7 @@ class Finding:
             "suppressed": self.suppressed,
             "flow": [loc.to_json() for loc in self.flow],
             "fix": self.fix.to_json() if self.fix is not None else None,
+            "subject": self.subject.to_json(),
         }
 
     @classmethod
@@ -151,6 +187,7 @@ class Finding:
             suppressed=data.get("suppressed", ""),
             flow=tuple(Location.from_json(step) for step in data.get("flow") or ()),
             fix=Fix.from_json(data["fix"]) if data.get("fix") else None,
+            subject=Subject.from_json(data.get("subject") or {}),
         )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..config.environ import environ_context
@@ -196,12 +196,15 @@ def finding_from_hit(rule: Rule, hit: Hit, locator: Locator, name: str) -> Findi
     related = [loc for label, thing in hit.related
                if (loc := _locate_thing(locator, thing, label)) is not None and loc != primary]
     properties = dict(hit.properties)
+    subject = hit.subject
     if hit.weight_path:
         properties.setdefault("weight", display_name(hit.weight_path))
         properties.setdefault("weightPath", path_key(hit.weight_path))
+        subject = replace(subject, weight=display_name(hit.weight_path),
+                          weight_path=tuple(map(str, hit.weight_path)))
 
     finding = Finding(rule.id, rule.level, hit.message, name, primary,
-                      tuple(related) + (locator.factory_related,), properties)
+                      tuple(related) + (locator.factory_related,), properties, subject=subject)
     return flow_for(rule, finding, locator, hit)
 
 

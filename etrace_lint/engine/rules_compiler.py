@@ -13,7 +13,7 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..core.findings import Finding, Level, Location
+from ..core.findings import Finding, Level, Location, Subject
 from ..core.naming import display_name, path_key
 from ..core.registry import all_rules, error_rules, rule_for_record_kind
 from ..core.rule import ErrorFacts, RecordFacts, Rule
@@ -210,7 +210,7 @@ def record_message(rule: Rule, facts: RecordFacts) -> str:
 def finding_from_record(record: Any, locator: Locator, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
     kind = bt.record_kind(record)
     record_level = bt.record_level(record)
-    rule, level, _ = _grade(kind, record_level, None)
+    rule, level, _ = _grade(kind, record_level, frozenset())
     return _finding(record, kind, rule, level, locator, target, ordinal, subject, record_level)
 
 
@@ -227,8 +227,15 @@ def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Locator, 
         properties["iterations"] = list(iterations)
 
     finding = Finding(rule.id, level, record_message(rule, facts), target, primary, tuple(related),
-                      properties)
+                      properties, subject=record_subject(record))
     return flow_for(rule, finding, locator, record)
+
+
+def record_subject(record: Any) -> Subject:
+    """The weight and op a record is about, typed (its properties print the same)."""
+    weight_path = getattr(record, "weight_path", None) or ()
+    return Subject(weight=display_name(weight_path) if weight_path else "", weight_path=tuple(map(str, weight_path)),
+                   primitive=bt.record_primitive_name(record) or "")
 
 
 def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[Any, Level, bool]:
@@ -369,7 +376,7 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
         properties = dict(merged.properties, braintraceError=error_name)
         record_findings = list(record_findings)
         record_findings[index] = Finding(merged.rule_id, merged.level, merged.message, target,
-                                         merged.location, merged.related, properties)
+                                         merged.location, merged.related, properties, subject=merged.subject)
         return record_findings
     frame = jv.user_frame_of_exception(exc)
     message = plain_text(error_sentence(exc), (), locator.states)
@@ -395,6 +402,7 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
     )
     properties = {"braintraceError": error_name, "phase": "compile" if compilation.step_traced else "trace",
                   "braintraceMessage": one_line(exc, 2000)}
+    handled = ""
     if rule.explain_error is not None and subject.eqns:
         handled = jv.primitive_name(subject.eqns[0])
         properties["primitive"] = handled
@@ -403,7 +411,8 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
     others = [loc for eqn in subject.eqns[1:] if (loc := locator.of_eqn(eqn, "also involved")) is not None]
     related = tuple(loc for loc in others if (loc.path, loc.line) != (primary.path, primary.line))
     related += (locator.factory_related,)
-    finding = Finding(rule.id, rule.level, message, target, primary, related, properties)
+    finding = Finding(rule.id, rule.level, message, target, primary, related, properties,
+                      subject=Subject(primitive=handled))
     return list(record_findings) + [finding]
 
 

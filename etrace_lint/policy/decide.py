@@ -13,7 +13,7 @@ from ..config.baseline import new_findings
 from ..config.options import flag_is_on
 from ..config.settings import Settings
 from ..config.suppressions import SuppressionIndex
-from ..core.findings import Finding, Level, Location, ToolError
+from ..core.findings import Finding, Level, Location, Subject, ToolError
 from ..core.registry import all_rules
 from ..core.rule import UnusedSuppression
 
@@ -120,7 +120,8 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
         codes = idle + unknown
         marked.append(Finding(rule.id, rule.level, rule.explain(UnusedSuppression(idle, unknown, suppression.form)),
                               "", Location(path, suppression.line, suppression.column),
-                              properties={"codes": list(codes), "form": suppression.form}))
+                              properties={"codes": list(codes), "form": suppression.form},
+                              subject=Subject(suppression_form=suppression.form, suppression_codes=tuple(codes))))
     return marked
 
 

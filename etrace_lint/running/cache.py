@@ -30,7 +30,8 @@ from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
 from .cache_key import load_key, sign, verify
 
-FORMAT = 5  # 3: installed distributions a target imported, by version; 4: signed; 5: counted_only
+# 3: installed distributions a target imported, by version; 4: signed; 5: counted_only; 6: findings' subjects
+FORMAT = 6
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This file is a cache directory tag created by etrace-lint.\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")
