@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 from helpers import fixture, run_cli
 
-from etrace_lint.core.findings import Finding, Level, Location, TargetResult, ToolError
+from etrace_lint.core.findings import Finding, Level, Location, Subject, TargetResult, ToolError
 from etrace_lint.discovery.discover import TargetSpec
 from etrace_lint.running.cache import Cache
 
@@ -67,6 +67,17 @@ def test_other_compile_options_are_a_miss(project):
     root, spec = project
     _cache(root, {"compile_options": {}}).put(spec, _result(spec))
     assert _cache(root, {"compile_options": {"control_flow": {"cond": "opaque"}}}).get(spec) is None
+
+
+def test_a_cached_finding_keeps_what_its_fix_reads(project):
+    """The fix of `x @ W` reads the weight, the op and its operand shapes: a warm run offers the same fix."""
+    root, spec = project
+    subject = Subject(weight="cell.W.weight", weight_path=("cell", "W", "weight"), primitive="dot_general",
+                      operand_shapes=((4, 3), (3,)), algorithm="d_rtrl", suppression_codes=("ETL201",))
+    finding = replace(_result(spec).findings[0], subject=subject)
+    _cache(root).put(spec, replace(_result(spec), findings=[finding]))
+    (found,) = _cache(root).get(spec).findings
+    assert found.subject == subject and found == finding
 
 
 def test_a_result_without_its_notes_serves_only_runs_that_hide_them(project):
