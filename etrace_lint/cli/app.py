@@ -21,7 +21,7 @@ from ..core.exit_codes import EXIT_OK
 from ..core.findings import Finding, TargetResult, ToolError
 from ..discovery.stdin_buffer import StdinBuffer, stdin_buffer
 from ..fixes import attach_fixes, load_parser_in_background, run_fixes
-from ..policy.decide import Outcome, apply_policy
+from ..policy.decide import Outcome, apply_policy, counted_notes
 from ..running.runner import open_cache, run_targets
 from ..writers import RunInfo, relative_path
 from ..writers.text import write_fix_list
@@ -48,11 +48,7 @@ class Results:
     @property
     def notes_left_out(self) -> dict[str, int]:
         """Per rule, the notes the engine counted instead of building, over all targets."""
-        total: dict[str, int] = {}
-        for result in self.results:
-            for rule_id, count in result.notes_left_out.items():
-                total[rule_id] = total.get(rule_id, 0) + count
-        return total
+        return counted_notes(self.results)
 
     @property
     def linted_files(self) -> list[str]:

@@ -8,12 +8,13 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field, replace
+from typing import Iterable
 
 from ..config.baseline import new_findings
 from ..config.options import flag_is_on
 from ..config.settings import Settings
 from ..config.suppressions import SuppressionIndex
-from ..core.findings import Finding, Level, Location, Subject, ToolError
+from ..core.findings import Finding, Level, Location, Subject, TargetResult, ToolError
 from ..core.registry import all_rules
 from ..core.rule import UnusedSuppression
 
@@ -123,6 +124,16 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
                               properties={"codes": list(codes), "form": suppression.form},
                               subject=Subject(suppression_form=suppression.form, suppression_codes=tuple(codes))))
     return marked
+
+
+def counted_notes(results: Iterable[TargetResult]) -> dict[str, int]:
+    """Per rule, the findings the engine counted instead of building (``EngineScope.count_only``),
+    over all ``results``: what :func:`apply_policy` reports as hidden notes."""
+    total: dict[str, int] = {}
+    for result in results:
+        for rule_id, count in result.notes_left_out.items():
+            total[rule_id] = total.get(rule_id, 0) + count
+    return total
 
 
 def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: Settings,
