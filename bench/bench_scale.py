@@ -53,7 +53,7 @@ from etrace_lint.engine import braintrace_adapter as bt  # noqa: E402
 from etrace_lint.engine import jaxpr_view as jv  # noqa: E402
 from etrace_lint.engine import lint as engine  # noqa: E402
 from etrace_lint.engine.targets import LoadedTarget  # noqa: E402
-from etrace_lint.policy.decide import hidden_note_levels  # noqa: E402
+from etrace_lint.policy.scope import engine_scope  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 N = 8
@@ -166,7 +166,7 @@ class CompileClock:
 
 
 # what `etrace-lint` passes the engine by default: notes are hidden, so they are not built
-DEFAULT_RUN = Settings().for_engine(hidden_note_levels(Settings()))
+DEFAULT_RUN = Settings().for_engine(engine_scope(Settings()))
 
 
 def lint(model, inputs, options, show_info: bool = False):

@@ -21,6 +21,7 @@ from .core.findings import Finding, Level, Location, ToolError
 from .core.learning_graph import LearningGraph, graphs_by_target
 from .discovery.discover import TargetSpec, discover
 from .policy.decide import apply_policy
+from .policy.scope import engine_scope
 from .running.isolation import target_state
 from .writers.html import render_report
 
@@ -118,7 +119,7 @@ def check_target(target: str, **options) -> CheckResult:
     discovery = discover([target], settings.root, settings.excludes)
     findings, tool_errors, rows, advice, names = [], list(discovery.tool_errors), [], [], []
     for spec in discovery.targets:
-        result = lint_target(spec, settings.root, settings.for_engine(None))
+        result = lint_target(spec, settings.root, settings.for_engine(engine_scope(settings, every_note=True)))
         findings += result.findings
         tool_errors += result.tool_errors
         rows += result.verify_rows
@@ -153,7 +154,7 @@ def check(model, *inputs, name: str | None = None, batch_size: int | None = None
     loaded = LoadedTarget(spec, name, model, tuple(inputs), dict(compile_options or {}), batch_size,
                           {}, where, dict(settings.environ or {}))
     with target_state():
-        report = lint_model(loaded, settings.for_engine(None))
+        report = lint_model(loaded, settings.for_engine(engine_scope(settings, every_note=True)))
     linted = [path] if os.path.isfile(path) else []
     return _outcome(report.findings, [], settings, linted, [name], report.verify_rows, report.advice_rows)
 

@@ -1,6 +1,6 @@
 import re
 
-from etrace_lint.core.findings import Level
+from etrace_lint.core.findings import Level, Subject
 from etrace_lint.core.rule import Hit, Rule
 from etrace_lint.engine.flows import weight_flow
 from etrace_lint.fixes.etp import etp_fix
@@ -70,13 +70,14 @@ def check(context):
                        f"{hidden}; that path is missing from its online gradient: {fix}")
         else:
             message = f"{weight} reaches {hidden} through a plain `{op}`, so it gets no online gradient: {fix}"
+        # the fix of `W @ x` is exact only for a vector x: the fix reads the ranks
+        shapes = tuple(tuple(aval_shape(v)) for v in invars(use.site.eqn)) if op == "dot_general" else ()
         yield Hit(message=message, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight),),
                   properties={"hiddenStates": [display_name(h) for h in use.hidden], "primitive": op,
                               "partial": use.partial, **({"etpLayer": twin} if twin else {}),
-                              # the fix of `W @ x` is exact only for a vector x: the fix reads the ranks
-                              **({"operandShapes": [list(aval_shape(v)) for v in invars(use.site.eqn)]}
-                                 if op == "dot_general" else {})})
+                              **({"operandShapes": [list(s) for s in shapes]} if op == "dot_general" else {})},
+                  subject=Subject(primitive=op, etp_layer=twin or "", operand_shapes=shapes))
 
 
 RULE = Rule(

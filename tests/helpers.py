@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 
-from etrace_lint.config.settings import EngineSettings
+from etrace_lint.config.settings import EngineSettings, Settings
 from etrace_lint.core.findings import Level
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
@@ -39,12 +39,21 @@ def fixture(*parts: str) -> str:
     return os.path.join(FIXTURES, *parts)
 
 
+def engine_settings(**run_options) -> EngineSettings:
+    """What a run with these engine options hands the engine, every note built: the opt-in
+    rules they turn on are the policy's to name (``policy.engine_scope``)."""
+    from etrace_lint.policy.scope import engine_scope
+
+    settings = Settings().with_values(run_options)
+    return settings.for_engine(engine_scope(settings, every_note=True))
+
+
 def lint_file(path: str, **run_options):
     """Findings and tool errors of every target in ``path`` (or ``path::factory``)."""
     found = discover([path], REPO)
     findings, errors = [], list(found.tool_errors)
     for spec in found.targets:
-        result = lint_target(spec, REPO, EngineSettings(**run_options))
+        result = lint_target(spec, REPO, engine_settings(**run_options))
         findings.extend(result.findings)
         errors.extend(result.tool_errors)
     return findings, errors

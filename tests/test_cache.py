@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 from helpers import fixture, run_cli
 
-from etrace_lint.core.findings import Finding, Level, Location, TargetResult, ToolError
+from etrace_lint.core.findings import Finding, Level, Location, Subject, TargetResult, ToolError
 from etrace_lint.discovery.discover import TargetSpec
 from etrace_lint.running.cache import Cache
 
@@ -69,18 +69,29 @@ def test_other_compile_options_are_a_miss(project):
     assert _cache(root, {"compile_options": {"control_flow": {"cond": "opaque"}}}).get(spec) is None
 
 
+def test_a_cached_finding_keeps_what_its_fix_reads(project):
+    """The fix of `x @ W` reads the weight, the op and its operand shapes: a warm run offers the same fix."""
+    root, spec = project
+    subject = Subject(weight="cell.W.weight", weight_path=("cell", "W", "weight"), primitive="dot_general",
+                      operand_shapes=((4, 3), (3,)), algorithm="d_rtrl", suppression_codes=("ETL201",))
+    finding = replace(_result(spec).findings[0], subject=subject)
+    _cache(root).put(spec, replace(_result(spec), findings=[finding]))
+    (found,) = _cache(root).get(spec).findings
+    assert found.subject == subject and found == finding
+
+
 def test_a_result_without_its_notes_serves_only_runs_that_hide_them(project):
     root, spec = project
-    hiding = {}  # notes hidden, no level configured
-    partial = replace(_result(spec), notes_left_out={"ETL001": 3}, hidden_note_levels=hiding)
+    hiding = frozenset({"ETL001", "ETL003"})  # notes hidden, no level configured
+    partial = replace(_result(spec), notes_left_out={"ETL001": 3}, counted_only=hiding)
     _cache(root).put(spec, partial)
-    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=hiding).get(spec)
+    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), count_only=hiding).get(spec)
     assert _cache(root).get(spec) is None, "--show-info must lint again to build the notes"
-    raised = {"ETL001": "warning"}
-    cache = Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=raised)
+    raised = frozenset({"ETL003"})  # ETL001 raised to a warning
+    cache = Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), count_only=raised)
     assert cache.get(spec) is None
     _cache(root).put(spec, _result(spec))  # a result holding every note serves both
-    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), hidden_note_levels=hiding).get(spec)
+    assert Cache(str(root / ".etrace-lint-cache"), str(root), {}, dict(ENV), count_only=hiding).get(spec)
     assert _cache(root).get(spec) is not None
 
 

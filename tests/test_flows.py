@@ -15,7 +15,7 @@ def _line(path: str, text: str) -> int:
 
 def test_weight_to_weight_route_crosses_the_other_weights_op():
     path = fixture("compiler", "relations.py")
-    findings, _ = lint_file(path, hidden_note_levels=None)
+    findings, _ = lint_file(path)
     (finding,) = [f for f in findings
                   if f.rule_id == "ETL005" and "Wr" in f.message and not f.properties.get("iterations")]
     steps = [(step.line, step.label) for step in finding.flow]

@@ -120,7 +120,7 @@ def test_columns_count_characters_on_lines_with_non_ascii_names():
 
 def test_a_state_a_library_creates_is_placed_where_the_model_puts_that_library_module():
     path = fixture("compiler", "locations_library_states.py")
-    findings, errors = lint_file(path, hidden_note_levels=None)
+    findings, errors = lint_file(path)
     assert not errors, [e.message for e in errors]
     cell = _column_of(path, 12, "self.cell")
     merged = {f.target: f for f in findings if f.rule_id == "ETL028"}

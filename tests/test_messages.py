@@ -274,7 +274,7 @@ class Net(brainstate.nn.Module):
 def etrace_target_net():
     return Net(), (jnp.ones((4,)),)
 ''', encoding="utf-8")
-    findings, errors = lint_file(str(path), hidden_note_levels=None)
+    findings, errors = lint_file(str(path))
     assert not errors, [e.message for e in errors]
     (included,) = [f for f in findings if f.rule_id == "ETL001"]
     assert included.message == "rnn.w.weight learns online: its matmul here drives rnn.h"

@@ -13,7 +13,7 @@ from helpers import REPO
 from etrace_lint.cli.docs import OPTIONS_BEGIN, OPTIONS_END, options_markdown, replace_readme_options
 from etrace_lint.cli.main import build_parser, main, settings_from_args
 from etrace_lint.config.options import ENGINE_OPTIONS, OPTIONS, flag_is_on, option_for_flag
-from etrace_lint.config.settings import EngineSettings, Settings, declared_fields
+from etrace_lint.config.settings import EngineScope, EngineSettings, Settings, declared_fields
 from etrace_lint.core.exit_codes import EXIT_ERROR
 from etrace_lint.core.findings import Level
 from etrace_lint.writers import FORMATS, OUTPUT_FORMATS
@@ -183,12 +183,12 @@ def test_the_engine_gets_typed_settings_with_the_options_it_reads(tmp_path, monk
     settings = _settings(tmp_path, monkeypatch, "--verify", "--check-online-grad", "--verify-batch", "2",
                          "--verify-seed", "0", "--verify-cosine-floor", "0.9", "--verify-algorithms", "d_rtrl",
                          "--environ", "tau=2ms", "--fix", "--show-flows", "--drop-env", "AWS_*", toml=toml)
-    engine = settings.for_engine({"ETL003": "note"})
+    engine = settings.for_engine(EngineScope(count_only=frozenset({"ETL003"})))
     assert engine.set_options() == {
         "check_online_grad": True, "verify": True, "verify_steps": 8, "verify_batch": 2, "verify_seed": 0,
         "verify_cosine_floor": 0.9, "verify_algorithms": ["d_rtrl"], "device": "cpu",
         "environ": {"dt": "0.1 ms", "tau": "2ms"}}
-    assert engine.hidden_note_levels == {"ETL003": "note"} and engine.drop_env == ("AWS_*",)
+    assert engine.scope.count_only == {"ETL003"} and engine.drop_env == ("AWS_*",)
     assert not hasattr(engine, "fix") and not hasattr(engine, "show_flows"), "output options stay out of the engine"
     assert pickle.loads(pickle.dumps(engine)) == engine, "it crosses the pipe to a worker as it is"
     with pytest.raises(dataclasses.FrozenInstanceError):

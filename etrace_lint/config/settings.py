@@ -4,7 +4,7 @@
 (same name, annotation and default, in the table's order), plus what a run learns while starting.
 The engine, verify and the workers get :class:`EngineSettings` instead: the fields of the options
 the engine reads (``engine=True`` in the table) and what the run decided for them (compile options,
-hidden notes, variables to drop). Both are frozen: a stage that changes a setting makes a new
+what it may leave out, variables to drop). Both are frozen: a stage that changes a setting makes a new
 object (``dataclasses.replace``) and hands it on; nothing writes into another stage's settings.
 
 The options table declares each option once. The field lines below are printed from it by
@@ -137,12 +137,26 @@ class Settings:
         """
         return {"compile_options": self.compile_options, "engine": self.for_engine().set_options()}
 
-    def for_engine(self, hidden_note_levels: dict[str, str] | None = None) -> EngineSettings:
-        """What the engine reads of these settings; ``hidden_note_levels``: how the run hides notes
-        (``policy.hidden_note_levels``), None when every note is built."""
+    def for_engine(self, scope: EngineScope | None = None) -> EngineSettings:
+        """What the engine reads of these settings; ``scope``: what the policy lets it leave out
+        (``policy.engine_scope``), by default nothing but the opt-in rules."""
         return EngineSettings(**{option.name: copy.deepcopy(option.effective(self)) for option in ENGINE_OPTIONS},
                               compile_options=copy.deepcopy(self.compile_options),
-                              hidden_note_levels=hidden_note_levels, drop_env=tuple(self.drop_env))
+                              scope=scope or EngineScope(), drop_env=tuple(self.drop_env))
+
+
+@dataclass(frozen=True)
+class EngineScope:
+    """What the engine looks for and builds this run, as the policy decided it (``policy.engine_scope``).
+
+    The engine obeys it without knowing why: which opt-in rules the run turned on (no other
+    opt-in rule looks at the model), and which rules' findings it only counts, per rule, instead
+    of locating and building them (notes nobody will see: locating one costs as much as any
+    finding, and a model has one per connected weight).
+    """
+
+    opt_in_rules: frozenset[str] = frozenset()
+    count_only: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -165,7 +179,7 @@ class EngineSettings:
     memory_budget: int | None = _engine_default('memory_budget')
     environ: dict[str, Any] | None = _engine_default('environ')
     compile_options: dict[str, Any] = field(default_factory=dict)  # keywords of braintrace.compile_etrace_graph
-    hidden_note_levels: dict[str, str] | None = None  # notes counted, not built
+    scope: EngineScope = field(default_factory=EngineScope)  # what the policy lets the engine leave out
     drop_env: tuple[str, ...] = ()  # removed from os.environ before model code runs
 
     def set_options(self) -> dict[str, Any]:

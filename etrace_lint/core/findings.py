@@ -97,6 +97,40 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Subject:
+    """What a finding is about, typed for the code that acts on findings (fixes, verify).
+
+    Set where the finding is made, from the same facts its ``properties`` print; nothing reads
+    ``properties`` back to learn them. Empty text or tuples: not known, or not about one.
+    """
+
+    weight: str = ""  # the weight's display name (``cell.W.weight``)
+    weight_path: tuple[str, ...] = ()  # its path, each part as text
+    primitive: str = ""  # the op the finding is about (``dot_general``)
+    etp_layer: str = ""  # the braintrace layer that would make the op an ETP op
+    operand_shapes: tuple[tuple[int, ...], ...] = ()  # the op's operand shapes, where a fix needs the ranks
+    algorithm: str = ""  # --verify: the online algorithm measured
+    suppression_form: str = ""  # ETL301: the suppression comment's form (``noqa``, ...)
+    suppression_codes: tuple[str, ...] = ()  # ETL301: the codes in it that matched nothing
+
+    def to_json(self) -> dict[str, Any]:
+        """The facts that are set, by field name."""
+        return {name: list(map(list, value)) if name == "operand_shapes" else list(value)
+                if isinstance(value, tuple) else value
+                for name, value in vars(self).items() if value}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Subject":
+        return cls(data.get("weight", ""), tuple(data.get("weight_path", ())), data.get("primitive", ""),
+                   data.get("etp_layer", ""), tuple(tuple(shape) for shape in data.get("operand_shapes", ())),
+                   data.get("algorithm", ""), data.get("suppression_form", ""),
+                   tuple(data.get("suppression_codes", ())))
+
+
+NO_SUBJECT = Subject()
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem about one model, on one line of the user's code."""
 
@@ -111,6 +145,7 @@ class Finding:
     # the route the message describes, in data-flow order: user lines only, each with its label
     flow: tuple[Location, ...] = field(default=(), compare=False)
     fix: Fix | None = field(default=None, compare=False)
+    subject: Subject = NO_SUBJECT  # what it is about, typed; the writers print ``properties``
 
     @property
     def path(self) -> str:
@@ -136,6 +171,7 @@ class Finding:
             "suppressed": self.suppressed,
             "flow": [loc.to_json() for loc in self.flow],
             "fix": self.fix.to_json() if self.fix is not None else None,
+            "subject": self.subject.to_json(),
         }
 
     @classmethod
@@ -151,6 +187,7 @@ class Finding:
             suppressed=data.get("suppressed", ""),
             flow=tuple(Location.from_json(step) for step in data.get("flow") or ()),
             fix=Fix.from_json(data["fix"]) if data.get("fix") else None,
+            subject=Subject.from_json(data.get("subject") or {}),
         )
 
 
@@ -192,21 +229,21 @@ class TargetResult:
     distributions: dict[str, str] = field(default_factory=dict)  # installed distributions it imported: versions
     verify_rows: list[dict[str, Any]] = field(default_factory=list)  # per-weight --verify results, JSON-able
     advice_rows: list[dict[str, Any]] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
-    # notes not built because the run hides them, per rule, and the hidden-note
-    # levels they were left out under (None: every note was built)
+    # findings counted per rule instead of built, and the rules the engine was told to count
+    # only (empty: every finding was built)
     notes_left_out: dict[str, int] = field(default_factory=dict)
-    hidden_note_levels: dict[str, str] | None = None
+    counted_only: frozenset[str] = frozenset()
     seconds: float = 0.0  # how long linting took: the next run schedules slow files first
 
-    def serves(self, hidden_note_levels: dict[str, str] | None) -> bool:
-        """Whether this result holds every finding a run hiding notes this way shows."""
-        return self.hidden_note_levels is None or self.hidden_note_levels == hidden_note_levels
+    def serves(self, count_only: frozenset[str]) -> bool:
+        """Whether this result holds every finding a run that counts only ``count_only`` shows."""
+        return self.counted_only <= count_only
 
     def to_json(self) -> dict[str, Any]:
         return {
             "target": self.target,
             "notes_left_out": dict(self.notes_left_out),
-            "hidden_note_levels": self.hidden_note_levels,
+            "counted_only": sorted(self.counted_only),
             "verify_rows": list(self.verify_rows),
             "advice_rows": list(self.advice_rows),
             "findings": [f.to_json() for f in self.findings],
@@ -227,6 +264,6 @@ class TargetResult:
             verify_rows=list(data.get("verify_rows", ())),
             advice_rows=list(data.get("advice_rows", ())),
             notes_left_out=dict(data.get("notes_left_out") or {}),
-            hidden_note_levels=data.get("hidden_note_levels"),
+            counted_only=frozenset(data.get("counted_only") or ()),
             seconds=float(data.get("seconds") or 0.0),
         )

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from .findings import Level
+from .findings import NO_SUBJECT, Level, Subject
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ class Hit:
     eqn: Any = None
     related: tuple[tuple[str, Any], ...] = ()  # (label, eqn or state path)
     properties: dict[str, Any] = field(default_factory=dict)
+    subject: Subject = NO_SUBJECT  # what the finding is about, typed; its weight comes from ``weight_path``
 
 
 @dataclass(frozen=True)

@@ -36,11 +36,14 @@ class StdinBuffer:
 
     def relocate(self, outcome):
         """The outcome's findings and tool errors, about the file the buffer stands for."""
-        outcome.findings = [Finding.from_json(json.loads(self.rename(json.dumps(f.to_json()))))
-                            for f in outcome.findings]
-        outcome.tool_errors = [ToolError.from_json(json.loads(self.rename(json.dumps(e.to_json()))))
-                               for e in outcome.tool_errors]
-        return outcome
+        return dataclasses.replace(
+            outcome, findings=self.relocate_findings(outcome.findings),
+            tool_errors=[ToolError.from_json(json.loads(self.rename(json.dumps(e.to_json()))))
+                         for e in outcome.tool_errors])
+
+    def relocate_findings(self, findings):
+        """The findings, about the file the buffer stands for."""
+        return [Finding.from_json(json.loads(self.rename(json.dumps(f.to_json())))) for f in findings]
 
     def current_text(self) -> str:
         """The buffer as it is now on disk (after ``--fix`` edited it)."""

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..config.environ import environ_context
-from ..config.options import flag_is_on
 from ..config.settings import EngineSettings
 from ..core.findings import Finding, Location, TargetResult
 from ..core.naming import display_name, path_key, preferred_paths
@@ -53,21 +52,15 @@ def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = N
         report = lint_model(loaded, settings)
         return TargetResult(target=spec.key, findings=report.findings, notes_left_out=report.notes_left_out,
                             verify_rows=report.verify_rows, advice_rows=report.advice_rows,
-                            hidden_note_levels=_hidden_note_levels(settings))
-
-
-def _hidden_note_levels(settings: EngineSettings) -> dict | None:
-    """How the run hides notes (``policy.hidden_note_levels``); None when every note is
-    built: notes are shown, or ``--verify`` may point at one to say why a weight does not learn."""
-    return None if settings.verify else settings.hidden_note_levels
+                            counted_only=settings.scope.count_only)
 
 
 def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     """Compile one loaded model and turn records, errors and our own checks into its report.
 
-    ``settings``: what the engine reads of the run's settings (compile options,
-    hidden note levels, opt-in flags, verify settings). Notes the run hides are
-    not built, only counted per rule.
+    ``settings``: what the engine reads of the run's settings (compile options, verify
+    settings, and the scope the policy gave it: the findings of ``scope.count_only`` rules
+    are not built, only counted per rule, and only the opt-in rules it names run).
     """
     from . import braintrace_adapter as bt  # imports JAX; a cached run must not
     from .analysis import AnalysisContext  # imports JAX; a cached run must not
@@ -82,7 +75,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
 
     verify_rows: list[dict[str, Any]] = []
     advice_rows: list[dict[str, Any]] = []
-    hidden_levels = _hidden_note_levels(settings)
+    count_only = settings.scope.count_only
     compile_options = {**settings.compile_options, **loaded.compile_options}
     with environ_context(loaded.environ):  # the step reads dt as it did when the factory built the model
         try:
@@ -91,12 +84,12 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             compilation = bt.Compilation(error=exc)
         else:
             compilation = bt.compile_model(loaded.model, loaded.inputs, compile_options,
-                                           needs_subject=lambda record: not is_hidden_note(record, hidden_levels))
+                                           needs_subject=lambda record: not is_hidden_note(record, count_only))
         names = _shorter_paths(loaded.model, compilation)  # messages name states as the model's code does
         with collector_paused(), preferred_paths(names):
             locator = Locator(loaded.model, compilation.module_info, loaded.factory_location,
                               compilation.traced_jaxpr, compilation.raw_jaxpr)
-            findings, notes_left_out = findings_from_records(compilation, locator, loaded.name, hidden_levels)
+            findings, notes_left_out = findings_from_records(compilation, locator, loaded.name, count_only)
             if compilation.error is not None:
                 findings = findings_from_error(compilation, locator, loaded.name, findings)
             if compilation.graph is not None:
@@ -169,7 +162,7 @@ def set_unique(findings: list[Finding]) -> list[Finding]:
 
 
 def rule_enabled_for_run(rule: Rule, settings: EngineSettings) -> bool:
-    return not rule.opt_in_flag or flag_is_on(rule.opt_in_flag, settings)
+    return not rule.opt_in_flag or rule.id in settings.scope.opt_in_rules
 
 
 def findings_from_checks(context: Any, name: str) -> list[Finding]:
@@ -203,12 +196,15 @@ def finding_from_hit(rule: Rule, hit: Hit, locator: Locator, name: str) -> Findi
     related = [loc for label, thing in hit.related
                if (loc := _locate_thing(locator, thing, label)) is not None and loc != primary]
     properties = dict(hit.properties)
+    subject = hit.subject
     if hit.weight_path:
         properties.setdefault("weight", display_name(hit.weight_path))
         properties.setdefault("weightPath", path_key(hit.weight_path))
+        subject = replace(subject, weight=display_name(hit.weight_path),
+                          weight_path=tuple(map(str, hit.weight_path)))
 
     finding = Finding(rule.id, rule.level, hit.message, name, primary,
-                      tuple(related) + (locator.factory_related,), properties)
+                      tuple(related) + (locator.factory_related,), properties, subject=subject)
     return flow_for(rule, finding, locator, hit)
 
 

@@ -13,7 +13,7 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..core.findings import Finding, Level, Location
+from ..core.findings import Finding, Level, Location, Subject
 from ..core.naming import display_name, path_key
 from ..core.registry import all_rules, error_rules, rule_for_record_kind
 from ..core.rule import ErrorFacts, RecordFacts, Rule
@@ -210,7 +210,7 @@ def record_message(rule: Rule, facts: RecordFacts) -> str:
 def finding_from_record(record: Any, locator: Locator, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
     kind = bt.record_kind(record)
     record_level = bt.record_level(record)
-    rule, level, _ = _grade(kind, record_level, None)
+    rule, level, _ = _grade(kind, record_level, frozenset())
     return _finding(record, kind, rule, level, locator, target, ordinal, subject, record_level)
 
 
@@ -227,13 +227,20 @@ def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Locator, 
         properties["iterations"] = list(iterations)
 
     finding = Finding(rule.id, level, record_message(rule, facts), target, primary, tuple(related),
-                      properties)
+                      properties, subject=record_subject(record))
     return flow_for(rule, finding, locator, record)
 
 
-def _grade(kind: str, record_level: str, hidden_note_levels: dict[str, str] | None) -> tuple[Any, Level, bool]:
-    """A record's rule, its level, and whether a run hiding notes (``policy.hidden_note_levels``)
-    would hide its finding; the same for every record of one kind and level.
+def record_subject(record: Any) -> Subject:
+    """The weight and op a record is about, typed (its properties print the same)."""
+    weight_path = getattr(record, "weight_path", None) or ()
+    return Subject(weight=display_name(weight_path) if weight_path else "", weight_path=tuple(map(str, weight_path)),
+                   primitive=bt.record_primitive_name(record) or "")
+
+
+def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[Any, Level, bool]:
+    """A record's rule, its level, and whether the run only counts its finding (its rule is in
+    ``count_only``, ``EngineSettings.scope``); the same for every record of one kind and level.
 
     The level is the rule's: it says what happens to learning, on every braintrace line.
     Where the compiler grades one kind two ways that mean different things (an ETP op in
@@ -241,16 +248,14 @@ def _grade(kind: str, record_level: str, hidden_note_levels: dict[str, str] | No
     """
     rule = rule_for_record_kind(kind, record_level)
     level = rule.level
-    hidden = hidden_note_levels is not None and (Level(hidden_note_levels[rule.id]) if hidden_note_levels.get(rule.id)
-                                                 else level) is Level.NOTE
-    return rule, level, hidden
+    return rule, level, rule.id in count_only
 
 
-def is_hidden_note(record: Any, hidden_note_levels: dict[str, str] | None) -> bool:
-    """Whether a run hiding notes (``policy.hidden_note_levels``) would hide this record's finding."""
-    if hidden_note_levels is None:
+def is_hidden_note(record: Any, count_only: frozenset[str]) -> bool:
+    """Whether the run only counts this record's finding (see :func:`_grade`)."""
+    if not count_only:
         return False
-    return _grade(bt.record_kind(record), bt.record_level(record), hidden_note_levels)[2]
+    return _grade(bt.record_kind(record), bt.record_level(record), count_only)[2]
 
 
 def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> list[Finding]:
@@ -276,9 +281,9 @@ def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> lis
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Locator, target: str,
-                          hidden_note_levels: dict[str, str] | None = None) -> tuple[list[Finding], dict[str, int]]:
-    """A finding per record, and per rule the number of notes the run hides, counted instead of
-    built (``hidden_note_levels``: see :func:`is_hidden_note`)."""
+                          count_only: frozenset[str] = frozenset()) -> tuple[list[Finding], dict[str, int]]:
+    """A finding per record, and per rule the number of findings of ``count_only`` rules, counted
+    instead of built (see :func:`_grade`)."""
     subjects = list(compilation.record_subjects)
     subjects += [None] * (len(compilation.records) - len(subjects))
     left_out: dict[str, int] = {}
@@ -292,7 +297,7 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
         record_level = bt.record_level(record)
         grade = graded.get((kind, record_level))
         if grade is None:
-            grade = graded[(kind, record_level)] = _grade(kind, record_level, hidden_note_levels)
+            grade = graded[(kind, record_level)] = _grade(kind, record_level, count_only)
         rule, level, hidden = grade
         key = rule.ordinal_group or kind
         ordinal = seen.get(key, 0)
@@ -371,7 +376,7 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
         properties = dict(merged.properties, braintraceError=error_name)
         record_findings = list(record_findings)
         record_findings[index] = Finding(merged.rule_id, merged.level, merged.message, target,
-                                         merged.location, merged.related, properties)
+                                         merged.location, merged.related, properties, subject=merged.subject)
         return record_findings
     frame = jv.user_frame_of_exception(exc)
     message = plain_text(error_sentence(exc), (), locator.states)
@@ -397,6 +402,7 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
     )
     properties = {"braintraceError": error_name, "phase": "compile" if compilation.step_traced else "trace",
                   "braintraceMessage": one_line(exc, 2000)}
+    handled = ""
     if rule.explain_error is not None and subject.eqns:
         handled = jv.primitive_name(subject.eqns[0])
         properties["primitive"] = handled
@@ -405,7 +411,8 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
     others = [loc for eqn in subject.eqns[1:] if (loc := locator.of_eqn(eqn, "also involved")) is not None]
     related = tuple(loc for loc in others if (loc.path, loc.line) != (primary.path, primary.line))
     related += (locator.factory_related,)
-    finding = Finding(rule.id, rule.level, message, target, primary, related, properties)
+    finding = Finding(rule.id, rule.level, message, target, primary, related, properties,
+                      subject=Subject(primitive=handled))
     return list(record_findings) + [finding]
 
 

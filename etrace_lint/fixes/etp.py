@@ -6,7 +6,7 @@
 - A weight on the left, ``W @ h`` -> ``braintrace.matmul(h, W.T)`` (and ``W.T @ h``
   -> ``braintrace.matmul(h, W)``): braintrace takes the input first. For a
   vector ``h`` and a matrix ``W`` both compute the same numbers, and the
-  traced shapes (``operandShapes``) say so, then the fix is safe; with other
+  traced shapes (``Subject.operand_shapes``) say so, then the fix is safe; with other
   shapes, or shapes unknown, it is unsafe (``--unsafe-fixes``).
 - ``brainstate.nn.Linear(...)`` -> ``braintrace.nn.Linear(...)`` when every
   argument is one braintrace's layer takes (the two share their signature
@@ -55,12 +55,12 @@ def _matmul_operands(source: ParsedSource, node):
 
 def matmul_fix(finding: Finding, sources: Sources) -> Fix | None:
     """``x @ W`` on the finding's line -> ``braintrace.matmul(x, W)``."""
-    if finding.properties.get("primitive") != "dot_general" or finding.properties.get("etpLayer"):
+    if finding.subject.primitive != "dot_general" or finding.subject.etp_layer:
         return None
     source = sources.get(finding.location.path)
     if source is None:
         return None
-    names = weight_names(str(finding.properties.get("weight", "")))
+    names = weight_names(finding.subject.weight)
     candidates = [(node, ops) for node in source.nodes_starting_on(finding.location.line)
                   if (ops := _matmul_operands(source, node)) is not None]
     exact = [c for c in candidates if source.start(c[0]) == (finding.location.line, finding.location.column)]
@@ -97,7 +97,7 @@ def _transposed(source: ParsedSource, node) -> str:
 
 def _vector_times_matrix(finding: Finding) -> bool:
     """Whether the traced ``W @ h`` multiplies a matrix by a vector: then ``h @ W.T`` is the same numbers."""
-    shapes = finding.properties.get("operandShapes") or []
+    shapes = finding.subject.operand_shapes
     return len(shapes) == 2 and len(shapes[0]) == 2 and len(shapes[1]) == 1
 
 
@@ -105,7 +105,7 @@ def linear_fix(finding: Finding, sources: Sources) -> Fix | None:
     """The weight's ``brainstate.nn.Linear(...)`` -> ``braintrace.nn.Linear(...)``."""
     import libcst as cst  # libcst loads only when a fix is asked for
 
-    if finding.properties.get("etpLayer") != "braintrace.nn.Linear":
+    if finding.subject.etp_layer != "braintrace.nn.Linear":
         return None
     created = next((loc for loc in finding.related if loc.label == "weight created here"), None)
     source = sources.get(created.path) if created is not None else None

@@ -40,8 +40,8 @@ def _without_codes(comment: str, match: re.Match, unused: set[str]) -> str:
 
 def remove_suppression_fix(finding: Finding, sources: Sources) -> Fix | None:
     source_text = sources.text(finding.location.path)
-    form = finding.properties.get("form", "")
-    unused = {str(c).upper() for c in finding.properties.get("codes", ())}
+    form = finding.subject.suppression_form
+    unused = {c.upper() for c in finding.subject.suppression_codes}
     if source_text is None or form not in _FORMS or not unused:
         return None
     line = finding.location.line

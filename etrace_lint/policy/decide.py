@@ -8,12 +8,13 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field, replace
+from typing import Iterable
 
 from ..config.baseline import new_findings
 from ..config.options import flag_is_on
 from ..config.settings import Settings
 from ..config.suppressions import SuppressionIndex
-from ..core.findings import Finding, Level, Location, ToolError
+from ..core.findings import Finding, Level, Location, Subject, TargetResult, ToolError
 from ..core.registry import all_rules
 from ..core.rule import UnusedSuppression
 
@@ -61,32 +62,23 @@ def level_for(finding: Finding, settings: Settings) -> Level:
     return configured_level(finding.rule_id, settings) or finding.level
 
 
-def hidden_note_levels(settings: Settings) -> dict[str, str] | None:
-    """What the engine needs to leave out notes nobody will see: None when notes are
-    shown, else the configured level of every rule that has one (a note raised to a
-    warning by configuration is shown). Locating a note costs as much as any finding,
-    and a model has one per connected weight."""
-    if settings.show_info:
-        return None
-    levels = {}
-    for rule_id in all_rules():
-        level = configured_level(rule_id, settings)
-        if level is not None:
-            levels[rule_id] = level.value
-    return levels
+def opt_in_rules(settings: Settings) -> frozenset[str]:
+    """The opt-in rules whose option this run turned on."""
+    return frozenset(rule_id for rule_id, rule in all_rules().items()
+                     if rule.opt_in_flag and not rule.retired and flag_is_on(rule.opt_in_flag, settings))
 
 
-def _rule_runs(rule_id: str, settings: Settings) -> bool:
-    """Whether the engine looked for ``rule_id`` this run (opt-in rules need their flag)."""
+def _rule_runs(rule_id: str, settings: Settings, opt_in: frozenset[str]) -> bool:
+    """Whether the engine looked for ``rule_id`` this run (``opt_in``: the opt-in rules turned on)."""
     rule = all_rules().get(rule_id)
     if rule is None or rule.retired:
         return False
-    if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, settings):
+    if rule.opt_in_flag and rule_id not in opt_in:
         return False
     return rule_selected(rule_id, settings)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
     """What writers get: the findings to show, tool errors, and the exit code."""
 
@@ -117,7 +109,8 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
         suppression = index.match(finding.path, finding.line, finding.rule_id)
         marked.append(replace(finding, suppressed=suppression.form) if suppression else finding)
     rule = all_rules()["ETL301"]
-    running = [rid for rid in all_rules() if _rule_runs(rid, settings)]
+    opt_in = opt_in_rules(settings)
+    running = [rid for rid in all_rules() if _rule_runs(rid, settings, opt_in)]
     for path, suppression, codes in index.unused(linted_files):
         # a code for a rule that did not run this time (deselected, opt-in) may still be needed
         unknown = tuple(c for c in codes if not any(rid.startswith(c) for rid in all_rules()))
@@ -128,8 +121,19 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
         codes = idle + unknown
         marked.append(Finding(rule.id, rule.level, rule.explain(UnusedSuppression(idle, unknown, suppression.form)),
                               "", Location(path, suppression.line, suppression.column),
-                              properties={"codes": list(codes), "form": suppression.form}))
+                              properties={"codes": list(codes), "form": suppression.form},
+                              subject=Subject(suppression_form=suppression.form, suppression_codes=tuple(codes))))
     return marked
+
+
+def counted_notes(results: Iterable[TargetResult]) -> dict[str, int]:
+    """Per rule, the findings the engine counted instead of building (``EngineScope.count_only``),
+    over all ``results``: what :func:`apply_policy` reports as hidden notes."""
+    total: dict[str, int] = {}
+    for result in results:
+        for rule_id, count in result.notes_left_out.items():
+            total[rule_id] = total.get(rule_id, 0) + count
+    return total
 
 
 def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: Settings,
@@ -137,10 +141,10 @@ def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings
                  notes_left_out: dict[str, int] | None = None) -> Outcome:
     """``notes_left_out``: per rule, notes the engine did not build because they are
     hidden (counted as hidden when their rule is selected)."""
-    outcome = Outcome(tool_errors=sorted(tool_errors, key=ToolError.sort_key))
     left_out = {rule_id: n for rule_id, n in (notes_left_out or {}).items() if n}
     findings = _suppress(findings, list(linted_files), settings, frozenset(left_out))
-    outcome.hidden_notes = sum(n for rule_id, n in left_out.items() if rule_selected(rule_id, settings))
+    hidden_notes = sum(n for rule_id, n in left_out.items() if rule_selected(rule_id, settings))
+    shown = []
     for finding in findings:
         if finding.suppressed and not settings.include_suppressed:
             continue
@@ -150,13 +154,14 @@ def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings
         if level != finding.level:
             finding = replace(finding, level=level)
         if finding.level is Level.NOTE and not settings.show_info:
-            outcome.hidden_notes += 1
+            hidden_notes += 1
             continue
-        outcome.findings.append(finding)
-    outcome.findings.sort(key=Finding.sort_key)
+        shown.append(finding)
+    shown.sort(key=Finding.sort_key)
+    baselined = 0
     if use_baseline and settings.baseline_fingerprints is not None:
-        active = [f for f in outcome.findings if not f.suppressed]
+        active = [f for f in shown if not f.suppressed]
         fresh = set(map(id, new_findings(active, settings.baseline_fingerprints, settings.root)))
-        outcome.baselined = len(active) - len(fresh)
-        outcome.findings = [f for f in outcome.findings if f.suppressed or id(f) in fresh]
-    return outcome
+        baselined = len(active) - len(fresh)
+        shown = [f for f in shown if f.suppressed or id(f) in fresh]
+    return Outcome(shown, sorted(tool_errors, key=ToolError.sort_key), hidden_notes, baselined)

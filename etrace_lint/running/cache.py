@@ -30,7 +30,8 @@ from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
 from .cache_key import load_key, sign, verify
 
-FORMAT = 4  # 3: installed distributions a target imported, by version; 4: signed
+# 3: installed distributions a target imported, by version; 4: signed; 5: counted_only; 6: findings' subjects
+FORMAT = 6
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This file is a cache directory tag created by etrace-lint.\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -90,12 +91,12 @@ def cacheable(result: TargetResult) -> bool:
 
 class Cache:
     def __init__(self, directory: str, root: str, configuration: dict, environment: dict | None = None,
-                 hidden_note_levels: dict[str, str] | None = None):
-        """``hidden_note_levels``: how this run hides notes (policy.hidden_note_levels); an
-        entry that left out notes this run shows is stale. It is not part of the key: one
+                 count_only: frozenset[str] = frozenset()):
+        """``count_only``: the rules whose findings this run only counts (``policy.engine_scope``);
+        an entry that counted a rule this run shows is stale. It is not part of the key: one
         entry serves runs with and without ``--show-info`` once it holds every note."""
         self.directory = directory
-        self.hidden_note_levels = hidden_note_levels
+        self.count_only = count_only
         self.root = os.path.abspath(root)
         self._context = json.dumps({"root": self.root, "versions": environment or versions(),
                                     "configuration": configuration}, sort_keys=True, default=repr)
@@ -151,7 +152,7 @@ class Cache:
                 if self._version(name) != version:
                     return None
             result = TargetResult.from_json(entry["result"])
-            return result if result.serves(self.hidden_note_levels) else None
+            return result if result.serves(self.count_only) else None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # missing, truncated or corrupted: lint again
 

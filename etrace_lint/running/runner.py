@@ -14,7 +14,7 @@ from typing import Callable
 from ..config.settings import Settings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
-from ..policy.decide import hidden_note_levels
+from ..policy.scope import engine_scope
 from .programs import ProgramFolder
 
 
@@ -27,7 +27,7 @@ def open_cache(settings: Settings):
     if not os.path.isabs(directory):
         directory = os.path.join(settings.root, directory)
     return Cache(directory, settings.root, settings.fingerprint_data(),
-                 hidden_note_levels=hidden_note_levels(settings))
+                 count_only=engine_scope(settings).count_only)
 
 
 def program_folder(cache, quiet: bool = False) -> ProgramFolder | None:
@@ -75,7 +75,7 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
     if stale:
         from .workers import WorkerPool, default_jobs  # lazy: loads only when a run needs it
 
-        engine_settings = settings.for_engine(hidden_note_levels(settings))
+        engine_settings = settings.for_engine(engine_scope(settings))
         todo = [specs[i] for i in stale]
         durations = cache.recorded_seconds(todo) if cache is not None else None
         own_pool = pool is None

@@ -16,7 +16,7 @@ from ..config.settings import Settings
 from ..core.findings import Finding, Location, TargetResult, ToolError
 from ..discovery.discover import TargetSpec
 from ..fixes import attach_fixes
-from ..policy.decide import apply_policy
+from ..policy.decide import apply_policy, counted_notes
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,7 @@ class ResultStore:
         """What to show, per file."""
         held = list(self._results.values())
         findings = [f for _, result in held for f in result.findings]
-        notes_left_out: dict[str, int] = {}
-        for _, result in held:
-            for rule_id, count in result.notes_left_out.items():
-                notes_left_out[rule_id] = notes_left_out.get(rule_id, 0) + count
+        notes_left_out = counted_notes(result for _, result in held)
         broken = {spec.path for spec, result in held if result.tool_errors} | set(self._file_errors)
         linted = sorted({spec.path for spec, _ in held} - broken)
         outcome = apply_policy(findings, [], settings, linted, use_baseline=False, notes_left_out=notes_left_out)

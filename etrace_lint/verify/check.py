@@ -192,9 +192,8 @@ def _once_per_weight(findings: list) -> list:
     """One finding per rule, algorithm and weight: the longest run's (T=1 only when it alone shows it)."""
     kept, seen = [], set()
     for finding in findings:
-        verify = finding.properties.get("verify", {})
-        key = (finding.rule_id, verify.get("algorithm"), verify.get("weight"), finding.message
-               if "weight" not in verify else "")
+        subject = finding.subject
+        key = (finding.rule_id, subject.algorithm, subject.weight, "" if subject.weight else finding.message)
         if key in seen:
             continue
         seen.add(key)

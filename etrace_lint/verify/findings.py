@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.findings import Finding, Location
+from ..core.findings import Finding, Location, Subject
 from ..core.naming import display_name, path_key
 from ..core.registry import all_rules
 from ..core.rule import GradientFacts
@@ -48,7 +48,7 @@ class FindingMaker:
         """The linter's own finding that tells why ``weight`` is left out, if there is one."""
         name = display_name(weight)
         found = [f for f in self._others
-                 if f.properties.get("weight") == name and all_rules()[f.rule_id].explains_weight
+                 if f.subject.weight == name and all_rules()[f.rule_id].explains_weight
                  and not f.rule_id.startswith("ETL4")]
         found.sort(key=lambda f: (-f.level.rank, f.rule_id))
         return found[0] if found else None
@@ -62,9 +62,10 @@ class FindingMaker:
         return primary, related
 
     def _finding(self, rule_id: str, message: str, primary: Location, related: list[Location],
-                 properties: dict) -> Finding:
+                 properties: dict, subject: Subject) -> Finding:
         related = list(related) + [self.locator.factory_related]
-        return Finding(rule_id, all_rules()[rule_id].level, message, self.target, primary, tuple(related), properties)
+        return Finding(rule_id, all_rules()[rule_id].level, message, self.target, primary, tuple(related), properties,
+                       subject=subject)
 
     # ------------------------------------------------------------------ findings
 
@@ -92,7 +93,8 @@ class FindingMaker:
             why_scaled=_why_scaled(factor) if factor is not None else "",
             explained_by=f"{explained.rule_id} on line {explained.line}" if explained is not None else "")
         message = all_rules()[rule_id].explain(facts)  # the rule words what was measured
-        return self._finding(rule_id, message, primary, related, properties)
+        subject = Subject(weight=display_name(weight), weight_path=tuple(map(str, weight)), algorithm=algorithm)
+        return self._finding(rule_id, message, primary, related, properties, subject)
 
     def _verify_properties(self, row: dict) -> dict:
         return {"algorithm": row["algorithm"], "steps": row["steps"], "weight": row["weight"],
@@ -102,7 +104,7 @@ class FindingMaker:
 
     def not_run(self, message: str, algorithm: str = "") -> Finding:
         properties = {"verify": {"algorithm": algorithm, "device": self.device}}
-        return self._finding(NOT_RUN, message, self.locator.factory, [], properties)
+        return self._finding(NOT_RUN, message, self.locator.factory, [], properties, Subject(algorithm=algorithm))
 
     def harness_mismatch(self, algorithm: str, steps: int, online_loss: float, bptt_loss: float) -> Finding:
         message = (f"--verify compared nothing for {algorithm} over {steps} steps: the online run's loss "
@@ -110,4 +112,4 @@ class FindingMaker:
                    f"states; the check itself is broken for this model")
         properties = {"verify": {"algorithm": algorithm, "steps": steps, "onlineLoss": online_loss,
                                  "bpttLoss": bptt_loss, "device": self.device}}
-        return self._finding(HARNESS, message, self.locator.factory, [], properties)
+        return self._finding(HARNESS, message, self.locator.factory, [], properties, Subject(algorithm=algorithm))

@@ -1,7 +1,8 @@
 """Writers format an :class:`~etrace_lint.policy.decide.Outcome`; they never filter or decide.
 
 One module per output format (text, json, sarif, github, gitlab, junit, rdjson, html), and
-:mod:`.merge`, which joins the logs of a sharded run into one. May import: ``core``.
+:mod:`.merge`, which joins the logs of a sharded run into one, reading them only through
+:mod:`.own_logs` (where our outputs put each fact; nothing else reads an output back). May import: ``core``.
 """
 
 from __future__ import annotations
@@ -13,9 +14,20 @@ from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
 
-@dataclass
+def relative_path(path: str, root: str) -> str:
+    """Forward-slash path relative to ``root``; paths outside it stay as given."""
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return path.replace(os.sep, "/")
+    if rel.startswith(".."):
+        return path.replace(os.sep, "/")
+    return rel.replace(os.sep, "/")
+
+
+@dataclass(frozen=True)
 class RunInfo:
-    """Facts about the run that writers may print."""
+    """Facts about the run that writers may print, gathered once the run's stages are done."""
 
     root: str
     command_line: list[str] = field(default_factory=list)
@@ -36,13 +48,7 @@ class RunInfo:
 
     def relpath(self, path: str) -> str:
         """Forward-slash path relative to the root; paths outside it stay as given."""
-        try:
-            rel = os.path.relpath(path, self.root)
-        except ValueError:
-            return path.replace(os.sep, "/")
-        if rel.startswith(".."):
-            return path.replace(os.sep, "/")
-        return rel.replace(os.sep, "/")
+        return relative_path(path, self.root)
 
 
 Writer = Callable[["object", RunInfo, TextIO], None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from .merge import SHARD_PROPERTY
+from .own_logs import SHARD_PROPERTY
 
 
 def _location(loc, info) -> dict:

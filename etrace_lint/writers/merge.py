@@ -16,8 +16,7 @@ from typing import Any
 
 from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ..core.findings import Level
-
-SHARD_PROPERTY = "etraceLintShard"
+from .own_logs import DEVICE_PROPERTY, SHARD_PROPERTY, sarif_device, sarif_model, sarif_run_properties, shard_record
 
 
 class MergeError(Exception):
@@ -43,8 +42,7 @@ def _kind(path: str, document: Any) -> str:
 
 
 def _shard_record(path: str, kind: str, document: dict) -> dict:
-    holder = document["runs"][0].get("properties", {}) if kind == "sarif" else document
-    record = holder.get(SHARD_PROPERTY)
+    record = shard_record(kind, document)
     if not isinstance(record, dict) or not {"index", "count", "targets"} <= set(record):
         raise MergeError(f"{path}: not the output of a --shard run")
     return record
@@ -113,7 +111,7 @@ def check_shards(paths: list[str], records: list[dict]) -> None:
 
 def _sarif_result_key(result: dict) -> tuple:
     location = result["locations"][0]["physicalLocation"]
-    model = result.get("properties", {}).get("model", "")
+    model = sarif_model(result)
     text = result["message"]["text"]
     suffix = f" [{model}]" if model else ""
     message = text[: -len(suffix)] if suffix and text.endswith(suffix) else text
@@ -123,7 +121,7 @@ def _sarif_result_key(result: dict) -> tuple:
 
 def _sarif_notification_key(note: dict) -> tuple:
     location = note["locations"][0]["physicalLocation"]
-    model = note.get("properties", {}).get("model", "")
+    model = sarif_model(note)
     return (location["artifactLocation"]["uri"], location["region"]["startLine"], model, note["message"]["text"])
 
 
@@ -150,10 +148,10 @@ def merge_sarif(documents: list[dict]) -> dict:
         invocation["startTimeUtc"] = min(starts)
     if ends:
         invocation["endTimeUtc"] = max(ends)
-    devices = sorted({doc["runs"][0].get("properties", {}).get("device", "") for doc in documents} - {""})
-    properties = {"device": devices[0]} if devices else {}
-    properties.update((key, value) for key, value in run.get("properties", {}).items()
-                      if key not in (SHARD_PROPERTY, "device"))
+    devices = sorted({sarif_device(doc) for doc in documents} - {""})
+    properties = {DEVICE_PROPERTY: devices[0]} if devices else {}
+    properties.update((key, value) for key, value in sarif_run_properties(merged).items()
+                      if key not in (SHARD_PROPERTY, DEVICE_PROPERTY))
     if properties:
         run["properties"] = properties
     else:

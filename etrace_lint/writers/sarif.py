@@ -19,7 +19,7 @@ from .. import __version__
 from ..core.findings import Finding, Level, Location, ToolError
 from ..core.registry import active_rules
 from .fingerprints import primary_location_line_hash
-from .merge import SHARD_PROPERTY
+from .own_logs import DEVICE_PROPERTY, MODEL_PROPERTY, SHARD_PROPERTY
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/etrace-lint/etrace-lint"
@@ -170,7 +170,7 @@ def _result(finding: Finding, rule_index: dict[str, int], info, limits: SarifLim
         code_flows=[_code_flow(finding, info, limits)][:limits.code_flows_per_result] if finding.flow else None,
         fixes=_fixes(finding, info) if finding.fix is not None else None,
         partial_fingerprints={"primaryLocationLineHash": fingerprint} if fingerprint else None,
-        properties={"model": finding.target, **finding.properties},
+        properties={MODEL_PROPERTY: finding.target, **finding.properties},
         suppressions=suppressions,
     )
 
@@ -181,7 +181,7 @@ def _notification(error: ToolError, info) -> om.Notification:
         message=om.Message(text=f"{error.message} [{error.target}]"),
         locations=[_location(error.location, info)],
         descriptor=om.ReportingDescriptorReference(id=error.reason),
-        properties={"model": error.target},
+        properties={MODEL_PROPERTY: error.target},
     )
 
 
@@ -214,7 +214,7 @@ def build_log(outcome, info, limits: SarifLimits = GITHUB_LIMITS) -> dict:
     )
     run_properties = {}
     if info.device:
-        run_properties["device"] = info.device
+        run_properties[DEVICE_PROPERTY] = info.device
     if info.shard:
         run_properties[SHARD_PROPERTY] = info.shard
     if left_out:

@@ -63,7 +63,7 @@ def _alternative(rows: list, configured_row, keep) -> Any:
 
 def configured_findings(rows: list, configured: str | None, budget: int | None, context: Any,
                         target: str) -> list:
-    from ...core.findings import Finding
+    from ...core.findings import Finding, Subject
     from ...core.registry import all_rules
     from .recommend import fits
 
@@ -81,7 +81,8 @@ def configured_findings(rows: list, configured: str | None, budget: int | None, 
         if facts.weight:
             properties["weight"] = facts.weight
         return Finding(rule_id, rules[rule_id].level, rules[rule_id].explain(facts), target, where,
-                       (context.locator.factory_related,), properties)
+                       (context.locator.factory_related,), properties,
+                       subject=Subject(weight=facts.weight or "", algorithm=row.label))
 
     if not row.runs:
         alternative = _alternative(rows, row, lambda other: other.runs)

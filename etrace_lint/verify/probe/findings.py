@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.findings import Finding, Location
+from ...core.findings import NO_SUBJECT, Finding, Location, Subject
 from ...core.naming import display_name, path_key
 from ...core.registry import all_rules
 from ...core.rule import ProbeFacts
@@ -54,10 +54,14 @@ class ProbeFindings:
         self._connected = {tuple(map(str, w)) for w in context.learning_weights}
 
     def _finding(self, rule_id: str, facts: ProbeFacts, primary: Location, related: list[Location],
-                 properties: dict) -> Finding:
+                 properties: dict, subject: Subject = NO_SUBJECT) -> Finding:
         rule = all_rules()[rule_id]
         return Finding(rule_id, rule.level, rule.explain(facts), self.target, primary,
-                       tuple(related) + (self.locator.factory_related,), properties)
+                       tuple(related) + (self.locator.factory_related,), properties, subject=subject)
+
+    @staticmethod
+    def _subject(run: ProbeRun, weight: tuple) -> Subject:
+        return Subject(weight=display_name(weight), weight_path=tuple(map(str, weight)), algorithm=run.algorithm)
 
     def _weight_path(self, weight: tuple) -> tuple:
         """The weight's path with its original element types (ints stay ints) for the locator."""
@@ -81,10 +85,10 @@ class ProbeFindings:
                                exception=failure.exception, text=failure.text,
                                parameter_shape=_shape(failure.parameter_shape),
                                gradient_shape=_shape(failure.gradient_shape))
-            return self._finding(STEP_RAISES, facts, primary, related, properties)
+            return self._finding(STEP_RAISES, facts, primary, related, properties, self._subject(run, weight))
         text = plain_text(failure.text, self._states)
         facts = ProbeFacts(run.algorithm, exception=failure.exception, text=_sentence(text))
-        return self._finding(STEP_RAISES, facts, self.locator.factory, [], properties)
+        return self._finding(STEP_RAISES, facts, self.locator.factory, [], properties, Subject(algorithm=run.algorithm))
 
     def for_signal(self, rule_id: str, run: ProbeRun, signals: list[LeafSignal], whole: bool) -> Finding:
         """One finding for the leaves of one weight that share a verdict; ``whole``: they are all its leaves."""
@@ -108,7 +112,7 @@ class ProbeFindings:
                            scale=describe_scale(signal.scale) if signal.scale is not None else "",
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
                            static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "")
-        return self._finding(rule_id, facts, primary, related, properties)
+        return self._finding(rule_id, facts, primary, related, properties, self._subject(run, weight))
 
 
 def _sentence(text: str, limit: int = 400) -> str:
