@@ -14,7 +14,7 @@ from ..config.environ import environ_context
 from ..config.options import flag_is_on
 from ..config.settings import EngineSettings
 from ..core.findings import Finding, Location, TargetResult
-from ..core.naming import display_name, path_key, preferred_paths
+from ..core.naming import StatePath, display_name, path_key, preferred_paths
 from ..core.registry import analysis_rules
 from ..core.rule import Hit, Rule
 from ..discovery.discover import TargetSpec
@@ -23,7 +23,9 @@ from .evidence import one_verdict_per_weight
 from .flows import flow_for
 from .targets import LoadedTarget, TargetLoadError, load_target
 
-if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
+if TYPE_CHECKING:  # the engine's Locator and analysis import braintrace; annotations only
+    from . import braintrace_adapter as bt
+    from .analysis import AnalysisContext
     from .locate import Locator
 
 
@@ -33,8 +35,8 @@ class ModelReport:
 
     findings: list[Finding] = field(default_factory=list)  # sorted, each once
     notes_left_out: dict[str, int] = field(default_factory=dict)  # notes the run hides: counted per rule, not built
-    verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
-    advice_rows: list[dict] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
+    verify_rows: list[dict[str, Any]] = field(default_factory=list)  # per-weight --verify results, JSON-able
+    advice_rows: list[dict[str, Any]] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
 
 
 def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = None) -> TargetResult:
@@ -56,7 +58,7 @@ def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = N
                             hidden_note_levels=_hidden_note_levels(settings))
 
 
-def _hidden_note_levels(settings: EngineSettings) -> dict | None:
+def _hidden_note_levels(settings: EngineSettings) -> dict[str, Any] | None:
     """How the run hides notes (``policy.hidden_note_levels``); None when every note is
     built: notes are shown, or ``--verify`` may point at one to say why a weight does not learn."""
     return None if settings.verify else settings.hidden_note_levels
@@ -126,7 +128,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
                        uncount_superseded_notes(findings, compilation, notes_left_out), verify_rows, advice_rows)
 
 
-def _shorter_paths(model: Any, compilation: Any) -> dict[tuple, tuple]:
+def _shorter_paths(model: Any, compilation: bt.Compilation) -> dict[StatePath, StatePath]:
     from . import braintrace_adapter as bt  # imports JAX; a cached run must not
     from .model_paths import shorter_paths  # imports JAX; a cached run must not
 
@@ -172,10 +174,10 @@ def rule_enabled_for_run(rule: Rule, settings: EngineSettings) -> bool:
     return not rule.opt_in_flag or flag_is_on(rule.opt_in_flag, settings)
 
 
-def findings_from_checks(context: Any, name: str) -> list[Finding]:
+def findings_from_checks(context: AnalysisContext, name: str) -> list[Finding]:
     findings = []
     for rule in analysis_rules():
-        if not rule_enabled_for_run(rule, context.settings):
+        if rule.check is None or not rule_enabled_for_run(rule, context.settings):
             continue
         for hit in rule.check(context):
             findings.append(finding_from_hit(rule, hit, context.locator, name))

@@ -12,6 +12,7 @@ When braintrace changes its private layout between versions, only this package c
 
 from .compiler import (
     Compilation,
+    UntracedState,
     compile_model,
     compiled_states,
     ensure_states,
@@ -28,6 +29,8 @@ from .compiler import (
     weight_invars,
 )
 from .graph import (
+    RelationView,
+    ZeroDfRelation,
     adds_same_step_gradients,
     algorithm_class,
     conv_bias_shape,
@@ -50,6 +53,9 @@ from .step_states import (
 )
 
 __all__ = [
+    "RelationView",
+    "UntracedState",
+    "ZeroDfRelation",
     "Compilation",
     "adds_same_step_gradients",
     "algorithm_class",

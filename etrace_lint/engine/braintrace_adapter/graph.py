@@ -14,6 +14,7 @@ from typing import Any
 import brainstate
 import braintrace
 
+from ...core.naming import StatePath
 from .compiler import quiet
 
 # --------------------------------------------------------------------------- verify: graph views
@@ -24,19 +25,19 @@ class GroupView:
     """A hidden group as the gradient check needs it: its states and step vars."""
 
     index: int
-    hidden_paths: tuple
-    invars: tuple
-    outvars: tuple
+    hidden_paths: tuple[StatePath, ...]
+    invars: tuple[Any, ...]
+    outvars: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
 class RelationView:
     """One ETP op the compiler connected to hidden groups, and the weights it trains."""
 
-    weight_paths: tuple  # ParamState paths, in trainable-key order
+    weight_paths: tuple[StatePath, ...]  # ParamState paths, in trainable-key order
     y_var: Any
-    group_indices: tuple
-    classifications: tuple  # PathClassification values per connected hidden state
+    group_indices: tuple[int, ...]
+    classifications: tuple[Any, ...]  # PathClassification values per connected hidden state
     primitive: str
     in_control_flow: bool  # inside a descended scan: its vars are body-scoped
 
@@ -65,7 +66,7 @@ def relation_views(graph: Any) -> list[RelationView]:
 _VMAP_WARNING = re.compile(r"ETP primitive '([^']+)' was decomposed into standard JAX ops under vmap")
 
 
-def vmap_decomposition_warnings(caught: list) -> list[str]:
+def vmap_decomposition_warnings(caught: list[Any]) -> list[str]:
     """The compiler-side warnings (captured while tracing) saying an ETP op was decomposed
     under ``vmap``: its weights no longer reach the compiler as ETP weights."""
     return [message for _, message in caught if _VMAP_WARNING.search(message)]
@@ -88,7 +89,7 @@ def is_vmap_decomposition(eqn: Any) -> bool:
                for path, function in jv.traceback_functions(eqn.source_info))
 
 
-def online_gradient_error(model: Any, inputs: tuple) -> BaseException | None:
+def online_gradient_error(model: Any, inputs: tuple[Any, ...]) -> BaseException | None:
     """Trace, without computing anything, one D-RTRL gradient step of ``model`` on ``inputs``;
     the exception if it cannot be built.
 
@@ -107,8 +108,8 @@ def online_gradient_error(model: Any, inputs: tuple) -> BaseException | None:
             learner.compile_graph(*inputs)
             weights = learner.param_states
 
-            def one_step(*xs):
-                def loss(*a):
+            def one_step(*xs: Any) -> Any:
+                def loss(*a: Any) -> Any:
                     return sum(jnp.sum(jnp.real(leaf) ** 2) for leaf in jax.tree.leaves(learner(*a)))
 
                 return brainstate.transform.grad(loss, weights)(*xs)
@@ -152,9 +153,9 @@ def relation_output_ids(graph: Any) -> set[int]:
 class ZeroDfRelation:
     """An ETP op whose ``df`` braintrace reads as exactly zero for every hidden state it drives."""
 
-    weight_paths: tuple  # ParamState paths the op trains
+    weight_paths: tuple[StatePath, ...]  # ParamState paths the op trains
     y_var: Any  # the op's output in the traced step
-    hidden_paths: tuple  # the hidden states it was connected to
+    hidden_paths: tuple[StatePath, ...]  # the hidden states it was connected to
     cancelled_at: Any  # the equation of the map where the all-ones tangent cancelled, or None
 
 
@@ -180,7 +181,7 @@ def zero_df_relations(graph: Any) -> list[ZeroDfRelation]:
     return found
 
 
-def conv_bias_shape(eqn: Any) -> tuple | None:
+def conv_bias_shape(eqn: Any) -> StatePath | None:
     """The shape of a convolution ETP op's bias operand; None for another op or a conv without a bias.
 
     braintrace's conv rule for the per-parameter algorithms (``_conv_solve_drtrl``) sums the bias

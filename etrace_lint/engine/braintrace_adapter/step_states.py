@@ -10,10 +10,11 @@ from typing import Any, Mapping
 import brainstate
 import jax
 
+from ...core.naming import StatePath
 from .. import jaxpr_view as jv
 
 
-def step_output_vars(minfo: Any) -> list:
+def step_output_vars(minfo: Any) -> list[Any]:
     """The vars of the traced step that are the model's return value (the states' new values follow
     them in the jaxpr's outputs)."""
     outs = jv.open_jaxpr(minfo.closed_jaxpr).outvars[:minfo.num_var_out]
@@ -24,7 +25,7 @@ def step_output_vars(minfo: Any) -> list:
 class ConstantHiddenWrite:
     """A hidden state whose new value in the traced step is a literal, not a var."""
 
-    path: tuple
+    path: StatePath
     value: str  # the literal, as the step wrote it
     state_id: int
 
@@ -50,7 +51,7 @@ def constant_hidden_writes(exc: BaseException) -> list[ConstantHiddenWrite]:
     return found
 
 
-def state_invars(minfo: Any, state: Any) -> tuple:
+def state_invars(minfo: Any, state: Any) -> tuple[Any, ...]:
     """The vars through which the traced step reads ``state`` (none when the step does not)."""
     for st, ins in zip(minfo.compiled_model_states, minfo.state_tree_invars):
         if st is state:
