@@ -88,30 +88,54 @@ def _absolute(path: str) -> str:
     return os.path.abspath(path)
 
 
-def user_frame_of(source_info: Any) -> SourceFrame | None:
-    """The deepest frame of user code that created an equation or a state.
+class _TracebackFrame(NamedTuple):
+    kind: str  # _LIBRARY or _USER
+    file_name: str
+    code: Any  # the frame's code object; None where this JAX keeps only decoded frames
+    where: int  # the code's last instruction, or the decoded frame's line
+
+
+def _traceback_frames(source_info: Any) -> Iterator[_TracebackFrame]:
+    """The frames of the Python traceback that created an equation or a state, innermost first.
 
     Frames outside the linter's own call (whoever called etrace-lint: a
-    script, a test runner) are never the model's code, so the walk from the
-    innermost frame stops at the first etrace-lint frame. Only the frame
-    returned has its line decoded: this runs for every finding.
+    script, a test runner) are never the model's code, so the walk stops at
+    the first etrace-lint frame. Nothing is decoded here: a caller decodes
+    only the frame it returns (:func:`_located`), and this runs for every finding.
     """
     traceback = getattr(source_info, "traceback", None)
     if traceback is None:
-        return None
+        return
     try:
         codes, lastis = traceback.raw_frames()
     except AttributeError:  # a JAX without raw frames: its decoded ones
-        return _user_frame_of_decoded(traceback)
+        for frame in traceback.frames:
+            kind = _file_kind(frame.file_name)
+            if kind is _LINTER:
+                return
+            yield _TracebackFrame(kind, frame.file_name, None, frame.line_num)
+        return
     kinds = _FILE_KINDS
     for index, code in enumerate(codes):
         file_name = code.co_filename
         kind = kinds.get(file_name) or _file_kind(file_name)
         if kind is _LINTER:
-            return None
-        if kind is _USER:
-            # code objects compare equal across files when their bodies do: the file is part of the key
-            return _decoded(file_name, code, lastis[index])
+            return
+        yield _TracebackFrame(kind, file_name, code, lastis[index])
+
+
+def _located(frame: _TracebackFrame) -> SourceFrame:
+    if frame.code is None:
+        return SourceFrame(_absolute(frame.file_name), frame.where, 1)
+    # code objects compare equal across files when their bodies do: the file is part of the key
+    return _decoded(frame.file_name, frame.code, frame.where)
+
+
+def user_frame_of(source_info: Any) -> SourceFrame | None:
+    """The deepest frame of user code that created an equation or a state."""
+    for frame in _traceback_frames(source_info):
+        if frame.kind is _USER:
+            return _located(frame)
     return None
 
 
@@ -121,16 +145,6 @@ def _decoded(file_name: str, code: Any, lasti: int) -> SourceFrame:
     frame = _siu.raw_frame_to_frame(code, lasti)
     return SourceFrame(_absolute(file_name), frame.start_line,
                        character_column(file_name, frame.start_line, frame.start_column))
-
-
-def _user_frame_of_decoded(traceback: Any) -> SourceFrame | None:
-    for frame in traceback.frames:
-        kind = _file_kind(frame.file_name)
-        if kind is _LINTER:
-            return None
-        if kind is _USER:
-            return SourceFrame(_absolute(frame.file_name), frame.line_num, 1)
-    return None
 
 
 def user_frame_of_exception(exc: BaseException) -> SourceFrame | None:
@@ -505,23 +519,13 @@ def mapping_call(source_info: Any) -> tuple[str, SourceFrame] | None:
     carry it only on their Python traceback, where the mapped function's
     frames are inside the transform's and the caller's outside them.
     """
-    traceback = getattr(source_info, "traceback", None)
-    if traceback is None:
-        return None
-    try:
-        codes, lastis = traceback.raw_frames()
-    except AttributeError:  # a JAX without raw frames: no way to tell the transform's frames apart cheaply
-        return None
     found = ""
-    for index, code in enumerate(codes):
-        file_name = code.co_filename
-        kind = _FILE_KINDS.get(file_name) or _file_kind(file_name)
-        if kind is _LINTER:
-            return None
-        if kind is _LIBRARY:
-            label = _MAPPING_FRAMES.get(code.co_qualname, "")
+    for frame in _traceback_frames(source_info):
+        if frame.kind is _LIBRARY:
+            # only raw frames name their function well enough to tell the transform's frames apart
+            label = _MAPPING_FRAMES.get(frame.code.co_qualname, "") if frame.code is not None else ""
             if label and found != "Map":  # Map runs a vmap inside: the outer one names it
                 found = label
         elif found:
-            return found, _decoded(file_name, code, lastis[index])
+            return found, _located(frame)
     return None
