@@ -208,13 +208,6 @@ def record_message(rule: Rule, facts: RecordFacts) -> str:
     return facts.text
 
 
-def finding_from_record(record: Any, locator: Locator, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
-    kind = bt.record_kind(record)
-    record_level = bt.record_level(record)
-    rule, level, _ = _grade(kind, record_level, None)
-    return _finding(record, kind, rule, level, locator, target, ordinal, subject, record_level)
-
-
 def _finding(record: Any, kind: str, rule: Rule, level: Level, locator: Locator, target: str, ordinal: int,
              subject: Any, record_level: str, unrolled: bool = False) -> Finding:
     primary, related = locate_record(record, locator, ordinal, subject, rule)
