@@ -74,7 +74,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     from . import braintrace_adapter as bt  # imports JAX; a cached run must not
     from .analysis import AnalysisContext  # imports JAX; a cached run must not
     from .locate import Locator  # imports JAX; a cached run must not
-    from .rules_compiler import (
+    from .rules_compiler import (  # imports JAX; a cached run must not
         drop_contradicted_records,
         findings_from_error,
         findings_from_records,
@@ -119,7 +119,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
                 verify_findings, verify_rows = verify_model(loaded, context, settings, findings=findings)
             findings.extend(verify_findings)
         if compilation.graph is not None and settings.advise:
-            from ..verify.advise.engine import advise_target
+            from ..verify.advise.engine import advise_target  # imports JAX: only a run with --advise loads it
             with preferred_paths(names):
                 advice_findings, advice_rows = advise_target(loaded, context, settings)
             findings.extend(advice_findings)

@@ -26,6 +26,7 @@ from braintrace._compiler import module_info as _module_info_module
 
 from ...core.naming import StatePath
 from .. import jaxpr_view as jv
+from .inclusions import one_inclusion_per_weight
 
 
 @dataclass
@@ -327,8 +328,6 @@ def compile_model(model: Any, inputs: tuple[Any, ...], compile_options: dict[str
         result.raw_jaxpr = raw_holder[0]
     if result.graph is not None:
         result.module_info = result.graph.module_info
-        from .inclusions import one_inclusion_per_weight
-
         result.records, result.record_subjects = one_inclusion_per_weight(
             result.graph, result.records, result.record_subjects)
     return result

@@ -9,6 +9,8 @@ from ...core.naming import display_name, path_key
 from ...core.registry import all_rules
 from ...core.rule import ProbeFacts
 from ...core.wording import plain_text
+from ..compare import describe_scale, times_word, whole_multiple
+from ..findings import FindingMaker
 from .measure import LeafSignal, ProbeResult, ProbeRun, StepFailure
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE = "ETL410", "ETL411", "ETL412", "ETL413"
@@ -24,8 +26,6 @@ def _number(value: float | None) -> str:
 
 def why_scaled(factor: float) -> str:
     """What a multiple of the exact gradient usually means."""
-    from ..compare import times_word, whole_multiple  # imports JAX; a cached run must not
-
     whole = whole_multiple(factor)
     if whole is not None:
         return (f"the online rule counts one path from the weight to the loss {times_word(whole)}, "
@@ -45,7 +45,6 @@ class ProbeFindings:
     """Places the probe's verdicts where the weight is created, with its op as related."""
 
     def __init__(self, context: Any, target: str):
-        from ..findings import FindingMaker  # imports JAX; a cached run must not
 
         self._places = FindingMaker(context, target, [])
         self.locator = context.locator
@@ -88,8 +87,6 @@ class ProbeFindings:
 
     def for_signal(self, rule_id: str, run: ProbeRun, signals: list[LeafSignal], whole: bool) -> Finding:
         """One finding for the leaves of one weight that share a verdict; ``whole``: they are all its leaves."""
-        from ..compare import describe_scale  # imports JAX; a cached run must not
-
         signal = signals[0]
         weight = self._weight_path(signal.weight)
         primary, related = self._places.weight_locations(weight)
