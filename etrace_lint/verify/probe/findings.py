@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...core.findings import Finding, Location
 from ...core.naming import display_name, path_key
@@ -12,6 +12,9 @@ from ...core.wording import plain_text
 from ..compare import describe_scale, times_word, whole_multiple
 from ..findings import FindingMaker
 from .measure import LeafSignal, ProbeResult, ProbeRun, StepFailure
+
+if TYPE_CHECKING:  # annotations only
+    from ...engine.analysis import AnalysisContext
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE = "ETL410", "ETL411", "ETL412", "ETL413"
 
@@ -44,7 +47,7 @@ _CONNECTED = "the compiler connects it to a hidden state (it would read as learn
 class ProbeFindings:
     """Places the probe's verdicts where the weight is created, with its op as related."""
 
-    def __init__(self, context: Any, target: str):
+    def __init__(self, context: AnalysisContext, target: str):
 
         self._places = FindingMaker(context, target, [])
         self.locator = context.locator
@@ -128,7 +131,7 @@ def _verdict(signal: LeafSignal) -> str | None:
     return None
 
 
-def findings_from_probe(result: ProbeResult, context: Any, target: str) -> list[Finding]:
+def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: str) -> list[Finding]:
     """One finding per failed run, and per rule, algorithm and weight (naming the leaves when not all
     of the weight's leaves share the verdict)."""
     if not result.runs:
