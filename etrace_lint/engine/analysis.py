@@ -44,12 +44,16 @@ class AnalysisContext:
     settings: EngineSettings  # the run's opt-in flags
 
     @property
-    def graph(self) -> Any:
-        return self.compilation.graph
+    def graph(self) -> bt.ETraceGraph:
+        graph = self.compilation.graph
+        assert graph is not None  # the engine builds a context only for a model that compiled
+        return graph
 
     @property
-    def module_info(self) -> Any:
-        return self.compilation.module_info
+    def module_info(self) -> bt.ModuleInfo:
+        module_info = self.compilation.module_info
+        assert module_info is not None  # a model that compiled was traced
+        return module_info
 
     @functools.cached_property
     def weight_paths(self) -> dict[StatePath, list[Any]]:

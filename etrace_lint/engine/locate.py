@@ -33,8 +33,8 @@ def _as_location(frame: jv.SourceFrame | None, label: str = "") -> Location | No
 class Locator:
     """Answers "where in the user's code" for one compiled model."""
 
-    def __init__(self, model: Any, module_info: Any, factory_location: Location, traced_jaxpr: Any = None,
-                 raw_jaxpr: Any = None):
+    def __init__(self, model: Any, module_info: bt.ModuleInfo | None, factory_location: Location,
+                 traced_jaxpr: Any = None, raw_jaxpr: Any = None):
         # Every table below is built on first use: most models are placed by
         # a few lookups, and a lint must not walk the jaxpr more than it needs.
         self.factory = factory_location
@@ -264,6 +264,7 @@ class Locator:
     def _touches_learning(self, eqn: Any) -> bool:
         """The compiler's own test for control flow it must canonicalise."""
         minfo = self.module_info
+        assert minfo is not None  # only a traced step has equations to ask about
         watched = set(self._weight_var_to_path) | set(bt.hidden_invars(minfo))
         if any(v in watched for v in jv.invars(eqn)):
             return True

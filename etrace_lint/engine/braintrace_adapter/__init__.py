@@ -10,6 +10,8 @@ reads it (JAX's own layout is read by :mod:`etrace_lint.engine.jaxpr_view`).
 When braintrace changes its private layout between versions, only this package changes.
 """
 
+from typing import TYPE_CHECKING
+
 from .compiler import (
     Compilation,
     UntracedState,
@@ -52,7 +54,13 @@ from .step_states import (
     step_output_vars,
 )
 
+if TYPE_CHECKING:  # braintrace's own classes, for the engine's annotations only
+    from braintrace._compiler.graph import ETraceGraph
+    from braintrace._compiler.module_info import ModuleInfo
+
 __all__ = [
+    "ETraceGraph",
+    "ModuleInfo",
     "RelationView",
     "UntracedState",
     "ZeroDfRelation",

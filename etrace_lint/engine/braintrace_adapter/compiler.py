@@ -15,7 +15,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import brainstate
 import braintrace
@@ -28,13 +28,17 @@ from ...core.naming import StatePath
 from .. import jaxpr_view as jv
 from .inclusions import one_inclusion_per_weight
 
+if TYPE_CHECKING:  # braintrace's own classes, for annotations only
+    from braintrace._compiler.graph import ETraceGraph
+    from braintrace._compiler.module_info import ModuleInfo
+
 
 @dataclass
 class Compilation:
     """The outcome of running the real compiler once on one model."""
 
-    graph: Any = None  # ETraceGraph, when compilation succeeded
-    module_info: Any = None  # ModuleInfo, as soon as tracing succeeded
+    graph: ETraceGraph | None = None  # when compilation succeeded
+    module_info: ModuleInfo | None = None  # as soon as tracing succeeded
     traced_jaxpr: Any = None  # the step's jaxpr before control-flow canonicalisation
     raw_jaxpr: Any = None  # the step's jaxpr as traced, before jit calls are inlined
     records: list[Any] = field(default_factory=list)  # every CompilationRecord, in order
@@ -288,7 +292,7 @@ def ensure_states(model: Any, batch_size: int | None = None) -> None:
             brainstate.nn.init_all_states(model, batch_size=batch_size)
 
 
-def compiled_states(minfo: Any) -> dict[StatePath, Any]:
+def compiled_states(minfo: ModuleInfo) -> dict[StatePath, Any]:
     """The states the compiler found in the model, by path: its own walk, free to reuse
     (it leaves out states the step does not use)."""
     retrieved = getattr(minfo, "retrieved_model_states", None) or {}
@@ -439,16 +443,16 @@ def state_source_info(state: Any) -> Any:
     return getattr(state, "_source_info", None)
 
 
-def weight_invars(minfo: Any) -> dict[Any, StatePath]:
+def weight_invars(minfo: ModuleInfo) -> dict[Any, StatePath]:
     """Every weight input var of the traced step, mapped to its ParamState path."""
     return {var: tuple(path) for var, path in minfo.invar_to_weight_path.items()}
 
 
-def hidden_invars(minfo: Any) -> dict[Any, StatePath]:
+def hidden_invars(minfo: ModuleInfo) -> dict[Any, StatePath]:
     return {var: tuple(path) for var, path in minfo.invar_to_hidden_path.items()}
 
 
-def hidden_outvars(minfo: Any) -> dict[Any, StatePath]:
+def hidden_outvars(minfo: ModuleInfo) -> dict[Any, StatePath]:
     return {var: tuple(path) for var, path in minfo.outvar_to_hidden_path.items()}
 
 
@@ -462,7 +466,7 @@ class UntracedState:
     outvars: tuple[Any, ...]  # its value as the step leaves it
 
 
-def untraced_states(minfo: Any) -> list[UntracedState]:
+def untraced_states(minfo: ModuleInfo) -> list[UntracedState]:
     """States written by the step that are neither hidden states nor weights: the compiler
     treats what they carry into the next step as a constant (a ShortTermState, a buffer)."""
     hidden_paths = {tuple(path) for path in minfo.hidden_path_to_invar}
@@ -480,11 +484,11 @@ def untraced_states(minfo: Any) -> list[UntracedState]:
     return found
 
 
-def traced_jaxpr(minfo: Any) -> Any:
+def traced_jaxpr(minfo: ModuleInfo) -> Any:
     return minfo.closed_jaxpr
 
 
-def relation_weight_paths(graph: Any) -> set[StatePath]:
+def relation_weight_paths(graph: ETraceGraph) -> set[StatePath]:
     """ParamState paths the compiler connected to a hidden state (they learn online)."""
     paths = set()
     for relation in graph.hidden_param_op_relations:

@@ -9,13 +9,17 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import brainstate
 import braintrace
 
 from ...core.naming import StatePath
 from .compiler import quiet
+
+if TYPE_CHECKING:  # braintrace's own classes, for annotations only
+    from braintrace._compiler.graph import ETraceGraph
+    from braintrace._compiler.module_info import ModuleInfo
 
 # --------------------------------------------------------------------------- verify: graph views
 
@@ -42,13 +46,13 @@ class RelationView:
     in_control_flow: bool  # inside a descended scan: its vars are body-scoped
 
 
-def group_views(graph: Any) -> list[GroupView]:
+def group_views(graph: ETraceGraph) -> list[GroupView]:
     return [GroupView(group.index, tuple(tuple(p) for p in group.hidden_paths),
                       tuple(group.hidden_invars), tuple(group.hidden_outvars))
             for group in graph.hidden_groups]
 
 
-def relation_views(graph: Any) -> list[RelationView]:
+def relation_views(graph: ETraceGraph) -> list[RelationView]:
     views = []
     for relation in graph.hidden_param_op_relations:
         paths = tuple(dict.fromkeys(tuple(p) for p in (relation.trainable_paths or {}).values()))
@@ -135,7 +139,7 @@ def algorithm_class(name: str) -> Any:
     return getattr(braintrace, attribute, None) if attribute else None
 
 
-def step_param_states(minfo: Any) -> Any:
+def step_param_states(minfo: ModuleInfo) -> Any:
     """The ParamStates the traced step reads (a brainstate FlattedDict keyed by path).
 
     Differentiating a ParamState the step never reads makes brainstate's
@@ -144,7 +148,7 @@ def step_param_states(minfo: Any) -> Any:
     return minfo.retrieved_model_states.filter(brainstate.ParamState)
 
 
-def relation_output_ids(graph: Any) -> set[int]:
+def relation_output_ids(graph: ETraceGraph) -> set[int]:
     """Identities of the ETP op outputs the compiler connected to a hidden state."""
     return {id(relation.y_var) for relation in graph.hidden_param_op_relations}
 
@@ -159,7 +163,7 @@ class ZeroDfRelation:
     cancelled_at: Any  # the equation of the map where the all-ones tangent cancelled, or None
 
 
-def zero_df_relations(graph: Any) -> list[ZeroDfRelation]:
+def zero_df_relations(graph: ETraceGraph) -> list[ZeroDfRelation]:
     """The relations whose ``y -> hidden group`` maps all have zero all-ones row sums
     (:mod:`etrace_lint.engine.row_sums`): the weights get no eligibility trace through them."""
     from ..row_sums import all_ones_row_sums  # imports JAX; a cached run must not

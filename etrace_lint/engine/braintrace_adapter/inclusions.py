@@ -7,13 +7,17 @@ and relations).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.naming import StatePath
 from .records import record_context, record_kind, record_primitive_name
 
+if TYPE_CHECKING:  # braintrace's own classes, for annotations only
+    from braintrace._compiler.graph import ETraceGraph
 
-def one_inclusion_per_weight(graph: Any, records: list[Any], subjects: list[Any]) -> tuple[list[Any], list[Any]]:
+
+def one_inclusion_per_weight(graph: ETraceGraph, records: list[Any],
+                             subjects: list[Any]) -> tuple[list[Any], list[Any]]:
     """The compiler's records, with its record that it connected an op (``relation_included``) repeated
     for each further ParamState the op trains: braintrace names only the op's first trainable leaf's
     state, so a ``lora_matmul(x, B, A)`` is recorded as connecting ``B`` while ``A`` learns as well."""
