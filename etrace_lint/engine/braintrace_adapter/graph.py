@@ -185,7 +185,7 @@ def zero_df_relations(graph: ETraceGraph) -> list[ZeroDfRelation]:
     return found
 
 
-def conv_bias_shape(eqn: Any) -> StatePath | None:
+def conv_bias_shape(eqn: Any) -> tuple[int, ...] | None:
     """The shape of a convolution ETP op's bias operand; None for another op or a conv without a bias.
 
     braintrace's conv rule for the per-parameter algorithms (``_conv_solve_drtrl``) sums the bias
