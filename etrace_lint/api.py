@@ -152,7 +152,7 @@ def check(model, *inputs, name: str | None = None, batch_size: int | None = None
     where = Location(path, line)
     spec = TargetSpec(path, name, line, name)
     loaded = LoadedTarget(spec, name, model, tuple(inputs), dict(compile_options or {}), batch_size,
-                          {}, where, dict(settings.environ or {}))
+                          {}, dict(settings.environ or {}), factory_location=where)
     with target_state():
         report = lint_model(loaded, settings.for_engine(engine_scope(settings, every_note=True)))
     linted = [path] if os.path.isfile(path) else []

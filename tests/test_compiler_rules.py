@@ -13,9 +13,9 @@ import pytest
 from helpers import FIXTURES, expected_markers, fixture, lint_file, run_cli
 
 from etrace_lint.core import registry
-from etrace_lint.core.findings import Level, Location
+from etrace_lint.core.findings import Finding, Level, Location
 from etrace_lint.engine import braintrace_adapter
-from etrace_lint.engine.rules_compiler import finding_from_record
+from etrace_lint.engine.rules_compiler import findings_from_records
 
 INSTALLED_KINDS = {kind.value for kind in braintrace.DiagnosticKind}
 # fixture file -> DiagnosticKind values it needs (skipped on a braintrace without them)
@@ -149,6 +149,14 @@ class _Locator:
         return next((c for c in candidates if c is not None), self.factory)
 
 
+def finding_of(record: SimpleNamespace, locator: object = None) -> Finding:
+    """The one finding a compilation that emitted only ``record`` shows, by the engine's own path."""
+    compilation = braintrace_adapter.Compilation(records=[record])
+    findings, _ = findings_from_records(compilation, locator or _Locator(), "model")
+    (finding,) = findings
+    return finding
+
+
 def _record(kind: str, level: str = "warning", message: str = "something happened", **fields):
     values = dict(kind=SimpleNamespace(value=kind), level=SimpleNamespace(value=level), message=message,
                   primitive=None, weight_path=None, hidden_paths=(), context={})
@@ -157,7 +165,7 @@ def _record(kind: str, level: str = "warning", message: str = "something happene
 
 
 def test_a_kind_this_release_does_not_know_still_shows():
-    finding = finding_from_record(_record("brand_new_kind_from_the_future"), _Locator(), "model")
+    finding = finding_of(_record("brand_new_kind_from_the_future"))
     assert finding.rule_id == registry.GENERIC_RECORD_RULE
     assert finding.properties["braintraceKind"] == "brand_new_kind_from_the_future"
     assert finding.level is Level.WARNING
@@ -171,7 +179,7 @@ def test_a_kind_this_release_does_not_know_still_shows():
 ])
 def test_records_no_model_reaches_map_to_their_rule(kind, rule_id, level):
     record = _record(kind, "info" if level is Level.NOTE else level.value, weight_path=("layer", "w"))
-    finding = finding_from_record(record, _Locator(), "model")
+    finding = finding_of(record)
     assert (finding.rule_id, finding.level) == (rule_id, level)
     assert finding.properties["braintraceKind"] == kind
     assert finding.properties["weight"] == "layer.w"
@@ -180,20 +188,19 @@ def test_records_no_model_reaches_map_to_their_rule(kind, rule_id, level):
 def test_the_rule_level_wins_over_the_record_level_and_the_record_level_is_kept():
     # scan_unroll_skipped is info when descent takes over, a warning when the scan stays opaque; what
     # happens to the weights is reported by the rules about them, so both are notes
-    info = finding_from_record(_record("scan_unroll_skipped", "info"), _Locator(), "model")
-    warning = finding_from_record(_record("scan_unroll_skipped", "warning"), _Locator(), "model")
+    info = finding_of(_record("scan_unroll_skipped", "info"))
+    warning = finding_of(_record("scan_unroll_skipped", "warning"))
     assert (info.rule_id, info.level, warning.level) == ("ETL011", Level.NOTE, Level.NOTE)
     assert (info.properties["braintraceLevel"], warning.properties["braintraceLevel"]) == ("info", "warning")
     # an ordinary readout learns exactly from same-step gradients: braintrace warns, the rule notes
-    readout = finding_from_record(_record("relation_excluded_non_temporal", "warning", weight_path=("out", "weight")),
-                                  _Locator(), "model")
+    readout = finding_of(_record("relation_excluded_non_temporal", "warning", weight_path=("out", "weight")))
     assert (readout.rule_id, readout.level) == ("ETL003", Level.NOTE)
 
 
 def test_one_kind_graded_two_ways_goes_to_two_rules():
     # an ETP op left in a loop: excluded with a warning, or refused (the policy's error) and the model fails
-    excluded = finding_from_record(_record("primitive_inside_control_flow", "warning"), _Locator(), "model")
-    refused = finding_from_record(_record("primitive_inside_control_flow", "error"), _Locator(), "model")
+    excluded = finding_of(_record("primitive_inside_control_flow", "warning"))
+    refused = finding_of(_record("primitive_inside_control_flow", "error"))
     assert (excluded.rule_id, excluded.level) == ("ETL022", Level.WARNING)
     assert (refused.rule_id, refused.level) == ("ETL104", Level.ERROR)
 

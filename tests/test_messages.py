@@ -12,14 +12,14 @@ import re
 import pytest
 from helpers import fixture, lint_file
 from test_compiler_rules import _Locator as _StubLocator
-from test_compiler_rules import _record
+from test_compiler_rules import _record, finding_of
 from test_levels import corpus_findings
 
 from etrace_lint.core.findings import Level
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.wording import plain_text
 from etrace_lint.engine import braintrace_adapter as bt
-from etrace_lint.engine.rules_compiler import finding_from_record, findings_from_error
+from etrace_lint.engine.rules_compiler import findings_from_error
 
 TUPLE_PATH = re.compile(r"\(\s*'[^']*'\s*,")  # ('w',) or ('cell', 'h')
 JARGON = ("ETP primitive", "non-parametric-tail", "<class ", "invar", "outvar", "Var(id=")
@@ -54,7 +54,7 @@ def test_no_message_of_any_rule_shows_a_tuple_a_repr_or_jargon():
 def test_records_no_fixture_reaches_read_cleanly_too(kind):
     record = _record(kind, message="ETP primitive etp_mv (weight=('layer', 'w')) did something to ('layer', 'h')",
                      weight_path=("layer", "w"))
-    finding = finding_from_record(record, _Locator(), "model")
+    finding = finding_of(record, _Locator())
     assert not _clean(finding.message), finding.message
     assert "etp_mv" in finding.properties["braintraceMessage"]
 
@@ -74,7 +74,7 @@ def test_compiler_text_shows_paths_by_name_and_keeps_shapes():
 def test_a_merged_group_names_its_states_and_keeps_the_full_keys():
     record = _record("hidden_group_merged", "info", message=f"Hidden states [{EXPANDED_KEY!r}, ('neu', 'V')] merged",
                      hidden_paths=(EXPANDED_KEY, ("neu", "V")))
-    finding = finding_from_record(record, _Locator(), "model")
+    finding = finding_of(record, _Locator())
     assert finding.message.startswith("neu.<Expon tau=10. ms>.syn.g, neu.V feed each other")
     assert finding.properties["hiddenStatePaths"][0] == list(EXPANDED_KEY)
     assert not _clean(finding.message)

@@ -213,7 +213,7 @@ def resolve_settings(args: argparse.Namespace):
 def _check_algorithms(settings) -> None:
     """An unknown ``--algorithms`` name stops the run before any worker starts (the table, not braintrace)."""
     if settings.advise and settings.advise_algorithms:
-        from ..verify.advise.algorithms import known_labels, unknown_labels
+        from ..verify.advise.algorithms import known_labels, unknown_labels  # the verify package imports JAX
         if unknown_labels(settings.advise_algorithms):
             raise UsageError(f"--algorithms: unknown {', '.join(unknown_labels(settings.advise_algorithms))} "
                              f"(known: {known_labels()}, or all)")

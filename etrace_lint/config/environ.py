@@ -98,7 +98,7 @@ def to_value(key: str, value: Any) -> Any:
 
     unit_text = match["unit"].strip()
     try:
-        unit = saiunit.parse_unit(unit_text)  # type: ignore[attr-defined]  # saiunit's public API, not in __all__
+        unit = saiunit.parse_unit(unit_text)
     except Exception:
         raise EnvironError(f"environ {key} = {value!r}: saiunit knows no unit {unit_text!r} "
                            f"(write units as saiunit prints them, such as ms, mV, nA / cm^2)") from None

@@ -62,11 +62,14 @@ def _segment(part: Any) -> tuple[str, bool]:
     return f"[{short!r}]", True
 
 
-_PREFERRED: ContextVar[dict[tuple[Any, ...], tuple[Any, ...]]] = ContextVar("etrace_lint_preferred_paths", default={})
+StatePath = tuple[Any, ...]
+"""A state's path in the module tree: attribute names, list indices and dict keys (any hashable)."""
+
+_PREFERRED: ContextVar[dict[StatePath, StatePath]] = ContextVar("etrace_lint_preferred_paths", default={})
 
 
 @contextlib.contextmanager
-def preferred_paths(shorter: dict[tuple[Any, ...], tuple[Any, ...]]) -> Iterator[None]:
+def preferred_paths(shorter: dict[StatePath, StatePath]) -> Iterator[None]:
     """While linting one model: show each path of ``shorter`` as the path it maps to."""
     token = _PREFERRED.set(shorter)
     try:
@@ -75,7 +78,7 @@ def preferred_paths(shorter: dict[tuple[Any, ...], tuple[Any, ...]]) -> Iterator
         _PREFERRED.reset(token)
 
 
-def preferred_path(path: tuple[Any, ...]) -> tuple[Any, ...]:
+def preferred_path(path: StatePath) -> StatePath:
     """The path a message shows for ``path`` (the shortest the model reaches the state by)."""
     return _PREFERRED.get().get(path, path)
 

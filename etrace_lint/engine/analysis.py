@@ -7,11 +7,13 @@ them costs nothing.
 from __future__ import annotations
 
 import functools
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..config.settings import EngineSettings
 from ..core.findings import Level
+from ..core.naming import StatePath
 from ..core.registry import rule_for_record_kind
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
@@ -36,33 +38,37 @@ class AnalysisContext:
     """
 
     model: Any
-    inputs: tuple
+    inputs: tuple[Any, ...]
     compilation: bt.Compilation
     locator: Locator
-    settings: Any  # the run's EngineSettings (opt-in flags)
+    settings: EngineSettings  # the run's opt-in flags
 
     @property
-    def graph(self) -> Any:
-        return self.compilation.graph
+    def graph(self) -> bt.ETraceGraph:
+        graph = self.compilation.graph
+        assert graph is not None  # the engine builds a context only for a model that compiled
+        return graph
 
     @property
-    def module_info(self) -> Any:
-        return self.compilation.module_info
+    def module_info(self) -> bt.ModuleInfo:
+        module_info = self.compilation.module_info
+        assert module_info is not None  # a model that compiled was traced
+        return module_info
 
     @functools.cached_property
-    def weight_paths(self) -> dict[tuple, list]:
+    def weight_paths(self) -> dict[StatePath, list[Any]]:
         """ParamState path -> its input vars in the traced step."""
-        table: dict[tuple, list] = {}
+        table: dict[StatePath, list[Any]] = {}
         for var, path in bt.weight_invars(self.module_info).items():
             table.setdefault(path, []).append(var)
         return table
 
     @functools.cached_property
-    def learning_weights(self) -> set[tuple]:
+    def learning_weights(self) -> set[StatePath]:
         return bt.relation_weight_paths(self.graph) if self.graph is not None else set()
 
     @functools.cached_property
-    def hidden_outvars(self) -> dict[Any, tuple]:
+    def hidden_outvars(self) -> dict[Any, StatePath]:
         return bt.hidden_outvars(self.module_info)
 
     @functools.cached_property
@@ -86,9 +92,10 @@ class AnalysisContext:
         return buffered_uses(self)
 
     @functools.cached_property
-    def weight_provenance(self) -> dict[Any, frozenset]:
+    def weight_provenance(self) -> dict[Any, frozenset[StatePath]]:
         """Top-level var -> the ParamState paths whose value flows into it."""
-        flow: dict[Any, frozenset] = {v: frozenset([p]) for v, p in bt.weight_invars(self.module_info).items()}
+        flow: dict[Any, frozenset[StatePath]] = {
+            v: frozenset([p]) for v, p in bt.weight_invars(self.module_info).items()}
         for eqn in jv.open_jaxpr(self.jaxpr).eqns:
             sources = frozenset().union(*(flow.get(v, frozenset()) for v in jv.invars(eqn)))
             if sources:
@@ -102,11 +109,11 @@ class AnalysisContext:
         return frozenset(bt.relation_output_ids(self.graph)) if self.graph is not None else frozenset()
 
     @functools.cached_property
-    def fully_connected_weights(self) -> frozenset:
+    def fully_connected_weights(self) -> frozenset[StatePath]:
         """Weights each of whose ETP ops in the compiled step the compiler connected to a hidden state:
         a record calling one of them excluded, or reaching no hidden state, comes from another pass over
         the step (brainstate.nn.Map traces it more than once) and is contradicted by the final graph."""
-        ops: dict[tuple, list] = {}
+        ops: dict[StatePath, list[Any]] = {}
         step_outputs = {(TOP, v): True for v in jv.open_jaxpr(self.jaxpr).outvars if jv.is_var(v)}
         for site in self.flow.etp_sites:
             if not self.flow.reached(self.flow.outputs_of(site), step_outputs):
@@ -143,9 +150,9 @@ class AnalysisContext:
         """What building one online (D-RTRL) gradient step of the model raises, if anything."""
         return bt.online_gradient_error(self.model, self.inputs)
 
-    def weights_reaching_hidden(self) -> dict[tuple, list[tuple]]:
+    def weights_reaching_hidden(self) -> dict[StatePath, list[StatePath]]:
         """ParamState path -> hidden state paths whose new value depends on it."""
-        reach: dict[tuple, list[tuple]] = {}
+        reach: dict[StatePath, list[StatePath]] = {}
         for var, hidden in self.hidden_outvars.items():
             for weight in self.weight_provenance.get(var, ()):
                 reach.setdefault(weight, []).append(hidden)
@@ -160,7 +167,7 @@ OPAQUE_TRANSFORMS = {
     "custom_vjp_call_jaxpr": "jax.custom_vjp", "custom_lin": "jax.custom_vjp",
 }
 
-Node = tuple  # (scope, var): the id of the enclosing equation (0 at the top) and a jaxpr var
+Node = tuple[int, Any]  # (scope, var): the id of the enclosing equation (0 at the top) and a jaxpr var
 TOP = 0
 
 
@@ -169,8 +176,8 @@ class WeightConsumer:
     """A plain (non-ETP, non-layout) equation that reads a weight."""
 
     site: jv.EqnSite
-    weights: frozenset
-    outputs: tuple
+    weights: frozenset[StatePath]
+    outputs: tuple[Any, ...]
 
 
 class StepFlow:
@@ -183,7 +190,7 @@ class StepFlow:
     "uses" it.
     """
 
-    def __init__(self, jaxpr: Any, weight_invars: dict, hidden_outvars: dict):
+    def __init__(self, jaxpr: Any, weight_invars: dict[Any, StatePath], hidden_outvars: dict[Any, StatePath]):
         # Edges are kept as the equations themselves (inputs -> outputs, built into
         # (scope, var) nodes only when a rule follows a path: most models never ask)
         # and as node pairs at call boundaries.
@@ -191,8 +198,9 @@ class StepFlow:
         self._node_edges: list[tuple[Any, Any]] = []
         self._successors: dict[Node, list[Node]] | None = None
         # the weights each var carries, per scope: a lookup needs no node built
-        self._weights: dict[int, dict[Any, frozenset]] = {TOP: {v: frozenset([p]) for v, p in weight_invars.items()}}
-        self.hidden: dict[Node, tuple] = {(TOP, v): p for v, p in hidden_outvars.items()}
+        self._weights: dict[int, dict[Any, frozenset[StatePath]]] = {
+            TOP: {v: frozenset([p]) for v, p in weight_invars.items()}}
+        self.hidden: dict[Node, StatePath] = {(TOP, v): p for v, p in hidden_outvars.items()}
         self.consumers: list[WeightConsumer] = []
         self.etp_sites: list[jv.EqnSite] = []
         self.etp_outputs: set[Node] = set()
@@ -212,7 +220,7 @@ class StepFlow:
             self._successors = table
         return self._successors
 
-    def _scope_weights(self, scope: int) -> dict[Any, frozenset]:
+    def _scope_weights(self, scope: int) -> dict[Any, frozenset[StatePath]]:
         return self._weights.setdefault(scope, {})
 
     def _edge(self, src: Node, dst: Node) -> None:
@@ -222,7 +230,7 @@ class StepFlow:
             into = self._scope_weights(dst[0])
             into[dst[1]] = into.get(dst[1], frozenset()) | carried
 
-    def _build(self, jaxpr: Any, scope: int, parents: tuple) -> None:
+    def _build(self, jaxpr: Any, scope: int, parents: tuple[Any, ...]) -> None:
         edges, weights = self._eqn_edges, self._scope_weights(scope)
         is_etp = bt.is_etp_primitive
         for eqn in jaxpr.eqns:
@@ -251,7 +259,7 @@ class StepFlow:
                 outs = tuple((scope, v) for v in eqn.outvars)
                 self.consumers.append(WeightConsumer(jv.EqnSite(eqn, parents), carried, outs))
 
-    def _build_call(self, eqn: Any, bindings: list, scope: int, parents: tuple) -> None:
+    def _build_call(self, eqn: Any, bindings: list[Any], scope: int, parents: tuple[Any, ...]) -> None:
         inner = id(eqn)
         bound = set()
         for binding in bindings:
@@ -275,21 +283,21 @@ class StepFlow:
         """The scope whose nodes hold the site's operands: its innermost enclosing jaxpr."""
         return id(site.parents[-1]) if site.parents else TOP
 
-    def weights_read_by(self, site: jv.EqnSite) -> frozenset:
+    def weights_read_by(self, site: jv.EqnSite) -> frozenset[StatePath]:
         weights = self._weights.get(self._scope_of(site), {})
         return frozenset().union(*(weights.get(v, frozenset()) for v in jv.invars(site.eqn)))
 
-    def hidden_reached(self, starts: tuple, avoid: Container = frozenset()) -> list[tuple]:
+    def hidden_reached(self, starts: tuple[Node, ...], avoid: Container[Node] = frozenset()) -> list[StatePath]:
         """Hidden states whose new value depends on ``starts``, not passing through ``avoid``."""
         return self.reached(starts, self.hidden, avoid)
 
-    def reached(self, starts: tuple, ends: dict, avoid: Container = frozenset(),
-                past_ends: bool = True) -> list:
+    def reached(self, starts: tuple[Node, ...], ends: Mapping[Node, Any], avoid: Container[Node] = frozenset(),
+                past_ends: bool = True) -> list[Any]:
         """The values of ``ends`` (node -> label) whose nodes depend on ``starts``, not passing
         through ``avoid`` (nor through an end, unless ``past_ends``)."""
         seen = set(starts)
         pending = list(starts)
-        found = set()
+        found: set[Any] = set()
         successors = self.successors
         while pending:
             node = pending.pop()
@@ -303,7 +311,7 @@ class StepFlow:
                     pending.append(nxt)
         return sorted(found, key=str)
 
-    def outputs_of(self, site: jv.EqnSite) -> tuple:
+    def outputs_of(self, site: jv.EqnSite) -> tuple[Node, ...]:
         scope = self._scope_of(site)
         return tuple((scope, v) for v in jv.outvars(site.eqn))
 
@@ -312,14 +320,14 @@ class StepFlow:
 class PlainUse:
     """A weight read by a plain JAX op whose result reaches a hidden state."""
 
-    weight: tuple
+    weight: StatePath
     site: jv.EqnSite
-    hidden: tuple  # hidden state paths it reaches
+    hidden: tuple[StatePath, ...]  # hidden state paths it reaches
     partial: bool  # the weight also learns through an ETP op; this path is missing from it
     decomposed: bool  # the op is an ETP op that vmap decomposed (braintrace's batching fallback)
 
 
-def explained_weights(context: AnalysisContext) -> set[tuple]:
+def explained_weights(context: AnalysisContext) -> set[StatePath]:
     """Weights a compiler record already explains (besides connecting them).
 
     A record's rule says whether it does (``Rule.explains_weight``): an
@@ -371,11 +379,11 @@ class BufferedUse:
     """An ETP op whose weight learns nothing online because its output is stored in a state the
     compiler does not follow (a ShortTermState, say), which a hidden state reads in a later step."""
 
-    weight: tuple
+    weight: StatePath
     site: jv.EqnSite
-    buffer: tuple  # the state path its output is stored in
+    buffer: StatePath  # the state path its output is stored in
     buffer_kind: str  # that state's class
-    hidden: tuple  # hidden state paths whose update reads the stored value
+    hidden: tuple[StatePath, ...]  # hidden state paths whose update reads the stored value
 
 
 def buffered_uses(context: AnalysisContext) -> list[BufferedUse]:
@@ -388,7 +396,7 @@ def buffered_uses(context: AnalysisContext) -> list[BufferedUse]:
     if not untraced:
         return []
     flow = context.flow
-    feeds = {}
+    feeds: dict[StatePath, tuple[bt.UntracedState, tuple[StatePath, ...]]] = {}
     for state in untraced:
         hidden = flow.reached(tuple((TOP, v) for v in state.invars), flow.hidden, past_ends=False)
         if hidden:
@@ -397,19 +405,19 @@ def buffered_uses(context: AnalysisContext) -> list[BufferedUse]:
         return []
     stored = {(TOP, v): state.path for state, _ in feeds.values() for v in state.outvars}
     learning = context.learning_weights
-    found = []
+    found: list[BufferedUse] = []
     for site in flow.etp_sites:
         weights = sorted(w for w in flow.weights_read_by(site) if w not in learning)
         if not weights:
             continue
         for path in flow.reached(flow.outputs_of(site), stored, avoid=flow.hidden):
-            state, hidden = feeds[path]
-            found.extend(BufferedUse(w, site, path, state.kind, hidden) for w in weights)
+            state, hidden_paths = feeds[path]
+            found.extend(BufferedUse(w, site, path, state.kind, hidden_paths) for w in weights)
     return found
 
 
 def first_per_weight(uses: list[PlainUse]) -> list[PlainUse]:
-    first: dict[tuple, PlainUse] = {}
+    first: dict[StatePath, PlainUse] = {}
     for use in uses:
         first.setdefault(use.weight, use)
     return list(first.values())
@@ -423,7 +431,7 @@ def opaque_transform_of(site: jv.EqnSite) -> jv.EqnSite | None:
     return None
 
 
-def owner_module(model: Any, path: tuple) -> Any:
+def owner_module(model: Any, path: StatePath) -> Any:
     """The object that holds the state at ``path`` (the layer a weight belongs to), or None."""
     node = model
     for part in path[:-1]:

@@ -16,6 +16,7 @@ import textwrap
 from typing import Any
 
 from ..core.findings import Location
+from ..core.naming import StatePath
 from . import jaxpr_view as jv
 
 
@@ -88,7 +89,7 @@ class Assignments:
                 return Location(path, line, len(text) - len(text.lstrip()) + 1)
         return None
 
-    def holder(self, path: tuple) -> tuple[Location | None, list[tuple[str, int, int]]]:
+    def holder(self, path: StatePath) -> tuple[Location | None, list[tuple[str, int, int]]]:
         """Where the deepest class of the model's own along ``path`` assigns the attribute the state
         hangs from, and the spans of those classes (a state created inside one is placed by its own
         frame)."""

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .analysis import TOP, AnalysisContext
+from .analysis import TOP, AnalysisContext, Node
 
 
 @dataclass(frozen=True)
 class CarriedUse:
-    weight: tuple
+    weight: StatePath
     site: jv.EqnSite  # the weight's ETP op
-    state: tuple  # the state its output is stored in
+    state: StatePath  # the state its output is stored in
     state_kind: str  # that state's class
 
 
@@ -30,7 +31,7 @@ def carried_uses(context: AnalysisContext) -> list[CarriedUse]:
     the step reads; a store that a hidden state reads is a buffered use (ETL206) instead."""
     flow = context.flow
     outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
-    carried: dict = {}
+    carried: dict[Node, bt.UntracedState] = {}
     for state in bt.untraced_states(context.module_info):
         if flow.reached(tuple((TOP, v) for v in state.invars), outputs):  # its old value shapes the step
             carried.update({(TOP, v): state for v in state.outvars})
@@ -40,7 +41,7 @@ def carried_uses(context: AnalysisContext) -> list[CarriedUse]:
     learning = context.learning_weights
     stored = {node: state.path for node, state in carried.items()}
     kinds = {state.path: state.kind for state in carried.values()}
-    found: dict[tuple, CarriedUse] = {}
+    found: dict[StatePath, CarriedUse] = {}
     for site in flow.etp_sites:
         weights = [w for w in flow.weights_read_by(site) if w not in learning and w not in buffered and w not in found]
         if not weights:

@@ -18,12 +18,15 @@ model's findings before they are sorted.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ..core.findings import Finding, Level
+from ..core.naming import StatePath
 from ..core.registry import all_rules
+from ..core.rule import Rule
 
 
-def _weight(finding: Finding) -> tuple | None:
+def _weight(finding: Finding) -> StatePath | None:
     path = finding.properties.get("weightPath")
     return tuple(map(str, path)) if path else None
 
@@ -31,7 +34,7 @@ def _weight(finding: Finding) -> tuple | None:
 def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
     """``findings`` less those that a stronger finding about the same weight supersedes."""
     rules = all_rules()
-    beaten: dict[tuple, set[str]] = {}  # weight -> rule ids overridden for it
+    beaten: dict[StatePath, set[str]] = {}  # weight -> rule ids overridden for it
     for finding in findings:
         rule = rules.get(finding.rule_id)
         weight = _weight(finding)
@@ -40,7 +43,7 @@ def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
     findings = _folded(findings, rules)
     if not beaten:
         return findings
-    dropped: dict[tuple, list[Finding]] = {}
+    dropped: dict[StatePath | None, list[Finding]] = {}
     kept = []
     for finding in findings:
         weight = _weight(finding)
@@ -56,9 +59,9 @@ def is_whole_weight(finding: Finding) -> bool:
     return finding.properties.get("probe", {}).get("wholeWeight") is not False
 
 
-def _static_verdicts(findings: list[Finding], rules: dict) -> dict[tuple, list[int]]:
+def _static_verdicts(findings: list[Finding], rules: dict[str, Rule]) -> dict[StatePath, list[int]]:
     """Weight -> indexes of the static warnings and errors that say why it does not learn."""
-    found: dict[tuple, list[int]] = {}
+    found: dict[StatePath, list[int]] = {}
     for index, finding in enumerate(findings):
         rule = rules.get(finding.rule_id)
         weight = _weight(finding)
@@ -68,12 +71,12 @@ def _static_verdicts(findings: list[Finding], rules: dict) -> dict[tuple, list[i
     return found
 
 
-def _folded(findings: list[Finding], rules: dict) -> list[Finding]:
+def _folded(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
     """Measured findings that confirm a static warning about the same weight, folded into it."""
     static = _static_verdicts(findings, rules)
     if not static:
         return findings
-    measured: dict[int, list[dict]] = {}
+    measured: dict[int, list[dict[str, Any]]] = {}
     dropped = set()
     for index, finding in enumerate(findings):
         rule = rules.get(finding.rule_id)
@@ -89,7 +92,7 @@ def _folded(findings: list[Finding], rules: dict) -> list[Finding]:
             for i, f in enumerate(findings) if i not in dropped]
 
 
-def _with_evidence(finding: Finding, dropped: list[Finding], rules: dict) -> Finding:
+def _with_evidence(finding: Finding, dropped: list[Finding], rules: dict[str, Rule]) -> Finding:
     rule = rules.get(finding.rule_id)
     mine = [f for f in dropped if rule is not None and f.rule_id in rule.supersedes]
     if not mine:

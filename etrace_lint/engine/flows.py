@@ -18,7 +18,8 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core.findings import Finding, Location
-from ..core.naming import display_name
+from ..core.naming import StatePath, display_name
+from ..core.rule import Rule
 
 if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
     from .locate import Locator
@@ -48,7 +49,7 @@ def merge_steps(steps: Iterable[Location | None]) -> tuple[Location, ...]:
     return tuple(merged)
 
 
-def _route(locator: Locator, start: Any, targets: set[int]) -> list:
+def _route(locator: Locator, start: Any, targets: set[int]) -> list[Any]:
     """The top-level equations (EqnSites) from ``start`` to the first that writes one of ``targets``
     (var ids), by the fewest equations; empty when none is reached."""
     from . import jaxpr_view as jv  # imports JAX; a cached run must not
@@ -77,7 +78,7 @@ def _route(locator: Locator, start: Any, targets: set[int]) -> list:
     return []
 
 
-def _weight_of(locator: Locator, eqn: Any) -> tuple | None:
+def _weight_of(locator: Locator, eqn: Any) -> StatePath | None:
     from . import jaxpr_view as jv  # imports JAX; a cached run must not
 
     for var in jv.invars(eqn):
@@ -138,7 +139,8 @@ def weight_flow(locator: Locator, subject: Any) -> tuple[Location, ...]:
 
 
 # per locator and primitive: (path, line) of an op -> the boundaries around it (built on first use)
-_REGION_INDEXES: "weakref.WeakKeyDictionary[Locator, dict[str, dict]]" = weakref.WeakKeyDictionary()
+_RegionIndex = dict[tuple[str, int], list[dict[str, Any]]]
+_REGION_INDEXES: "weakref.WeakKeyDictionary[Locator, dict[str, _RegionIndex]]" = weakref.WeakKeyDictionary()
 
 
 def _boundaries_of(locator: Locator, site: Any) -> list[tuple[str, Location, str]]:
@@ -146,14 +148,14 @@ def _boundaries_of(locator: Locator, site: Any) -> list[tuple[str, Location, str
     step as traced, outermost first."""
     from . import jaxpr_view as jv  # imports JAX: a cached run never reaches here
 
-    found = []
+    found: list[tuple[str, Location, str]] = []
     outermost = site.parents[0] if site.parents else site.eqn
     calls = locator._jit_parents(outermost)  # jit calls the compiler inlined before the step was kept
     chain = (*calls, *site.parents)
     for index, eqn in enumerate(chain):
         kind = jv.BOUNDARY_PRIMITIVES.get(jv.primitive_name(eqn))
         where = locator.of_site(jv.EqnSite(eqn, chain[:index])) if kind else None
-        if where is not None:
+        if kind and where is not None:
             found.append((kind, where, str(eqn.params.get("name", "")) if kind == "jit" else ""))
     mapped = jv.mapping_call(site.eqn.source_info)
     if mapped is not None:
@@ -162,7 +164,7 @@ def _boundaries_of(locator: Locator, site: Any) -> list[tuple[str, Location, str
     return found
 
 
-def _as_property(kind: str, where: Location, name: str, path: str) -> dict:
+def _as_property(kind: str, where: Location, name: str, path: str) -> dict[str, Any]:
     boundary = {"kind": kind, "line": where.line, "column": where.column}
     if name:
         boundary["name"] = name
@@ -171,7 +173,7 @@ def _as_property(kind: str, where: Location, name: str, path: str) -> dict:
     return boundary
 
 
-def enclosing_control_flow(locator: Locator, finding: Finding) -> list[dict]:
+def enclosing_control_flow(locator: Locator, finding: Finding) -> list[dict[str, Any]]:
     """The boundaries around the op a finding is about (its ``primitive`` on its line): each
     ``{"kind": "scan"|"while"|"cond"|"jit"|"vmap"|"Map"|..., "line", "column"}``, outermost first.
 
@@ -210,7 +212,7 @@ def _with_control_flow(finding: Finding, locator: Locator) -> Finding:
     return dataclasses.replace(finding, properties={**finding.properties, "controlFlow": boundaries})
 
 
-def flow_for(rule: Any, finding: Finding, locator: Locator, subject: Any) -> Finding:
+def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: Any) -> Finding:
     """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit), and the
     control flow around its op (``properties["controlFlow"]``)."""
     finding = _with_control_flow(finding, locator)

@@ -12,6 +12,7 @@ import os
 import sys
 import sysconfig
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Callable, Iterator, NamedTuple
 
 from jax._src import core as _core
@@ -87,30 +88,54 @@ def _absolute(path: str) -> str:
     return os.path.abspath(path)
 
 
-def user_frame_of(source_info: Any) -> SourceFrame | None:
-    """The deepest frame of user code that created an equation or a state.
+class _TracebackFrame(NamedTuple):
+    kind: str  # _LIBRARY or _USER
+    file_name: str
+    code: Any  # the frame's code object; None where this JAX keeps only decoded frames
+    where: int  # the code's last instruction, or the decoded frame's line
+
+
+def _traceback_frames(source_info: Any) -> Iterator[_TracebackFrame]:
+    """The frames of the Python traceback that created an equation or a state, innermost first.
 
     Frames outside the linter's own call (whoever called etrace-lint: a
-    script, a test runner) are never the model's code, so the walk from the
-    innermost frame stops at the first etrace-lint frame. Only the frame
-    returned has its line decoded: this runs for every finding.
+    script, a test runner) are never the model's code, so the walk stops at
+    the first etrace-lint frame. Nothing is decoded here: a caller decodes
+    only the frame it returns (:func:`_located`), and this runs for every finding.
     """
     traceback = getattr(source_info, "traceback", None)
     if traceback is None:
-        return None
+        return
     try:
         codes, lastis = traceback.raw_frames()
     except AttributeError:  # a JAX without raw frames: its decoded ones
-        return _user_frame_of_decoded(traceback)
+        for frame in traceback.frames:
+            kind = _file_kind(frame.file_name)
+            if kind is _LINTER:
+                return
+            yield _TracebackFrame(kind, frame.file_name, None, frame.line_num)
+        return
     kinds = _FILE_KINDS
     for index, code in enumerate(codes):
         file_name = code.co_filename
         kind = kinds.get(file_name) or _file_kind(file_name)
         if kind is _LINTER:
-            return None
-        if kind is _USER:
-            # code objects compare equal across files when their bodies do: the file is part of the key
-            return _decoded(file_name, code, lastis[index])
+            return
+        yield _TracebackFrame(kind, file_name, code, lastis[index])
+
+
+def _located(frame: _TracebackFrame) -> SourceFrame:
+    if frame.code is None:
+        return SourceFrame(_absolute(frame.file_name), frame.where, 1)
+    # code objects compare equal across files when their bodies do: the file is part of the key
+    return _decoded(frame.file_name, frame.code, frame.where)
+
+
+def user_frame_of(source_info: Any) -> SourceFrame | None:
+    """The deepest frame of user code that created an equation or a state."""
+    for frame in _traceback_frames(source_info):
+        if frame.kind is _USER:
+            return _located(frame)
     return None
 
 
@@ -122,16 +147,6 @@ def _decoded(file_name: str, code: Any, lasti: int) -> SourceFrame:
                        character_column(file_name, frame.start_line, frame.start_column))
 
 
-def _user_frame_of_decoded(traceback: Any) -> SourceFrame | None:
-    for frame in traceback.frames:
-        kind = _file_kind(frame.file_name)
-        if kind is _LINTER:
-            return None
-        if kind is _USER:
-            return SourceFrame(_absolute(frame.file_name), frame.line_num, 1)
-    return None
-
-
 def user_frame_of_exception(exc: BaseException) -> SourceFrame | None:
     """The deepest frame of user code on an exception's traceback.
 
@@ -141,7 +156,7 @@ def user_frame_of_exception(exc: BaseException) -> SourceFrame | None:
     """
     best = None
     seen = set()
-    pending = [exc]
+    pending: list[BaseException | None] = [exc]
     while pending:
         current = pending.pop()
         if current is None or id(current) in seen:
@@ -178,12 +193,13 @@ def open_jaxpr(jaxpr_like: Any) -> Any:
 
 
 def primitive_name(eqn: Any) -> str:
-    return eqn.primitive.name
+    return str(eqn.primitive.name)
 
 
 # JAX is folding ClosedJaxpr into Jaxpr: whichever of the two this JAX has.
 # A type it moved elsewhere still goes through the duck test below.
-_JAXPR_TYPES: tuple = tuple(getattr(_core, name) for name in ("Jaxpr", "ClosedJaxpr") if hasattr(_core, name))
+_JAXPR_TYPES: tuple[type, ...] = tuple(
+    getattr(_core, name) for name in ("Jaxpr", "ClosedJaxpr") if hasattr(_core, name))
 # Param values that never hold a jaxpr (shapes, dtypes, flags, names, nested tuples):
 # most params of most equations, so they skip the attribute probes below.
 _PLAIN_PARAM_TYPES = (str, int, float, complex, bool, type(None), tuple, list, frozenset, type)
@@ -225,7 +241,7 @@ class EqnSite(NamedTuple):
     parents: tuple[Any, ...] = ()
 
 
-def walk(jaxpr_like: Any, parents: tuple = ()) -> Iterator[EqnSite]:
+def walk(jaxpr_like: Any, parents: tuple[Any, ...] = ()) -> Iterator[EqnSite]:
     """Every equation, recursing explicitly into nested jaxprs."""
     jaxpr = open_jaxpr(jaxpr_like)
     for eqn in jaxpr.eqns:
@@ -256,7 +272,7 @@ def _is_jit_call(eqn: Any) -> bool:
     return primitive_name(eqn) in ("pjit", "jit") and "jaxpr" in eqn.params
 
 
-def flatten_jit_calls(jaxpr_like: Any, parents: tuple = ()) -> Iterator[EqnSite]:
+def flatten_jit_calls(jaxpr_like: Any, parents: tuple[Any, ...] = ()) -> Iterator[EqnSite]:
     """The top-level equations as they are once every ``jit`` call is spliced in.
 
     Each equation of a jit body comes with the jit calls around it (outermost
@@ -310,7 +326,7 @@ def literal_number(atom: Any) -> float | None:
         return None
     value = getattr(atom, "val", None)
     try:
-        return float(value) if getattr(value, "shape", ()) == () else None
+        return float(value) if value is not None and getattr(value, "shape", ()) == () else None
     except (TypeError, ValueError):
         return None
 
@@ -320,14 +336,14 @@ def call_body(eqn: Any) -> Any:
     return _call_body(eqn) if primitive_name(eqn) in ("pjit", "jit", "closed_call", "core_call") else None
 
 
-def aval_shape(var: Any) -> tuple:
+def aval_shape(var: Any) -> tuple[int, ...]:
     return tuple(getattr(getattr(var, "aval", None), "shape", ()))
 
 
 def user_frame_of_stack(skip: int = 2) -> SourceFrame | None:
     """The innermost user frame of the current Python stack, above the ``skip`` innermost frames
     (this function and the linter's hook that called it)."""
-    frame = sys._getframe(skip)
+    frame: FrameType | None = sys._getframe(skip)
     while frame is not None:
         kind = _file_kind(frame.f_code.co_filename)
         if kind is _LINTER:
@@ -379,7 +395,7 @@ def _keeps_positions(eqn: Any, var: Any, out: Any) -> bool:
     return name in POSITIONWISE_PRIMITIVES and in_shape == out_shape
 
 
-def position_flow(jaxpr_like: Any, sources: dict) -> dict:
+def position_flow(jaxpr_like: Any, sources: dict[str, Any]) -> dict[str, Any]:
     """Every var reached from ``sources`` -> whether all its paths keep positions.
 
     ``sources`` maps vars to True (aligned). A var read through anything but a
@@ -411,9 +427,9 @@ class SubJaxprBinding:
     """How values cross into and out of one jaxpr nested in an equation."""
 
     jaxpr: Any  # the open inner jaxpr
-    inputs: tuple = ()  # (outer atom, inner invar)
-    outputs: tuple = ()  # (inner atom, outer outvar)
-    carries: tuple = ()  # (inner outvar, inner invar): a loop feeds its outputs back
+    inputs: tuple[Any, ...] = ()  # (outer atom, inner invar)
+    outputs: tuple[Any, ...] = ()  # (inner atom, outer outvar)
+    carries: tuple[Any, ...] = ()  # (inner outvar, inner invar): a loop feeds its outputs back
 
 
 def _bind_while(eqn: Any) -> list[SubJaxprBinding]:
@@ -443,10 +459,10 @@ def _bind_scan(eqn: Any) -> list[SubJaxprBinding]:
                             carries)]
 
 
-_BINDERS: dict[str, Callable[[Any], list]] = {"while": _bind_while, "scan": _bind_scan}
+_BINDERS: dict[str, Callable[[Any], list[Any]]] = {"while": _bind_while, "scan": _bind_scan}
 
 
-def _bind_positionally(eqn: Any, inner_jaxprs: list) -> list[SubJaxprBinding] | None:
+def _bind_positionally(eqn: Any, inner_jaxprs: list[Any]) -> list[SubJaxprBinding] | None:
     """pjit, remat, custom_jvp/vjp calls, cond branches: trailing operands are the body's inputs
     (a cond's branch index comes first) and the outputs match one to one."""
     found = []
@@ -503,23 +519,13 @@ def mapping_call(source_info: Any) -> tuple[str, SourceFrame] | None:
     carry it only on their Python traceback, where the mapped function's
     frames are inside the transform's and the caller's outside them.
     """
-    traceback = getattr(source_info, "traceback", None)
-    if traceback is None:
-        return None
-    try:
-        codes, lastis = traceback.raw_frames()
-    except AttributeError:  # a JAX without raw frames: no way to tell the transform's frames apart cheaply
-        return None
     found = ""
-    for index, code in enumerate(codes):
-        file_name = code.co_filename
-        kind = _FILE_KINDS.get(file_name) or _file_kind(file_name)
-        if kind is _LINTER:
-            return None
-        if kind is _LIBRARY:
-            label = _MAPPING_FRAMES.get(code.co_qualname, "")
+    for frame in _traceback_frames(source_info):
+        if frame.kind is _LIBRARY:
+            # only raw frames name their function well enough to tell the transform's frames apart
+            label = _MAPPING_FRAMES.get(frame.code.co_qualname, "") if frame.code is not None else ""
             if label and found != "Map":  # Map runs a vmap inside: the outer one names it
                 found = label
         elif found:
-            return found, _decoded(file_name, code, lastis[index])
+            return found, _located(frame)
     return None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..config.environ import environ_context
 from ..config.settings import EngineSettings
 from ..core.findings import Finding, Location, TargetResult
-from ..core.naming import display_name, path_key, preferred_paths
+from ..core.naming import StatePath, display_name, path_key, preferred_paths
 from ..core.registry import analysis_rules
 from ..core.rule import Hit, Rule
 from ..discovery.discover import TargetSpec
@@ -22,7 +22,9 @@ from .evidence import one_verdict_per_weight
 from .flows import flow_for
 from .targets import LoadedTarget, TargetLoadError, load_target
 
-if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
+if TYPE_CHECKING:  # the engine's Locator and analysis import braintrace; annotations only
+    from . import braintrace_adapter as bt
+    from .analysis import AnalysisContext
     from .locate import Locator
 
 
@@ -32,8 +34,8 @@ class ModelReport:
 
     findings: list[Finding] = field(default_factory=list)  # sorted, each once
     notes_left_out: dict[str, int] = field(default_factory=dict)  # notes the run hides: counted per rule, not built
-    verify_rows: list[dict] = field(default_factory=list)  # per-weight --verify results, JSON-able
-    advice_rows: list[dict] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
+    verify_rows: list[dict[str, Any]] = field(default_factory=list)  # per-weight --verify results, JSON-able
+    advice_rows: list[dict[str, Any]] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
 
 
 def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = None) -> TargetResult:
@@ -65,7 +67,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     from . import braintrace_adapter as bt  # imports JAX; a cached run must not
     from .analysis import AnalysisContext  # imports JAX; a cached run must not
     from .locate import Locator  # imports JAX; a cached run must not
-    from .rules_compiler import (
+    from .rules_compiler import (  # imports JAX; a cached run must not
         drop_contradicted_records,
         findings_from_error,
         findings_from_records,
@@ -110,7 +112,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
                 verify_findings, verify_rows = verify_model(loaded, context, settings, findings=findings)
             findings.extend(verify_findings)
         if compilation.graph is not None and settings.advise:
-            from ..verify.advise.engine import advise_target
+            from ..verify.advise.engine import advise_target  # imports JAX: only a run with --advise loads it
             with preferred_paths(names):
                 advice_findings, advice_rows = advise_target(loaded, context, settings)
             findings.extend(advice_findings)
@@ -119,7 +121,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
                        uncount_superseded_notes(findings, compilation, notes_left_out), verify_rows, advice_rows)
 
 
-def _shorter_paths(model: Any, compilation: Any) -> dict[tuple, tuple]:
+def _shorter_paths(model: Any, compilation: bt.Compilation) -> dict[StatePath, StatePath]:
     from . import braintrace_adapter as bt  # imports JAX; a cached run must not
     from .model_paths import shorter_paths  # imports JAX; a cached run must not
 
@@ -165,10 +167,10 @@ def rule_enabled_for_run(rule: Rule, settings: EngineSettings) -> bool:
     return not rule.opt_in_flag or rule.id in settings.scope.opt_in_rules
 
 
-def findings_from_checks(context: Any, name: str) -> list[Finding]:
+def findings_from_checks(context: AnalysisContext, name: str) -> list[Finding]:
     findings = []
     for rule in analysis_rules():
-        if not rule_enabled_for_run(rule, context.settings):
+        if rule.check is None or not rule_enabled_for_run(rule, context.settings):
             continue
         for hit in rule.check(context):
             findings.append(finding_from_hit(rule, hit, context.locator, name))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.findings import Location
-from ..core.naming import preferred_path
+from ..core.naming import StatePath, preferred_path
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .assignments import Assignments
@@ -33,8 +33,8 @@ def _as_location(frame: jv.SourceFrame | None, label: str = "") -> Location | No
 class Locator:
     """Answers "where in the user's code" for one compiled model."""
 
-    def __init__(self, model: Any, module_info: Any, factory_location: Location, traced_jaxpr: Any = None,
-                 raw_jaxpr: Any = None):
+    def __init__(self, model: Any, module_info: bt.ModuleInfo | None, factory_location: Location,
+                 traced_jaxpr: Any = None, raw_jaxpr: Any = None):
         # Every table below is built on first use: most models are placed by
         # a few lookups, and a lint must not walk the jaxpr more than it needs.
         self.factory = factory_location
@@ -43,16 +43,16 @@ class Locator:
         self.module_info = module_info
         self._model = model
         self._assignments = Assignments(model)
-        self._states: dict[tuple, Any] | None = None
+        self._states: dict[StatePath, Any] | None = None
         self._compiled_states = bt.compiled_states(module_info) if module_info is not None else {}
         self._sites: list[jv.EqnSite] | None = None
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
-        self._weight_vars: dict[tuple, list] | None = None
+        self._weight_vars: dict[StatePath, list[Any]] | None = None
         self._state_frames: dict[int, jv.SourceFrame | None] = {}
-        self._weight_site_cache: dict[tuple, list] = {}
-        self._weight_location_cache: dict[tuple, Location | None] = {}
-        self._by_primitive: dict[str, list] = {}
-        self._traced_by_primitive: dict[str, list] = {}
+        self._weight_site_cache: dict[StatePath, list[Any]] = {}
+        self._weight_location_cache: dict[StatePath, Location | None] = {}
+        self._by_primitive: dict[str, list[Any]] = {}
+        self._traced_by_primitive: dict[str, list[Any]] = {}
         self._producers: dict[int, jv.EqnSite] | None = None
         self._weight_var_to_path = bt.weight_invars(module_info) if module_info is not None else {}
         # the step's jaxpr before canonicalisation (the conds and scans the compiler rewrote are still
@@ -60,27 +60,27 @@ class Locator:
         self._traced_jaxpr = traced_jaxpr
         self._raw_jaxpr = raw_jaxpr
         self._traced_site_list: list[jv.EqnSite] | None = None
-        self._jit_index: tuple[dict, dict] | None = None
-        self._copies: dict[tuple, list] = {}
-        self._alive: list = []  # keeps the equations behind the id() keys of the jit tables alive
+        self._jit_index: tuple[dict[int, tuple[Any, ...]], dict[int, tuple[Any, ...]]] | None = None
+        self._copies: dict[StatePath, list[Any]] = {}
+        self._alive: list[Any] = []  # keeps the equations behind the id() keys of the jit tables alive
 
     @property
-    def states(self) -> dict[tuple, Any]:
+    def states(self) -> dict[StatePath, Any]:
         """Every state of the model by path (a walk of the model, made once when asked)."""
         if self._states is None:
             self._states = bt.model_states(self._model)
         return self._states
 
-    def _state_at(self, path: tuple) -> Any:
+    def _state_at(self, path: StatePath) -> Any:
         found = self._compiled_states.get(path)
         return found if found is not None else self.states.get(path)
 
-    def _jit_tables(self) -> tuple[dict, dict]:
+    def _jit_tables(self) -> tuple[dict[int, tuple[Any, ...]], dict[int, tuple[Any, ...]]]:
         """The jit calls around each equation of the inlined step, by equation and by source info."""
         if self._jit_index is not None:
             return self._jit_index
-        by_eqn: dict[int, tuple] = {}
-        by_source: dict[int, tuple] = {}
+        by_eqn: dict[int, tuple[Any, ...]] = {}
+        by_source: dict[int, tuple[Any, ...]] = {}
         if self._raw_jaxpr is not None:
             flat = list(jv.flatten_jit_calls(self._raw_jaxpr))
             inlined = self._traced_jaxpr if self._traced_jaxpr is not None else (
@@ -98,7 +98,7 @@ class Locator:
         self._jit_index = (by_eqn, by_source)
         return self._jit_index
 
-    def _jit_parents(self, eqn: Any) -> tuple:
+    def _jit_parents(self, eqn: Any) -> tuple[Any, ...]:
         by_eqn, by_source = self._jit_tables()
         return by_eqn.get(id(eqn)) or by_source.get(id(eqn.source_info), ())
 
@@ -144,9 +144,9 @@ class Locator:
                     return location
         return None
 
-    def weight_behind(self, var: Any, layout: frozenset = frozenset({
+    def weight_behind(self, var: Any, layout: frozenset[str] = frozenset({
             "transpose", "reshape", "convert_element_type", "broadcast_in_dim", "squeeze", "expand_dims",
-            "copy", "copy_p"})) -> tuple | None:
+            "copy", "copy_p"})) -> StatePath | None:
         """The ParamState path whose value ``var`` is, through layout-only equations (``w.value.T``)."""
         for _ in range(16):
             path = self.weight_path_of_var(var)
@@ -173,7 +173,7 @@ class Locator:
         """An equation met outside a walk (the one a compiler pass was working on)."""
         return None if eqn is None else self.of_site(jv.EqnSite(eqn), label)
 
-    def of_state(self, path: tuple | None, label: str = "") -> Location | None:
+    def of_state(self, path: StatePath | None, label: str = "") -> Location | None:
         """Where the state was created when that is in one of the model's own classes; else where a
         class of the model put in place the library module holding it (``self.neu = bps.LIF(...)``)."""
         if path is None:
@@ -198,15 +198,15 @@ class Locator:
             frame = self._state_frames[key] = jv.user_frame_of(bt.state_source_info(state))
         return None if frame is None else Location(frame.path, frame.line, frame.column, label)
 
-    def _vars_of_weight(self, path: tuple) -> list:
+    def _vars_of_weight(self, path: StatePath) -> list[Any]:
         if self._weight_vars is None:
-            table: dict[tuple, list] = {}
+            table: dict[StatePath, list[Any]] = {}
             for var, weight in self._weight_var_to_path.items():
                 table.setdefault(tuple(weight), []).append(var)
             self._weight_vars = table
         return self._weight_vars.get(tuple(path), [])
 
-    def weight_sites(self, path: tuple, primitive_name: str = "") -> list[jv.EqnSite]:
+    def weight_sites(self, path: StatePath, primitive_name: str = "") -> list[jv.EqnSite]:
         """Equations consuming a weight's vars, ETP ops first."""
         key = (tuple(path), primitive_name)
         if key not in self._weight_site_cache:
@@ -217,7 +217,7 @@ class Locator:
             self._weight_site_cache[key] = sorted(sites, key=lambda s: not bt.is_etp_primitive(s.eqn))
         return self._weight_site_cache[key]
 
-    def of_weight(self, path: tuple | None, primitive_name: str = "", label: str = "") -> Location | None:
+    def of_weight(self, path: StatePath | None, primitive_name: str = "", label: str = "") -> Location | None:
         if path is None:
             return None
         key = (tuple(path), primitive_name)
@@ -264,6 +264,7 @@ class Locator:
     def _touches_learning(self, eqn: Any) -> bool:
         """The compiler's own test for control flow it must canonicalise."""
         minfo = self.module_info
+        assert minfo is not None  # only a traced step has equations to ask about
         watched = set(self._weight_var_to_path) | set(bt.hidden_invars(minfo))
         if any(v in watched for v in jv.invars(eqn)):
             return True
@@ -284,7 +285,7 @@ class Locator:
                 return self.of_site(relevant[min(ordinal, len(relevant) - 1)], label)
         return self.of_nth_primitive(primitive_name, ordinal, label)
 
-    def weight_path_of_var(self, var: Any) -> tuple | None:
+    def weight_path_of_var(self, var: Any) -> StatePath | None:
         """The ParamState path behind an input var of the step (a record's ``invar``)."""
         try:
             return self._weight_var_to_path.get(var)
@@ -305,7 +306,8 @@ class Locator:
                 return index + 1, len(copies)
         return 1, 1
 
-    def of_primitive_on_hidden_path(self, primitive_name: str, hidden_paths: list, label: str = "") -> Location | None:
+    def of_primitive_on_hidden_path(self, primitive_name: str, hidden_paths: list[StatePath],
+                                    label: str = "") -> Location | None:
         """The first ``primitive_name`` equation that reads one of ``hidden_paths`` (directly or
         through the equations before it): an op of those states' transition."""
         if self.module_info is None:

@@ -12,20 +12,22 @@ dict keys (a ``brainstate.nn.Map``'s store of the states it batched).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, Iterable
 
 import brainstate
+
+from ..core.naming import StatePath
 
 # a model of a few thousand modules is walked whole; beyond that the compiler's names stay
 _MAX_OBJECTS = 200_000
 _CONTAINERS = (list, tuple, dict)
 
 
-def _children(obj: Any):
+def _children(obj: Any) -> Iterable[tuple[Any, Any]]:
     if isinstance(obj, brainstate.graph.Node):
         # the attributes brainstate's graph walks (less those a class keeps out of it), in definition order
         hidden = getattr(obj, "graph_invisible_attrs", ())
-        items = ((k, v) for k, v in vars(obj).items() if k not in hidden)
+        items: Iterable[tuple[Any, Any]] = ((k, v) for k, v in vars(obj).items() if k not in hidden)
     elif isinstance(obj, dict):
         items = ((k, v) for k, v in obj.items() if isinstance(k, (str, int)))
     elif isinstance(obj, (list, tuple)):
@@ -36,20 +38,20 @@ def _children(obj: Any):
     return ((k, v) for k, v in items if isinstance(v, (brainstate.graph.Node, brainstate.State, *_CONTAINERS)))
 
 
-def _rank(path: tuple) -> tuple[int, int]:
+def _rank(path: StatePath) -> tuple[int, int]:
     """Shorter first; at one length, fewer list items and dict keys (brainstate.nn.Map keeps each state
     it batched both at ``module.rnn.h`` and in its ``dict_vmap_states[0][0]``: the attribute path is
     the user's)."""
     return len(path), sum(1 for part in path if isinstance(part, int) or not str(part).isidentifier())
 
 
-def shorter_paths(model: Any, states: dict[tuple, Any]) -> dict[tuple, tuple]:
+def shorter_paths(model: Any, states: dict[StatePath, Any]) -> dict[StatePath, StatePath]:
     """For each of ``states`` (the compiler's path -> state) reachable along a shorter path of
     attributes, list items and dict keys: compiler path -> that path."""
     wanted = {id(state): path for path, state in states.items()}
-    found: dict[tuple, tuple] = {}
+    found: dict[StatePath, StatePath] = {}
     seen = {id(model)}
-    queue = deque([(model, ())])
+    queue: deque[tuple[Any, StatePath]] = deque([(model, ())])
     while queue and len(seen) < _MAX_OBJECTS:
         obj, path = queue.popleft()
         for key, child in _children(obj):

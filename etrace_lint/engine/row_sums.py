@@ -28,7 +28,7 @@ from typing import Any
 from . import jaxpr_view as jv
 
 ONE = ("ones",)  # the all-ones direction
-Tangent = dict  # base -> Fraction; {} is zero; None (the value) is unknown
+Tangent = dict[Any, Fraction]  # base -> Fraction; {} is zero; None (the value) is unknown
 
 # a weight-free op that moves or selects entries: all ones stay all ones
 _SHAPE_OPS = frozenset({
@@ -114,7 +114,7 @@ class _Walk:
                 and any(t for t in tangents)):
             self.cancelled_at = eqn
 
-    def _rule(self, eqn: Any, name: str, ins: list, tangents: list) -> tuple[tuple, Tangent | None]:
+    def _rule(self, eqn: Any, name: str, ins: list[Any], tangents: list[Any]) -> tuple[tuple[Any, ...], Tangent | None]:
         out = eqn.outvars[0] if eqn.outvars else None
         opaque = (Fraction(1), ("var", id(out)))
         if all(t == {} for t in tangents) or name in _ZERO_TANGENT_OPS:
@@ -149,7 +149,7 @@ class _Walk:
             return opaque, cases[0] if all(c == cases[0] for c in cases) else None
         return opaque, None
 
-    def _primal_key(self, eqn: Any, name: str, ins: list, opaque: tuple) -> tuple:
+    def _primal_key(self, eqn: Any, name: str, ins: list[Any], opaque: tuple[Any, ...]) -> tuple[Any, ...]:
         """Scalar factors are kept apart (``x / 8`` is ``1/8`` times ``x``), so that two ways of
         writing one expression get one key."""
         if name in ("mul", "div") and len(ins) == 2:
@@ -170,7 +170,7 @@ class _Walk:
             return scale, (name, jv.aval_shape(eqn.outvars[0]), base)
         return opaque
 
-    def _product(self, ins: list, tangents: list) -> Tangent | None:
+    def _product(self, ins: list[Any], tangents: list[Any]) -> Tangent | None:
         """``d(a*b) = da*b + a*db``, kept exact when one factor is a literal or has no tangent and
         the other's tangent is a multiple of all ones."""
         for index, other in ((1, 0), (0, 1)):

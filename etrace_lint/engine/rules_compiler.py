@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ..core.findings import Finding, Level, Location, Subject
-from ..core.naming import display_name, path_key
+from ..core.naming import StatePath, display_name, path_key
 from ..core.registry import all_rules, error_rules, rule_for_record_kind
 from ..core.rule import ErrorFacts, RecordFacts, Rule
 from ..core.wording import error_sentence, one_line, op_phrase, plain_text
@@ -68,7 +68,7 @@ def locate_record(record: Any, locator: Locator, ordinal: int = 0, subject: Any 
 _NAMED_PRIMITIVE = re.compile(r"equation '(\w+)'|rule of '(\w+)'")
 
 
-def _candidate_locations(record: Any, family: str, context: Mapping, weight_path: Any, locator: Locator,
+def _candidate_locations(record: Any, family: str, context: Mapping[str, Any], weight_path: Any, locator: Locator,
                          ordinal: int) -> Iterator[Location | None]:
     """Where a record without a subject equation may be placed, most precise first; each
     is only worked out when the ones before found nothing. ``family``: the control-flow
@@ -107,7 +107,7 @@ def _candidate_locations(record: Any, family: str, context: Mapping, weight_path
         yield locator.of_primitive(primitive)
 
 
-def _paths_in(value: Any) -> list[tuple]:
+def _paths_in(value: Any) -> list[StatePath]:
     """Paths held by a record field: a path, or a tuple/list of paths."""
     if isinstance(value, (tuple, list)) and value and all(isinstance(p, (tuple, list)) for p in value):
         return [tuple(p) for p in value]
@@ -116,7 +116,7 @@ def _paths_in(value: Any) -> list[tuple]:
     return []
 
 
-def _record_paths(record: Any) -> list[tuple]:
+def _record_paths(record: Any) -> list[StatePath]:
     paths = []
     if getattr(record, "weight_path", None):
         paths.append(tuple(record.weight_path))
@@ -126,10 +126,11 @@ def _record_paths(record: Any) -> list[tuple]:
     return paths
 
 
-def record_properties(record: Any, kind: str | None = None, level: str | None = None) -> dict:
+def record_properties(record: Any, kind: str | None = None, level: str | None = None) -> dict[str, Any]:
     kind = bt.record_kind(record) if kind is None else kind
-    properties = {"braintraceKind": kind, "braintraceLevel": bt.record_level(record) if level is None else level,
-                  "braintraceMessage": one_line(getattr(record, "message", ""))}
+    properties: dict[str, Any] = {
+        "braintraceKind": kind, "braintraceLevel": bt.record_level(record) if level is None else level,
+        "braintraceMessage": one_line(getattr(record, "message", ""))}
     weight_path = getattr(record, "weight_path", None)
     if weight_path:
         properties["weight"] = display_name(weight_path)
@@ -163,7 +164,7 @@ def _misplaced_weights(subject: Any, locator: Locator) -> tuple[str, ...]:
     return (display_name(path),) if path is not None else ()
 
 
-def record_facts(record: Any, kind: str, locator: Locator, primary: Location, iterations: tuple = (),
+def record_facts(record: Any, kind: str, locator: Locator, primary: Location, iterations: tuple[int, ...] = (),
                  iteration_count: int = 0, subject: Any = None) -> RecordFacts:
     """What a rule words its message from: the record's paths by name, lines of the ops it names."""
     context = bt.record_context(record)
@@ -207,17 +208,11 @@ def record_message(rule: Rule, facts: RecordFacts) -> str:
     return facts.text
 
 
-def finding_from_record(record: Any, locator: Locator, target: str, ordinal: int = 0, subject: Any = None) -> Finding:
-    kind = bt.record_kind(record)
-    record_level = bt.record_level(record)
-    rule, level, _ = _grade(kind, record_level, frozenset())
-    return _finding(record, kind, rule, level, locator, target, ordinal, subject, record_level)
-
-
-def _finding(record: Any, kind: str, rule: Any, level: Level, locator: Locator, target: str, ordinal: int,
+def _finding(record: Any, kind: str, rule: Rule, level: Level, locator: Locator, target: str, ordinal: int,
              subject: Any, record_level: str, unrolled: bool = False) -> Finding:
     primary, related = locate_record(record, locator, ordinal, subject, rule)
-    iterations, count = (), 0
+    iterations: tuple[int, ...] = ()
+    count = 0
     if unrolled and subject is not None and bt.is_etp_primitive(subject):
         index, count = locator.unrolled_iteration(subject)
         iterations = (index,) if count > 1 else ()
@@ -258,9 +253,13 @@ def is_hidden_note(record: Any, count_only: frozenset[str]) -> bool:
     return _grade(bt.record_kind(record), bt.record_level(record), count_only)[2]
 
 
-def _merge_iterations(findings: list[Finding], records: dict[int, tuple]) -> list[Finding]:
+# what a finding of one scan iteration was built from: (record, kind, rule, locator, iteration count)
+_MergeInput = tuple[Any, str, Rule, "Locator", int]
+
+
+def _merge_iterations(findings: list[Finding], records: dict[int, _MergeInput]) -> list[Finding]:
     """One finding per weight, rule and line across the iterations of an unrolled scan."""
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple[str, Location, Any], list[int]] = {}
     for index, finding in enumerate(findings):
         if "iterations" in finding.properties:
             key = (finding.rule_id, finding.location, finding.properties.get("weight"))
@@ -288,8 +287,9 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
     subjects += [None] * (len(compilation.records) - len(subjects))
     left_out: dict[str, int] = {}
     unrolled = any(bt.record_kind(r) == "scan_unrolled" for r in compilation.records)
-    findings, seen = [], {}
-    merge_inputs: dict[int, tuple] = {}
+    findings: list[Finding] = []
+    seen: dict[str, int] = {}
+    merge_inputs: dict[int, _MergeInput] = {}
     graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
     readouts = _readouts(compilation)
     for record, subject in zip(compilation.records, subjects):
@@ -322,19 +322,19 @@ def reported_kinds(compilation: bt.Compilation) -> list[tuple[str, str]]:
     return [(_kind_in_context(record, readouts), bt.record_level(record)) for record in compilation.records]
 
 
-def _readouts(compilation: bt.Compilation) -> set[tuple]:
+def _readouts(compilation: bt.Compilation) -> set[StatePath]:
     readouts = _weights_reaching_no_state(compilation.records)
     if readouts and compilation.graph is not None:  # a probe pass's record the final graph contradicts
         readouts -= bt.relation_weight_paths(compilation.graph)
     return readouts
 
 
-def _weights_reaching_no_state(records: list) -> set[tuple]:
+def _weights_reaching_no_state(records: list[Any]) -> set[StatePath]:
     return {tuple(r.weight_path) for r in records
             if bt.record_kind(r) == _NON_TEMPORAL and getattr(r, "weight_path", None)}
 
 
-def _kind_in_context(record: Any, readouts: set[tuple]) -> str:
+def _kind_in_context(record: Any, readouts: set[StatePath]) -> str:
     """A weight whose op feeds only ops of weights that reach no hidden state (an LRU's output
     projection feeding a readout) reaches none either: the compiler calls it excluded behind
     another weight, but what happens to it is what happens to a readout (its exact same-step
@@ -347,7 +347,7 @@ def _kind_in_context(record: Any, readouts: set[tuple]) -> str:
     return kind
 
 
-def classify_error(exc: BaseException, tracing: bool | None = None):
+def classify_error(exc: BaseException, tracing: bool | None = None) -> Rule:
     """The rule of a compiler or tracing exception; ``tracing``: raised before the step's jaxpr
     existed (None: unknown, an exception through the user's code counts as raised while tracing)."""
     names = _class_names(exc)
@@ -356,7 +356,7 @@ def classify_error(exc: BaseException, tracing: bool | None = None):
     raised_in = modules[0] if modules else ""
     through_user_code = jv.user_frame_of_exception(exc) is not None
     for rule in error_rules():
-        if rule.error.matches(names, message, raised_in, through_user_code, tracing):
+        if rule.error is not None and rule.error.matches(names, message, raised_in, through_user_code, tracing):
             return rule
     raise LookupError("no generic error rule is registered")
 
@@ -365,7 +365,10 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
                         record_findings: list[Finding]) -> list[Finding]:
     """Add the compiler/tracing exception to the record findings, merged when explained."""
     exc = compilation.error
+    if exc is None:  # nothing raised: the records say it all
+        return record_findings
     rule = classify_error(exc, tracing=not compilation.step_traced)
+    assert rule.error is not None  # classify_error returns only rules that match exceptions
     error_name = type(exc).__name__
     explained = [i for i, f in enumerate(record_findings)
                  if f.properties.get("braintraceLevel") == "error"
@@ -421,7 +424,7 @@ _CONTRADICTED_BY_A_RELATION = (_NON_TEMPORAL, _WEIGHT_TO_WEIGHT)
 
 
 def drop_contradicted_records(findings: list[Finding], compilation: bt.Compilation, left_out: dict[str, int],
-                              fully_connected: frozenset) -> tuple[list[Finding], dict[str, int]]:
+                              fully_connected: frozenset[StatePath]) -> tuple[list[Finding], dict[str, int]]:
     """Drop the records about a weight every op of which the final graph connects
     (``fully_connected``) that say otherwise, hidden notes included (uncounted from ``left_out``).
 
@@ -447,11 +450,12 @@ def uncount_superseded_notes(findings: list[Finding], compilation: bt.Compilatio
     return _uncounted(compilation, replaced, left_out) if replaced else left_out
 
 
-def _weight_key(path) -> tuple[str, ...]:
+def _weight_key(path: Any) -> tuple[str, ...]:
     return tuple(map(str, path))
 
 
-def _uncounted(compilation: bt.Compilation, replaced: set, left_out: dict[str, int]) -> dict[str, int]:
+def _uncounted(compilation: bt.Compilation, replaced: set[tuple[str, tuple[str, ...]]],
+               left_out: dict[str, int]) -> dict[str, int]:
     """``left_out`` less one for each hidden record whose (rule, weight) is in ``replaced``."""
     if not left_out:
         return left_out

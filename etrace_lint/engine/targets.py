@@ -33,12 +33,12 @@ class LoadedTarget:
     spec: TargetSpec
     name: str
     model: Any
-    inputs: tuple
-    compile_options: dict = field(default_factory=dict)
+    inputs: tuple[Any, ...]
+    compile_options: dict[str, Any] = field(default_factory=dict)
     batch_size: int | None = None
-    verify_options: dict = field(default_factory=dict)
-    factory_location: Location | None = None
-    environ: dict = field(default_factory=dict)  # the brainstate.environ values it was built under
+    verify_options: dict[str, Any] = field(default_factory=dict)
+    environ: dict[str, Any] = field(default_factory=dict)  # the brainstate.environ values it was built under
+    factory_location: Location = field(kw_only=True)  # the line that built the model: every finding can point there
 
 
 _MODULES: dict[str, Any] = {}
@@ -84,7 +84,7 @@ def _describe(exc: BaseException) -> str:
     return exception_line(exc)
 
 
-def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict | None = None) -> LoadedTarget:
+def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict[str, Any] | None = None) -> LoadedTarget:
     """Import, find and call the factory; normalise what it returns."""
     where = Location(spec.path, spec.line)
     label = f"{os.path.basename(spec.path)}::{spec.factory}"
@@ -117,10 +117,10 @@ def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict | No
     compile_options.update(extra)
     batch_size = compile_options.pop("batch_size", None) or options.get("batch_size")
     return LoadedTarget(spec, name, model, inputs, compile_options, batch_size,
-                        dict(options.get("verify") or {}), where, environ)
+                        dict(options.get("verify") or {}), environ, factory_location=where)
 
 
-def _unpack(produced: Any, name: str, label: str, where: Location) -> tuple[Any, tuple, dict]:
+def _unpack(produced: Any, name: str, label: str, where: Location) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
     import brainstate  # a cached run never imports brainstate
 
     def bad(why: str) -> TargetLoadError:

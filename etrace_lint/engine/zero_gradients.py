@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .analysis import TOP, AnalysisContext
@@ -26,9 +27,9 @@ class ZeroTraceUse:
     """A connected weight whose every ETP op braintrace reads with a zero ``df``: it keeps no
     eligibility trace."""
 
-    weight: tuple
+    weight: StatePath
     site: jv.EqnSite | None  # its ETP op
-    hidden: tuple  # the hidden states the compiler connected it to
+    hidden: tuple[StatePath, ...]  # the hidden states the compiler connected it to
     cancelled_at: jv.EqnSite | None  # where the mean is subtracted
 
 
@@ -36,8 +37,8 @@ def _etp_sites(context: AnalysisContext) -> dict[int, jv.EqnSite]:
     return {id(out): site for site in context.flow.etp_sites for out in jv.outvars(site.eqn)}
 
 
-def _relation_counts(views: list) -> dict[tuple, int]:
-    counts: dict[tuple, int] = {}
+def _relation_counts(views: list[bt.RelationView]) -> dict[StatePath, int]:
+    counts: dict[StatePath, int] = {}
     for view in views:
         for weight in view.weight_paths:
             counts[weight] = counts.get(weight, 0) + 1
@@ -49,7 +50,7 @@ def zero_trace_uses(context: AnalysisContext) -> list[ZeroTraceUse]:
     if not zero:
         return []
     relations_of = _relation_counts(bt.relation_views(context.graph))
-    zero_of: dict[tuple, list] = {}
+    zero_of: dict[StatePath, list[bt.ZeroDfRelation]] = {}
     for relation in zero:
         for weight in relation.weight_paths:
             zero_of.setdefault(weight, []).append(relation)
@@ -69,9 +70,9 @@ def zero_trace_uses(context: AnalysisContext) -> list[ZeroTraceUse]:
 class UnreadStateUse:
     """A connected weight none of whose hidden states' new values the step's output reads."""
 
-    weight: tuple
+    weight: StatePath
     site: jv.EqnSite | None  # its (first) ETP op
-    hidden: tuple  # the hidden states the compiler connected it to
+    hidden: tuple[StatePath, ...]  # the hidden states the compiler connected it to
 
 
 def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
@@ -87,7 +88,7 @@ def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
     relations_of = _relation_counts(bt.relation_views(context.graph))
     same_step = bt.adds_same_step_gradients()
     signal: dict[int, bool] = {}  # per hidden group: its new value reaches the output
-    silent_of: dict[tuple, list] = {}
+    silent_of: dict[StatePath, list[bt.RelationView]] = {}
     for view in views:
         for index in view.group_indices:
             if index not in signal:
@@ -116,7 +117,7 @@ class UntrainedReadout:
     """A weight with no eligibility trace that reaches the step's output, on a braintrace that adds
     no same-step gradient to any ParamState: it gets no online gradient."""
 
-    weight: tuple
+    weight: StatePath
     site: jv.EqnSite | None  # the first op that reads it
 
 
@@ -129,7 +130,7 @@ def untrained_readouts(context: AnalysisContext) -> list[UntrainedReadout]:
     flow = context.flow
     learning = context.learning_weights
     reaching_hidden = context.weights_reaching_hidden()
-    readers: dict[tuple, jv.EqnSite] = {}
+    readers: dict[StatePath, jv.EqnSite] = {}
     for site in list(flow.etp_sites) + [c.site for c in flow.consumers]:
         for weight in flow.weights_read_by(site):
             readers.setdefault(weight, site)

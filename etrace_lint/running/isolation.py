@@ -83,21 +83,6 @@ def is_user_module(name: str, module) -> bool:
     return bool(files) and not all(is_installed(f) for f in files)
 
 
-def project_files(root: str, since: set[str] | None = None) -> list[str]:
-    """The ``.py`` files under ``root`` that this process has imported from the user's tree
-    (only modules absent from ``since``, a set of module names, when it is given)."""
-    root = os.path.abspath(root) + os.sep
-    found = set()
-    for name, module in list(sys.modules.items()):
-        if (since is not None and name in since) or not is_user_module(name, module):
-            continue
-        for file in _module_files(module):
-            file = os.path.abspath(file)
-            if file.startswith(root) and file.endswith(".py"):
-                found.add(file)
-    return sorted(found)
-
-
 class ModuleBaseline:
     """What the worker had before any target ran, and the way back to it.
 

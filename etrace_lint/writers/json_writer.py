@@ -60,7 +60,7 @@ def write_json(outcome, info, stream: TextIO) -> None:
     if info.shard:
         document[SHARD_PROPERTY] = info.shard
     if info.advice_rows:
-        from ..verify.advise.table import relocated
+        from ..verify.advise.table import relocated  # the verify package imports JAX; a cached run must not
 
         document["advice"] = relocated(info.advice_rows, info.relpath)
     json.dump(document, stream, indent=2, sort_keys=True, default=str)

@@ -220,7 +220,7 @@ def build_log(outcome, info, limits: SarifLimits = GITHUB_LIMITS) -> dict:
     if left_out:
         run_properties["resultsLeftOut"] = left_out
     if info.advice_rows:
-        from ..verify.advise.table import relocated
+        from ..verify.advise.table import relocated  # the verify package imports JAX; a cached run must not
         run_properties["advice"] = relocated(info.advice_rows, info.relpath)
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(

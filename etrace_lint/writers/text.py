@@ -102,7 +102,7 @@ def _write_tables(info, stream: TextIO) -> None:
     if info.verify_rows:
         stream.write(format_verify_table(info.verify_rows))
     if info.advice_rows:
-        from ..verify.advise.table import format_advice_table
+        from ..verify.advise.table import format_advice_table  # the verify package imports JAX; a cached run must not
         stream.write(format_advice_table(info.advice_rows, info.relpath))
 
 

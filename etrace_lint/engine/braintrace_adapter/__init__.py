@@ -10,8 +10,11 @@ reads it (JAX's own layout is read by :mod:`etrace_lint.engine.jaxpr_view`).
 When braintrace changes its private layout between versions, only this package changes.
 """
 
+from typing import TYPE_CHECKING
+
 from .compiler import (
     Compilation,
+    UntracedState,
     compile_model,
     compiled_states,
     ensure_states,
@@ -28,6 +31,8 @@ from .compiler import (
     weight_invars,
 )
 from .graph import (
+    RelationView,
+    ZeroDfRelation,
     adds_same_step_gradients,
     algorithm_class,
     conv_bias_shape,
@@ -49,7 +54,16 @@ from .step_states import (
     step_output_vars,
 )
 
+if TYPE_CHECKING:  # braintrace's own classes, for the engine's annotations only
+    from braintrace._compiler.graph import ETraceGraph
+    from braintrace._compiler.module_info import ModuleInfo
+
 __all__ = [
+    "ETraceGraph",
+    "ModuleInfo",
+    "RelationView",
+    "UntracedState",
+    "ZeroDfRelation",
     "Compilation",
     "adds_same_step_gradients",
     "algorithm_class",

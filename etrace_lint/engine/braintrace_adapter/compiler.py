@@ -15,7 +15,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import brainstate
 import braintrace
@@ -24,23 +24,29 @@ from braintrace._compiler import diagnostics as _diagnostics
 from braintrace._compiler import graph as _graph_module
 from braintrace._compiler import module_info as _module_info_module
 
+from ...core.naming import StatePath
 from .. import jaxpr_view as jv
+from .inclusions import one_inclusion_per_weight
+
+if TYPE_CHECKING:  # braintrace's own classes, for annotations only
+    from braintrace._compiler.graph import ETraceGraph
+    from braintrace._compiler.module_info import ModuleInfo
 
 
 @dataclass
 class Compilation:
     """The outcome of running the real compiler once on one model."""
 
-    graph: Any = None  # ETraceGraph, when compilation succeeded
-    module_info: Any = None  # ModuleInfo, as soon as tracing succeeded
+    graph: ETraceGraph | None = None  # when compilation succeeded
+    module_info: ModuleInfo | None = None  # as soon as tracing succeeded
     traced_jaxpr: Any = None  # the step's jaxpr before control-flow canonicalisation
     raw_jaxpr: Any = None  # the step's jaxpr as traced, before jit calls are inlined
-    records: list = field(default_factory=list)  # every CompilationRecord, in order
+    records: list[Any] = field(default_factory=list)  # every CompilationRecord, in order
     # per record, the equation the compiler was looking at when it emitted it (or None)
-    record_subjects: list = field(default_factory=list)
+    record_subjects: list[Any] = field(default_factory=list)
     error: BaseException | None = None
-    warnings: list = field(default_factory=list)  # (category name, message) pairs
-    state_writes: list = field(default_factory=list)  # StateWrite per user write, in order
+    warnings: list[Any] = field(default_factory=list)  # (category name, message) pairs
+    state_writes: list[StateWrite] = field(default_factory=list)  # StateWrite per user write, in order
     seconds: float = 0.0
     inputs_shown: str = ""  # the example inputs' shapes, as a message shows them
 
@@ -55,16 +61,16 @@ class Compilation:
         return self.module_info is not None or self.raw_jaxpr is not None or self.traced_jaxpr is not None
 
     @property
-    def param_writes(self) -> list:
+    def param_writes(self) -> list[jv.SourceFrame]:
         return [w.frame for w in self.state_writes if w.is_param]
 
     @property
-    def unit_changes(self) -> list:
+    def unit_changes(self) -> list[StateWrite]:
         """Writes that changed the unit a state holds."""
         return [w for w in self.state_writes if w.old_unit != w.new_unit]
 
     @property
-    def last_write(self):
+    def last_write(self) -> jv.SourceFrame | None:
         return self.state_writes[-1].frame if self.state_writes else None
 
 
@@ -103,11 +109,11 @@ def _subject_eqn(frame: Any, depth: int = 4) -> Any:
 
 
 @contextlib.contextmanager
-def _tee_records(sink: list, subjects: list | None = None,
+def _tee_records(sink: list[Any], subjects: list[Any] | None = None,
                  needs_subject: Callable[[Any], bool] | None = None) -> Iterator[None]:
     original = _diagnostics.DiagnosticReporter.append
 
-    def append(reporter, record):
+    def append(reporter: Any, record: Any) -> None:
         sink.append(record)
         if subjects is not None:
             subject = None
@@ -118,15 +124,15 @@ def _tee_records(sink: list, subjects: list | None = None,
             subjects.append(subject)
         original(reporter, record)
 
-    _diagnostics.DiagnosticReporter.append = append
+    _diagnostics.DiagnosticReporter.append = append  # type: ignore[method-assign, assignment]  # the tee is the point
     try:
         yield
     finally:
-        _diagnostics.DiagnosticReporter.append = original
+        _diagnostics.DiagnosticReporter.append = original  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
-def _keep(module: Any, name: str, holder: list, keep_result: bool = False) -> Iterator[None]:
+def _keep(module: Any, name: str, holder: list[Any], keep_result: bool = False) -> Iterator[None]:
     """While compiling, remember what ``module.name`` is called with (or returns).
 
     Used for the jaxpr before jit inlining (the jit calls are the only user
@@ -139,7 +145,7 @@ def _keep(module: Any, name: str, holder: list, keep_result: bool = False) -> It
         yield
         return
 
-    def spy(*args, **kwargs):
+    def spy(*args: Any, **kwargs: Any) -> Any:
         if not keep_result and args:
             holder.append(args[0])
         result = original(*args, **kwargs)
@@ -157,7 +163,7 @@ def _keep(module: Any, name: str, holder: list, keep_result: bool = False) -> It
 @dataclass(frozen=True)
 class StateWrite:
     is_param: bool
-    frame: Any  # jaxpr_view.SourceFrame of the user's line
+    frame: jv.SourceFrame  # the user's line
     old_unit: str
     new_unit: str
     state_id: int = 0  # id() of the state written, to find the write of a state the compiler names
@@ -176,7 +182,7 @@ def _unit_text(value: Any) -> str:
 
 
 @contextlib.contextmanager
-def _record_state_writes(sink: list) -> Iterator[None]:
+def _record_state_writes(sink: list[StateWrite]) -> Iterator[None]:
     """Remember the user line of every state write while the step is traced.
 
     brainstate re-raises a failed write with the traceback of the state's
@@ -185,7 +191,7 @@ def _record_state_writes(sink: list) -> Iterator[None]:
     owner = next(cls for cls in brainstate.State.__mro__ if "value" in cls.__dict__)
     original = owner.__dict__["value"]
 
-    def set_value(state, value):
+    def set_value(state: Any, value: Any) -> None:
         frame = jv.user_frame_of_stack()
         if frame is not None:
             # the stored value, not the getter: a read through the getter would be
@@ -208,7 +214,7 @@ KEPT_WARNINGS = (r"ETP primitive .* was decomposed into standard JAX ops under v
 
 
 @contextlib.contextmanager
-def quiet(sink: list) -> Iterator[None]:
+def quiet(sink: list[Any]) -> Iterator[None]:
     """Keep the compiler's ``warnings.warn`` echoes and JAX's noise off the terminal."""
     jax_logger = logging.getLogger("jax")
     level = jax_logger.level
@@ -286,14 +292,14 @@ def ensure_states(model: Any, batch_size: int | None = None) -> None:
             brainstate.nn.init_all_states(model, batch_size=batch_size)
 
 
-def compiled_states(minfo: Any) -> dict[tuple, Any]:
+def compiled_states(minfo: ModuleInfo) -> dict[StatePath, Any]:
     """The states the compiler found in the model, by path: its own walk, free to reuse
     (it leaves out states the step does not use)."""
     retrieved = getattr(minfo, "retrieved_model_states", None) or {}
     return {tuple(path): st for path, st in retrieved.items() if isinstance(path, tuple)}
 
 
-def compile_model(model: Any, inputs: tuple, compile_options: dict,
+def compile_model(model: Any, inputs: tuple[Any, ...], compile_options: dict[str, Any],
                   needs_subject: Callable[[Any], bool] | None = None) -> Compilation:
     """Trace ``model`` and run the ETrace compiler, hidden perturbation included.
 
@@ -301,9 +307,9 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict,
     working on is read from its frame while it emits, for those only).
     """
     result = Compilation(inputs_shown=describe_inputs(inputs))
-    minfo_holder: list = []
-    jaxpr_holder: list = []
-    raw_holder: list = []
+    minfo_holder: list[Any] = []
+    jaxpr_holder: list[Any] = []
+    raw_holder: list[Any] = []
     start = time.perf_counter()
     with contextlib.ExitStack() as hooks:
         hooks.enter_context(quiet(result.warnings))
@@ -326,14 +332,12 @@ def compile_model(model: Any, inputs: tuple, compile_options: dict,
         result.raw_jaxpr = raw_holder[0]
     if result.graph is not None:
         result.module_info = result.graph.module_info
-        from .inclusions import one_inclusion_per_weight
-
         result.records, result.record_subjects = one_inclusion_per_weight(
             result.graph, result.records, result.record_subjects)
     return result
 
 
-def describe_inputs(inputs: tuple) -> str:
+def describe_inputs(inputs: tuple[Any, ...]) -> str:
     """``(4,) float32, (2, 3) int32``: the shape and dtype of each example input (a pytree's leaves
     in brackets); what a shape error while tracing is measured against."""
     import jax  # a cached run never imports jax
@@ -341,10 +345,10 @@ def describe_inputs(inputs: tuple) -> str:
     def one(value: Any) -> str:
         unit = getattr(value, "unit", None)
         if unit is not None and hasattr(value, "shape"):  # a saiunit quantity: one array with a unit
-            shown = f"{tuple(value.shape)} {getattr(value, 'dtype', '')}".strip()
-            return f"{shown} {unit}" if not getattr(unit, "is_unitless", False) else shown
+            array = f"{tuple(value.shape)} {getattr(value, 'dtype', '')}".strip()
+            return f"{array} {unit}" if not getattr(unit, "is_unitless", False) else array
         leaves = jax.tree.leaves(value)
-        shown = []
+        shown: list[str] = []
         for leaf in leaves:
             shape = getattr(leaf, "shape", None)
             dtype = getattr(leaf, "dtype", None)
@@ -369,9 +373,9 @@ def describe_inputs(inputs: tuple) -> str:
 class ErrorSubject:
     """What the compiler was working on when it raised: equations, vars, states."""
 
-    eqns: tuple = ()
-    vars: tuple = ()  # outputs of the equations to show (an ETP op's ``y``)
-    states: tuple = ()
+    eqns: tuple[Any, ...] = ()
+    vars: tuple[Any, ...] = ()  # outputs of the equations to show (an ETP op's ``y``)
+    states: tuple[Any, ...] = ()
 
 
 def _is_jaxpr_var(value: Any) -> bool:
@@ -395,7 +399,9 @@ def exception_subject(exc: BaseException) -> ErrorSubject:
         frames.append(tb.tb_frame)
         tb = tb.tb_next
     ours = [f for f in reversed(frames) if str(f.f_globals.get("__name__", "")).startswith("braintrace.")]
-    eqns, vars_, states = [], [], []
+    eqns: list[Any] = []
+    vars_: list[Any] = []
+    states: list[Any] = []
     for frame in ours:
         local = frame.f_locals
         sweep = local.get("last_sweep")
@@ -428,7 +434,7 @@ def is_etp_primitive(eqn: Any) -> bool:
     return isinstance(eqn.primitive, braintrace.ETPPrimitive)
 
 
-def model_states(model: Any) -> dict[tuple, Any]:
+def model_states(model: Any) -> dict[StatePath, Any]:
     """Every state of the model keyed by its module path."""
     return {tuple(path): st for path, st in brainstate.graph.states(model).items()}
 
@@ -437,16 +443,16 @@ def state_source_info(state: Any) -> Any:
     return getattr(state, "_source_info", None)
 
 
-def weight_invars(minfo: Any) -> dict[Any, tuple]:
+def weight_invars(minfo: ModuleInfo) -> dict[Any, StatePath]:
     """Every weight input var of the traced step, mapped to its ParamState path."""
     return {var: tuple(path) for var, path in minfo.invar_to_weight_path.items()}
 
 
-def hidden_invars(minfo: Any) -> dict[Any, tuple]:
+def hidden_invars(minfo: ModuleInfo) -> dict[Any, StatePath]:
     return {var: tuple(path) for var, path in minfo.invar_to_hidden_path.items()}
 
 
-def hidden_outvars(minfo: Any) -> dict[Any, tuple]:
+def hidden_outvars(minfo: ModuleInfo) -> dict[Any, StatePath]:
     return {var: tuple(path) for var, path in minfo.outvar_to_hidden_path.items()}
 
 
@@ -454,13 +460,13 @@ def hidden_outvars(minfo: Any) -> dict[Any, tuple]:
 class UntracedState:
     """A state the step writes that the compiler does not follow from step to step."""
 
-    path: tuple
+    path: StatePath
     kind: str  # its class, such as ShortTermState
-    invars: tuple  # its value as the step reads it
-    outvars: tuple  # its value as the step leaves it
+    invars: tuple[Any, ...]  # its value as the step reads it
+    outvars: tuple[Any, ...]  # its value as the step leaves it
 
 
-def untraced_states(minfo: Any) -> list[UntracedState]:
+def untraced_states(minfo: ModuleInfo) -> list[UntracedState]:
     """States written by the step that are neither hidden states nor weights: the compiler
     treats what they carry into the next step as a constant (a ShortTermState, a buffer)."""
     hidden_paths = {tuple(path) for path in minfo.hidden_path_to_invar}
@@ -478,11 +484,11 @@ def untraced_states(minfo: Any) -> list[UntracedState]:
     return found
 
 
-def traced_jaxpr(minfo: Any) -> Any:
+def traced_jaxpr(minfo: ModuleInfo) -> Any:
     return minfo.closed_jaxpr
 
 
-def relation_weight_paths(graph: Any) -> set[tuple]:
+def relation_weight_paths(graph: ETraceGraph) -> set[StatePath]:
     """ParamState paths the compiler connected to a hidden state (they learn online)."""
     paths = set()
     for relation in graph.hidden_param_op_relations:

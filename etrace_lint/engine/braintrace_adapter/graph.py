@@ -9,12 +9,17 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import brainstate
 import braintrace
 
+from ...core.naming import StatePath
 from .compiler import quiet
+
+if TYPE_CHECKING:  # braintrace's own classes, for annotations only
+    from braintrace._compiler.graph import ETraceGraph
+    from braintrace._compiler.module_info import ModuleInfo
 
 # --------------------------------------------------------------------------- verify: graph views
 
@@ -24,30 +29,30 @@ class GroupView:
     """A hidden group as the gradient check needs it: its states and step vars."""
 
     index: int
-    hidden_paths: tuple
-    invars: tuple
-    outvars: tuple
+    hidden_paths: tuple[StatePath, ...]
+    invars: tuple[Any, ...]
+    outvars: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
 class RelationView:
     """One ETP op the compiler connected to hidden groups, and the weights it trains."""
 
-    weight_paths: tuple  # ParamState paths, in trainable-key order
+    weight_paths: tuple[StatePath, ...]  # ParamState paths, in trainable-key order
     y_var: Any
-    group_indices: tuple
-    classifications: tuple  # PathClassification values per connected hidden state
+    group_indices: tuple[int, ...]
+    classifications: tuple[Any, ...]  # PathClassification values per connected hidden state
     primitive: str
     in_control_flow: bool  # inside a descended scan: its vars are body-scoped
 
 
-def group_views(graph: Any) -> list[GroupView]:
+def group_views(graph: ETraceGraph) -> list[GroupView]:
     return [GroupView(group.index, tuple(tuple(p) for p in group.hidden_paths),
                       tuple(group.hidden_invars), tuple(group.hidden_outvars))
             for group in graph.hidden_groups]
 
 
-def relation_views(graph: Any) -> list[RelationView]:
+def relation_views(graph: ETraceGraph) -> list[RelationView]:
     views = []
     for relation in graph.hidden_param_op_relations:
         paths = tuple(dict.fromkeys(tuple(p) for p in (relation.trainable_paths or {}).values()))
@@ -65,7 +70,7 @@ def relation_views(graph: Any) -> list[RelationView]:
 _VMAP_WARNING = re.compile(r"ETP primitive '([^']+)' was decomposed into standard JAX ops under vmap")
 
 
-def vmap_decomposition_warnings(caught: list) -> list[str]:
+def vmap_decomposition_warnings(caught: list[Any]) -> list[str]:
     """The compiler-side warnings (captured while tracing) saying an ETP op was decomposed
     under ``vmap``: its weights no longer reach the compiler as ETP weights."""
     return [message for _, message in caught if _VMAP_WARNING.search(message)]
@@ -88,7 +93,7 @@ def is_vmap_decomposition(eqn: Any) -> bool:
                for path, function in jv.traceback_functions(eqn.source_info))
 
 
-def online_gradient_error(model: Any, inputs: tuple) -> BaseException | None:
+def online_gradient_error(model: Any, inputs: tuple[Any, ...]) -> BaseException | None:
     """Trace, without computing anything, one D-RTRL gradient step of ``model`` on ``inputs``;
     the exception if it cannot be built.
 
@@ -107,8 +112,8 @@ def online_gradient_error(model: Any, inputs: tuple) -> BaseException | None:
             learner.compile_graph(*inputs)
             weights = learner.param_states
 
-            def one_step(*xs):
-                def loss(*a):
+            def one_step(*xs: Any) -> Any:
+                def loss(*a: Any) -> Any:
                     return sum(jnp.sum(jnp.real(leaf) ** 2) for leaf in jax.tree.leaves(learner(*a)))
 
                 return brainstate.transform.grad(loss, weights)(*xs)
@@ -134,7 +139,7 @@ def algorithm_class(name: str) -> Any:
     return getattr(braintrace, attribute, None) if attribute else None
 
 
-def step_param_states(minfo: Any) -> Any:
+def step_param_states(minfo: ModuleInfo) -> Any:
     """The ParamStates the traced step reads (a brainstate FlattedDict keyed by path).
 
     Differentiating a ParamState the step never reads makes brainstate's
@@ -143,7 +148,7 @@ def step_param_states(minfo: Any) -> Any:
     return minfo.retrieved_model_states.filter(brainstate.ParamState)
 
 
-def relation_output_ids(graph: Any) -> set[int]:
+def relation_output_ids(graph: ETraceGraph) -> set[int]:
     """Identities of the ETP op outputs the compiler connected to a hidden state."""
     return {id(relation.y_var) for relation in graph.hidden_param_op_relations}
 
@@ -152,13 +157,13 @@ def relation_output_ids(graph: Any) -> set[int]:
 class ZeroDfRelation:
     """An ETP op whose ``df`` braintrace reads as exactly zero for every hidden state it drives."""
 
-    weight_paths: tuple  # ParamState paths the op trains
+    weight_paths: tuple[StatePath, ...]  # ParamState paths the op trains
     y_var: Any  # the op's output in the traced step
-    hidden_paths: tuple  # the hidden states it was connected to
+    hidden_paths: tuple[StatePath, ...]  # the hidden states it was connected to
     cancelled_at: Any  # the equation of the map where the all-ones tangent cancelled, or None
 
 
-def zero_df_relations(graph: Any) -> list[ZeroDfRelation]:
+def zero_df_relations(graph: ETraceGraph) -> list[ZeroDfRelation]:
     """The relations whose ``y -> hidden group`` maps all have zero all-ones row sums
     (:mod:`etrace_lint.engine.row_sums`): the weights get no eligibility trace through them."""
     from ..row_sums import all_ones_row_sums  # imports JAX; a cached run must not
@@ -180,7 +185,7 @@ def zero_df_relations(graph: Any) -> list[ZeroDfRelation]:
     return found
 
 
-def conv_bias_shape(eqn: Any) -> tuple | None:
+def conv_bias_shape(eqn: Any) -> tuple[int, ...] | None:
     """The shape of a convolution ETP op's bias operand; None for another op or a conv without a bias.
 
     braintrace's conv rule for the per-parameter algorithms (``_conv_solve_drtrl``) sums the bias

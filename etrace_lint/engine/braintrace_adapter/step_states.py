@@ -5,15 +5,19 @@ private layout (``ModuleInfo``'s tables, the frames of a failed ``extract_module
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import brainstate
 import jax
 
+from ...core.naming import StatePath
 from .. import jaxpr_view as jv
 
+if TYPE_CHECKING:  # braintrace's own classes, for annotations only
+    from braintrace._compiler.module_info import ModuleInfo
 
-def step_output_vars(minfo: Any) -> list:
+
+def step_output_vars(minfo: ModuleInfo) -> list[Any]:
     """The vars of the traced step that are the model's return value (the states' new values follow
     them in the jaxpr's outputs)."""
     outs = jv.open_jaxpr(minfo.closed_jaxpr).outvars[:minfo.num_var_out]
@@ -24,7 +28,7 @@ def step_output_vars(minfo: Any) -> list:
 class ConstantHiddenWrite:
     """A hidden state whose new value in the traced step is a literal, not a var."""
 
-    path: tuple
+    path: StatePath
     value: str  # the literal, as the step wrote it
     state_id: int
 
@@ -50,7 +54,7 @@ def constant_hidden_writes(exc: BaseException) -> list[ConstantHiddenWrite]:
     return found
 
 
-def state_invars(minfo: Any, state: Any) -> tuple:
+def state_invars(minfo: ModuleInfo, state: Any) -> tuple[Any, ...]:
     """The vars through which the traced step reads ``state`` (none when the step does not)."""
     for st, ins in zip(minfo.compiled_model_states, minfo.state_tree_invars):
         if st is state:

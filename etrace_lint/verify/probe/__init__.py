@@ -15,13 +15,19 @@ format). It may import ``verify``, ``naming``, ``findings``, ``registry`` and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ...core.findings import Finding
 from .findings import findings_from_probe
 from .measure import ProbeResult, probe_runs
 
+if TYPE_CHECKING:  # annotations only
+    from ...engine.analysis import AnalysisContext
+    from ...engine.targets import LoadedTarget
 
-def probe_model(loaded: Any, context: Any, compile_options: dict) -> tuple[list, ProbeResult]:
+
+def probe_model(loaded: LoadedTarget, context: AnalysisContext,
+                compile_options: dict[str, Any]) -> tuple[list[Finding], ProbeResult]:
     """The probe's findings about one compiled model, and what it measured."""
     result = probe_runs(loaded, context, compile_options)
     return findings_from_probe(result, context, loaded.name), result

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...core.findings import NO_SUBJECT, Finding, Location, Subject
 from ...core.naming import display_name, path_key
 from ...core.registry import all_rules
 from ...core.rule import ProbeFacts
 from ...core.wording import plain_text
+from ..compare import describe_scale, times_word, whole_multiple
+from ..findings import FindingMaker
 from .measure import LeafSignal, ProbeResult, ProbeRun, StepFailure
+
+if TYPE_CHECKING:  # annotations only
+    from ...engine.analysis import AnalysisContext
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE = "ETL410", "ETL411", "ETL412", "ETL413"
 
@@ -24,8 +29,6 @@ def _number(value: float | None) -> str:
 
 def why_scaled(factor: float) -> str:
     """What a multiple of the exact gradient usually means."""
-    from ..compare import times_word, whole_multiple  # imports JAX; a cached run must not
-
     whole = whole_multiple(factor)
     if whole is not None:
         return (f"the online rule counts one path from the weight to the loss {times_word(whole)}, "
@@ -44,8 +47,7 @@ _CONNECTED = "the compiler connects it to a hidden state (it would read as learn
 class ProbeFindings:
     """Places the probe's verdicts where the weight is created, with its op as related."""
 
-    def __init__(self, context: Any, target: str):
-        from ..findings import FindingMaker  # imports JAX; a cached run must not
+    def __init__(self, context: AnalysisContext, target: str):
 
         self._places = FindingMaker(context, target, [])
         self.locator = context.locator
@@ -92,8 +94,6 @@ class ProbeFindings:
 
     def for_signal(self, rule_id: str, run: ProbeRun, signals: list[LeafSignal], whole: bool) -> Finding:
         """One finding for the leaves of one weight that share a verdict; ``whole``: they are all its leaves."""
-        from ..compare import describe_scale  # imports JAX; a cached run must not
-
         signal = signals[0]
         weight = self._weight_path(signal.weight)
         primary, related = self._places.weight_locations(weight)
@@ -135,7 +135,7 @@ def _verdict(signal: LeafSignal) -> str | None:
     return None
 
 
-def findings_from_probe(result: ProbeResult, context: Any, target: str) -> list[Finding]:
+def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: str) -> list[Finding]:
     """One finding per failed run, and per rule, algorithm and weight (naming the leaves when not all
     of the weight's leaves share the verdict)."""
     if not result.runs:

@@ -15,15 +15,26 @@ measured is None, never 0.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import braintrace
 import numpy as np
 
+from ...engine import braintrace_adapter as bt
+from .. import compare
 from ..compare import ROUNDING  # an online gradient this much smaller than BPTT's is a zero
+from ..expectations import GraphFacts, expectation
+from ..harness import GradientRun, Harness, HarnessError, LayoutError, describe, on_device
+from ..settings import VerifySettings, VerifySettingsError, resolve_settings
+
+if TYPE_CHECKING:  # annotations only
+    from ...engine.analysis import AnalysisContext
+    from ...engine.targets import LoadedTarget
 
 PROBE_STEPS = 4
 DEFAULT_ALGORITHMS = ("d_rtrl",)
@@ -81,12 +92,8 @@ class ProbeResult:
     skipped: str = ""  # why nothing was measured (BPTT did not run, the learner did not build), or ""
 
 
-def probe_runs(loaded: Any, context: Any, compile_options: dict) -> ProbeResult:
+def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: dict[str, Any]) -> ProbeResult:
     """Probe one compiled model; leaves its states as it found them. Never raises for the model."""
-    from ...engine import braintrace_adapter as bt  # imports JAX; a cached run must not
-    from ..harness import Harness, HarnessError, LayoutError, describe, on_device  # imports JAX; a cached run must not
-    from ..settings import VerifySettingsError, resolve_settings  # imports JAX; a cached run must not
-
     try:
         own = resolve_settings(loaded.verify_options)
     except VerifySettingsError as exc:
@@ -114,9 +121,7 @@ def probe_runs(loaded: Any, context: Any, compile_options: dict) -> ProbeResult:
             harness.close()
 
 
-def _probe(harness: Any, context: Any, settings: Any) -> ProbeResult:
-    from ..expectations import GraphFacts  # imports JAX; a cached run must not
-
+def _probe(harness: Harness, context: AnalysisContext, settings: VerifySettings) -> ProbeResult:
     lengths = [PROBE_STEPS, 1]
     bptt = harness.settle(lengths, settings.algorithms[0])
     facts = GraphFacts(context)
@@ -131,10 +136,9 @@ def _probe(harness: Any, context: Any, settings: Any) -> ProbeResult:
     return ProbeResult(tuple(runs), "; ".join(skipped))
 
 
-def _with_compile_options(settings: Any, algorithm: str, compile_options: dict) -> Any:
+def _with_compile_options(settings: VerifySettings, algorithm: str,
+                          compile_options: dict[str, Any]) -> VerifySettings:
     """The target's compile options the algorithm's constructor takes (``control_flow``, ...) join its own."""
-    import braintrace  # a cached run never imports braintrace
-
     constructor = {"d_rtrl": braintrace.D_RTRL, "pp_prop": braintrace.pp_prop,
                    "es_d_rtrl": braintrace.ES_D_RTRL}.get(algorithm)
     if constructor is None or not compile_options:
@@ -148,10 +152,8 @@ def _with_compile_options(settings: Any, algorithm: str, compile_options: dict) 
     return replace(settings, algorithm_options=options)
 
 
-def _probe_one(harness: Any, learner: Any, algorithm: str, bptt: dict, facts: Any, settings: Any) -> ProbeRun:
-    from .. import compare  # imports JAX; a cached run must not
-    from ..expectations import expectation  # imports JAX; a cached run must not
-
+def _probe_one(harness: Harness, learner: Any, algorithm: str, bptt: dict[int, GradientRun], facts: GraphFacts,
+               settings: VerifySettings) -> ProbeRun:
     start = time.perf_counter()
     try:
         online = harness.online(learner, [1, PROBE_STEPS])
@@ -190,10 +192,8 @@ _VJP_SHAPES = re.compile(r"at output\[\d+\](?P<path>\[\(.*?\)\])(?P<leaf>(?:\[[^
                          r"\w+\[(?P<have>[\d,]*)\]")
 
 
-def step_failure(exc: BaseException, harness: Any) -> StepFailure:
+def step_failure(exc: BaseException, harness: Harness) -> StepFailure:
     """The exception of a failed online step, with the parameter and shapes it names."""
-    import ast
-
     text = " ".join(str(exc).split())
     match = _VJP_SHAPES.search(text)
     if match is None:
