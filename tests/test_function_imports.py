@@ -12,8 +12,6 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "etrace_lint"
-# the advisor's modules still import inside functions without saying why
-NOT_YET = ("verify/advise/",)
 
 
 def _unexplained(source: str) -> list[int]:
@@ -39,8 +37,6 @@ def test_every_import_inside_a_function_says_why():
     missing = []
     for path in modules:
         relative = path.relative_to(PACKAGE).as_posix()
-        if relative.startswith(NOT_YET):
-            continue
         missing += [f"etrace_lint/{relative}:{line}" for line in _unexplained(path.read_text())]
     assert not missing, "imports inside functions without a reason:\n" + "\n".join(missing)
 

@@ -73,13 +73,13 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def run(settings: Settings, argv: list[str], pool: Any = None) -> int:
+def run(settings: Settings, pool: Any = None) -> int:
     """One run: lint, decide, report; ``pool``: warm workers to run on and keep (``--watch``)."""
     if settings.paths == ["-"]:
         with stdin_buffer(settings.stdin_filename) as buffer:
             buffered = dataclasses.replace(settings, paths=[buffer.temporary], use_cache=False)
-            return _run(buffered, argv, pool, buffer)
-    return _run(settings, argv, pool, None)
+            return _run(buffered, pool, buffer)
+    return _run(settings, pool, None)
 
 
 def _log(settings: Settings, message: str) -> None:
@@ -88,7 +88,7 @@ def _log(settings: Settings, message: str) -> None:
         print(f"etrace-lint: {message}", file=sys.stderr)
 
 
-def _run(settings: Settings, argv: list[str], pool: Any, buffer: StdinBuffer | None) -> int:
+def _run(settings: Settings, pool: Any, buffer: StdinBuffer | None) -> int:
     started = _now()
     _log(settings, f"configuration: {settings.config_file or 'none (defaults and the command line)'}")
     cache = open_cache(settings)
@@ -105,7 +105,7 @@ def _run(settings: Settings, argv: list[str], pool: Any, buffer: StdinBuffer | N
     fixed = fix(outcome, results, settings, buffer)
     if fixed.exit_code is not None:
         return fixed.exit_code
-    return report(fixed, settings, _run_info(fixed, results, settings, argv, started), buffer)
+    return report(fixed, settings, _run_info(fixed, results, settings, started), buffer)
 
 
 def run_plan(plan: Plan, settings: Settings, cache: Any, pool: Any = None) -> Results:
@@ -179,7 +179,7 @@ def fix(outcome: Outcome, results: Results, settings: Settings, buffer: StdinBuf
     return Fixed(dataclasses.replace(outcome, findings=remaining), tuple(report.applied), counts)
 
 
-def _run_info(fixed: Fixed, results: Results, settings: Settings, argv: list[str], started: str) -> RunInfo:
+def _run_info(fixed: Fixed, results: Results, settings: Settings, started: str) -> RunInfo:
     """What the writers may print about the run, from every stage's result."""
     plan = results.plan
     verify_rows = [row for r in results.results for row in r.verify_rows]
@@ -187,7 +187,7 @@ def _run_info(fixed: Fixed, results: Results, settings: Settings, argv: list[str
         color = settings.color is True
     else:
         color = settings.color if settings.color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    return RunInfo(root=settings.root, command_line=["etrace-lint", *argv], start_time=started,
+    return RunInfo(root=settings.root, start_time=started,
                    targets=len(plan.specs), files_seen=plan.discovered.found.files_seen,
                    files_without_targets=plan.discovered.found.files_without_targets,
                    targets_failed=sum(1 for result in results.results if result.tool_errors),

@@ -261,8 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if settings.watch:
             from .watch import watch  # lazy: each subcommand loads only what it runs
-            return watch(settings, argv, reload=lambda: resolve_settings(args)[0])
-        return run(settings, argv)
+            return watch(settings, reload=lambda: resolve_settings(args)[0])
+        return run(settings)
     except KeyboardInterrupt:
         # workers ignore Ctrl-C and are stopped by the runner on the way out
         print("etrace-lint: interrupted", file=sys.stderr)

@@ -52,7 +52,7 @@ def _relevant(settings: Settings) -> Callable:
     return relevant
 
 
-def watch(settings: Settings, argv: list[str], reload: Callable[[], Settings] | None = None,
+def watch(settings: Settings, reload: Callable[[], Settings] | None = None,
           stop_event=None) -> int:
     """Lint now and after every change, until interrupted; returns the exit code of the last run.
 
@@ -64,7 +64,7 @@ def watch(settings: Settings, argv: list[str], reload: Callable[[], Settings] | 
 
     pool = WorkerPool(settings.preload, compilation_cache=program_folder(open_cache(settings)))
     try:
-        code = run(settings, argv, pool=pool)
+        code = run(settings, pool=pool)
         waiting = False
         # an empty set every half second: the first one says the watcher is in place, so a change
         # made after "watching" is seen
@@ -85,7 +85,7 @@ def watch(settings: Settings, argv: list[str], reload: Callable[[], Settings] | 
                     settings = reload()
                 except Exception as exc:  # a configuration being edited: keep the last good one
                     _say(settings, f"configuration not read again: {exc}")
-            code = run(settings, argv, pool=pool)
+            code = run(settings, pool=pool)
         return code
     finally:
         pool.close()

@@ -9,9 +9,12 @@ import numpy as np
 
 from ..core.naming import display_name, path_key
 from ..core.registry import rule_for_verdict
+from ..engine import braintrace_adapter as bt
 from . import compare
 from .expectations import GraphFacts, expectation
 from .findings import FindingMaker
+from .harness import Harness, HarnessError, LayoutError, describe, device_label, on_device, select_device
+from .layout import advice
 from .settings import VerifySettingsError, resolve_settings
 
 
@@ -29,15 +32,6 @@ def verify_model(loaded: Any, context: Any, run: Any, *, findings: list,
     them). ``findings`` are the model's other findings, used to say why a
     weight does not learn.
     """
-    from .harness import (  # imports JAX; a cached run must not
-        Harness,
-        HarnessError,
-        describe,
-        device_label,
-        on_device,
-        select_device,
-    )
-
     maker = FindingMaker(context, loaded.name, findings)
     try:
         settings = resolve_settings(loaded.verify_options, run)
@@ -58,15 +52,11 @@ def verify_model(loaded: Any, context: Any, run: Any, *, findings: list,
 
 
 def _step_weights(context: Any) -> Any:
-    from ..engine import braintrace_adapter as bt  # imports JAX; a cached run must not
-
     return bt.step_param_states(context.module_info)
 
 
 def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker, name: str,
             progress: Callable | None) -> tuple[list, list[dict]]:
-    from .harness import HarnessError, LayoutError, describe  # imports JAX; a cached run must not
-
     findings, rows = [], []
     lengths = sorted({1, settings.steps}, reverse=True)
     _tell(f"{name}: bptt T={lengths[0]}", progress)
@@ -111,8 +101,6 @@ def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker,
 
 def _layout_message(error: Any) -> str:
     """Why BPTT ran under no layout, in the order tried, and what the user can set."""
-    from .layout import advice  # imports JAX; a cached run must not
-
     whys = list(dict.fromkeys(why for _, why, _ in error.failures))
     about_layout = len(whys) > 1 or any(blamed for _, _, blamed in error.failures)
     if len(error.failures) == 1:

@@ -30,7 +30,6 @@ class RunInfo:
     """Facts about the run that writers may print, gathered once the run's stages are done."""
 
     root: str
-    command_line: list[str] = field(default_factory=list)
     targets: int = 0
     files_seen: int = 0
     files_without_targets: int = 0

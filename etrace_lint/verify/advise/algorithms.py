@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import braintrace
+
 # pp_prop (ES-D-RTRL) has no default decay: its docstring's example uses 0.9, and so does ``--verify``
 PP_PROP_DECAY = 0.9
 MULTI_STEP = "multi-step"
@@ -29,8 +31,6 @@ class Algorithm:
         return f"{self.name}:{MULTI_STEP}" if self.options.get("vjp_method") == MULTI_STEP else self.name
 
     def constructor(self) -> Any:
-        import braintrace
-
         return getattr(braintrace, self.class_name)
 
     def build(self, model: Any) -> Any:
@@ -64,8 +64,6 @@ class UnknownAlgorithm(ValueError):
 
 def installed() -> list[Algorithm]:
     """Every algorithm of the table the installed braintrace provides, multi-step variants included."""
-    import braintrace
-
     found = []
     for name, class_name, options, note in _TABLE:
         if not hasattr(braintrace, class_name):

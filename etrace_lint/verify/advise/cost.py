@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import brainstate
+
+from ...engine import braintrace_adapter as bt
+from .memory import kept_states
+
 
 @dataclass(frozen=True)
 class StepCost:
@@ -18,8 +23,6 @@ class StepCost:
 
 
 def _analysed(function: Callable, *args: Any) -> StepCost:
-    import brainstate
-
     return _costs(brainstate.transform.jit(function).lower(*args).compile())
 
 
@@ -41,9 +44,6 @@ def _costs(compiled: Any) -> StepCost:
 
 def forward_cost(model: Any, inputs: tuple, loss: Callable) -> StepCost:
     """One step of the model and its loss, without any gradient."""
-    from ...engine import braintrace_adapter as bt
-    from .memory import kept_states
-
     with kept_states(model), bt.quiet([]):
         return _analysed(lambda *xs: loss(model(*xs)), *inputs)
 
@@ -53,9 +53,6 @@ def online_cost(learner: Any, model: Any, window: tuple, loss: Callable, jitted:
 
     ``jitted``: the step the gradient check already compiled and ran (``brainstate.transform.jit``):
     lowered again with the same inputs, XLA's cache returns its executable instead of compiling anew."""
-    from ...engine import braintrace_adapter as bt
-    from .memory import kept_states
-
     def step(xs):
         return learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)), reduction="sum",
                                    loss_output="scalar", return_value=True)

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...engine import braintrace_adapter as bt
+from ..settings import VerifySettingsError, resolve_settings
+from .findings import configured_findings
+from .recommend import default_budget
 from .run import AdviceSettings, advise_model
 
 DEFAULT_STEPS = 8
@@ -18,8 +22,6 @@ DEFAULT_STEPS = 8
 
 def settings_for(loaded: Any, run: Any) -> tuple[AdviceSettings, Any]:
     """The run's advice options, with the target's own ``verify`` loss and inputs; and that loss."""
-    from ..settings import VerifySettingsError, resolve_settings
-
     try:
         verify = resolve_settings(loaded.verify_options, None)
         loss, inputs = verify.loss, verify.inputs
@@ -44,10 +46,6 @@ def configured_algorithm(loaded: Any, run: Any) -> str | None:
 
 def advise_target(loaded: Any, context: Any, run: Any) -> tuple[list, list[dict]]:
     """(findings about the configured algorithm, the rows as JSON)."""
-    from ...engine import braintrace_adapter as bt
-    from .findings import configured_findings
-    from .recommend import default_budget
-
     settings, loss = settings_for(loaded, run)
     rows = advise_model(context.model, loaded.inputs, target=loaded.spec.key, batch_size=loaded.batch_size,
                         settings=settings, weights=bt.step_param_states(context.module_info), loss=loss)

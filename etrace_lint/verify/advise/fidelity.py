@@ -11,8 +11,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import brainstate
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+from ...core.naming import display_name
+from ...engine import braintrace_adapter as bt
 from .. import compare
 from ..harness import Harness, HarnessError, describe
 from . import rows as R
@@ -26,8 +31,6 @@ class AdviceHarness(Harness):
         self.algorithms = algorithms
 
     def _compile(self, label: str) -> Any:
-        from ...engine import braintrace_adapter as bt
-
         algorithm = self.algorithms[label]
         try:
             with bt.quiet([]):
@@ -47,10 +50,6 @@ class AdviceHarness(Harness):
 
 
 def _as_after_a_step(learner: Any) -> None:
-    import brainstate
-    import jax
-    import jax.numpy as jnp
-
     def typed(value: Any) -> Any:
         if isinstance(value, jax.Array):
             return jnp.array(value, dtype=value.dtype) if getattr(value, "weak_type", False) else value
@@ -65,8 +64,6 @@ def _as_after_a_step(learner: Any) -> None:
 
 def weight_rows(online: Any, reference: Any, tolerance_of: Any, cosine_floor: float) -> tuple[tuple, tuple]:
     """(per-leaf WeightFidelity, weights whose online gradient is exactly zero while BPTT's is not)."""
-    from ...core.naming import display_name
-
     scale = max((float(np.linalg.norm(g)) for g in reference.grads.values() if np.all(np.isfinite(g))),
                 default=0.0)
     fidelity, zeros = [], []

@@ -14,8 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...core.findings import Finding, Subject
+from ...core.registry import all_rules
 from ...core.sizes import format_size
 from .algorithms import ALIASES
+from .recommend import fits
 
 DOES_NOT_RUN, OVER_BUDGET, WEIGHT_WITHOUT_GRADIENT = "ETL302", "ETL303", "ETL304"
 
@@ -63,10 +66,6 @@ def _alternative(rows: list, configured_row, keep) -> Any:
 
 def configured_findings(rows: list, configured: str | None, budget: int | None, context: Any,
                         target: str) -> list:
-    from ...core.findings import Finding, Subject
-    from ...core.registry import all_rules
-    from .recommend import fits
-
     if not configured:
         return []
     row = _find(rows, configured)

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
+import brainstate
+import jax
+import jax.numpy as jnp
 import numpy as np
+
+from ...engine import braintrace_adapter as bt
+from ..harness import describe
 
 FIT_BATCHES = (1, 2, 3)
 
@@ -75,9 +81,6 @@ def fit(points: dict[int, int]) -> Law:
 
 def leaf_bytes(leaf: Any) -> int:
     """Bytes of one array or shape; a PRNG key counts its key data, a Python number as JAX stores it."""
-    import jax
-    import jax.numpy as jnp
-
     if not hasattr(leaf, "dtype") or not hasattr(leaf, "shape"):
         leaf = jax.ShapeDtypeStruct(np.shape(leaf), jnp.asarray(leaf).dtype)
     if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
@@ -86,31 +89,23 @@ def leaf_bytes(leaf: Any) -> int:
 
 
 def tree_bytes(tree: Any) -> int:
-    import jax
-
     return sum(leaf_bytes(leaf) for leaf in jax.tree.leaves(tree, is_leaf=lambda v: hasattr(v, "mantissa")))
 
 
 def learner_state(model: Any, learner: Any) -> dict:
     """``{path: value}`` of the states the learner holds that are not the model's."""
-    import brainstate
-
     own = {id(st) for st in brainstate.graph.states(model).values()}
     return {tuple(path): _mantissa(st.value) for path, st in brainstate.graph.states(learner).items()
             if id(st) not in own}
 
 
 def _mantissa(value: Any) -> Any:
-    import jax
-
     return jax.tree.map(lambda v: getattr(v, "mantissa", v), value, is_leaf=lambda v: hasattr(v, "mantissa"))
 
 
 @contextlib.contextmanager
 def kept_states(model: Any):
     """Every state of the model as it was, afterwards: building a learner initialises them again."""
-    import brainstate
-
     saved = [(st, st.value) for st in brainstate.graph.states(model).values()]
     try:
         yield
@@ -120,8 +115,6 @@ def kept_states(model: Any):
 
 
 def _built(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable[[int | None], tuple]) -> tuple:
-    import brainstate
-
     if batch is None:
         brainstate.nn.init_all_states(model)
     else:
@@ -134,9 +127,6 @@ def _built(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable[[i
 
 def _check_batched(model: Any, batch: int) -> None:
     """A model whose ``init_state`` ignores the batch size has no law in it: its states stay as they were."""
-    import brainstate
-    import jax
-
     for path, st in brainstate.graph.states(model).items():
         if not isinstance(st, brainstate.HiddenState):
             continue
@@ -149,10 +139,6 @@ def _check_batched(model: Any, batch: int) -> None:
 
 def state_bytes(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable) -> tuple[int, int]:
     """(bytes, hidden groups) of the learner's own state at ``batch``; shapes only where braintrace allows."""
-    import brainstate
-
-    from ...engine import braintrace_adapter as bt
-
     groups: list[int] = []
 
     def shapes():  # on a copy made inside the trace: brainstate refuses tracers written into outer states
@@ -174,8 +160,6 @@ def state_bytes(algorithm: Any, model: Any, batch: int | None, inputs_at: Callab
 def trace_memory(algorithm: Any, model: Any, inputs_at: Callable[[int | None], tuple],
                  batched: bool, unbatched: bool) -> TraceMemory:
     """The law over batch sizes 1, 2, 3 (when the model initialises batched) and the unbatched bytes."""
-    from ..harness import describe
-
     law = single = groups = None
     errors = []
     law_error = ""

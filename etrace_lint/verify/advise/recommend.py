@@ -7,6 +7,8 @@ import math
 import os
 from dataclasses import replace
 
+import jax.numpy as jnp
+
 from .rows import AdviceRow
 
 
@@ -14,8 +16,6 @@ def default_budget() -> tuple[int | None, str]:
     """The memory of the device the advice runs on (JAX's ``bytes_limit``), or the host's RAM on a CPU, which
     reports none; and where it came from. The device is where JAX puts a new array: the default backend's
     first device, or the one ``jax.default_device`` names."""
-    import jax.numpy as jnp
-
     device = next(iter(jnp.zeros(()).devices()))
     try:
         stats = device.memory_stats() or {}

@@ -5,10 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import braintrace
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+from ...engine import braintrace_adapter as bt
+from ..harness import HarnessError, describe, mean_squared_output, on_device
+from ..settings import VerifySettings
 from . import rows as R
 from .algorithms import Algorithm, select
+from .cost import flops_ratio, forward_cost, online_cost
+from .fidelity import AdviceHarness, weight_rows
+from .memory import kept_states, trace_memory
+from .recommend import default_budget, mark
 
 
 @dataclass(frozen=True)
@@ -23,8 +33,6 @@ class AdviceSettings:
 
 
 def _without_batch(inputs: tuple, batch_size: int | None) -> tuple:
-    import jax
-
     if batch_size is None:
         return inputs
     return jax.tree.map(lambda a: a[0] if np.ndim(getattr(a, "mantissa", a)) else a, inputs,
@@ -33,9 +41,6 @@ def _without_batch(inputs: tuple, batch_size: int | None) -> tuple:
 
 def inputs_at_batch(inputs: tuple, target_batch: int | None) -> Callable[[int | None], tuple]:
     """``batch -> example inputs with that batch axis`` (None: as one unbatched step)."""
-    import jax
-    import jax.numpy as jnp
-
     base = _without_batch(inputs, target_batch)
 
     def at(batch: int | None) -> tuple:
@@ -53,10 +58,6 @@ def inputs_at_batch(inputs: tuple, target_batch: int | None) -> Callable[[int | 
 
 
 def _weights(model: Any, inputs: tuple) -> Any:
-    import braintrace
-
-    from ...engine import braintrace_adapter as bt
-
     with bt.quiet([]):
         return bt.step_param_states(braintrace.extract_module_info(model, *inputs))
 
@@ -68,12 +69,6 @@ def advise_model(model: Any, inputs: tuple, *, target: str, batch_size: int | No
 
     ``batch_size``: the batch the target's example inputs and states carry (None: unbatched).
     """
-    from ...engine import braintrace_adapter as bt
-    from ..harness import on_device
-    from ..settings import VerifySettings
-    from .memory import kept_states, trace_memory
-    from .recommend import default_budget, mark
-
     algorithms = select(settings.algorithms)
     budget = settings.memory_budget if settings.memory_budget is not None else default_budget()[0]
     with on_device(None), kept_states(model):
@@ -99,10 +94,6 @@ def _tell(progress, text: str) -> None:
 
 def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list[Algorithm], memories: dict,
               train_batch, target: str, progress) -> list[R.AdviceRow]:
-    from ..harness import HarnessError, describe, mean_squared_output
-    from .cost import forward_cost, online_cost
-    from .fidelity import AdviceHarness, weight_rows
-
     loss = loss or mean_squared_output
     weights = weights if weights is not None else _weights(model, inputs)
     harness = AdviceHarness(model, inputs, batch_size, weights, verify, loss,
@@ -150,8 +141,6 @@ def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list
 
 def _row(target, algorithm, memory, train_batch, measured_batch, *, compiles, runs, error, steps,
          cost=None, forward=None, fidelity=(), zeros=()) -> R.AdviceRow:
-    from .cost import flops_ratio
-
     if error is None and memory.error and not compiles:
         error = memory.error
     ratio = flops_ratio(cost, forward) if cost is not None and forward is not None else None
