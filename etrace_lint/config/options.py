@@ -20,13 +20,10 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from ..core.findings import Level
 from ..writers import FORMATS
-
-if TYPE_CHECKING:  # settings.py builds its dataclasses from this table: annotations only
-    from .settings import EngineSettings, Settings
 
 LEVELS = tuple(level.value for level in Level)
 
@@ -54,8 +51,9 @@ class Option:
     auto: Callable[[Any], Any] | None = None  # the value when left unset, from the run's other settings
     negation: str = ""  # a flag that sets a flag option to False ("--no-probe"), for a default that ``auto`` turns on
 
-    def effective(self, settings: Settings | EngineSettings) -> Any:
-        """The option's value in ``settings``, with ``auto`` deciding an unset one."""
+    def effective(self, settings: object) -> Any:
+        """The option's value in ``settings`` (a Settings or EngineSettings: settings.py builds them from
+        this table, so it is not imported here), with ``auto`` deciding an unset one."""
         value = getattr(settings, self.name, None)
         return self.auto(settings) if value is None and self.auto is not None else value
 
@@ -270,7 +268,7 @@ def option_for_flag(flag: str) -> Option:
     raise KeyError(f"no option has the flag {flag!r}{did_you_mean(flag, known)}")
 
 
-def flag_is_on(flag: str, settings: Settings | EngineSettings) -> bool:
+def flag_is_on(flag: str, settings: object) -> bool:
     """Whether a run's settings (:class:`~etrace_lint.config.settings.Settings` or the engine's) have the opt-in
     ``flag`` set (an opt-in rule runs)."""
     return bool(option_for_flag(flag).effective(settings))
