@@ -47,7 +47,7 @@ class ProgramFolder:
     path: str
     key: bytes | None = None
 
-    def _signature(self, entry: os.DirEntry[str]) -> bytes:
+    def _signed_content(self, entry: os.DirEntry[str]) -> bytes:
         with open(entry.path, "rb") as handle:
             return entry.name.encode("utf-8", "surrogateescape") + b"\0" + handle.read()
 
@@ -55,7 +55,7 @@ class ProgramFolder:
         assert self.key is not None
         try:
             with open(entry.path + SIGNATURE, encoding="ascii") as handle:
-                return verify(self.key, handle.read().strip(), self._signature(entry))
+                return verify(self.key, handle.read().strip(), self._signed_content(entry))
         except (OSError, UnicodeDecodeError):
             return False
 
@@ -78,7 +78,7 @@ class ProgramFolder:
                 try:
                     if entry.stat().st_mtime_ns < since_ns or self._signed(entry):
                         continue
-                    signature = sign(self.key, self._signature(entry))
+                    signature = sign(self.key, self._signed_content(entry))
                     with open(entry.path + SIGNATURE, "w", encoding="ascii") as handle:
                         handle.write(signature + "\n")
                 except OSError:

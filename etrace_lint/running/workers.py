@@ -216,7 +216,6 @@ class WorkerPool:
         self._own_compilation_cache = compilation_cache is None
         self.programs = compilation_cache or ProgramFolder(tempfile.mkdtemp(prefix="etrace-lint-xla-"))
         self.programs.admit()
-        self.compilation_cache = self.programs.path
         self.start_method = start_method or ("fork" if _can_fork() else "spawn")
         self.warn = warn or (lambda text: print(f"etrace-lint: warning: {text}", file=sys.stderr))
         self._context = multiprocessing.get_context("spawn")
@@ -235,7 +234,7 @@ class WorkerPool:
         while self.start_method == "fork" and (self._server is None or not self._server.ready):
             if self._server is not None:
                 self._server.close()
-            self._server = _ForkServer(self._context, self.preload, self.compilation_cache)
+            self._server = _ForkServer(self._context, self.preload, self.programs.path)
             if self._server.wait_ready():
                 break
             unsafe = self._server.unsafe
@@ -262,7 +261,7 @@ class WorkerPool:
 
         parent_end, child_end = self._context.Pipe()
         process = self._context.Process(target=worker_loop.spawned_main,
-                                        args=(child_end, self.preload, self.compilation_cache),
+                                        args=(child_end, self.preload, self.programs.path),
                                         daemon=True, name="etrace-lint-worker")
         process.start()
         child_end.close()
@@ -308,7 +307,7 @@ class WorkerPool:
             self._server.close()
             self._server = None
         if self._own_compilation_cache:
-            shutil.rmtree(self.compilation_cache, ignore_errors=True)
+            shutil.rmtree(self.programs.path, ignore_errors=True)
 
     # -- a run ------------------------------------------------------------
 
