@@ -56,10 +56,23 @@ def _installed_roots() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=None)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
+
+
+def real_path(file: str) -> str:
+    """``os.path.realpath``, each folder resolved once: a worker places thousands of module files
+    that live in a few hundred folders, and resolving a path costs a ``lstat`` per component."""
+    folder, name = os.path.split(os.path.abspath(file))
+    path = os.path.join(_real_folder(folder), name)
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+@lru_cache(maxsize=None)
 def is_installed(file: str) -> bool:
     """Whether a module's file comes from the interpreter or an installed package (asked for every
     module after every target: answered once per file)."""
-    real = os.path.realpath(file)
+    real = real_path(file)
     return real.startswith(_installed_roots()) or f"{os.sep}site-packages{os.sep}" in real
 
 
@@ -108,7 +121,7 @@ class ModuleBaseline:
         if name in self.modules or not is_user_module(name, module):
             return False
         trees = tuple(self.trees)
-        return any(os.path.realpath(f).startswith(trees) for f in _module_files(module))
+        return any(real_path(f).startswith(trees) for f in _module_files(module))
 
     def reset(self) -> int:
         """Drop every module of the user's folders and restore ``sys.path``; returns how many were dropped."""

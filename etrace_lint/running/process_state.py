@@ -48,13 +48,12 @@ class Fingerprint:
     bound: tuple | None  # the object of every compared name, in the order of ``Namespaces``; None: one is gone
     process: tuple  # (name, value) pairs
 
-    def differences(self, other: "Fingerprint", names: "Namespaces") -> list[str]:
-        """What changed from ``self`` to ``other``, in words (a few at most)."""
-        found = [name for (name, a), (_, b) in zip(self.process, other.process) if a != b]
-        a, b = self.bound, other.bound
-        # identity, name by name, in C: ``id()`` is an audited call, and ``==`` would run the objects' code
-        if a is None or b is None or len(a) != len(b) or not all(map(is_, a, b)):
-            found.extend(names.describe(a, b))
+    def changes(self, names: "Namespaces") -> list[str]:
+        """What changed in this process since ``self`` was taken, in words (a few at most)."""
+        now = process_values()
+        found = [name for (name, a), (_, b) in zip(self.process, now) if a != b]
+        if not names.unchanged_since(self.bound):
+            found.extend(names.describe(self.bound, names.bound()))
         return found
 
 
@@ -89,6 +88,16 @@ class Namespaces:
             return tuple(chain.from_iterable(map(call, self._getters, self._namespaces)))
         except KeyError:
             return None  # a name was deleted
+
+    def unchanged_since(self, bound: tuple | None) -> bool:
+        """Whether every name is bound to the object it was in ``bound``: compared by identity, in C,
+        as the objects are gathered (``id()`` is an audited call, and ``==`` would run their code)."""
+        if bound is None:
+            return False
+        try:
+            return all(map(is_, bound, chain.from_iterable(map(call, self._getters, self._namespaces))))
+        except KeyError:
+            return False  # a name was deleted
 
     def describe(self, before: tuple | None, after: tuple | None) -> list[str]:
         """The first few names whose objects differ (the slow path, once a difference is known)."""

@@ -18,7 +18,9 @@ installed distribution (its version stands for them) are not recorded.
 
 from __future__ import annotations
 
+import csv
 import importlib.metadata
+import inspect
 import os
 import stat
 import sys
@@ -28,7 +30,7 @@ from functools import lru_cache
 
 import etrace_lint
 
-from .isolation import is_installed
+from .isolation import is_installed, real_path
 
 _OWN_PACKAGE = __name__.partition(".")[0]
 _SYSTEM = ("/proc/", "/sys/", "/dev/")
@@ -86,7 +88,30 @@ def recorder() -> _Recorder:
 
 @lru_cache(maxsize=1)
 def _top_level_distributions() -> dict[str, list[str]]:
-    return importlib.metadata.packages_distributions()
+    """The distributions that provide each top-level name, as ``importlib.metadata.packages_distributions``
+    says, without its check that every file a distribution lists exists (a ``stat`` per installed
+    file: most of a second in the fork server, on every run)."""
+    found: dict[str, list[str]] = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        for top in _top_level_names(dist):
+            found.setdefault(top, []).append(name)
+    return found
+
+
+def _top_level_names(dist: importlib.metadata.Distribution) -> set[str]:
+    declared = dist.read_text("top_level.txt")
+    if declared:
+        return set(declared.split())
+    names = set()
+    for row in csv.reader((dist.read_text("RECORD") or "").splitlines()):
+        if not row:
+            continue
+        first, slash, _ = row[0].partition("/")
+        name = first if slash else inspect.getmodulename(first)
+        if name and "." not in name and name != "__pycache__":  # not ``..`` (scripts), ``x.dist-info``, ``x.libs``
+            names.add(name)
+    return names
 
 
 def warm() -> None:
@@ -128,7 +153,7 @@ def _top_level(real: str) -> str | None:
 def _placed(file: str) -> tuple[str, str] | str | None:
     """(distribution, version) for a file of an installed distribution, None for the standard
     library, else the file itself."""
-    real = os.path.realpath(file)
+    real = real_path(file)
     if real.startswith(_stdlib_roots()) and f"{os.sep}site-packages{os.sep}" not in real:
         return None
     if is_installed(file):

@@ -200,9 +200,8 @@ def serve(conn) -> None:
                 spec, "the target left processes running, which were stopped when it ended: " + ", ".join(stopped),
                 "left-processes"))
         linted = True
-        after = process_state.fingerprint(names)
         reference = imported if more_in_file and imported is not None else start
-        disturbed = reference.differences(after, names)
+        disturbed = reference.changes(names)
         conn.send(("result", index, result.to_json(), disturbed))
 
 
