@@ -41,6 +41,7 @@ from itertools import chain
 from operator import call, is_, itemgetter
 
 _SKIPPED_MODULES = ("__main__",)
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: setting an attribute raises TypeError
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,7 +73,8 @@ class Namespaces:
                 continue
             self._add(name, namespace)
             for attribute, value in list(namespace.items()):
-                if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                if (isinstance(value, type) and getattr(value, "__module__", None) == name
+                        and not value.__flags__ & _IMMUTABLE_TYPE):  # C types no code can change
                     self._add(f"{name}.{attribute}", vars(value))  # a live view of the class's namespace
 
     def _add(self, label: str, namespace) -> None:
