@@ -29,10 +29,10 @@ THRESHOLD = 0.5
 
 def measure(spec, root: str, settings) -> tuple[float, float, str] | str:
     """(compile seconds, probe seconds, what the probe found) of one target; why, when it does not load."""
+    from etrace_lint.analysis import braintrace_adapter as bt
+    from etrace_lint.analysis.context import AnalysisContext
+    from etrace_lint.analysis.locate import Locator
     from etrace_lint.config.environ import environ_context
-    from etrace_lint.engine import braintrace_adapter as bt
-    from etrace_lint.engine.analysis import AnalysisContext
-    from etrace_lint.engine.locate import Locator
     from etrace_lint.engine.targets import TargetLoadError, load_target
     from etrace_lint.running.isolation import target_state
     from etrace_lint.verify.probe.measure import probe_runs

@@ -47,12 +47,12 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from braintools import surrogate  # noqa: E402
 
+from etrace_lint.analysis import braintrace_adapter as bt  # noqa: E402
+from etrace_lint.analysis import jaxpr_view as jv  # noqa: E402
+from etrace_lint.analysis.loaded_target import LoadedTarget  # noqa: E402
 from etrace_lint.config.settings import EngineSettings, Settings  # noqa: E402
 from etrace_lint.core.findings import Location  # noqa: E402
-from etrace_lint.engine import braintrace_adapter as bt  # noqa: E402
-from etrace_lint.engine import jaxpr_view as jv  # noqa: E402
 from etrace_lint.engine import lint as engine  # noqa: E402
-from etrace_lint.engine.targets import LoadedTarget  # noqa: E402
 from etrace_lint.policy.scope import engine_scope  # noqa: E402
 
 HERE = os.path.abspath(__file__)

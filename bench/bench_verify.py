@@ -81,11 +81,11 @@ def verify_seconds(model, n_in: int, steps: int, batch: int) -> tuple[float, lis
     import brainstate
     import jax.numpy as jnp
 
+    from etrace_lint.analysis import braintrace_adapter as bt
+    from etrace_lint.analysis.context import AnalysisContext
+    from etrace_lint.analysis.loaded_target import LoadedTarget
+    from etrace_lint.analysis.locate import Locator
     from etrace_lint.core.findings import Location
-    from etrace_lint.engine import braintrace_adapter as bt
-    from etrace_lint.engine.analysis import AnalysisContext
-    from etrace_lint.engine.locate import Locator
-    from etrace_lint.engine.targets import LoadedTarget
     from etrace_lint.verify import verify_model
 
     inputs = (jnp.ones((n_in,)),)

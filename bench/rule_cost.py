@@ -20,11 +20,11 @@ import braintrace
 import jax
 import jax.numpy as jnp
 
+from etrace_lint.analysis import braintrace_adapter as bt
+from etrace_lint.analysis.context import AnalysisContext
+from etrace_lint.analysis.locate import Locator
 from etrace_lint.core.findings import Location
 from etrace_lint.core.registry import analysis_rules
-from etrace_lint.engine import braintrace_adapter as bt
-from etrace_lint.engine.analysis import AnalysisContext
-from etrace_lint.engine.locate import Locator
 
 OPT_IN_RUN = {"check_online_grad": True}
 BUDGET = 0.10

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
+from .analysis.loaded_target import LoadedTarget
 from .config.pyproject import load_settings, search_start
 from .config.settings import Settings
 from .core.findings import Finding, Level, Location, ToolError
@@ -144,7 +145,6 @@ def check(model, *inputs, name: str | None = None, batch_size: int | None = None
           compile_options: dict | None = None, **options) -> CheckResult:
     """Lint a model built in this process, with the example inputs of one step."""
     from .engine.lint import lint_model  # imports JAX and braintrace: only a call pays for them
-    from .engine.targets import LoadedTarget  # imports the engine's JAX-side modules
 
     path, line = _caller()
     settings = _settings(os.getcwd(), options)

@@ -1,6 +1,6 @@
+from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Rule
-from etrace_lint.engine.flows import weight_flow
 
 
 def explain(f):

@@ -3,7 +3,7 @@ from etrace_lint.core.rule import Rule
 
 
 def explain(f):
-    from etrace_lint.engine.braintrace_adapter import adds_same_step_gradients
+    from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients
 
     weights = ", ".join(f.weights) or "some weights"
     one = len(f.weights) == 1

@@ -21,7 +21,7 @@ def explain(f):
 
 def _is_global_random_state(state) -> bool:
     """brainstate's process-wide RandomState: nothing a user creates, so nothing to move into __init__."""
-    from etrace_lint.engine.braintrace_adapter import is_global_random_state
+    from etrace_lint.analysis.braintrace_adapter import is_global_random_state
 
     return is_global_random_state(state)
 

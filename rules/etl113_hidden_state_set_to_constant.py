@@ -3,8 +3,8 @@ from etrace_lint.core.rule import ErrorMatch, Rule
 
 
 def describe(exc, compilation):
+    from etrace_lint.analysis.braintrace_adapter import constant_hidden_writes
     from etrace_lint.core.naming import display_name
-    from etrace_lint.engine.braintrace_adapter import constant_hidden_writes
 
     constants = constant_hidden_writes(exc)
     if not constants:

@@ -1,8 +1,8 @@
 import re
 
+from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level, Subject
 from etrace_lint.core.rule import Hit, Rule
-from etrace_lint.engine.flows import weight_flow
 from etrace_lint.fixes.etp import etp_fix
 
 # the ETP op that does what a plain primitive does
@@ -29,8 +29,8 @@ def _public_module(module: str) -> str:
 def _fix(context, use, weight: str) -> tuple[str, str]:
     """Where the fix goes: the layer that owns the weight when a braintrace twin of it exists,
     else the op on this line; and the twin, if any."""
-    from etrace_lint.engine.analysis import etp_layer_for, library_layer, owner_module
-    from etrace_lint.engine.jaxpr_view import primitive_name
+    from etrace_lint.analysis.context import etp_layer_for, library_layer, owner_module
+    from etrace_lint.analysis.jaxpr_view import primitive_name
 
     owner = owner_module(context.model, use.weight)
     twin = etp_layer_for(owner)
@@ -55,9 +55,9 @@ def _fix(context, use, weight: str) -> tuple[str, str]:
 
 
 def check(context):
+    from etrace_lint.analysis.context import first_per_weight
+    from etrace_lint.analysis.jaxpr_view import aval_shape, invars, primitive_name
     from etrace_lint.core.naming import display_name
-    from etrace_lint.engine.analysis import first_per_weight
-    from etrace_lint.engine.jaxpr_view import aval_shape, invars, primitive_name
 
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     uses = first_per_weight([u for u in context.plain_uses if not u.decomposed])

@@ -3,9 +3,9 @@ from etrace_lint.core.rule import Hit, Rule
 
 
 def check(context):
+    from etrace_lint.analysis.context import OPAQUE_TRANSFORMS, opaque_transform_of
+    from etrace_lint.analysis.jaxpr_view import outvars, primitive_name
     from etrace_lint.core.naming import display_name
-    from etrace_lint.engine.analysis import OPAQUE_TRANSFORMS, opaque_transform_of
-    from etrace_lint.engine.jaxpr_view import outvars, primitive_name
 
     connected = context.relation_outputs
     for site in context.flow.etp_sites:

@@ -3,9 +3,9 @@ from etrace_lint.core.rule import Hit, Rule
 
 
 def check(context):
+    from etrace_lint.analysis.context import first_per_weight
+    from etrace_lint.analysis.jaxpr_view import primitive_name
     from etrace_lint.core.naming import display_name
-    from etrace_lint.engine.analysis import first_per_weight
-    from etrace_lint.engine.jaxpr_view import primitive_name
 
     warnings = context.vmap_warnings
     etp_names = context.vmap_decomposed_ops

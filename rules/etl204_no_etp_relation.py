@@ -5,7 +5,7 @@ from etrace_lint.core.rule import Hit, Rule
 def check(context):
     if context.learning_weights:
         return
-    from etrace_lint.engine.analysis import opaque_transform_of
+    from etrace_lint.analysis.context import opaque_transform_of
 
     if context.compiler_warned:
         return  # the compiler explains its exclusions itself
@@ -15,8 +15,8 @@ def check(context):
         return  # ETL202 names the op
     import braintrace
 
+    from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients, untraced_states
     from etrace_lint.core.naming import display_name
-    from etrace_lint.engine.braintrace_adapter import adds_same_step_gradients, untraced_states
 
     count = len(context.weight_paths)
     kept = untraced_states(context.module_info)

@@ -13,7 +13,7 @@ _CULPRITS = (
 
 def culprit_site(context, message: str):
     """The first equation of the primitive the error names, if it names one."""
-    from etrace_lint.engine.jaxpr_view import primitive_name
+    from etrace_lint.analysis.jaxpr_view import primitive_name
 
     for pattern, primitives in _CULPRITS:
         if pattern.search(message):

@@ -1,11 +1,11 @@
+from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
-from etrace_lint.engine.flows import weight_flow
 
 
 def check(context):
+    from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.core.naming import display_name, display_names
-    from etrace_lint.engine.analysis import first_per_weight
 
     for use in first_per_weight(context.buffered_uses):
         weight, buffer = display_name(use.weight), display_name(use.buffer)

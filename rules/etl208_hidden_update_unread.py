@@ -3,8 +3,8 @@ from etrace_lint.core.rule import Hit, Rule
 
 
 def check(context):
+    from etrace_lint.analysis.zero_gradients import unread_state_uses
     from etrace_lint.core.naming import display_name, display_names
-    from etrace_lint.engine.zero_gradients import unread_state_uses
 
     for use in unread_state_uses(context):
         weight, hidden = display_name(use.weight), display_names(use.hidden)

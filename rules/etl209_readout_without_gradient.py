@@ -5,8 +5,8 @@ from etrace_lint.core.rule import Hit, Rule
 def check(context):
     import braintrace
 
+    from etrace_lint.analysis.zero_gradients import untrained_readouts
     from etrace_lint.core.naming import display_name
-    from etrace_lint.engine.zero_gradients import untrained_readouts
 
     for use in untrained_readouts(context):
         weight = display_name(use.weight)

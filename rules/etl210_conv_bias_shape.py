@@ -3,8 +3,8 @@ from etrace_lint.core.rule import Hit, Rule
 
 
 def check(context):
+    from etrace_lint.analysis.braintrace_adapter import conv_bias_shape
     from etrace_lint.core.naming import display_name
-    from etrace_lint.engine.braintrace_adapter import conv_bias_shape
 
     reported = set()
     for site in context.flow.etp_sites:

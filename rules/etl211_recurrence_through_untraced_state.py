@@ -3,9 +3,9 @@ from etrace_lint.core.rule import Hit, Rule
 
 
 def check(context):
+    from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients
+    from etrace_lint.analysis.carried_states import carried_uses
     from etrace_lint.core.naming import display_name
-    from etrace_lint.engine.braintrace_adapter import adds_same_step_gradients
-    from etrace_lint.engine.carried_states import carried_uses
 
     if not adds_same_step_gradients():
         return  # braintrace 0.2.6 gives such a weight nothing at all: ETL209

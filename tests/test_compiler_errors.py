@@ -11,10 +11,10 @@ import pytest
 from helpers import FIXTURES, fixture
 from test_compiler_rules import assert_matches_markers, linted
 
+from etrace_lint.analysis.braintrace_adapter import Compilation
 from etrace_lint.core import registry
 from etrace_lint.core.findings import Level
 from etrace_lint.core.wording import plain_text
-from etrace_lint.engine.braintrace_adapter import Compilation
 from etrace_lint.engine.rules_compiler import classify_error
 
 ERROR_FIXTURES = sorted(glob.glob(os.path.join(FIXTURES, "compiler", "errors_*.py")))

@@ -12,9 +12,9 @@ import braintrace
 import pytest
 from helpers import FIXTURES, expected_markers, fixture, lint_file, run_cli
 
+from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
 from etrace_lint.core.findings import Finding, Level, Location
-from etrace_lint.engine import braintrace_adapter
 from etrace_lint.engine.rules_compiler import findings_from_records
 
 INSTALLED_KINDS = {kind.value for kind in braintrace.DiagnosticKind}

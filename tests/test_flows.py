@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from helpers import fixture, lint_file
 
+from etrace_lint.analysis.flows import merge_steps
 from etrace_lint.core.findings import Location
-from etrace_lint.engine.flows import merge_steps
 
 
 def _line(path: str, text: str) -> int:

@@ -9,7 +9,7 @@ import pytest
 from browser import SKIP_REASON, elements, find_browser, open_page, with_class
 from helpers import REPO, run_cli
 
-from etrace_lint.engine import braintrace_adapter
+from etrace_lint.analysis import braintrace_adapter
 
 needs_browser = pytest.mark.skipif(find_browser() is None, reason=SKIP_REASON)
 EXAMPLES = os.path.join(REPO, "examples", "models")

@@ -17,9 +17,9 @@ import braintrace
 import pytest
 from helpers import FIXTURES, REPO, fixture, lint_file, run_cli
 
+from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
 from etrace_lint.core.findings import Level
-from etrace_lint.engine import braintrace_adapter
 
 # every model the test suite lints for its compiler records, errors and own rules
 CORPUS = sorted(

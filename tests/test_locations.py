@@ -13,11 +13,11 @@ from helpers import REPO, fixture, lint_file
 from test_compiler_rules import assert_matches_markers, linted
 
 import etrace_lint
+from etrace_lint.analysis import braintrace_adapter as bt
+from etrace_lint.analysis import jaxpr_view as jv
+from etrace_lint.analysis.locate import Locator
 from etrace_lint.core.findings import Location
 from etrace_lint.discovery.discover import discover
-from etrace_lint.engine import braintrace_adapter as bt
-from etrace_lint.engine import jaxpr_view as jv
-from etrace_lint.engine.locate import Locator
 from etrace_lint.engine.rules_compiler import findings_from_records
 from etrace_lint.engine.targets import load_target
 

@@ -15,10 +15,10 @@ from test_compiler_rules import _Locator as _StubLocator
 from test_compiler_rules import _record, finding_of
 from test_levels import corpus_findings
 
+from etrace_lint.analysis import braintrace_adapter as bt
 from etrace_lint.core.findings import Level
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.wording import plain_text
-from etrace_lint.engine import braintrace_adapter as bt
 from etrace_lint.engine.rules_compiler import findings_from_error
 
 TUPLE_PATH = re.compile(r"\(\s*'[^']*'\s*,")  # ('w',) or ('cell', 'h')

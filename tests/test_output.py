@@ -17,10 +17,10 @@ import textwrap
 
 import pytest
 
+from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.cli import main as cli
 from etrace_lint.core.findings import Finding, Level, Location, ToolError
 from etrace_lint.core.registry import all_rules
-from etrace_lint.engine import braintrace_adapter
 from etrace_lint.policy.decide import Outcome
 from etrace_lint.writers import RunInfo
 from etrace_lint.writers.github import write_github

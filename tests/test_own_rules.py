@@ -11,8 +11,8 @@ import braintrace
 import pytest
 from helpers import FIXTURES, assert_fixture, lint_file, run_cli
 
+from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
-from etrace_lint.engine import braintrace_adapter
 
 OWN_FIXTURES = sorted(glob.glob(os.path.join(FIXTURES, "own", "*.py")))
 BRAINTRACE = tuple(int(part) for part in re.findall(r"\d+", braintrace.__version__)[:3])

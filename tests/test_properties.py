@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from model_factory import LAYER_KINDS, OPS, WRAPS, Layer, ModelSpec, write_model
 
+from etrace_lint.analysis.loaded_target import LoadedTarget
 from etrace_lint.config.settings import EngineSettings
 from etrace_lint.core.findings import Location
 from etrace_lint.engine.lint import lint_model
-from etrace_lint.engine.targets import LoadedTarget
 
 # DiagnosticKind value of an exclusion -> the rule that reports it
 EXCLUSION_RULE = {

@@ -10,6 +10,8 @@ import gc
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterator
 
+from ..analysis.flows import flow_for
+from ..analysis.loaded_target import LoadedTarget
 from ..config.environ import environ_context
 from ..config.settings import EngineSettings
 from ..core.findings import Finding, Location, TargetResult
@@ -19,13 +21,12 @@ from ..core.rule import Hit, Rule
 from ..discovery.discover import TargetSpec
 from ..running.isolation import target_state
 from .evidence import one_verdict_per_weight
-from .flows import flow_for
-from .targets import LoadedTarget, TargetLoadError, load_target
+from .targets import TargetLoadError, load_target
 
 if TYPE_CHECKING:  # the engine's Locator and analysis import braintrace; annotations only
-    from . import braintrace_adapter as bt
-    from .analysis import AnalysisContext
-    from .locate import Locator
+    from ..analysis import braintrace_adapter as bt
+    from ..analysis.context import AnalysisContext
+    from ..analysis.locate import Locator
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,9 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     settings, and the scope the policy gave it: the findings of ``scope.count_only`` rules
     are not built, only counted per rule, and only the opt-in rules it names run).
     """
-    from . import braintrace_adapter as bt  # imports JAX; a cached run must not
-    from .analysis import AnalysisContext  # imports JAX; a cached run must not
-    from .locate import Locator  # imports JAX; a cached run must not
+    from ..analysis import braintrace_adapter as bt  # imports JAX; a cached run must not
+    from ..analysis.context import AnalysisContext  # imports JAX; a cached run must not
+    from ..analysis.locate import Locator  # imports JAX; a cached run must not
     from .rules_compiler import (  # imports JAX; a cached run must not
         drop_contradicted_records,
         findings_from_error,
@@ -122,7 +123,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
 
 
 def _shorter_paths(model: Any, compilation: bt.Compilation) -> dict[StatePath, StatePath]:
-    from . import braintrace_adapter as bt  # imports JAX; a cached run must not
+    from ..analysis import braintrace_adapter as bt  # imports JAX; a cached run must not
     from .model_paths import shorter_paths  # imports JAX; a cached run must not
 
     if compilation.module_info is None:
@@ -178,7 +179,7 @@ def findings_from_checks(context: AnalysisContext, name: str) -> list[Finding]:
 
 
 def _locate_thing(locator: Locator, thing: Any, label: str = "") -> Location | None:
-    from . import jaxpr_view as jv  # imports JAX; a cached run must not
+    from ..analysis import jaxpr_view as jv  # imports JAX; a cached run must not
 
     if isinstance(thing, jv.EqnSite):
         return locator.of_site(thing, label)

@@ -13,18 +13,19 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+from ..analysis import braintrace_adapter as bt
+from ..analysis import jaxpr_view as jv
+from ..analysis.flows import flow_for
+from ..analysis.record_kinds import NON_TEMPORAL, WEIGHT_TO_WEIGHT, kind_in_context, weights_reaching_no_state
 from ..core.findings import Finding, Level, Location, Subject
 from ..core.naming import StatePath, display_name, path_key
 from ..core.registry import all_rules, error_rules, rule_for_record_kind
 from ..core.rule import ErrorFacts, RecordFacts, Rule
 from ..core.wording import error_sentence, one_line, op_phrase, plain_text
-from . import braintrace_adapter as bt
-from . import jaxpr_view as jv
 from .evidence import is_whole_weight
-from .flows import flow_for
 
 if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
-    from .locate import Locator
+    from ..analysis.locate import Locator
 
 
 def _class_names(exc: BaseException) -> list[str]:
@@ -291,9 +292,9 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
     seen: dict[str, int] = {}
     merge_inputs: dict[int, _MergeInput] = {}
     graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
-    readouts = _readouts(compilation)
+    readouts = weights_reaching_no_state(compilation)
     for record, subject in zip(compilation.records, subjects):
-        kind = _kind_in_context(record, readouts)
+        kind = kind_in_context(record, readouts)
         record_level = bt.record_level(record)
         grade = graded.get((kind, record_level))
         if grade is None:
@@ -310,41 +311,6 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
             merge_inputs[len(findings)] = (record, kind, rule, locator, locator.unrolled_iteration(subject)[1])
         findings.append(finding)
     return (_merge_iterations(findings, merge_inputs) if merge_inputs else findings), left_out
-
-
-_WEIGHT_TO_WEIGHT, _NON_TEMPORAL = "relation_excluded_weight_to_weight", "relation_excluded_non_temporal"
-
-
-def reported_kinds(compilation: bt.Compilation) -> list[tuple[str, str]]:
-    """(kind, braintrace level) of each record as it is reported: a weight excluded behind weights that
-    reach no hidden state is reported as one that reaches none itself (a note, not ETL005's warning)."""
-    readouts = _readouts(compilation)
-    return [(_kind_in_context(record, readouts), bt.record_level(record)) for record in compilation.records]
-
-
-def _readouts(compilation: bt.Compilation) -> set[StatePath]:
-    readouts = _weights_reaching_no_state(compilation.records)
-    if readouts and compilation.graph is not None:  # a probe pass's record the final graph contradicts
-        readouts -= bt.relation_weight_paths(compilation.graph)
-    return readouts
-
-
-def _weights_reaching_no_state(records: list[Any]) -> set[StatePath]:
-    return {tuple(r.weight_path) for r in records
-            if bt.record_kind(r) == _NON_TEMPORAL and getattr(r, "weight_path", None)}
-
-
-def _kind_in_context(record: Any, readouts: set[StatePath]) -> str:
-    """A weight whose op feeds only ops of weights that reach no hidden state (an LRU's output
-    projection feeding a readout) reaches none either: the compiler calls it excluded behind
-    another weight, but what happens to it is what happens to a readout (its exact same-step
-    gradient), so it is reported as one."""
-    kind = bt.record_kind(record)
-    if kind == _WEIGHT_TO_WEIGHT:
-        blocking = [tuple(p) for p in bt.record_context(record).get("blocking_weight_paths", ()) or () if p]
-        if blocking and all(path in readouts for path in blocking):
-            return _NON_TEMPORAL
-    return kind
 
 
 def classify_error(exc: BaseException, tracing: bool | None = None) -> Rule:
@@ -420,7 +386,7 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
 
 
 # records about a weight that a relation of the final graph contradicts
-_CONTRADICTED_BY_A_RELATION = (_NON_TEMPORAL, _WEIGHT_TO_WEIGHT)
+_CONTRADICTED_BY_A_RELATION = (NON_TEMPORAL, WEIGHT_TO_WEIGHT)
 
 
 def drop_contradicted_records(findings: list[Finding], compilation: bt.Compilation, left_out: dict[str, int],

@@ -10,9 +10,9 @@ import hashlib
 import importlib.util
 import os
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..analysis.loaded_target import LoadedTarget
 from ..config.environ import EnvironError, environ_context, how_to_set, target_environ, unset_key
 from ..core.findings import Location, ToolError
 from ..core.marker import TARGET_ATTRIBUTE
@@ -26,19 +26,6 @@ class TargetLoadError(Exception):
     def __init__(self, tool_error: ToolError):
         super().__init__(tool_error.message)
         self.tool_error = tool_error
-
-
-@dataclass
-class LoadedTarget:
-    spec: TargetSpec
-    name: str
-    model: Any
-    inputs: tuple[Any, ...]
-    compile_options: dict[str, Any] = field(default_factory=dict)
-    batch_size: int | None = None
-    verify_options: dict[str, Any] = field(default_factory=dict)
-    environ: dict[str, Any] = field(default_factory=dict)  # the brainstate.environ values it was built under
-    factory_location: Location = field(kw_only=True)  # the line that built the model: every finding can point there
 
 
 _MODULES: dict[str, Any] = {}

@@ -32,8 +32,8 @@ from . import children, isolation, process_state, reads
 # What every worker needs before its first target: imported once in the fork
 # server, so that no forked worker pays for it again.
 WARM_MODULES = ("jax", "jax.numpy", "brainstate", "braintrace", "saiunit",
-                "etrace_lint.engine.lint", "etrace_lint.engine.analysis", "etrace_lint.engine.braintrace_adapter",
-                "etrace_lint.engine.locate", "etrace_lint.engine.rules_compiler", "etrace_lint.running.isolation",
+                "etrace_lint.engine.lint", "etrace_lint.analysis.context", "etrace_lint.analysis.braintrace_adapter",
+                "etrace_lint.analysis.locate", "etrace_lint.engine.rules_compiler", "etrace_lint.running.isolation",
                 "etrace_lint.verify")
 
 

@@ -7,9 +7,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..analysis import braintrace_adapter as bt
 from ..core.naming import display_name, path_key
 from ..core.registry import rule_for_verdict
-from ..engine import braintrace_adapter as bt
 from . import compare
 from .expectations import GraphFacts, expectation
 from .findings import FindingMaker

@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..analysis import braintrace_adapter as bt
+from ..analysis import jaxpr_view as jv
+from ..analysis.carried_states import carried_uses
 from ..core.naming import display_name, display_names
-from ..engine import braintrace_adapter as bt
-from ..engine import jaxpr_view as jv
-from ..engine.carried_states import carried_uses
 
 EXACT_ALGORITHMS = frozenset({"d_rtrl"})  # exact on element-wise groups
 _MIXED = "mixed"  # braintrace's PathClassification.MIXED: some paths direct, some through another ETP op

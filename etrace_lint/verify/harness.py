@@ -29,8 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..analysis import braintrace_adapter as bt
 from ..core.naming import display_name
-from ..engine import braintrace_adapter as bt
 from .layout import Layout, leading_axes, plan_layouts
 
 INPUT_SCALES = (1.0, 4.0, 16.0, 64.0)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import brainstate
 
-from ...engine import braintrace_adapter as bt
+from ...analysis import braintrace_adapter as bt
 from .memory import kept_states
 
 

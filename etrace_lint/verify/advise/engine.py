@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...engine import braintrace_adapter as bt
+from ...analysis import braintrace_adapter as bt
 from ..settings import VerifySettingsError, resolve_settings
 from .findings import configured_findings
 from .recommend import default_budget

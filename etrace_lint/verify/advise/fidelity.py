@@ -16,8 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ...analysis import braintrace_adapter as bt
 from ...core.naming import display_name
-from ...engine import braintrace_adapter as bt
 from .. import compare
 from ..harness import Harness, HarnessError, describe
 from . import rows as R

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...engine import braintrace_adapter as bt
+from ...analysis import braintrace_adapter as bt
 from ..harness import describe
 
 FIT_BATCHES = (1, 2, 3)

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...engine import braintrace_adapter as bt
+from ...analysis import braintrace_adapter as bt
 from ..harness import HarnessError, describe, mean_squared_output, on_device
 from ..settings import VerifySettings
 from . import rows as R

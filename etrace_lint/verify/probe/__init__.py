@@ -22,8 +22,8 @@ from .findings import findings_from_probe
 from .measure import ProbeResult, probe_runs
 
 if TYPE_CHECKING:  # annotations only
-    from ...engine.analysis import AnalysisContext
-    from ...engine.targets import LoadedTarget
+    from ...analysis.context import AnalysisContext
+    from ...analysis.loaded_target import LoadedTarget
 
 
 def probe_model(loaded: LoadedTarget, context: AnalysisContext,

@@ -14,7 +14,7 @@ from ..findings import FindingMaker
 from .measure import LeafSignal, ProbeResult, ProbeRun, StepFailure
 
 if TYPE_CHECKING:  # annotations only
-    from ...engine.analysis import AnalysisContext
+    from ...analysis.context import AnalysisContext
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE = "ETL410", "ETL411", "ETL412", "ETL413"
 

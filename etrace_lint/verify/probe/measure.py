@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import braintrace
 import numpy as np
 
-from ...engine import braintrace_adapter as bt
+from ...analysis import braintrace_adapter as bt
 from .. import compare
 from ..compare import ROUNDING  # an online gradient this much smaller than BPTT's is a zero
 from ..expectations import GraphFacts, expectation
@@ -33,8 +33,8 @@ from ..harness import GradientRun, Harness, HarnessError, LayoutError, describe,
 from ..settings import VerifySettings, VerifySettingsError, resolve_settings
 
 if TYPE_CHECKING:  # annotations only
-    from ...engine.analysis import AnalysisContext
-    from ...engine.targets import LoadedTarget
+    from ...analysis.context import AnalysisContext
+    from ...analysis.loaded_target import LoadedTarget
 
 PROBE_STEPS = 4
 DEFAULT_ALGORITHMS = ("d_rtrl",)

@@ -18,7 +18,7 @@ from ..core.registry import rule_for_record_kind
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .locate import Locator
-from .rules_compiler import reported_kinds
+from .record_kinds import reported_kinds
 
 # Primitives that only move or re-type data: a weight passing through them is
 # still "the weight" (the compiler traces through the same kind of chain).

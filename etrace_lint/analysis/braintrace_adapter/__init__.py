@@ -1,5 +1,5 @@
 """The adapter over braintrace's and brainstate's private layout: the only package that
-reads it (JAX's own layout is read by :mod:`etrace_lint.engine.jaxpr_view`).
+reads it (JAX's own layout is read by :mod:`etrace_lint.analysis.jaxpr_view`).
 
 - :mod:`.compiler`: running the compiler, its records, its exceptions and the traced
   step's state tables (what the engine and the record rules need);

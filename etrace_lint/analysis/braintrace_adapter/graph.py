@@ -165,7 +165,7 @@ class ZeroDfRelation:
 
 def zero_df_relations(graph: ETraceGraph) -> list[ZeroDfRelation]:
     """The relations whose ``y -> hidden group`` maps all have zero all-ones row sums
-    (:mod:`etrace_lint.engine.row_sums`): the weights get no eligibility trace through them."""
+    (:mod:`etrace_lint.analysis.row_sums`): the weights get no eligibility trace through them."""
     from ..row_sums import all_ones_row_sums  # imports JAX; a cached run must not
 
     found = []

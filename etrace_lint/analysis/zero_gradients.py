@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .analysis import TOP, AnalysisContext
+from .context import TOP, AnalysisContext
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .analysis import TOP, AnalysisContext, Node
+from .context import TOP, AnalysisContext, Node
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,22 @@
+"""A target once its factory ran: the model, its example inputs and what the user configured for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.findings import Location
+from ..discovery.discover import TargetSpec
+
+
+@dataclass
+class LoadedTarget:
+    spec: TargetSpec
+    name: str
+    model: Any
+    inputs: tuple[Any, ...]
+    compile_options: dict[str, Any] = field(default_factory=dict)
+    batch_size: int | None = None
+    verify_options: dict[str, Any] = field(default_factory=dict)
+    environ: dict[str, Any] = field(default_factory=dict)  # the brainstate.environ values it was built under
+    factory_location: Location = field(kw_only=True)  # the line that built the model: every finding can point there
