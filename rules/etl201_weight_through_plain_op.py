@@ -1,6 +1,7 @@
 import re
 
 from etrace_lint.analysis.flows import weight_flow
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level, Subject
 from etrace_lint.core.rule import Hit, Rule
 from etrace_lint.fixes.etp import etp_fix
@@ -74,9 +75,9 @@ def check(context):
         shapes = tuple(tuple(aval_shape(v)) for v in invars(use.site.eqn)) if op == "dot_general" else ()
         yield Hit(message=message, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight),),
-                  properties={"hiddenStates": [display_name(h) for h in use.hidden], "primitive": op,
-                              "partial": use.partial, **({"etpLayer": twin} if twin else {}),
-                              **({"operandShapes": [list(s) for s in shapes]} if op == "dot_general" else {})},
+                  facts=RuleFacts(hidden_states=tuple(display_name(h) for h in use.hidden), primitive=op,
+                                  partial=use.partial, etp_layer=twin or None,
+                                  operand_shapes=shapes if op == "dot_general" else None),
                   subject=Subject(primitive=op, etp_layer=twin or "", operand_shapes=shapes))
 
 

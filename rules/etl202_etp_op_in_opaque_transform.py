@@ -1,3 +1,4 @@
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
@@ -24,7 +25,7 @@ def check(context):
                      f"around the rest of the step, not around the ETP op"),
             weight_path=weights[0], eqn=site,
             related=((f"`{api}` applied here", transform),),
-            properties={"transform": api, "primitive": kind, "weights": [display_name(w) for w in weights]})
+            facts=RuleFacts(transform=api, primitive=kind, weights=tuple(display_name(w) for w in weights)))
 
 
 RULE = Rule(

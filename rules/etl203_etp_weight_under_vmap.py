@@ -1,3 +1,4 @@
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
@@ -18,14 +19,14 @@ def check(context):
                      f"`{primitive_name(use.site.eqn)}` and {weight} gets no online gradient on its way "
                      f"to hidden state {hidden}"),
             weight_path=use.weight, eqn=use.site,
-            properties={"hiddenStates": [display_name(h) for h in use.hidden],
-                        "braintraceWarning": warnings[0] if warnings else ""})
+            facts=RuleFacts(hidden_states=tuple(display_name(h) for h in use.hidden),
+                            braintrace_warning=warnings[0] if warnings else ""))
     if warnings and not uses and not any(context.is_vmap_decomposition(s) for s in context.sites):
         # the warning came, but the step keeps no trace of where: say what braintrace said
         from etrace_lint.core.wording import plain_text
 
         yield Hit(message=f"an ETP op was decomposed under vmap: {plain_text(warnings[0])}",
-                  properties={"braintraceWarning": warnings[0]})
+                  facts=RuleFacts(braintrace_warning=warnings[0]))
 
 
 RULE = Rule(

@@ -1,3 +1,4 @@
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
@@ -46,7 +47,7 @@ def check(context):
         else:
             message += "; it has no brainstate.HiddenState, so there is nothing for an eligibility trace to follow"
     yield Hit(message=message, state_path=kept[0].path if kept else None,
-              properties={"weights": count, "hiddenStates": len(set(context.hidden_outvars.values()))})
+              facts=RuleFacts(weight_count=count, hidden_state_count=len(set(context.hidden_outvars.values()))))
 
 
 RULE = Rule(

@@ -1,5 +1,6 @@
 import re
 
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
@@ -34,7 +35,7 @@ def check(context):
     text = exception_line(error, limit=300)
     yield Hit(message=f"the model compiles but one online (D-RTRL) gradient step cannot be built: {text}",
               eqn=culprit_site(context, str(error)),
-              properties={"algorithm": "d_rtrl", "exception": type(error).__name__})
+              facts=RuleFacts(algorithm="d_rtrl", exception=type(error).__name__))
 
 
 RULE = Rule(

@@ -1,4 +1,5 @@
 from etrace_lint.analysis.flows import weight_flow
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
@@ -18,9 +19,8 @@ def check(context):
                    f"step")
         yield Hit(message=message, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight), (f"{buffer} created here", use.buffer)),
-                  properties={"state": buffer,
-                              "stateKind": use.buffer_kind,
-                              "hiddenStates": [display_name(h) for h in use.hidden]})
+                  facts=RuleFacts(state=buffer, state_kind=use.buffer_kind,
+                                  hidden_states=tuple(display_name(h) for h in use.hidden)))
 
 
 RULE = Rule(

@@ -1,3 +1,4 @@
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
@@ -21,7 +22,7 @@ def check(context):
         if use.cancelled_at is not None:
             related.append(("the mean is subtracted here", use.cancelled_at))
         yield Hit(message=message, weight_path=use.weight, eqn=use.site, related=tuple(related),
-                  properties={"hiddenStates": [display_name(h) for h in use.hidden]})
+                  facts=RuleFacts(hidden_states=tuple(display_name(h) for h in use.hidden)))
 
 
 RULE = Rule(

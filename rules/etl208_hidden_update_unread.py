@@ -1,3 +1,4 @@
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
@@ -18,8 +19,7 @@ def check(context):
         related = (("weight created here", use.weight),) + tuple(
             (f"{display_name(h)} created here", h) for h in use.hidden[:3])
         yield Hit(message=message, weight_path=use.weight, eqn=use.site, related=related,
-                  properties={"hiddenStates": [display_name(h) for h in use.hidden],
-                              "vjpMethod": "single-step"})
+                  facts=RuleFacts(hidden_states=tuple(display_name(h) for h in use.hidden), vjp_method="single-step"))
 
 
 RULE = Rule(

@@ -1,3 +1,4 @@
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
@@ -17,7 +18,7 @@ def check(context):
                    f"vjp_method='multi-step', or train {weight} apart with an ordinary gradient")
         yield Hit(message=message, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight),),
-                  properties={"braintraceVersion": braintrace.__version__})
+                  facts=RuleFacts(braintrace_version=braintrace.__version__))
 
 
 RULE = Rule(

@@ -1,3 +1,4 @@
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
@@ -28,7 +29,7 @@ def check(context):
                        f" after building the layer")
             yield Hit(message=message, weight_path=weight, eqn=site,
                       related=(("weight created here", weight),),
-                      properties={"biasShape": list(shape), "gradientShape": [channels]})
+                      facts=RuleFacts(bias_shape=tuple(shape), gradient_shape=(channels,)))
 
 
 RULE = Rule(

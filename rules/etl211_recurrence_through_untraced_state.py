@@ -1,3 +1,4 @@
+from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
@@ -17,7 +18,7 @@ def check(context):
                    f"every later step and is not BPTT's gradient: keep {kept} in a brainstate.HiddenState")
         yield Hit(message=message, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight), (f"{kept} created here", use.state)),
-                  properties={"state": kept, "stateKind": kind})
+                  facts=RuleFacts(state=kept, state_kind=kind))
 
 
 RULE = Rule(

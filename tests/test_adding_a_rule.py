@@ -18,6 +18,7 @@ from helpers import FIXTURES, lint_file
 import etrace_lint.rules as rules_package
 from etrace_lint.cli import main as cli
 from etrace_lint.core import registry
+from etrace_lint.writers.properties import finding_properties
 
 RELATIONS = os.path.join(FIXTURES, "compiler", "relations.py")
 
@@ -83,7 +84,7 @@ def _add_rule(folder) -> None:
 
 def test_a_new_record_rule_is_one_file_and_its_docs(rules_folder, capsys):
     before, _ = lint_file(RELATIONS)
-    connected = sorted((f.line, f.properties.get("weight")) for f in before if f.rule_id == "ETL001")
+    connected = sorted((f.line, finding_properties(f).get("weight")) for f in before if f.rule_id == "ETL001")
     assert connected, "the fixture has weights the compiler connects"
 
     # the new rule takes over the records ETL001 reported: remove ETL001's file, add one
@@ -95,10 +96,10 @@ def test_a_new_record_rule_is_one_file_and_its_docs(rules_folder, capsys):
 
     after, _ = lint_file(RELATIONS)
     added = [f for f in after if f.rule_id == "ETL098"]
-    assert sorted((f.line, f.properties.get("weight")) for f in added) == connected
+    assert sorted((f.line, finding_properties(f).get("weight")) for f in added) == connected
     assert not [f for f in after if f.rule_id == "ETL001"]
     assert all(f.level.value == "warning" and f.message.endswith("(a rule added in a test)") for f in added)
-    assert all(f.properties["braintraceKind"] == "relation_included" for f in added)
+    assert all(finding_properties(f)["braintraceKind"] == "relation_included" for f in added)
 
     assert cli.main(["rule", "ETL098"]) == 0
     shown = capsys.readouterr().out

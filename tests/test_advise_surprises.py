@@ -22,6 +22,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from etrace_lint.core.sizes import format_size  # noqa: E402
 from etrace_lint.verify.advise.run import AdviceSettings, advise_model  # noqa: E402
+from etrace_lint.writers.properties import finding_properties  # noqa: E402
 
 SURPRISES = fixture("advise", "surprises.py")
 
@@ -102,14 +103,14 @@ def test_the_configured_algorithm_over_budget_and_leaving_weights_without_gradie
                                  advise_algorithms=["d_rtrl", "pp_prop:multi-step"], advise_steps=2,
                                  memory_budget=100)
     assert not errors
-    zero = sorted(f.properties["weight"] for f in findings if f.rule_id == "ETL304")
+    zero = sorted(finding_properties(f)["weight"] for f in findings if f.rule_id == "ETL304")
     assert zero == ["fc.weight['bias']", "fc.weight['weight']"]
     message = next(f.message for f in findings if f.rule_id == "ETL304")
     assert "under d_rtrl, the algorithm configured" in message and "pp_prop:multi-step (" in message
     over = [f for f in findings if f.rule_id == "ETL303"]
     assert len(over) == 1 and "needs 132 B of trace state at batch 2, over the memory budget of 100 B" in \
         over[0].message
-    assert over[0].properties["advice"]["alternative"]["algorithm"] == "pp_prop"
+    assert finding_properties(over[0])["advice"]["alternative"]["algorithm"] == "pp_prop"
 
 
 def test_the_default_memory_budget_is_the_memory_of_the_device_the_advice_runs_on():
@@ -125,7 +126,7 @@ def test_the_default_memory_budget_is_the_memory_of_the_device_the_advice_runs_o
     assert not errors
     [over] = [f for f in findings if f.rule_id == "ETL303"]
     assert f"at batch {batch}, over the memory budget of {format_size(memory)}" in over.message
-    assert over.properties["advice"]["alternative"]["algorithm"] == "pp_prop"
+    assert finding_properties(over)["advice"]["alternative"]["algorithm"] == "pp_prop"
 
 
 def test_a_configured_algorithm_that_does_not_run():
@@ -134,7 +135,7 @@ def test_a_configured_algorithm_that_does_not_run():
     assert not errors
     failed = [f for f in findings if f.rule_id == "ETL302"]
     assert len(failed) == 1 and "compiles, but its first online step raises" in failed[0].message
-    assert failed[0].properties["advice"]["alternative"]["algorithm"] == "d_rtrl"
+    assert finding_properties(failed[0])["advice"]["alternative"]["algorithm"] == "d_rtrl"
 
 
 

@@ -16,6 +16,7 @@ from etrace_lint.core import registry
 from etrace_lint.core.findings import Level
 from etrace_lint.core.wording import plain_text
 from etrace_lint.engine.rules_compiler import classify_error
+from etrace_lint.writers.properties import finding_properties
 
 ERROR_FIXTURES = sorted(glob.glob(os.path.join(FIXTURES, "compiler", "errors_*.py")))
 
@@ -66,11 +67,11 @@ def test_the_exception_is_one_error_finding(rule_id):
     errors = [f for f in findings_of(name, target) if f.level is Level.ERROR]
     assert [f.rule_id for f in errors] == [reported_as], [(f.rule_id, f.message) for f in errors]
     (finding,) = errors
-    assert finding.properties.get("braintraceError"), finding.properties
+    assert finding_properties(finding).get("braintraceError"), finding_properties(finding)
     rule = registry.all_rules()[rule_id]
     if reported_as != rule_id:
         # merged with the compiler's own ERROR record of a kind the exception rule names
-        assert finding.properties["braintraceKind"] in rule.error.kinds
+        assert finding_properties(finding)["braintraceKind"] in rule.error.kinds
     # the user's line, not the factory's: the factory is only a related location
     factory = next(loc for loc in finding.related if loc.label == "target factory")
     if rule_id != "ETL111":  # a bad option is the factory's own fault
@@ -81,7 +82,7 @@ def test_tracing_and_compiling_are_told_apart():
     (trace,) = [f for f in findings_of("errors_trace.py", "etrace_target_wrong_shape") if f.rule_id == "ETL100"]
     (compile_,) = [f for f in findings_of("errors_compile.py", "etrace_target_two_hidden_states_in_one_equation")
                    if f.rule_id == "ETL106"]
-    assert (trace.properties["phase"], compile_.properties["phase"]) == ("trace", "compile")
+    assert (finding_properties(trace)["phase"], finding_properties(compile_)["phase"]) == ("trace", "compile")
     # the shapes the step was traced with are what a shape error is measured against
     assert trace.message.startswith("the step does not trace with the example inputs (5,) float32: "
                                     "TypeError: dot_general requires contracting dimensions")

@@ -16,6 +16,7 @@ from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
 from etrace_lint.core.findings import Finding, Level, Location
 from etrace_lint.engine.rules_compiler import findings_from_records
+from etrace_lint.writers.properties import finding_properties
 
 INSTALLED_KINDS = {kind.value for kind in braintrace.DiagnosticKind}
 # fixture file -> DiagnosticKind values it needs (skipped on a braintrace without them)
@@ -167,7 +168,7 @@ def _record(kind: str, level: str = "warning", message: str = "something happene
 def test_a_kind_this_release_does_not_know_still_shows():
     finding = finding_of(_record("brand_new_kind_from_the_future"))
     assert finding.rule_id == registry.GENERIC_RECORD_RULE
-    assert finding.properties["braintraceKind"] == "brand_new_kind_from_the_future"
+    assert finding_properties(finding)["braintraceKind"] == "brand_new_kind_from_the_future"
     assert finding.level is Level.WARNING
     assert finding.location == _Locator.factory
 
@@ -181,8 +182,8 @@ def test_records_no_model_reaches_map_to_their_rule(kind, rule_id, level):
     record = _record(kind, "info" if level is Level.NOTE else level.value, weight_path=("layer", "w"))
     finding = finding_of(record)
     assert (finding.rule_id, finding.level) == (rule_id, level)
-    assert finding.properties["braintraceKind"] == kind
-    assert finding.properties["weight"] == "layer.w"
+    assert finding_properties(finding)["braintraceKind"] == kind
+    assert finding_properties(finding)["weight"] == "layer.w"
 
 
 def test_the_rule_level_wins_over_the_record_level_and_the_record_level_is_kept():
@@ -191,7 +192,8 @@ def test_the_rule_level_wins_over_the_record_level_and_the_record_level_is_kept(
     info = finding_of(_record("scan_unroll_skipped", "info"))
     warning = finding_of(_record("scan_unroll_skipped", "warning"))
     assert (info.rule_id, info.level, warning.level) == ("ETL011", Level.NOTE, Level.NOTE)
-    assert (info.properties["braintraceLevel"], warning.properties["braintraceLevel"]) == ("info", "warning")
+    levels = (finding_properties(info)["braintraceLevel"], finding_properties(warning)["braintraceLevel"])
+    assert levels == ("info", "warning")
     # an ordinary readout learns exactly from same-step gradients: braintrace warns, the rule notes
     readout = finding_of(_record("relation_excluded_non_temporal", "warning", weight_path=("out", "weight")))
     assert (readout.rule_id, readout.level) == ("ETL003", Level.NOTE)
@@ -209,8 +211,8 @@ def test_an_included_relation_names_the_weight_and_its_hidden_states():
     findings = assert_matches_markers(fixture("compiler", "relations.py"))
     included = {f.line: f for f in findings if f.rule_id == "ETL001"}
     assert included[20].message == "Wz.weight learns online: its matmul here drives h"
-    assert included[20].properties["weight"] == "Wz.weight"
-    assert included[20].properties["weightPath"] == ["Wz", "weight"]
+    assert finding_properties(included[20])["weight"] == "Wz.weight"
+    assert finding_properties(included[20])["weightPath"] == ["Wz", "weight"]
 
 
 def test_a_weight_to_weight_exclusion_points_at_the_blocking_weight():
@@ -222,14 +224,14 @@ def test_a_weight_to_weight_exclusion_points_at_the_blocking_weight():
     assert labels["target factory"] == 27
     assert excluded.message.startswith("Wr.weight reaches a hidden state only through Wh.weight's op (line 22), "
                                        "so the compiler excludes Wr.weight: it will not learn online.")
-    assert "non-parametric-tail" in excluded.properties["braintraceMessage"]
+    assert "non-parametric-tail" in finding_properties(excluded)["braintraceMessage"]
 
 
 def test_one_weight_in_the_iterations_of_an_unrolled_scan_is_one_finding_that_says_which():
     findings = assert_matches_markers(fixture("compiler", "control_flow.py"))
     excluded = [f for f in findings if f.rule_id == "ETL005" and f.target == "etrace_target_short_scan"]
     assert len(excluded) == 1, [f.message for f in excluded]
-    assert excluded[0].properties["iterations"] == [1, 2]
+    assert finding_properties(excluded[0])["iterations"] == [1, 2]
     assert "iterations 1-2 of the 3 unrolled iterations" in excluded[0].message
     assert excluded[0].flow, "the merged finding keeps the route of the weight"
 
@@ -281,7 +283,7 @@ def test_states_the_factory_initialised_are_kept_and_missing_ones_are_made(tmp_p
     assert not errors, [e.message for e in errors]
     # re-initialised without the factory's batch of 2, the step would not trace
     assert not [f for f in findings if f.level is Level.ERROR], [f.message for f in findings]
-    connected = {(f.target, f.properties.get("weight")) for f in findings if f.rule_id == "ETL001"}
+    connected = {(f.target, finding_properties(f).get("weight")) for f in findings if f.rule_id == "ETL001"}
     assert connected == {("etrace_target", "fc.weight"), ("etrace_target_uninitialised", "fc.weight")}
 
 
@@ -301,19 +303,19 @@ def test_a_weight_the_final_graph_connects_gets_one_verdict_under_map():
     findings, _ = linted(fixture("compiler", "map_batched.py"))
     by_weight: dict = {}
     for finding in findings:
-        by_weight.setdefault(finding.properties.get("weight"), set()).add(finding.rule_id)
+        by_weight.setdefault(finding_properties(finding).get("weight"), set()).add(finding.rule_id)
     for cell in ("cell.module", "module.rnn"):  # a mapped cell; the whole network mapped
         assert by_weight[f"{cell}.Wh.weight"] == {"ETL001"}, by_weight
         assert by_weight[f"{cell}.Wz.weight"] == {"ETL001"}, by_weight
         assert by_weight[f"{cell}.Wr.weight"] == {"ETL005"}, by_weight
-        states = {h for f in findings if f.properties.get("weight", "").startswith(cell) for h in
-                  f.properties.get("hiddenStates", ())}
+        states = {h for f in findings if finding_properties(f).get("weight", "").startswith(cell) for h in
+                  finding_properties(f).get("hiddenStates", ())}
         assert states == {f"{cell}.h"}, states  # the state by its attribute, not by Map's store of it
 
 
 def test_every_factor_of_a_lora_op_is_said_to_learn():
     findings, _ = linted(fixture("compiler", "lora_factors.py"))
-    included = {f.properties.get("weight") for f in findings if f.rule_id == "ETL001"}
+    included = {finding_properties(f).get("weight") for f in findings if f.rule_id == "ETL001"}
     assert included == {"A", "B", "w_in.weight"}, findings
-    (a,) = [f for f in findings if f.rule_id == "ETL001" and f.properties.get("weight") == "A"]
-    assert a.message.startswith("A learns online") and "h" in a.properties["hiddenStates"]
+    (a,) = [f for f in findings if f.rule_id == "ETL001" and finding_properties(f).get("weight") == "A"]
+    assert a.message.startswith("A learns online") and "h" in finding_properties(a)["hiddenStates"]

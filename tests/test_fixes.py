@@ -8,7 +8,7 @@ import pytest
 from helpers import fixture, lint_file, run_cli
 
 from etrace_lint.config.settings import EngineSettings, Settings
-from etrace_lint.core.findings import Edit, Finding, Fix, Level, Location
+from etrace_lint.core.findings import Edit, Finding, Fix, Level, Location, Subject
 from etrace_lint.core.registry import all_rules
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
@@ -171,7 +171,7 @@ def test_a_fix_that_adds_a_finding_is_not_written(tmp_path):
     start = line.index("braintrace.matmul(x, self.w.value)") + 1
     # an edit that undoes the ETP op (and its comment): linting the edited source finds ETL201 again
     bad = Finding("ETL301", Level.WARNING, "unused", "", Location(path, 15, line.index("#") + 1),
-                  properties={"codes": ["ETL201"], "form": "noqa"},
+                  subject=Subject(suppression_form="noqa", suppression_codes=("ETL201",)),
                   fix=Fix("plain matmul", (Edit(path, 15, start, 15, len(line) + 1, "x @ self.w.value"),)))
     report = run_fixes([bad], _settings(root), specs, results, write=True, unsafe=False)
     assert report.applied == []

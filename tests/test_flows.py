@@ -6,6 +6,7 @@ from helpers import fixture, lint_file
 
 from etrace_lint.analysis.flows import merge_steps
 from etrace_lint.core.findings import Location
+from etrace_lint.writers.properties import finding_properties
 
 
 def _line(path: str, text: str) -> int:
@@ -17,7 +18,7 @@ def test_weight_to_weight_route_crosses_the_other_weights_op():
     path = fixture("compiler", "relations.py")
     findings, _ = lint_file(path)
     (finding,) = [f for f in findings
-                  if f.rule_id == "ETL005" and "Wr" in f.message and not f.properties.get("iterations")]
+                  if f.rule_id == "ETL005" and "Wr" in f.message and not finding_properties(f).get("iterations")]
     steps = [(step.line, step.label) for step in finding.flow]
     labels = [label for _, label in steps]
     assert labels[0] == "Wr.weight is created here" and labels[1] == "Wr.weight is used here"

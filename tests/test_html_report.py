@@ -350,16 +350,17 @@ def test_a_region_box_never_covers_an_op_outside_the_region(tmp_path):
     into one box per connected part (here two: states h0 and h1), and no box covers an op outside it."""
     import io
 
-    from etrace_lint.core.findings import Finding, Level, Location
+    from etrace_lint.core.details import Boundary
+    from etrace_lint.core.findings import Finding, Level, Location, Subject
     from etrace_lint.policy.decide import Outcome
     from etrace_lint.writers import RunInfo
     from etrace_lint.writers.html import write_html
 
     path = str(tmp_path / "model.py")
-    scan = [{"kind": "scan", "line": 40, "column": 9}]
+    scan = (Boundary("scan", 40, 9),)
     findings = [Finding("ETL001", Level.NOTE, f"w{n} learns online", "interleaved", Location(path, n + 1, 5),
-                        properties={"weight": f"w{n}", "primitive": "etp_mv", "hiddenStates": [f"h{n // 2 % 2}"],
-                                    **({"controlFlow": scan} if n % 2 else {})}) for n in range(12)]
+                        subject=Subject(weight=f"w{n}", primitive="etp_mv", hidden_states=(f"h{n // 2 % 2}",)),
+                        control_flow=scan if n % 2 else ()) for n in range(12)]
     stream = io.StringIO()
     write_html(Outcome(findings=findings), RunInfo(root=str(tmp_path), targets=1), stream)
     dom = elements(stream.getvalue())

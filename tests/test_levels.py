@@ -20,6 +20,7 @@ from helpers import FIXTURES, REPO, fixture, lint_file, run_cli
 from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
 from etrace_lint.core.findings import Level
+from etrace_lint.writers.properties import finding_properties
 
 # every model the test suite lints for its compiler records, errors and own rules
 CORPUS = sorted(
@@ -51,7 +52,7 @@ def test_the_corpus_reaches_the_rules_whose_level_changed_with_the_record():
     # test above would hold nothing if none of them were in the corpus
     by_rule = {}
     for finding in corpus_findings():
-        by_rule.setdefault(finding.rule_id, set()).add(finding.properties.get("braintraceLevel"))
+        by_rule.setdefault(finding.rule_id, set()).add(finding_properties(finding).get("braintraceLevel"))
     if braintrace_adapter.adds_same_step_gradients():
         assert "warning" in by_rule["ETL003"]  # an ordinary readout: braintrace warns
     else:  # braintrace 0.2.6: that readout gets no online gradient, and ETL209 replaces ETL003

@@ -20,6 +20,7 @@ from etrace_lint.core.findings import Level
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.wording import plain_text
 from etrace_lint.engine.rules_compiler import findings_from_error
+from etrace_lint.writers.properties import finding_properties
 
 TUPLE_PATH = re.compile(r"\(\s*'[^']*'\s*,")  # ('w',) or ('cell', 'h')
 JARGON = ("ETP primitive", "non-parametric-tail", "<class ", "invar", "outvar", "Var(id=")
@@ -45,8 +46,8 @@ def test_no_message_of_any_rule_shows_a_tuple_a_repr_or_jargon():
     assert not dirty, dirty
     # and every rule the corpus reaches keeps braintrace's own words beside its own
     for finding in corpus_findings():
-        if "braintraceKind" in finding.properties:
-            assert finding.properties["braintraceMessage"], finding
+        if "braintraceKind" in finding_properties(finding):
+            assert finding_properties(finding)["braintraceMessage"], finding
 
 
 @pytest.mark.parametrize("kind", ["primitive_inside_nested_jit", "pytree_weight_leaf_ambiguous",
@@ -56,7 +57,7 @@ def test_records_no_fixture_reaches_read_cleanly_too(kind):
                      weight_path=("layer", "w"))
     finding = finding_of(record, _Locator())
     assert not _clean(finding.message), finding.message
-    assert "etp_mv" in finding.properties["braintraceMessage"]
+    assert "etp_mv" in finding_properties(finding)["braintraceMessage"]
 
 
 def test_paths_read_as_the_code_reaches_them():
@@ -76,7 +77,7 @@ def test_a_merged_group_names_its_states_and_keeps_the_full_keys():
                      hidden_paths=(EXPANDED_KEY, ("neu", "V")))
     finding = finding_of(record, _Locator())
     assert finding.message.startswith("neu.<Expon tau=10. ms>.syn.g, neu.V feed each other")
-    assert finding.properties["hiddenStatePaths"][0] == list(EXPANDED_KEY)
+    assert finding_properties(finding)["hiddenStatePaths"][0] == list(EXPANDED_KEY)
     assert not _clean(finding.message)
 
 
@@ -173,7 +174,8 @@ def test_an_internal_compiler_crash_is_placed_on_the_line_being_handled(tmp_path
     assert finding.rule_id == "ETL199"
     assert finding.line == 15, finding  # the tanh, not the factory (line 19)
     assert "while handling this line's `tanh`" in finding.message
-    assert (finding.properties["braintraceError"], finding.properties["phase"]) == ("KeyError", "compile")
+    properties = finding_properties(finding)
+    assert (properties["braintraceError"], properties["phase"]) == ("KeyError", "compile")
 
 
 def test_with_nothing_to_go_by_an_internal_crash_stays_on_the_factory():
@@ -226,9 +228,11 @@ def etrace_target_ei():
     # and each synapse through the neuron; messages name them as the model does
     (merged,) = [f for f in findings if f.rule_id == "ETL028"]
     assert merged.message.startswith("neu.V, inp.syn.g, rec.syn.g feed each other"), merged.message
-    assert ["inp", "post", "V"] in merged.properties["hiddenStatePaths"]
-    assert any("brainpy.state.Expon" in str(p) for path in merged.properties["hiddenStatePaths"] for p in path)
-    (recurrent,) = [f for f in findings if f.rule_id == "ETL001" and f.properties["weight"] == "rec.comm.weight"]
+    assert ["inp", "post", "V"] in finding_properties(merged)["hiddenStatePaths"]
+    assert any("brainpy.state.Expon" in str(p) for path in finding_properties(merged)["hiddenStatePaths"]
+               for p in path)
+    (recurrent,) = [f for f in findings
+                    if f.rule_id == "ETL001" and finding_properties(f)["weight"] == "rec.comm.weight"]
     assert "drives rec.syn.g, neu.V" in recurrent.message
 
 
@@ -278,8 +282,8 @@ def etrace_target_net():
     assert not errors, [e.message for e in errors]
     (included,) = [f for f in findings if f.rule_id == "ETL001"]
     assert included.message == "rnn.w.weight learns online: its matmul here drives rnn.h"
-    assert included.properties["weight"] == "rnn.w.weight"
-    assert included.properties["weightPath"] == ["head", "source", "w", "weight"]
+    assert finding_properties(included)["weight"] == "rnn.w.weight"
+    assert finding_properties(included)["weightPath"] == ["head", "source", "w", "weight"]
 
 
 def test_a_norm_layers_weight_is_never_told_to_become_the_same_class():
@@ -288,7 +292,7 @@ def test_a_norm_layers_weight_is_never_told_to_become_the_same_class():
     (finding,) = [f for f in findings if f.rule_id == "ETL201"]
     assert "make norm.weight's layer a" not in finding.message
     assert "brainstate.nn.LayerNorm" in finding.message and "same class" in finding.message
-    assert "etpLayer" not in finding.properties and finding.fix is None
+    assert "etpLayer" not in finding_properties(finding) and finding.fix is None
 
 
 def test_dropouts_global_random_state_is_not_something_to_create_in_init():

@@ -13,6 +13,7 @@ from helpers import FIXTURES, assert_fixture, lint_file, run_cli
 
 from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
+from etrace_lint.writers.properties import finding_properties
 
 OWN_FIXTURES = sorted(glob.glob(os.path.join(FIXTURES, "own", "*.py")))
 BRAINTRACE = tuple(int(part) for part in re.findall(r"\d+", braintrace.__version__)[:3])
@@ -45,7 +46,7 @@ def test_plain_op_finding_names_weight_hidden_state_and_op():
     findings, _ = lint_file(PLAIN_OP + "::etrace_target_plain_input")
     (finding,) = [f for f in findings if f.rule_id == "ETL201"]
     assert "w_in" in finding.message and "h" in finding.message and "dot_general" in finding.message
-    assert not finding.properties["partial"]
+    assert not finding_properties(finding)["partial"]
     created = line_of(PLAIN_OP, "self.w_in = brainstate.ParamState")
     assert any(loc.label == "weight created here" and loc.line == created for loc in finding.related)
 
@@ -53,13 +54,13 @@ def test_plain_op_finding_names_weight_hidden_state_and_op():
 def test_partly_plain_weight_is_told_apart_from_a_weight_that_never_learns():
     findings, _ = lint_file(PLAIN_OP + "::etrace_target_partly_plain")
     (finding,) = [f for f in findings if f.rule_id == "ETL201"]
-    assert finding.properties["partial"] and "learns online through an ETP op" in finding.message
+    assert finding_properties(finding)["partial"] and "learns online through an ETP op" in finding.message
 
 
 def test_an_event_driven_sparse_weight_is_pointed_at_the_sparse_etp_layer():
     findings, _ = lint_file(PLAIN_OP + "::etrace_target_event_sparse_recurrent")
     (finding,) = [f for f in findings if f.rule_id == "ETL201"]
-    assert finding.properties["weight"] == "rec.weight"
+    assert finding_properties(finding)["weight"] == "rec.weight"
     assert "braintrace.nn.SparseLinear" in finding.message and "braintrace.matmul" not in finding.message
 
 
@@ -67,7 +68,7 @@ def test_opaque_transform_is_a_related_location():
     findings, _ = lint_file(OPAQUE + "::etrace_target_checkpointed")
     (finding,) = [f for f in findings if f.rule_id == "ETL202"]
     assert finding.line == line_of(OPAQUE, "drive = jax.checkpoint")
-    assert finding.properties["transform"] == "jax.checkpoint"
+    assert finding_properties(finding)["transform"] == "jax.checkpoint"
     applied = line_of(OPAQUE, "drive(x, self.w.value)")
     assert any(loc.label == "`jax.checkpoint` applied here" and loc.line == applied for loc in finding.related)
 
@@ -76,7 +77,7 @@ def test_vmap_finding_quotes_braintrace():
     findings, _ = lint_file(os.path.join(FIXTURES, "own", "vmapped_weights.py") + "::etrace_target_ensemble")
     (finding,) = [f for f in findings if f.rule_id == "ETL203"]
     assert "ws" in finding.message and "etp_mv" in finding.message
-    assert "decomposed into standard JAX ops under vmap" in finding.properties["braintraceWarning"]
+    assert "decomposed into standard JAX ops under vmap" in finding_properties(finding)["braintraceWarning"]
     assert [f for f in findings if f.rule_id == "ETL201"] == []  # one finding for one cause
 
 
@@ -148,8 +149,9 @@ BUFFERED = os.path.join(FIXTURES, "own", "buffered_input.py")
 def test_buffered_input_names_weight_buffer_and_membrane():
     findings, _ = lint_file(BUFFERED + "::etrace_target_buffered")
     (finding,) = [f for f in findings if f.rule_id == "ETL206"]
-    assert finding.properties["weight"] == "w_in.weight" and finding.properties["state"] == "neu.i_in"
-    assert finding.properties["stateKind"] == "ShortTermState" and "neu.V" in finding.properties["hiddenStates"]
+    properties = finding_properties(finding)
+    assert properties["weight"] == "w_in.weight" and properties["state"] == "neu.i_in"
+    assert properties["stateKind"] == "ShortTermState" and "neu.V" in properties["hiddenStates"]
     assert "only in the next step" in finding.message
     created = line_of(BUFFERED, "self.i_in = brainstate.ShortTermState")
     assert any(loc.label == "neu.i_in created here" and loc.line == created for loc in finding.related)

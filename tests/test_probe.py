@@ -13,6 +13,7 @@ from etrace_lint.config.settings import EngineSettings
 from etrace_lint.core.findings import Level
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
+from etrace_lint.writers.properties import finding_properties
 
 REPO = fixture("..", "..")
 PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413")
@@ -35,7 +36,7 @@ def line_of(path: str, text: str) -> int:
 
 
 def weight_rules(result, weight: str) -> set[str]:
-    return {f.rule_id for f in result.findings if f.properties.get("weight") == weight}
+    return {f.rule_id for f in result.findings if finding_properties(f).get("weight") == weight}
 
 
 def marked(name: str, rule: str) -> int:
@@ -54,7 +55,7 @@ def test_a_conv_bias_that_breaks_the_first_online_step_is_reported_on_its_line(c
     assert by_rule(result, *PROBE_RULES) == []
     (found,) = by_rule(result, "ETL210")
     assert (found.level, found.line) == (Level.ERROR, marked("conv_bias.py", "ETL210"))
-    (measured,) = found.properties["measured"]
+    (measured,) = finding_properties(found)["measured"]
     assert measured["rule"] == "ETL410"
     assert "conv.weight['bias'] has shape (1, 1, 4)" in measured["message"]
     assert "has shape (4,)" in measured["message"]
@@ -63,7 +64,7 @@ def test_a_conv_bias_that_breaks_the_first_online_step_is_reported_on_its_line(c
     assert measured["probe"]["parameterShape"] == [1, 1, 4]
     # one verdict: the compiler's "learns online" is not shown beside a step that raises
     assert weight_rules(result, "conv.weight") == {"ETL210"}
-    assert found.properties["staticEvidence"][0]["rule"] == "ETL001"
+    assert finding_properties(found)["staticEvidence"][0]["rule"] == "ETL001"
 
 
 def test_the_advised_bias_shape_trains(conv):
@@ -84,7 +85,7 @@ def test_a_measured_zero_gradient_confirms_the_static_verdict(zero):
     assert by_rule(result, *PROBE_RULES) == []
     (found,) = by_rule(result, "ETL207")
     assert (found.level, found.line) == (Level.WARNING, marked("zero.py", "ETL207"))
-    (measured,) = found.properties["measured"]
+    (measured,) = finding_properties(found)["measured"]
     assert measured["rule"] == "ETL411"
     assert measured["message"].startswith("fc.weight does not learn online under d_rtrl: measured over 4 steps")
     assert measured["probe"]["wholeWeight"] is True
@@ -103,11 +104,13 @@ def test_lstm_gates_that_are_counted_twice_at_one_step():
     # c's new value in the same step; the path through c is counted for c and again for h
     result = probed(fixture("verify", "scaled.py"))["etrace_target_lstm"]
     found = by_rule(result, *PROBE_RULES)
-    assert {(f.rule_id, f.properties["weight"]) for f in found} == {("ETL412", "Wi.weight"), ("ETL412", "Wg.weight")}
+    assert {(f.rule_id, finding_properties(f)["weight"]) for f in found} == {("ETL412", "Wi.weight"),
+                                                                             ("ETL412", "Wg.weight")}
     for finding in found:
         assert "the online gradient of" in finding.message and "is 2.00x BPTT's, same direction" in finding.message
         assert "an LSTM's c feeding h" in finding.message
-        assert all(leaf["scale"] == pytest.approx(2.0, rel=1e-3) for leaf in finding.properties["probe"]["leaves"])
+        leaves = finding_properties(finding)["probe"]["leaves"]
+        assert all(leaf["scale"] == pytest.approx(2.0, rel=1e-3) for leaf in leaves)
     # it still learns, at twice the rate: the relation stays
     assert "ETL001" in weight_rules(result, "Wi.weight")
 
@@ -118,8 +121,8 @@ def test_the_stateless_readout_verdict_follows_the_braintrace_line():
     if OLD_LINE:  # 0.2.6 gives a stateless readout no online gradient under every single-step algorithm
         assert rules == {"ETL209"}  # said statically; the probe's measured zero confirms it
         (found,) = by_rule(result, "ETL209")
-        assert [m["rule"] for m in found.properties["measured"]] == ["ETL411"]
-        assert "readout does not learn online" in found.properties["measured"][0]["message"]
+        assert [m["rule"] for m in finding_properties(found)["measured"]] == ["ETL411"]
+        assert "readout does not learn online" in finding_properties(found)["measured"][0]["message"]
     else:  # 0.2.8 adds its exact same-step gradient
         assert "ETL411" not in rules and "ETL003" in rules
 
@@ -155,7 +158,7 @@ def test_verify_measured_zero_also_replaces_the_relation():
     assert weight_rules(result, "fc.weight") == {"ETL207", "ETL402"}
     (finding,) = by_rule(result, "ETL402")
     assert "(see ETL207" in finding.message
-    assert finding.properties["staticEvidence"][0]["rule"] == "ETL001"
+    assert finding_properties(finding)["staticEvidence"][0]["rule"] == "ETL001"
     assert by_rule(result, *PROBE_RULES) == []  # --verify measures what the probe would, and more
 
 

@@ -22,6 +22,7 @@ from etrace_lint.analysis.loaded_target import LoadedTarget
 from etrace_lint.config.settings import EngineSettings
 from etrace_lint.core.findings import Location
 from etrace_lint.engine.lint import lint_model
+from etrace_lint.writers.properties import finding_properties
 
 # DiagnosticKind value of an exclusion -> the rule that reports it
 EXCLUSION_RULE = {
@@ -89,7 +90,7 @@ def _lint(generated):
 
 
 def _describe(generated, findings) -> str:
-    lines = [f"  {f.line}: {f.rule_id} {f.properties.get('weight', '')} {f.message[:100]}" for f in findings]
+    lines = [f"  {f.line}: {f.rule_id} {finding_properties(f).get('weight', '')} {f.message[:100]}" for f in findings]
     return f"\n{generated.source}\nfindings:\n" + "\n".join(lines)
 
 
@@ -98,7 +99,7 @@ def _check_locations(generated, findings) -> None:
         for loc in (finding.location, *finding.related):
             assert loc.path == generated.path and 1 <= loc.line <= generated.n_lines, (
                 f"{finding.rule_id} points outside the model file: {loc}")
-        weight = finding.properties.get("weight")
+        weight = finding_properties(finding).get("weight")
         if finding.rule_id in WEIGHT_RULES and weight:
             truth = generated.truth_for_path(weight)
             assert truth is not None, f"{finding.rule_id} names an unknown weight {weight}"
@@ -128,8 +129,9 @@ _counter = iter(range(10**6))
 def _blocked_only_by(findings, weight: str) -> set:
     """The weights the compiler names as standing between ``weight`` and a hidden state (from the
     blocking-weight locations of its finding); {None} when it names none, which no set of readouts holds."""
-    return {loc.label.removeprefix("blocking weight ") for f in findings if f.properties.get("weight") == weight
-            and f.properties.get("braintraceKind") == WEIGHT_TO_WEIGHT
+    return {loc.label.removeprefix("blocking weight ") for f in findings
+            if finding_properties(f).get("weight") == weight
+            and finding_properties(f).get("braintraceKind") == WEIGHT_TO_WEIGHT
             for loc in f.related if loc.label.startswith("blocking weight ")} or {None}
 
 
@@ -157,7 +159,7 @@ def test_generated_models_match_the_compilers_report(spec, model_dir):
     excluded_by_rule: dict[str, set[str]] = {}
     learning = set()
     for finding in findings:
-        weight = finding.properties.get("weight")
+        weight = finding_properties(finding).get("weight")
         if weight and finding.rule_id in EXCLUDING_RULES:
             excluded_by_rule.setdefault(weight, set()).add(REPLACING.get(finding.rule_id, finding.rule_id))
         elif weight and finding.rule_id == RELATION_RULE:
@@ -168,10 +170,11 @@ def test_generated_models_match_the_compilers_report(spec, model_dir):
     # every weight braintrace leaves out is either reported by an exclusion rule or a plain op
     assert set(report) == set(not_learning) | plain, (
         f"report excludes {sorted(report)}, linter {sorted(not_learning)} + plain ops {sorted(plain)}" + detail)
-    readouts = {f.properties.get("weight") for f in findings if f.rule_id in REPLACING or (
-                f.rule_id == EXCLUSION_RULE[NON_TEMPORAL] and f.properties.get("braintraceKind") == NON_TEMPORAL)}
+    readouts = {finding_properties(f).get("weight") for f in findings if f.rule_id in REPLACING or (
+                f.rule_id == EXCLUSION_RULE[NON_TEMPORAL]
+                and finding_properties(f).get("braintraceKind") == NON_TEMPORAL)}
     # on braintrace 0.2.6 such a weight gets no gradient at all, whatever the compiler's reason: ETL209 says so
-    untrained = {f.properties.get("weight") for f in findings if f.rule_id in REPLACING}
+    untrained = {finding_properties(f).get("weight") for f in findings if f.rule_id in REPLACING}
     for weight, reason in report.items():
         if weight in untrained:
             continue
@@ -185,7 +188,7 @@ def test_generated_models_match_the_compilers_report(spec, model_dir):
         elif weight not in plain:
             assert "ETL012" in not_learning[weight], f"{weight} excluded without a reason" + detail
 
-    flagged = {f.properties.get("weight") for f in findings if f.rule_id == PLAIN_OP_RULE}
+    flagged = {finding_properties(f).get("weight") for f in findings if f.rule_id == PLAIN_OP_RULE}
     direct = {t.attr for t in generated.weights.values() if not t.etp and t.feeds_hidden_directly}
     assert direct <= flagged <= plain, (
         f"{PLAIN_OP_RULE} flags {sorted(flagged)}; plain ops {sorted(plain)}, "

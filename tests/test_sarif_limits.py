@@ -9,7 +9,7 @@ import os
 import pytest
 from helpers import sarif_validator
 
-from etrace_lint.core.findings import Edit, Finding, Fix, Level, Location
+from etrace_lint.core.findings import Edit, Finding, Fix, Level, Location, Subject
 from etrace_lint.core.registry import active_rules
 from etrace_lint.policy.decide import Outcome
 from etrace_lint.writers import RunInfo
@@ -37,7 +37,7 @@ def _finding(index: int, related: int = 3, steps: int = 4) -> Finding:
     return Finding("ETL201", LEVELS[index % 3], f"finding {index}: " + "w reaches h through a plain op. " * 3,
                    f"target_{index}", Location(path, 20, 9),
                    tuple(Location(path, 30 + r, 1, f"related {r}") for r in range(related)),
-                   {"weight": "w"}, flow=flow, fix=fix)
+                   subject=Subject(weight="w"), flow=flow, fix=fix)
 
 
 @pytest.fixture(scope="module")

@@ -2,10 +2,38 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "etrace_lint")
+from etrace_lint.core.details import (
+    Advice,
+    Boundary,
+    CompilerError,
+    CompilerRecord,
+    Measured,
+    ProbeFailure,
+    ProbeLeaf,
+    ProbeSignal,
+    RuleFacts,
+    StaticEvidence,
+    VerifyHarness,
+    VerifyLeaf,
+    VerifyNotRun,
+    VerifyWeight,
+)
+from etrace_lint.core.findings import Finding, Level, Location, Subject
+from etrace_lint.core.rule import Hit
+from etrace_lint.writers.properties import finding_properties
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.join(REPOSITORY, "etrace_lint")
+# where a finding's properties are built from its typed fields: the one module that may name them
+PROPERTIES_WRITER = os.path.join(ROOT, "writers", "properties.py")
+# an attribute ``properties`` read off an object (``finding.properties``, ``f().properties``), not a module path
+ATTRIBUTE = re.compile(r"[\w)\]]\.properties\b")
+IMPORT = re.compile(r"^\s*(from|import)\s")
 # a finding's properties read (``finding.properties``), or a document's (``["properties"]``, not written)
 READS = re.compile(r"\.properties\b|\[\"properties\"\](?!\s*=)|\.get\(\"properties\"")
 
@@ -35,3 +63,92 @@ def test_only_own_logs_reads_an_output_document():
     assert READS.search('model = result.get("properties", {}).get("model", "")')
     own_logs = open(os.path.join(ROOT, "writers", "own_logs.py"), encoding="utf-8").read()
     assert READS.search(own_logs)
+
+
+def _attribute_reads(path: str) -> list[str]:
+    return [f"{os.path.relpath(path, REPOSITORY)}:{number}: {line.strip()}"
+            for number, line in enumerate(open(path, encoding="utf-8"), start=1)
+            if ATTRIBUTE.search(line) and not IMPORT.match(line)]
+
+
+def test_no_module_but_the_properties_writer_touches_properties():
+    rules = os.path.join(REPOSITORY, "rules")
+    modules = [os.path.normpath(path) for path in _modules(".")]
+    modules += sorted(os.path.join(rules, name) for name in os.listdir(rules) if name.endswith(".py"))
+    assert PROPERTIES_WRITER in modules and len(modules) > 100
+    found = [hit for path in modules if path != PROPERTIES_WRITER for hit in _attribute_reads(path)]
+    assert found == [], "read the finding's typed fields; only writers/properties.py lays out properties"
+
+
+def test_the_pattern_finds_an_attribute_read_and_not_a_module_path():
+    assert ATTRIBUTE.search("weight = finding.properties.get('weight')")
+    assert ATTRIBUTE.search("kind = findings[0].properties['braintraceKind']")
+    assert not ATTRIBUTE.search("from .properties import finding_properties")
+
+
+def test_findings_and_hits_carry_no_properties_dict():
+    assert "properties" not in {field.name for field in dataclasses.fields(Finding)}
+    assert "properties" not in {field.name for field in dataclasses.fields(Hit)}
+
+
+def _leaf(leaf: str) -> VerifyLeaf:
+    return VerifyLeaf("d_rtrl", 4, "cell.W", leaf, "approximate", "exact", 0.25, 0.9, None, "cpu")
+
+
+WEIGHT = Subject(weight="cell.W", weight_path=("cell", 0, "W"), primitive="dot_general", hidden_states=("h",))
+FINDINGS = [
+    Finding("ETL001", Level.NOTE, "learns", "m", Location("/m.py", 3), subject=WEIGHT,
+            details=CompilerRecord("relation_included", "info", "text", (("h",),), (1, 2), "ValueError"),
+            control_flow=(Boundary("scan", 2, 5), Boundary("jit", 9, 1, "step", "other.py")),
+            measured=(Measured("ETL411", "zero", ProbeSignal("d_rtrl", 3, None, False,
+                                                             (ProbeLeaf("['weight']", 0.0, 1.5, None),))),
+                      Measured("ETL402", "none", VerifyWeight(_leaf(""), (_leaf("a"), _leaf("b")), "ETL005"))),
+            static_evidence=(StaticEvidence("ETL003", "same step", 7),)),
+    Finding("ETL100", Level.ERROR, "raises", "m", Location("/m.py", 4), subject=Subject(primitive="tanh"),
+            details=CompilerError("KeyError", "compile", "text")),
+    Finding("ETL201", Level.ERROR, "plain", "m", Location("/m.py", 5), subject=WEIGHT,
+            details=RuleFacts(hidden_states=("h",), primitive="dot_general", partial=False,
+                              operand_shapes=((3,), (3, 4)))),
+    Finding("ETL204", Level.WARNING, "none", "m", Location("/m.py", 6),
+            details=RuleFacts(weight_count=2, hidden_state_count=0)),
+    Finding("ETL413", Level.ERROR, "raises", "m", Location("/m.py", 7), subject=WEIGHT,
+            details=ProbeFailure("d_rtrl", "TypeError", 8, (3, 4), ())),
+    Finding("ETL405", Level.NOTE, "not run", "m", Location("/m.py", 8), details=VerifyNotRun("pp_prop", "cpu")),
+    Finding("ETL406", Level.ERROR, "broken", "m", Location("/m.py", 9),
+            details=VerifyHarness("d_rtrl", 4, 1.0, 2.0, "cpu")),
+    Finding("ETL304", Level.WARNING, "advice", "m", Location("/m.py", 10), subject=Subject(weight="cell.W"),
+            details=Advice("d_rtrl", {"algorithm": "pp_prop", "weights": [{"weight": "cell.W"}]})),
+    Finding("ETL301", Level.WARNING, "unused", "", Location("/m.py", 11),
+            subject=Subject(suppression_form="noqa", suppression_codes=("ETL201",))),
+]
+
+
+def test_the_cache_round_trips_the_typed_fields():
+    for finding in FINDINGS:
+        stored = json.loads(json.dumps(finding.to_json()))
+        assert "properties" not in stored
+        back = Finding.from_json(stored)
+        assert (back, back.details, back.control_flow, back.measured, back.static_evidence) == (
+            finding, finding.details, finding.control_flow, finding.measured, finding.static_evidence)
+        assert json.dumps(finding_properties(back)) == json.dumps(finding_properties(finding))
+
+
+def test_properties_are_laid_out_from_the_typed_fields():
+    record, error, plain, counts, failure, not_run, harness, advice, unused = map(finding_properties, FINDINGS)
+    assert list(record) == ["braintraceKind", "braintraceLevel", "braintraceMessage", "weight", "weightPath",
+                            "hiddenStates", "hiddenStatePaths", "primitive", "iterations", "controlFlow",
+                            "braintraceError", "measured", "staticEvidence"]
+    assert record["weightPath"] == ["cell", 0, "W"] and record["iterations"] == [1, 2]
+    assert record["controlFlow"][1] == {"kind": "jit", "line": 9, "column": 1, "name": "step", "file": "other.py"}
+    assert record["measured"][0]["probe"]["wholeWeight"] is False
+    assert [leaf["leaf"] for leaf in record["measured"][1]["verify"]["leaves"]] == ["a", "b"]
+    assert list(error) == ["braintraceError", "phase", "braintraceMessage", "primitive"]
+    assert plain == {"hiddenStates": ["h"], "primitive": "dot_general", "partial": False,
+                     "operandShapes": [[3], [3, 4]], "weight": "cell.W", "weightPath": ["cell", 0, "W"]}
+    assert counts == {"weights": 2, "hiddenStates": 0}
+    assert list(failure) == ["probe", "weight", "weightPath"] and failure["probe"]["gradientShape"] == []
+    assert not_run == {"verify": {"algorithm": "pp_prop", "device": "cpu"}}
+    assert list(harness["verify"]) == ["algorithm", "steps", "onlineLoss", "bpttLoss", "device"]
+    assert advice == {"advice": {"algorithm": "d_rtrl", "alternative": FINDINGS[7].details.alternative},
+                      "weight": "cell.W"}
+    assert unused == {"codes": ["ETL201"], "form": "noqa"}

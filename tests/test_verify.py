@@ -14,6 +14,7 @@ from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
 from etrace_lint.verify import compare
 from etrace_lint.verify.settings import VerifySettingsError, resolve_settings
+from etrace_lint.writers.properties import finding_properties
 from etrace_lint.writers.verify_table import format_verify_table
 
 REPO = fixture("..", "..")
@@ -70,30 +71,30 @@ def test_exact_models_verify_clean(exact, target):
 
 def test_gru_reset_gate_does_not_learn_online(approximate):
     found = verify_findings(approximate["etrace_target_gru"], "ETL402")
-    assert [(f.line, f.properties["weight"]) for f in found] == [
+    assert [(f.line, finding_properties(f)["weight"]) for f in found] == [
         (marked_line("approximate.py", "self.Wr ="), "Wr.weight")]
     assert found[0].level is Level.WARNING
-    assert found[0].properties["explainedBy"] == "ETL005"
+    assert finding_properties(found[0])["explainedBy"] == "ETL005"
     assert any(loc.label.startswith("ETL005") for loc in found[0].related)
 
 
 def test_gru_update_and_candidate_weights_are_approximations_not_errors(approximate):
     result = approximate["etrace_target_gru"]
     assert verify_findings(result, "ETL401") == []
-    notes = {f.properties["weight"]: f for f in verify_findings(result, "ETL403")}
+    notes = {finding_properties(f)["weight"]: f for f in verify_findings(result, "ETL403")}
     assert set(notes) == {"Wz.weight", "Wh.weight"}
     for note in notes.values():
         assert note.level is Level.NOTE
-        verify = note.properties["verify"]
+        verify = finding_properties(note)["verify"]
         assert verify["algorithm"] == "d_rtrl" and verify["steps"] == 16
         assert verify["verdict"] == "approximation" and 0 < verify["relError"] and verify["cosine"] < 1
 
 
 def test_weight_through_plain_matmul_does_not_learn_online(approximate):
     found = verify_findings(approximate["etrace_target_plain_input"], "ETL402")
-    assert [(f.line, f.properties["weight"]) for f in found] == [
+    assert [(f.line, finding_properties(f)["weight"]) for f in found] == [
         (marked_line("approximate.py", "self.w_plain ="), "w_plain")]
-    assert found[0].properties["explainedBy"] == "ETL201"
+    assert finding_properties(found[0])["explainedBy"] == "ETL201"
 
 
 def test_every_weight_is_exact_at_one_step(exact, approximate):
@@ -110,13 +111,13 @@ def test_wrong_etp_rule_is_an_error_even_at_one_step(broken):
     assert found[0].level is Level.ERROR
     verdicts = {r["steps"]: r["verdict"] for r in result.verify_rows}
     assert verdicts == {1: "wrong", 16: "wrong"}
-    assert found[0].properties["verify"]["relError"] > 0.5
+    assert finding_properties(found[0])["verify"]["relError"] > 0.5
 
 
 def test_a_multiple_of_bptt_is_named_as_such(broken):
     (found,) = verify_findings(broken["etrace_target_wrong_rule"])
     assert "online gradient is 2.00x BPTT's, same direction" in found.message
-    assert found.properties["verify"]["scale"] == pytest.approx(2.0, rel=1e-3)
+    assert finding_properties(found)["verify"]["scale"] == pytest.approx(2.0, rel=1e-3)
 
 
 def test_lstm_input_and_candidate_gates_are_twice_bptt_at_one_step():
@@ -124,7 +125,7 @@ def test_lstm_input_and_candidate_gates_are_twice_bptt_at_one_step():
     # same step, and the path through c is counted for c and again for h
     result = verified("scaled.py")["etrace_target_lstm"]
     found = verify_findings(result, "ETL401")
-    assert {f.properties["weight"].split(".")[0] for f in found} == {"Wi", "Wg"}
+    assert {finding_properties(f)["weight"].split(".")[0] for f in found} == {"Wi", "Wg"}
     for finding in found:
         assert finding.level is Level.ERROR
         assert finding.line == marked_line("scaled.py", "LSTMCell(")
@@ -160,7 +161,7 @@ def test_rows_are_json_and_carry_the_device(approximate):
     backend = jax.default_backend()  # the default device: the GPU when there is one
     assert result.verify_rows and all(r["device"].startswith(backend) for r in result.verify_rows)
     for finding in verify_findings(result):
-        assert finding.properties["verify"]["device"].startswith(backend)
+        assert finding_properties(finding)["verify"]["device"].startswith(backend)
 
 
 def test_table_shows_each_weight_leaf_with_its_verdict(approximate):
@@ -268,7 +269,7 @@ def test_the_table_and_every_finding_name_a_weight_alike(exact):
     assert {r["weight"] for r in result.verify_rows} == {"layers[0].fc.weight"}
     assert {tuple(r["weightPath"]) for r in result.verify_rows} == {("layers", 0, "fc", "weight")}
     (included,) = [f for f in result.findings if f.rule_id == "ETL001"]
-    assert included.properties["weight"] == "layers[0].fc.weight" and "layers[0].fc.weight" in included.message
+    assert finding_properties(included)["weight"] == "layers[0].fc.weight" and "layers[0].fc.weight" in included.message
     assert "layers[0].fc.weight['weight']" in format_verify_table(result.verify_rows)
 
 

@@ -17,6 +17,7 @@ import weakref
 from collections import deque
 from typing import TYPE_CHECKING, Any, Iterable
 
+from ..core.details import Boundary
 from ..core.findings import Finding, Location
 from ..core.naming import StatePath, display_name
 from ..core.rule import Rule
@@ -139,7 +140,7 @@ def weight_flow(locator: Locator, subject: Any) -> tuple[Location, ...]:
 
 
 # per locator and primitive: (path, line) of an op -> the boundaries around it (built on first use)
-_RegionIndex = dict[tuple[str, int], list[dict[str, Any]]]
+_RegionIndex = dict[tuple[str, int], tuple[Boundary, ...]]
 _REGION_INDEXES: "weakref.WeakKeyDictionary[Locator, dict[str, _RegionIndex]]" = weakref.WeakKeyDictionary()
 
 
@@ -164,25 +165,22 @@ def _boundaries_of(locator: Locator, site: Any) -> list[tuple[str, Location, str
     return found
 
 
-def _as_property(kind: str, where: Location, name: str, path: str) -> dict[str, Any]:
-    boundary = {"kind": kind, "line": where.line, "column": where.column}
-    if name:
-        boundary["name"] = name
-    if where.path != path:  # a boundary in another file than the op: the file's name tells them apart
-        boundary["file"] = where.path.replace("\\", "/").rsplit("/", 1)[-1]
-    return boundary
+def _boundary(kind: str, where: Location, name: str, path: str) -> Boundary:
+    # a boundary in another file than the op: the file's name tells them apart
+    file = where.path.replace("\\", "/").rsplit("/", 1)[-1] if where.path != path else ""
+    return Boundary(kind, where.line, where.column, name, file)
 
 
-def enclosing_control_flow(locator: Locator, finding: Finding) -> list[dict[str, Any]]:
-    """The boundaries around the op a finding is about (its ``primitive`` on its line): each
-    ``{"kind": "scan"|"while"|"cond"|"jit"|"vmap"|"Map"|..., "line", "column"}``, outermost first.
+def enclosing_control_flow(locator: Locator, finding: Finding) -> tuple[Boundary, ...]:
+    """The boundaries around the op a finding is about (its ``primitive`` on its line), outermost
+    first: scan, while, cond, jit, vmap, Map, ...
 
     Read off the step as traced, before the compiler unrolled scans and
     converted conds: the body a user wrote the op in is the one they look for.
     """
-    primitive = finding.properties.get("primitive")
+    primitive = finding.subject.primitive
     if not primitive or locator.module_info is None:
-        return []
+        return ()
     indexes = _REGION_INDEXES.setdefault(locator, {})
     index = indexes.get(primitive)
     if index is None:
@@ -198,8 +196,8 @@ def enclosing_control_flow(locator: Locator, finding: Finding) -> list[dict[str,
                           if kind != "jit" or (at.path, at.line) != (where.path, where.line)]
             if boundaries:
                 index.setdefault((where.path, where.line),
-                                 [_as_property(kind, at, name, where.path) for kind, at, name in boundaries])
-    return index.get((finding.path, finding.line), [])
+                                 tuple(_boundary(kind, at, name, where.path) for kind, at, name in boundaries))
+    return index.get((finding.path, finding.line), ())
 
 
 def _with_control_flow(finding: Finding, locator: Locator) -> Finding:
@@ -209,12 +207,12 @@ def _with_control_flow(finding: Finding, locator: Locator) -> Finding:
         return finding
     if not boundaries:
         return finding
-    return dataclasses.replace(finding, properties={**finding.properties, "controlFlow": boundaries})
+    return dataclasses.replace(finding, control_flow=boundaries)
 
 
 def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: Any) -> Finding:
     """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit), and the
-    control flow around its op (``properties["controlFlow"]``)."""
+    control flow around its op (``control_flow``)."""
     finding = _with_control_flow(finding, locator)
     flow = getattr(rule, "flow", None)
     if flow is None or finding.flow:

@@ -2,6 +2,8 @@
 
 - :mod:`.findings`: ``Finding``, ``ToolError``, ``Level``, ``Location`` and ``TargetResult``, the plain
   records between the engine, the policy and the writers;
+- :mod:`.details`: what a finding's maker knows beside its message (a compiler record, a rule's own
+  facts, a measurement), typed, that the writers print as the finding's properties;
 - :mod:`.rule` and :mod:`.registry`: what a rule is (metadata as data) and the registry that loads
   ``etrace_lint.rules``;
 - :mod:`.positions`, :mod:`.naming`, :mod:`.wording`: columns, the names a modeller recognises, how

@@ -11,6 +11,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from .details import Boundary, Details, Measured, PathKey, StaticEvidence, details_from_json, details_to_json
+
 
 class Level(str, enum.Enum):
     """SARIF result levels, ordered by severity."""
@@ -98,15 +100,17 @@ class Fix:
 
 @dataclass(frozen=True)
 class Subject:
-    """What a finding is about, typed for the code that acts on findings (fixes, verify).
+    """What a finding is about, for the code that acts on findings (fixes, verify, one verdict per
+    weight, the learning graph).
 
-    Set where the finding is made, from the same facts its ``properties`` print; nothing reads
-    ``properties`` back to learn them. Empty text or tuples: not known, or not about one.
+    Set where the finding is made; the writers print it among the finding's properties, and
+    nothing reads properties back to learn it. Empty text or tuples: not known, or not about one.
     """
 
     weight: str = ""  # the weight's display name (``cell.W.weight``)
-    weight_path: tuple[str, ...] = ()  # its path, each part as text
+    weight_path: PathKey = ()  # its path (ints stay ints)
     primitive: str = ""  # the op the finding is about (``dot_general``)
+    hidden_states: tuple[str, ...] = ()  # the hidden states it reaches, by display name
     etp_layer: str = ""  # the braintrace layer that would make the op an ETP op
     operand_shapes: tuple[tuple[int, ...], ...] = ()  # the op's operand shapes, where a fix needs the ranks
     algorithm: str = ""  # --verify: the online algorithm measured
@@ -122,7 +126,8 @@ class Subject:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Subject":
         return cls(data.get("weight", ""), tuple(data.get("weight_path", ())), data.get("primitive", ""),
-                   data.get("etp_layer", ""), tuple(tuple(shape) for shape in data.get("operand_shapes", ())),
+                   tuple(data.get("hidden_states", ())), data.get("etp_layer", ""),
+                   tuple(tuple(shape) for shape in data.get("operand_shapes", ())),
                    data.get("algorithm", ""), data.get("suppression_form", ""),
                    tuple(data.get("suppression_codes", ())))
 
@@ -140,12 +145,17 @@ class Finding:
     target: str
     location: Location
     related: tuple[Location, ...] = ()
-    properties: dict[str, Any] = field(default_factory=dict, hash=False)
     suppressed: str = ""  # the suppression comment kind that silenced it, if any
     # the route the message describes, in data-flow order: user lines only, each with its label
     flow: tuple[Location, ...] = field(default=(), compare=False)
     fix: Fix | None = field(default=None, compare=False)
-    subject: Subject = NO_SUBJECT  # what it is about, typed; the writers print ``properties``
+    subject: Subject = NO_SUBJECT  # what it is about
+    # what its maker knows beside the message, and what later stages add; the writers print these
+    # as the finding's properties (``writers/properties.py``)
+    details: Details | None = field(default=None, hash=False)
+    control_flow: tuple[Boundary, ...] = ()  # the boundaries around its op, outermost first
+    measured: tuple[Measured, ...] = field(default=(), hash=False)  # measured findings folded into it
+    static_evidence: tuple[StaticEvidence, ...] = ()  # static findings it replaced
 
     @property
     def path(self) -> str:
@@ -167,11 +177,14 @@ class Finding:
             "target": self.target,
             "location": self.location.to_json(),
             "related": [loc.to_json() for loc in self.related],
-            "properties": self.properties,
             "suppressed": self.suppressed,
             "flow": [loc.to_json() for loc in self.flow],
             "fix": self.fix.to_json() if self.fix is not None else None,
             "subject": self.subject.to_json(),
+            "details": details_to_json(self.details),
+            "control_flow": details_to_json(self.control_flow),
+            "measured": details_to_json(self.measured),
+            "static_evidence": details_to_json(self.static_evidence),
         }
 
     @classmethod
@@ -183,11 +196,14 @@ class Finding:
             target=data["target"],
             location=Location.from_json(data["location"]),
             related=tuple(Location.from_json(r) for r in data.get("related", ())),
-            properties=dict(data.get("properties", {})),
             suppressed=data.get("suppressed", ""),
             flow=tuple(Location.from_json(step) for step in data.get("flow") or ()),
             fix=Fix.from_json(data["fix"]) if data.get("fix") else None,
             subject=Subject.from_json(data.get("subject") or {}),
+            details=details_from_json(data.get("details")),
+            control_flow=details_from_json(data.get("control_flow") or []),
+            measured=details_from_json(data.get("measured") or []),
+            static_evidence=details_from_json(data.get("static_evidence") or []),
         )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .details import CompilerRecord
 from .findings import Finding, Level
 
 # what a weight's findings say about its learning, strongest first
@@ -93,7 +94,12 @@ class LearningGraph:
 def _op_id(finding: Finding, weight: str) -> str:
     """An ETP op applies one weight: two weights on one line (a library cell) are two ops."""
     loc = finding.location
-    return f"op:{finding.properties.get('primitive', '?')}:{weight}:{loc.path}:{loc.line}:{loc.column}"
+    return f"op:{finding.subject.primitive or '?'}:{weight}:{loc.path}:{loc.line}:{loc.column}"
+
+
+def _record_kind(finding: Finding) -> str:
+    """The kind of the compiler record a finding is made from ("" when it is not one)."""
+    return finding.details.kind if isinstance(finding.details, CompilerRecord) else ""
 
 
 def _is_against(finding: Finding) -> bool:
@@ -115,14 +121,14 @@ def _verdict(findings: list[Finding]) -> str:
 
 
 def _regions_of(finding: Finding) -> tuple[Region, ...]:
-    """The regions a finding's op sits in (its ``controlFlow`` property), outermost first."""
+    """The regions a finding's op sits in (its ``control_flow``), outermost first."""
     regions, parent = [], ""
-    for boundary in finding.properties.get("controlFlow") or ():
-        kind = str(boundary.get("kind", "?"))
-        where = f"{boundary['file']}:" if boundary.get("file") else ""
-        name = f" {boundary['name']}" if boundary.get("name") else ""
-        region_id = f"region:{kind}:{where}{boundary.get('line')}:{boundary.get('column')}:{parent}"
-        regions.append(Region(region_id, kind, f"{kind}{name} (line {where}{boundary.get('line')})", parent))
+    for boundary in finding.control_flow:
+        kind = boundary.kind
+        where = f"{boundary.file}:" if boundary.file else ""
+        name = f" {boundary.name}" if boundary.name else ""
+        region_id = f"region:{kind}:{where}{boundary.line}:{boundary.column}:{parent}"
+        regions.append(Region(region_id, kind, f"{kind}{name} (line {where}{boundary.line})", parent))
         parent = region_id
     return tuple(regions)
 
@@ -158,11 +164,10 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
     build = _Builder()
     by_weight: dict[str, list[Finding]] = {}
     for index, finding in enumerate(findings):
-        props = finding.properties or {}
-        weight = props.get("weight")
-        states = [str(s) for s in props.get("hiddenStates") or ()]
-        primitive = props.get("primitive")
-        kind = props.get("braintraceKind")
+        weight = finding.subject.weight
+        states = list(finding.subject.hidden_states)
+        primitive = finding.subject.primitive
+        kind = _record_kind(finding)
         drawn = False
         if weight:
             by_weight.setdefault(weight, []).append(finding)
@@ -207,10 +212,9 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
 def _blocker(build: _Builder, finding: Finding, index: int) -> str | None:
     """The node of what keeps a finding's weight from learning: a plain op, another weight's op, a
     mean-subtracting op, an opaque transform; None when the finding names none."""
-    props = finding.properties or {}
-    primitive = props.get("primitive")
-    if primitive and not str(primitive).startswith("etp_"):
-        return _op_id(finding, props["weight"])
+    primitive = finding.subject.primitive
+    if primitive and not primitive.startswith("etp_"):
+        return _op_id(finding, finding.subject.weight)
     if finding.rule_id in _BLOCKED_AT_LOCATION:
         return build.node(f"block:{finding.path}:{finding.line}:{finding.rule_id}", "op",
                           f"{_BLOCKED_AT_LOCATION[finding.rule_id]} (line {finding.line})", index, plain=True)
@@ -237,10 +241,9 @@ def _blocker(build: _Builder, finding: Finding, index: int) -> str | None:
 def _why_not(build: _Builder, index: int, finding: Finding) -> None:
     """Edges that show why a weight does not learn (to what blocks it) or where its value goes instead
     (straight into the step's output), each linked to the finding that says so."""
-    props = finding.properties or {}
-    weight = props.get("weight")
+    weight = finding.subject.weight
     if not weight:
-        if props.get("braintraceKind") in _OUTPUT_KINDS:  # an op at this line feeds the output around the states
+        if _record_kind(finding) in _OUTPUT_KINDS:  # an op at this line feeds the output around the states
             for ops in build.ops_of.values():
                 for op, path, line in ops:
                     if (path, line) == (finding.path, finding.line):
@@ -257,8 +260,8 @@ def _why_not(build: _Builder, index: int, finding: Finding) -> None:
         return
     build.edge(source, blocker, "blocked", index)
     if blocker.startswith("block:"):  # a node of its own: show where the blocked value goes on to
-        for state in props.get("hiddenStates") or ():
-            build.edge(blocker, build.node(f"state:{state}", "state", str(state)), "plain")
+        for state in finding.subject.hidden_states:
+            build.edge(blocker, build.node(f"state:{state}", "state", state), "plain")
 
 
 def graphs_by_target(findings: list[Finding], targets: Sequence[str] = ()) -> list[LearningGraph]:

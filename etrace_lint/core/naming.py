@@ -8,8 +8,8 @@ that is the repr of the descriptor that built it
 (``"(<class 'brainpy.state.Expon'>, (20,), {'tau': '10. ms'}) // ..."``) in a
 private dict (``_before_updates``). Such a key becomes the class it names,
 with its short keyword arguments (``<Expon tau=10. ms>``), and the private
-dict that holds it is left out. The full path stays in a finding's
-properties (:func:`path_key`).
+dict that holds it is left out. The full path stays on a finding
+(:func:`path_key`).
 
 A state the model reaches along several attributes (a brainpy.state neuron
 is both ``net.N`` and every projection's ``post``) is named along the
@@ -106,8 +106,6 @@ def display_names(paths: Iterable[Any]) -> str:
     return ", ".join(dict.fromkeys(display_name(p) for p in paths))
 
 
-def path_key(path: Any) -> list[Any] | str:
-    """The full path, JSON-able, for a finding's properties."""
-    if isinstance(path, (tuple, list)):
-        return [p if isinstance(p, (int, str)) and not isinstance(p, bool) else str(p) for p in path]
-    return str(path)
+def path_key(path: Iterable[Any]) -> tuple[str | int, ...]:
+    """The full path as a finding keeps it: ints and text stay, anything else as text."""
+    return tuple(p if isinstance(p, (int, str)) and not isinstance(p, bool) else str(p) for p in path)

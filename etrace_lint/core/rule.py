@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
+from .details import RuleFacts
 from .findings import NO_SUBJECT, Level, Subject
 
 
@@ -66,8 +67,8 @@ class Hit:
     state_path: tuple[Any, ...] | None = None
     eqn: Any = None
     related: tuple[tuple[str, Any], ...] = ()  # (label, eqn or state path)
-    properties: dict[str, Any] = field(default_factory=dict)
-    subject: Subject = NO_SUBJECT  # what the finding is about, typed; its weight comes from ``weight_path``
+    facts: RuleFacts = RuleFacts()  # what the rule reports beside its message
+    subject: Subject = NO_SUBJECT  # what the finding is about; its weight comes from ``weight_path``
 
 
 @dataclass(frozen=True)
@@ -201,11 +202,11 @@ class Rule:
     # exception's own text is not the best thing to show
     describe: Callable[..., tuple[str, Any]] | None = None
     # facts -> the message a modeller reads: RecordFacts for a record (braintrace's own text is
-    # kept in the finding's properties; without it the record's text is shown, paths by name),
+    # kept in the finding's details; without it the record's text is shown, paths by name),
     # the reporting layer's facts otherwise
     explain: Callable[[Any], str] | None = None
     # for exception rules: ErrorFacts -> the message once the finding is placed; the compiler's
-    # primitive is then kept in the finding's properties
+    # primitive is then kept in the finding's subject
     explain_error: Callable[[ErrorFacts], str] | None = None
     # for record rules whose records name no equation: the control-flow primitive ("cond",
     # "scan", "while") whose equations they are about, in the order they are reported; records

@@ -4,12 +4,12 @@ A weight's evidence comes from the compiler's relations (ETL001 "learns
 online", ETL003 "learns from same-step gradients"), from our own graph
 analysis and from measured online gradients (the probe, ``--verify``). A
 measured finding whose rule ``overrides`` others replaces their findings
-about the same weight (when it is about all of the weight's leaves), keeping what they said in its ``staticEvidence``
-property, so the output never shows "learns online" beside a measured zero.
-A measured finding that only confirms a static warning about the weight
-(ETL411 beside ETL005's "excluded") is folded into that warning as its
-``measured`` property: the weight keeps one finding, with the static rule's
-advice.
+about the same weight (when it is about all of the weight's leaves), keeping
+what they said in its ``static_evidence``, so the output never shows "learns
+online" beside a measured zero. A measured finding that only confirms a static
+warning about the weight (ETL411 beside ETL005's "excluded") is folded into
+that warning's ``measured``: the weight keeps one finding, with the static
+rule's advice.
 
 Pure data in, data out: the engine calls :func:`one_verdict_per_weight` on a
 model's findings before they are sorted.
@@ -18,8 +18,8 @@ model's findings before they are sorted.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
+from ..core.details import Measured, Measurement, ProbeSignal, StaticEvidence
 from ..core.findings import Finding, Level
 from ..core.naming import StatePath
 from ..core.registry import all_rules
@@ -27,7 +27,7 @@ from ..core.rule import Rule
 
 
 def _weight(finding: Finding) -> StatePath | None:
-    path = finding.properties.get("weightPath")
+    path = finding.subject.weight_path
     return tuple(map(str, path)) if path else None
 
 
@@ -56,7 +56,7 @@ def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
 
 def is_whole_weight(finding: Finding) -> bool:
     """False for a probe finding about only some of a weight's leaves: it supersedes nothing."""
-    return finding.properties.get("probe", {}).get("wholeWeight") is not False
+    return not isinstance(finding.details, ProbeSignal) or finding.details.whole_weight
 
 
 def _static_verdicts(findings: list[Finding], rules: dict[str, Rule]) -> dict[StatePath, list[int]]:
@@ -76,7 +76,7 @@ def _folded(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
     static = _static_verdicts(findings, rules)
     if not static:
         return findings
-    measured: dict[int, list[dict[str, Any]]] = {}
+    measured: dict[int, list[Measured]] = {}
     dropped = set()
     for index, finding in enumerate(findings):
         rule = rules.get(finding.rule_id)
@@ -84,11 +84,11 @@ def _folded(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
         if rule is None or not rule.folds_into_static or weight not in static:
             continue
         dropped.add(index)
-        record = {"rule": finding.rule_id, "message": finding.message,
-                  **{k: v for k, v in finding.properties.items() if k in ("probe", "verify")}}
+        details = finding.details
+        record = Measured(finding.rule_id, finding.message, details if isinstance(details, Measurement) else None)
         for target in static[weight]:
             measured.setdefault(target, []).append(record)
-    return [replace(f, properties={**f.properties, "measured": measured[i]}) if i in measured else f
+    return [replace(f, measured=tuple(measured[i])) if i in measured else f
             for i, f in enumerate(findings) if i not in dropped]
 
 
@@ -97,8 +97,8 @@ def _with_evidence(finding: Finding, dropped: list[Finding], rules: dict[str, Ru
     mine = [f for f in dropped if rule is not None and f.rule_id in rule.supersedes]
     if not mine:
         return finding
-    evidence = [{"rule": f.rule_id, "message": f.message, "line": f.line} for f in mine]
-    return replace(finding, properties={**finding.properties, "staticEvidence": evidence})
+    evidence = tuple(StaticEvidence(f.rule_id, f.message, f.line) for f in mine)
+    return replace(finding, static_evidence=evidence)
 
 
 __all__ = ["is_whole_weight", "one_verdict_per_weight"]

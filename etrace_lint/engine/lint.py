@@ -198,16 +198,13 @@ def finding_from_hit(rule: Rule, hit: Hit, locator: Locator, name: str) -> Findi
     )
     related = [loc for label, thing in hit.related
                if (loc := _locate_thing(locator, thing, label)) is not None and loc != primary]
-    properties = dict(hit.properties)
-    subject = hit.subject
+    subject = replace(hit.subject, primitive=hit.facts.primitive or hit.subject.primitive,
+                      hidden_states=hit.facts.hidden_states or hit.subject.hidden_states)
     if hit.weight_path:
-        properties.setdefault("weight", display_name(hit.weight_path))
-        properties.setdefault("weightPath", path_key(hit.weight_path))
-        subject = replace(subject, weight=display_name(hit.weight_path),
-                          weight_path=tuple(map(str, hit.weight_path)))
+        subject = replace(subject, weight=display_name(hit.weight_path), weight_path=path_key(hit.weight_path))
 
     finding = Finding(rule.id, rule.level, hit.message, name, primary,
-                      tuple(related) + (locator.factory_related,), properties, subject=subject)
+                      tuple(related) + (locator.factory_related,), subject=subject, details=hit.facts)
     return flow_for(rule, finding, locator, hit)
 
 

@@ -17,6 +17,7 @@ from ..analysis import braintrace_adapter as bt
 from ..analysis import jaxpr_view as jv
 from ..analysis.flows import flow_for
 from ..analysis.record_kinds import NON_TEMPORAL, WEIGHT_TO_WEIGHT, kind_in_context, weights_reaching_no_state
+from ..core.details import CompilerError, CompilerRecord
 from ..core.findings import Finding, Level, Location, Subject
 from ..core.naming import StatePath, display_name, path_key
 from ..core.registry import all_rules, error_rules, rule_for_record_kind
@@ -127,23 +128,11 @@ def _record_paths(record: Any) -> list[StatePath]:
     return paths
 
 
-def record_properties(record: Any, kind: str | None = None, level: str | None = None) -> dict[str, Any]:
-    kind = bt.record_kind(record) if kind is None else kind
-    properties: dict[str, Any] = {
-        "braintraceKind": kind, "braintraceLevel": bt.record_level(record) if level is None else level,
-        "braintraceMessage": one_line(getattr(record, "message", ""))}
-    weight_path = getattr(record, "weight_path", None)
-    if weight_path:
-        properties["weight"] = display_name(weight_path)
-        properties["weightPath"] = path_key(weight_path)
+def record_details(record: Any, record_level: str, iterations: tuple[int, ...] = ()) -> CompilerRecord:
+    """What braintrace said in the record, in its own words (its kind and level as it named them)."""
     hidden = getattr(record, "hidden_paths", ()) or ()
-    if hidden:
-        properties["hiddenStates"] = [display_name(h) for h in hidden]
-        properties["hiddenStatePaths"] = [path_key(h) for h in hidden]
-    primitive = bt.record_primitive_name(record)
-    if primitive:
-        properties["primitive"] = primitive
-    return properties
+    return CompilerRecord(bt.record_kind(record), record_level, one_line(getattr(record, "message", "")),
+                          tuple(path_key(h) for h in hidden), iterations)
 
 
 def _line_of(location: Location | None, primary: Location) -> str:
@@ -218,20 +207,18 @@ def _finding(record: Any, kind: str, rule: Rule, level: Level, locator: Locator,
         index, count = locator.unrolled_iteration(subject)
         iterations = (index,) if count > 1 else ()
     facts = record_facts(record, kind, locator, primary, iterations, count, subject)
-    properties = record_properties(record, None, record_level)  # braintrace's own kind, as it named it
-    if iterations:
-        properties["iterations"] = list(iterations)
-
     finding = Finding(rule.id, level, record_message(rule, facts), target, primary, tuple(related),
-                      properties, subject=record_subject(record))
+                      subject=record_subject(record), details=record_details(record, record_level, iterations))
     return flow_for(rule, finding, locator, record)
 
 
 def record_subject(record: Any) -> Subject:
-    """The weight and op a record is about, typed (its properties print the same)."""
+    """The weight, hidden states and op a record is about."""
     weight_path = getattr(record, "weight_path", None) or ()
-    return Subject(weight=display_name(weight_path) if weight_path else "", weight_path=tuple(map(str, weight_path)),
-                   primitive=bt.record_primitive_name(record) or "")
+    hidden = getattr(record, "hidden_paths", ()) or ()
+    return Subject(weight=display_name(weight_path) if weight_path else "", weight_path=path_key(weight_path),
+                   primitive=bt.record_primitive_name(record) or "",
+                   hidden_states=tuple(display_name(h) for h in hidden))
 
 
 def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[Any, Level, bool]:
@@ -262,22 +249,28 @@ def _merge_iterations(findings: list[Finding], records: dict[int, _MergeInput]) 
     """One finding per weight, rule and line across the iterations of an unrolled scan."""
     groups: dict[tuple[str, Location, Any], list[int]] = {}
     for index, finding in enumerate(findings):
-        if "iterations" in finding.properties:
-            key = (finding.rule_id, finding.location, finding.properties.get("weight"))
+        if _iterations(finding):
+            key = (finding.rule_id, finding.location, finding.subject.weight or None)
             groups.setdefault(key, []).append(index)
     drop = set()
     for indices in groups.values():
         if len(indices) < 2:
             continue
         first = findings[indices[0]]
-        iterations = tuple(sorted({i for n in indices for i in findings[n].properties["iterations"]}))
+        iterations = tuple(sorted({i for n in indices for i in _iterations(findings[n])}))
         record, kind, rule, locator, count = records[indices[0]]
         facts = record_facts(record, kind, locator, first.location, iterations, count)
         # the first iteration's finding keeps its path and fix; only its wording and iterations change
+        assert isinstance(first.details, CompilerRecord)  # _iterations: only a record's finding has them
         findings[indices[0]] = dataclasses.replace(first, message=record_message(rule, facts),
-                                                   properties=dict(first.properties, iterations=list(iterations)))
+                                                   details=dataclasses.replace(first.details, iterations=iterations))
         drop.update(indices[1:])
     return [f for i, f in enumerate(findings) if i not in drop]
+
+
+def _iterations(finding: Finding) -> tuple[int, ...]:
+    """The iterations of an unrolled scan a record's finding is about (none: not one of an unrolled scan)."""
+    return finding.details.iterations if isinstance(finding.details, CompilerRecord) else ()
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Locator, target: str,
@@ -307,7 +300,7 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
             left_out[rule.id] = left_out.get(rule.id, 0) + 1
             continue
         finding = _finding(record, kind, rule, level, locator, target, ordinal, subject, record_level, unrolled)
-        if "iterations" in finding.properties:
+        if _iterations(finding):
             merge_inputs[len(findings)] = (record, kind, rule, locator, locator.unrolled_iteration(subject)[1])
         findings.append(finding)
     return (_merge_iterations(findings, merge_inputs) if merge_inputs else findings), left_out
@@ -337,15 +330,17 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
     assert rule.error is not None  # classify_error returns only rules that match exceptions
     error_name = type(exc).__name__
     explained = [i for i, f in enumerate(record_findings)
-                 if f.properties.get("braintraceLevel") == "error"
-                 and f.properties.get("braintraceKind") in rule.error.kinds]
+                 if isinstance(f.details, CompilerRecord) and f.details.level == "error"
+                 and f.details.kind in rule.error.kinds]
     if explained:
         index = explained[-1]
         merged = record_findings[index]
-        properties = dict(merged.properties, braintraceError=error_name)
+        assert isinstance(merged.details, CompilerRecord)
         record_findings = list(record_findings)
         record_findings[index] = Finding(merged.rule_id, merged.level, merged.message, target,
-                                         merged.location, merged.related, properties, subject=merged.subject)
+                                         merged.location, merged.related, subject=merged.subject,
+                                         details=dataclasses.replace(merged.details, error=error_name),
+                                         control_flow=merged.control_flow)
         return record_findings
     frame = jv.user_frame_of_exception(exc)
     message = plain_text(error_sentence(exc), (), locator.states)
@@ -369,19 +364,17 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
         *(locator.of_state_object(state) for state in subject.states),
         locator.of_primitive(named_op.group(1)) if named_op else None,
     )
-    properties = {"braintraceError": error_name, "phase": "compile" if compilation.step_traced else "trace",
-                  "braintraceMessage": one_line(exc, 2000)}
+    details = CompilerError(error_name, "compile" if compilation.step_traced else "trace", one_line(exc, 2000))
     handled = ""
     if rule.explain_error is not None and subject.eqns:
         handled = jv.primitive_name(subject.eqns[0])
-        properties["primitive"] = handled
         message = rule.explain_error(ErrorFacts(exc, message, handled, primary != locator.factory))
     # a canonicalisation that did not settle names every equation it was still rewriting
     others = [loc for eqn in subject.eqns[1:] if (loc := locator.of_eqn(eqn, "also involved")) is not None]
     related = tuple(loc for loc in others if (loc.path, loc.line) != (primary.path, primary.line))
     related += (locator.factory_related,)
-    finding = Finding(rule.id, rule.level, message, target, primary, related, properties,
-                      subject=Subject(primitive=handled))
+    finding = Finding(rule.id, rule.level, message, target, primary, related, subject=Subject(primitive=handled),
+                      details=details)
     return list(record_findings) + [finding]
 
 
@@ -401,7 +394,7 @@ def drop_contradicted_records(findings: list[Finding], compilation: bt.Compilati
     replaced = {(rule_id, _weight_key(path_key(w))) for w in fully_connected for rule_id in contradicted}
     if not replaced:
         return findings, left_out
-    kept = [f for f in findings if (f.rule_id, _weight_key(f.properties.get("weightPath") or ())) not in replaced]
+    kept = [f for f in findings if (f.rule_id, _weight_key(f.subject.weight_path)) not in replaced]
     return kept, _uncounted(compilation, replaced, left_out)
 
 
@@ -410,8 +403,8 @@ def uncount_superseded_notes(findings: list[Finding], compilation: bt.Compilatio
     """``left_out`` less the hidden notes that a finding about the same weight supersedes
     (``Rule.supersedes``, static or measured): a superseded note is neither shown nor counted."""
     rules = all_rules()
-    replaced = {(old, _weight_key(f.properties["weightPath"]))
-                for f in findings if f.properties.get("weightPath") is not None and is_whole_weight(f)
+    replaced = {(old, _weight_key(f.subject.weight_path))
+                for f in findings if f.subject.weight_path and is_whole_weight(f)
                 for old in getattr(rules.get(f.rule_id), "supersedes", ())}
     return _uncounted(compilation, replaced, left_out) if replaced else left_out
 

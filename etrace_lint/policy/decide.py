@@ -121,7 +121,6 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
         codes = idle + unknown
         marked.append(Finding(rule.id, rule.level, rule.explain(UnusedSuppression(idle, unknown, suppression.form)),
                               "", Location(path, suppression.line, suppression.column),
-                              properties={"codes": list(codes), "form": suppression.form},
                               subject=Subject(suppression_form=suppression.form, suppression_codes=tuple(codes))))
     return marked
 

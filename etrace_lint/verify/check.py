@@ -138,7 +138,7 @@ def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorit
         factor = compare.scale(m, tolerance) if verdict != compare.EXACT else None
         rows.append({
             "model": name, "algorithm": algorithm, "steps": steps, "weight": display_name(weight),
-            "weightPath": path_key(weight), "leaf": leaf, "expected": expected.label,
+            "weightPath": list(path_key(weight)), "leaf": leaf, "expected": expected.label,
             "reason": expected.reason, "verdict": verdict, "relError": compare.json_number(m.rel_error),
             "cosine": compare.json_number(m.cosine), "scale": factor, "onlineNorm": compare.json_number(m.online_norm),
             "bpttNorm": compare.json_number(m.bptt_norm), "tolerance": tolerance,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from ..core.details import VerifyHarness, VerifyLeaf, VerifyNotRun, VerifyWeight
 from ..core.findings import Finding, Location, Subject
 from ..core.naming import display_name, path_key
 from ..core.registry import all_rules
@@ -62,10 +64,10 @@ class FindingMaker:
         return primary, related
 
     def _finding(self, rule_id: str, message: str, primary: Location, related: list[Location],
-                 properties: dict, subject: Subject) -> Finding:
+                 details: VerifyWeight | VerifyNotRun | VerifyHarness, subject: Subject) -> Finding:
         related = list(related) + [self.locator.factory_related]
-        return Finding(rule_id, all_rules()[rule_id].level, message, self.target, primary, tuple(related), properties,
-                       subject=subject)
+        return Finding(rule_id, all_rules()[rule_id].level, message, self.target, primary, tuple(related),
+                       subject=subject, details=details)
 
     # ------------------------------------------------------------------ findings
 
@@ -75,14 +77,11 @@ class FindingMaker:
         shown = display_name(weight) + (worst["leaf"] if len(rows) == 1 else "")
         more = f" ({len(rows)} leaves; worst {worst['leaf']})" if len(rows) > 1 else ""
         primary, related = self.weight_locations(weight)
-        properties = {"weight": display_name(weight), "weightPath": path_key(weight),
-                      "verify": self._verify_properties(worst)}
-        if len(rows) > 1:
-            properties["verify"]["leaves"] = [self._verify_properties(r) for r in rows]
+        details = VerifyWeight(_leaf(worst), tuple(_leaf(r) for r in rows) if len(rows) > 1 else ())
         factor = worst.get("scale")
         explained = self.explanation(weight) if rule_id == "ETL402" else None
         if explained is not None:
-            properties["explainedBy"] = explained.rule_id
+            details = replace(details, explained_by=explained.rule_id)
             related.insert(0, Location(explained.location.path, explained.location.line,
                                        explained.location.column, f"{explained.rule_id}: why it is left out"))
         facts = GradientFacts(
@@ -93,23 +92,22 @@ class FindingMaker:
             why_scaled=_why_scaled(factor) if factor is not None else "",
             explained_by=f"{explained.rule_id} on line {explained.line}" if explained is not None else "")
         message = all_rules()[rule_id].explain(facts)  # the rule words what was measured
-        subject = Subject(weight=display_name(weight), weight_path=tuple(map(str, weight)), algorithm=algorithm)
-        return self._finding(rule_id, message, primary, related, properties, subject)
-
-    def _verify_properties(self, row: dict) -> dict:
-        return {"algorithm": row["algorithm"], "steps": row["steps"], "weight": row["weight"],
-                "leaf": row["leaf"], "verdict": row["verdict"], "expected": row["expected"],
-                "relError": row["relError"], "cosine": row["cosine"], "scale": row.get("scale"),
-                "device": row["device"]}
+        subject = Subject(weight=display_name(weight), weight_path=path_key(weight), algorithm=algorithm)
+        return self._finding(rule_id, message, primary, related, details, subject)
 
     def not_run(self, message: str, algorithm: str = "") -> Finding:
-        properties = {"verify": {"algorithm": algorithm, "device": self.device}}
-        return self._finding(NOT_RUN, message, self.locator.factory, [], properties, Subject(algorithm=algorithm))
+        details = VerifyNotRun(algorithm, self.device)
+        return self._finding(NOT_RUN, message, self.locator.factory, [], details, Subject(algorithm=algorithm))
 
     def harness_mismatch(self, algorithm: str, steps: int, online_loss: float, bptt_loss: float) -> Finding:
         message = (f"--verify compared nothing for {algorithm} over {steps} steps: the online run's loss "
                    f"{online_loss:.6g} differs from the BPTT run's {bptt_loss:.6g} on the same inputs and "
                    f"states; the check itself is broken for this model")
-        properties = {"verify": {"algorithm": algorithm, "steps": steps, "onlineLoss": online_loss,
-                                 "bpttLoss": bptt_loss, "device": self.device}}
-        return self._finding(HARNESS, message, self.locator.factory, [], properties, Subject(algorithm=algorithm))
+        details = VerifyHarness(algorithm, steps, online_loss, bptt_loss, self.device)
+        return self._finding(HARNESS, message, self.locator.factory, [], details, Subject(algorithm=algorithm))
+
+
+def _leaf(row: dict) -> VerifyLeaf:
+    """One leaf's row of the --verify table, as its finding keeps it."""
+    return VerifyLeaf(row["algorithm"], row["steps"], row["weight"], row["leaf"], row["verdict"], row["expected"],
+                      row["relError"], row["cosine"], row.get("scale"), row["device"])

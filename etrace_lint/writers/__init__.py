@@ -1,6 +1,7 @@
 """Writers format an :class:`~etrace_lint.policy.decide.Outcome`; they never filter or decide.
 
-One module per output format (text, json, sarif, github, gitlab, junit, rdjson, html), and
+One module per output format (text, json, sarif, github, gitlab, junit, rdjson, html);
+:mod:`.properties`, which lays out a finding's SARIF and JSON properties from its typed fields; and
 :mod:`.merge`, which joins the logs of a sharded run into one, reading them only through
 :mod:`.own_logs` (where our outputs put each fact; nothing else reads an output back). May import: ``core``.
 """

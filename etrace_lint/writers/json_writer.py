@@ -6,6 +6,7 @@ import json
 from typing import TextIO
 
 from .own_logs import SHARD_PROPERTY
+from .properties import finding_properties
 
 
 def _location(loc, info) -> dict:
@@ -28,7 +29,7 @@ def finding_record(f, info) -> dict:
         "model": f.target,
         "location": _location(f.location, info),
         "related": [_location(r, info) for r in f.related],
-        "properties": f.properties,
+        "properties": finding_properties(f),
         **({"suppressed": f.suppressed} if f.suppressed else {}),
         **({"flow": [_location(step, info) for step in f.flow]} if f.flow else {}),
         **({"fix": _fix(f.fix, info)} if f.fix is not None else {}),

@@ -20,6 +20,7 @@ from ..core.findings import Finding, Level, Location, ToolError
 from ..core.registry import active_rules
 from .fingerprints import primary_location_line_hash
 from .own_logs import DEVICE_PROPERTY, MODEL_PROPERTY, SHARD_PROPERTY
+from .properties import finding_properties
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/etrace-lint/etrace-lint"
@@ -170,7 +171,7 @@ def _result(finding: Finding, rule_index: dict[str, int], info, limits: SarifLim
         code_flows=[_code_flow(finding, info, limits)][:limits.code_flows_per_result] if finding.flow else None,
         fixes=_fixes(finding, info) if finding.fix is not None else None,
         partial_fingerprints={"primaryLocationLineHash": fingerprint} if fingerprint else None,
-        properties={MODEL_PROPERTY: finding.target, **finding.properties},
+        properties={MODEL_PROPERTY: finding.target, **finding_properties(finding)},
         suppressions=suppressions,
     )
 

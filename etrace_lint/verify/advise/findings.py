@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...core.details import Advice
 from ...core.findings import Finding, Subject
 from ...core.registry import all_rules
 from ...core.sizes import format_size
@@ -76,12 +77,10 @@ def configured_findings(rows: list, configured: str | None, budget: int | None, 
     found = []
 
     def finding(rule_id: str, facts: AdviceFacts, alternative) -> Finding:
-        properties = {"advice": {"algorithm": row.label, "alternative": alternative.to_json()}}
-        if facts.weight:
-            properties["weight"] = facts.weight
         return Finding(rule_id, rules[rule_id].level, rules[rule_id].explain(facts), target, where,
-                       (context.locator.factory_related,), properties,
-                       subject=Subject(weight=facts.weight or "", algorithm=row.label))
+                       (context.locator.factory_related,),
+                       subject=Subject(weight=facts.weight or "", algorithm=row.label),
+                       details=Advice(row.label, alternative.to_json()))
 
     if not row.runs:
         alternative = _alternative(rows, row, lambda other: other.runs)

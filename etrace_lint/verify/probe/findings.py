@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ...core.details import ProbeFailure, ProbeLeaf, ProbeSignal
 from ...core.findings import NO_SUBJECT, Finding, Location, Subject
 from ...core.naming import display_name, path_key
 from ...core.registry import all_rules
@@ -56,14 +58,14 @@ class ProbeFindings:
         self._connected = {tuple(map(str, w)) for w in context.learning_weights}
 
     def _finding(self, rule_id: str, facts: ProbeFacts, primary: Location, related: list[Location],
-                 properties: dict, subject: Subject = NO_SUBJECT) -> Finding:
+                 details: ProbeFailure | ProbeSignal, subject: Subject = NO_SUBJECT) -> Finding:
         rule = all_rules()[rule_id]
         return Finding(rule_id, rule.level, rule.explain(facts), self.target, primary,
-                       tuple(related) + (self.locator.factory_related,), properties, subject=subject)
+                       tuple(related) + (self.locator.factory_related,), subject=subject, details=details)
 
     @staticmethod
     def _subject(run: ProbeRun, weight: tuple) -> Subject:
-        return Subject(weight=display_name(weight), weight_path=tuple(map(str, weight)), algorithm=run.algorithm)
+        return Subject(weight=display_name(weight), weight_path=path_key(weight), algorithm=run.algorithm)
 
     def _weight_path(self, weight: tuple) -> tuple:
         """The weight's path with its original element types (ints stay ints) for the locator."""
@@ -76,21 +78,20 @@ class ProbeFindings:
         return tuple(map(str, weight)) in self._connected
 
     def for_failure(self, run: ProbeRun, failure: StepFailure) -> Finding:
-        properties = {"probe": {"algorithm": run.algorithm, "exception": failure.exception, "batch": run.batch}}
+        details = ProbeFailure(run.algorithm, failure.exception, run.batch)
         if failure.weight is not None:
             weight = self._weight_path(failure.weight)
             primary, related = self._places.weight_locations(weight)
-            properties.update(weight=display_name(weight), weightPath=path_key(weight))
-            properties["probe"].update(parameterShape=list(failure.parameter_shape or ()),
-                                       gradientShape=list(failure.gradient_shape or ()))
+            details = replace(details, parameter_shape=tuple(failure.parameter_shape or ()),
+                              gradient_shape=tuple(failure.gradient_shape or ()))
             facts = ProbeFacts(run.algorithm, weight=display_name(weight) + failure.leaf,
                                exception=failure.exception, text=failure.text,
                                parameter_shape=_shape(failure.parameter_shape),
                                gradient_shape=_shape(failure.gradient_shape))
-            return self._finding(STEP_RAISES, facts, primary, related, properties, self._subject(run, weight))
+            return self._finding(STEP_RAISES, facts, primary, related, details, self._subject(run, weight))
         text = plain_text(failure.text, self._states)
         facts = ProbeFacts(run.algorithm, exception=failure.exception, text=_sentence(text))
-        return self._finding(STEP_RAISES, facts, self.locator.factory, [], properties, Subject(algorithm=run.algorithm))
+        return self._finding(STEP_RAISES, facts, self.locator.factory, [], details, Subject(algorithm=run.algorithm))
 
     def for_signal(self, rule_id: str, run: ProbeRun, signals: list[LeafSignal], whole: bool) -> Finding:
         """One finding for the leaves of one weight that share a verdict; ``whole``: they are all its leaves."""
@@ -98,11 +99,8 @@ class ProbeFindings:
         weight = self._weight_path(signal.weight)
         primary, related = self._places.weight_locations(weight)
         shown = display_name(weight) + ("" if whole else " and ".join(s.leaf for s in signals))
-        measured = [{"leaf": s.leaf, "onlineNorm": s.online_norm, "bpttNorm": s.bptt_norm, "scale": s.scale}
-                    for s in signals]
-        properties = {"weight": display_name(weight), "weightPath": path_key(weight),
-                      "probe": {"algorithm": run.algorithm, "steps": signal.steps if rule_id != MULTIPLE else 1,
-                                "batch": run.batch, "wholeWeight": whole, "leaves": measured}}
+        measured = tuple(ProbeLeaf(s.leaf, s.online_norm, s.bptt_norm, s.scale) for s in signals)
+        details = ProbeSignal(run.algorithm, signal.steps if rule_id != MULTIPLE else 1, run.batch, whole, measured)
         norms = [s.bptt_norm for s in signals if s.bptt_norm is not None]
         onlines = [s.online_norm for s in signals if s.online_norm is not None]
         largest = max(onlines, default=0.0)
@@ -112,7 +110,7 @@ class ProbeFindings:
                            scale=describe_scale(signal.scale) if signal.scale is not None else "",
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
                            static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "")
-        return self._finding(rule_id, facts, primary, related, properties, self._subject(run, weight))
+        return self._finding(rule_id, facts, primary, related, details, self._subject(run, weight))
 
 
 def _sentence(text: str, limit: int = 400) -> str:

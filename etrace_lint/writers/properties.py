@@ -1,0 +1,171 @@
+"""A finding's properties, as SARIF and JSON print them, built from its typed fields.
+
+The one place that lays them out: each maker of findings has its keys in its own order (what a
+user reads first), then what later stages added, in the order they add it. Nothing reads them back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.details import (
+    Advice,
+    Boundary,
+    CompilerError,
+    CompilerRecord,
+    Measured,
+    Measurement,
+    ProbeFailure,
+    ProbeLeaf,
+    ProbeSignal,
+    RuleFacts,
+    StaticEvidence,
+    VerifyHarness,
+    VerifyLeaf,
+    VerifyNotRun,
+    VerifyWeight,
+)
+from ..core.findings import Finding, Subject
+
+# our own rules' facts: field -> key, in the order they are printed
+_RULE_KEYS = (
+    ("weight_count", "weights"), ("hidden_state_count", "hiddenStates"), ("transform", "transform"),
+    ("state", "state"), ("state_kind", "stateKind"), ("hidden_states", "hiddenStates"), ("primitive", "primitive"),
+    ("partial", "partial"), ("etp_layer", "etpLayer"), ("operand_shapes", "operandShapes"), ("weights", "weights"),
+    ("braintrace_warning", "braintraceWarning"), ("vjp_method", "vjpMethod"), ("algorithm", "algorithm"),
+    ("exception", "exception"), ("braintrace_version", "braintraceVersion"), ("bias_shape", "biasShape"),
+    ("gradient_shape", "gradientShape"),
+)
+
+
+def _listed(value: Any) -> Any:
+    """Tuples, nested ones too, as the lists JSON prints."""
+    if isinstance(value, tuple):
+        return [_listed(item) for item in value]
+    return value
+
+
+def _weight(subject: Subject) -> dict[str, Any]:
+    if not subject.weight:
+        return {}
+    return {"weight": subject.weight, "weightPath": list(subject.weight_path)}
+
+
+def _record(record: CompilerRecord, subject: Subject) -> dict[str, Any]:
+    properties: dict[str, Any] = {"braintraceKind": record.kind, "braintraceLevel": record.level,
+                                  "braintraceMessage": record.message, **_weight(subject)}
+    if record.hidden_state_paths:
+        properties["hiddenStates"] = list(subject.hidden_states)
+        properties["hiddenStatePaths"] = _listed(record.hidden_state_paths)
+    if subject.primitive:
+        properties["primitive"] = subject.primitive
+    if record.iterations:
+        properties["iterations"] = list(record.iterations)
+    return properties
+
+
+def _error(error: CompilerError, subject: Subject) -> dict[str, Any]:
+    properties = {"braintraceError": error.error, "phase": error.phase, "braintraceMessage": error.message}
+    if subject.primitive:
+        properties["primitive"] = subject.primitive
+    return properties
+
+
+def _rule(facts: RuleFacts, subject: Subject) -> dict[str, Any]:
+    properties = {key: _listed(getattr(facts, name)) for name, key in _RULE_KEYS
+                  if getattr(facts, name) is not None}
+    return {**properties, **_weight(subject)}
+
+
+def _probe(probe: ProbeFailure | ProbeSignal) -> dict[str, Any]:
+    if isinstance(probe, ProbeFailure):
+        shapes = {} if probe.parameter_shape is None else {
+            "parameterShape": list(probe.parameter_shape), "gradientShape": list(probe.gradient_shape or ())}
+        return {"algorithm": probe.algorithm, "exception": probe.exception, "batch": probe.batch, **shapes}
+    return {"algorithm": probe.algorithm, "steps": probe.steps, "batch": probe.batch,
+            "wholeWeight": probe.whole_weight, "leaves": [_probe_leaf(leaf) for leaf in probe.leaves]}
+
+
+def _probe_leaf(leaf: ProbeLeaf) -> dict[str, Any]:
+    return {"leaf": leaf.leaf, "onlineNorm": leaf.online_norm, "bpttNorm": leaf.bptt_norm, "scale": leaf.scale}
+
+
+def _verify_leaf(row: VerifyLeaf) -> dict[str, Any]:
+    return {"algorithm": row.algorithm, "steps": row.steps, "weight": row.weight, "leaf": row.leaf,
+            "verdict": row.verdict, "expected": row.expected, "relError": row.rel_error, "cosine": row.cosine,
+            "scale": row.scale, "device": row.device}
+
+
+def _verify(verify: VerifyWeight | VerifyNotRun | VerifyHarness) -> dict[str, Any]:
+    if isinstance(verify, VerifyWeight):
+        leaves = {"leaves": [_verify_leaf(row) for row in verify.leaves]} if verify.leaves else {}
+        return {**_verify_leaf(verify.worst), **leaves}
+    if isinstance(verify, VerifyNotRun):
+        return {"algorithm": verify.algorithm, "device": verify.device}
+    return {"algorithm": verify.algorithm, "steps": verify.steps, "onlineLoss": verify.online_loss,
+            "bpttLoss": verify.bptt_loss, "device": verify.device}
+
+
+def _measurement(measurement: Measurement | None) -> dict[str, Any]:
+    """A measured finding's own figures, under the key its measurer prints them."""
+    if measurement is None:
+        return {}
+    if isinstance(measurement, (ProbeFailure, ProbeSignal)):
+        return {"probe": _probe(measurement)}
+    return {"verify": _verify(measurement)}
+
+
+def _details(finding: Finding) -> dict[str, Any]:
+    details, subject = finding.details, finding.subject
+    if isinstance(details, CompilerRecord):
+        return _record(details, subject)
+    if isinstance(details, CompilerError):
+        return _error(details, subject)
+    if isinstance(details, RuleFacts):
+        return _rule(details, subject)
+    if isinstance(details, ProbeFailure):
+        return {"probe": _probe(details), **_weight(subject)}
+    if isinstance(details, ProbeSignal):
+        return {**_weight(subject), "probe": _probe(details)}
+    if isinstance(details, VerifyWeight):
+        explained = {"explainedBy": details.explained_by} if details.explained_by else {}
+        return {**_weight(subject), "verify": _verify(details), **explained}
+    if isinstance(details, (VerifyNotRun, VerifyHarness)):
+        return {"verify": _verify(details)}
+    if isinstance(details, Advice):
+        weight = {"weight": subject.weight} if subject.weight else {}
+        return {"advice": {"algorithm": details.algorithm, "alternative": details.alternative}, **weight}
+    if subject.suppression_form:  # an unused suppression
+        return {"codes": list(subject.suppression_codes), "form": subject.suppression_form}
+    return {}
+
+
+def _boundary(boundary: Boundary) -> dict[str, Any]:
+    printed: dict[str, Any] = {"kind": boundary.kind, "line": boundary.line, "column": boundary.column}
+    if boundary.name:
+        printed["name"] = boundary.name
+    if boundary.file:
+        printed["file"] = boundary.file
+    return printed
+
+
+def _measured(measured: Measured) -> dict[str, Any]:
+    return {"rule": measured.rule, "message": measured.message, **_measurement(measured.measurement)}
+
+
+def _evidence(evidence: StaticEvidence) -> dict[str, Any]:
+    return {"rule": evidence.rule, "message": evidence.message, "line": evidence.line}
+
+
+def finding_properties(finding: Finding) -> dict[str, Any]:
+    """What SARIF and JSON print as the finding's properties (SARIF adds the model first)."""
+    properties = _details(finding)
+    if finding.control_flow:
+        properties["controlFlow"] = [_boundary(b) for b in finding.control_flow]
+    if isinstance(finding.details, CompilerRecord) and finding.details.error:
+        properties["braintraceError"] = finding.details.error
+    if finding.measured:
+        properties["measured"] = [_measured(m) for m in finding.measured]
+    if finding.static_evidence:
+        properties["staticEvidence"] = [_evidence(e) for e in finding.static_evidence]
+    return properties
