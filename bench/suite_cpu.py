@@ -1,11 +1,13 @@
 """CPU time of test files, each run alone: what a file costs the suite, its workers included.
 
-    python bench/suite_cpu.py tests/test_fixes.py tests/test_cache.py [--python PATH] [-k EXPR]
+    python bench/suite_cpu.py tests/test_fixes.py tests/test_a.py,tests/test_b.py [--python PATH] [-k EXPR]
 
 Each file runs as ``python -m pytest FILE -q -p no:randomly`` with the repository first on the
-path. The bench marks itself a child subreaper (Linux), so a fork server or worker that outlives
-the process that started it is reaped here and its CPU is counted with the file's. One line per
-file: wall seconds, CPU seconds (user + system of every descendant) and pytest's summary line.
+path; files joined by commas run in one pytest, as the suite runs them (what one file's tests
+leave for another's, such as a lint shared for the session, is then counted once). The bench
+marks itself a child subreaper (Linux), so a fork server or worker that outlives the process that
+started it is reaped here and its CPU is counted with the file's. One line per file: wall
+seconds, CPU seconds (user + system of every descendant) and pytest's summary line.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def _cpu() -> float:
 
 
 def measure(python: str, path: str, select: str | None) -> tuple[float, float, str, int]:
-    command = [python, "-m", "pytest", path, "-q", "-p", "no:randomly"] + (["-k", select] if select else [])
+    command = [python, "-m", "pytest", *path.split(","), "-q", "-p", "no:randomly"] + (["-k", select] if select else [])
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cpu, start = _cpu(), time.monotonic()
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
@@ -82,7 +84,8 @@ def main() -> int:
     for path in args.files:
         wall, cpu, summary, left = measure(args.python, path, args.select)
         alive = f"  ({left} processes still running, not counted)" if left else ""
-        print(f"{os.path.basename(path):40} {wall:8.1f} {cpu:8.1f}  {summary}{alive}", flush=True)
+        name = "+".join(os.path.basename(part) for part in path.split(","))
+        print(f"{name:40} {wall:8.1f} {cpu:8.1f}  {summary}{alive}", flush=True)
     return 0
 
 
