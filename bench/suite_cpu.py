@@ -61,12 +61,15 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(python: str, path: str, select: str | None) -> tuple[float, float, str, int]:
+def measure(python: str, path: str, select: str | None, log: str | None) -> tuple[float, float, str, int]:
     command = [python, "-m", "pytest", *path.split(","), "-q", "-p", "no:randomly"] + (["-k", select] if select else [])
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cpu, start = _cpu(), time.monotonic()
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     left = _reap_orphans(patience=20.0)
+    if log:
+        with open(log, "w", encoding="utf-8") as handle:
+            handle.write(proc.stdout + proc.stderr)
     wall = time.monotonic() - start
     lines = [line.strip("= ") for line in proc.stdout.splitlines() if line.strip()]
     return wall, _cpu() - cpu, lines[-1] if lines else f"exit {proc.returncode}", left
@@ -77,14 +80,16 @@ def main() -> int:
     parser.add_argument("files", nargs="+")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("-k", dest="select")
+    parser.add_argument("--logs", help="a folder to keep each run's pytest output in")
     args = parser.parse_args()
     if not _become_subreaper():
         print("note: not a subreaper here: CPU of processes that outlive their parent is not counted")
     print(f"{'file':40} {'wall s':>8} {'cpu s':>8}  pytest", flush=True)
     for path in args.files:
-        wall, cpu, summary, left = measure(args.python, path, args.select)
-        alive = f"  ({left} processes still running, not counted)" if left else ""
         name = "+".join(os.path.basename(part) for part in path.split(","))
+        log = os.path.join(args.logs, name + ".log") if args.logs else None
+        wall, cpu, summary, left = measure(args.python, path, args.select, log)
+        alive = f"  ({left} processes still running, not counted)" if left else ""
         print(f"{name:40} {wall:8.1f} {cpu:8.1f}  {summary}{alive}", flush=True)
     return 0
 
