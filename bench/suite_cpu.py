@@ -62,7 +62,8 @@ def _cpu() -> float:
 
 
 def measure(python: str, path: str, select: str | None, log: str | None) -> tuple[float, float, str, int]:
-    command = [python, "-m", "pytest", *path.split(","), "-q", "-p", "no:randomly"] + (["-k", select] if select else [])
+    command = [python, "-m", "pytest", *path.split(","), "-q", "-p", "no:randomly", "--durations=10"]
+    command += ["-k", select] if select else []
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cpu, start = _cpu(), time.monotonic()
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
