@@ -15,6 +15,7 @@ import sys
 
 from etrace_lint.config.settings import EngineSettings, Settings
 from etrace_lint.core.findings import Level
+from etrace_lint.core.registry import all_rules
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
 
@@ -59,6 +60,35 @@ def lint_file(path: str, **run_options):
     return findings, errors
 
 
+# one lint per (fixture target, options) for the whole session: see lint_shared
+_SHARED: dict[tuple, object] = {}
+
+
+def _shared_key(spec, run_options: dict) -> tuple:
+    stat = os.stat(spec.path)
+    options = tuple(sorted((key, repr(value)) for key, value in run_options.items()))
+    # an edited fixture, other options or another rule set (a test that adds a rule) is another lint
+    return spec.path, spec.factory, stat.st_mtime_ns, stat.st_size, options, tuple(all_rules())
+
+
+def lint_shared(path: str, **run_options):
+    """:func:`lint_file` for tests that only read what a fixture of the repository gets: each target is
+    linted once per session and options, whichever test asks first, and later tests read that result.
+    A test that spies on the engine, changes the environment or the rules, or lints a file it edits
+    calls :func:`lint_file` instead."""
+    found = discover([path], REPO)
+    findings, errors = [], list(found.tool_errors)
+    for spec in found.targets:
+        assert os.path.abspath(spec.path).startswith(REPO + os.sep), f"not a file of the repository: {spec.path}"
+        key = _shared_key(spec, run_options)
+        if key not in _SHARED:
+            _SHARED[key] = lint_target(spec, REPO, engine_settings(**run_options))
+        result = _SHARED[key]
+        findings.extend(result.findings)
+        errors.extend(result.tool_errors)
+    return findings, errors
+
+
 def expected_markers(path: str, optional: bool = False) -> set[tuple[int, str]]:
     """(line, rule) pairs marked in the file; ``ETL017?`` marks one a braintrace line may omit."""
     expected = set()
@@ -73,9 +103,10 @@ def expected_markers(path: str, optional: bool = False) -> set[tuple[int, str]]:
     return expected
 
 
-def assert_fixture(path: str, **run_options):
-    """The fixture's findings are exactly its markers; returns the findings."""
-    findings, errors = lint_file(path, **run_options)
+def assert_fixture(path: str, shared: bool = False, **run_options):
+    """The fixture's findings are exactly its markers; returns the findings (``shared``: from
+    :func:`lint_shared`)."""
+    findings, errors = (lint_shared if shared else lint_file)(path, **run_options)
     assert not errors, f"tool errors: {[e.message for e in errors]}"
     expected = expected_markers(path)
     maybe = expected_markers(path, optional=True)

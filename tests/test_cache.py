@@ -16,6 +16,8 @@ from etrace_lint.discovery.discover import TargetSpec
 from etrace_lint.running.cache import Cache
 
 ENV = {"python": "3.x", "jax": "0.1", "braintrace": "0.2"}
+# the workers here keep their compiled programs in the cache folder, where a test looks for them
+pytestmark = pytest.mark.usefixtures("own_compiled_programs")
 
 
 def _result(spec: TargetSpec, *dependencies: str) -> TargetResult:

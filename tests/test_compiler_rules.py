@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import glob
 import os
 import re
@@ -10,7 +9,7 @@ from types import SimpleNamespace
 
 import braintrace
 import pytest
-from helpers import FIXTURES, expected_markers, fixture, lint_file, run_cli
+from helpers import FIXTURES, expected_markers, fixture, lint_file, lint_shared, run_cli
 
 from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
@@ -39,10 +38,9 @@ CLEAN_FIXTURES = sorted(glob.glob(os.path.join(FIXTURES, "clean", "*.py")))
 UNREACHABLE_KINDS = {"primitive_inside_nested_jit", "pytree_weight_leaf_ambiguous", "transition_tail_bounded"}
 
 
-@functools.lru_cache(maxsize=None)
 def linted(path: str):
-    """One lint per fixture file for the whole module."""
-    return lint_file(path)
+    """One lint per fixture target for the whole session (the corpus tests of other files read it too)."""
+    return lint_shared(path)
 
 
 def reported_pairs(path: str, findings) -> set[tuple[int, str]]:
@@ -236,10 +234,24 @@ def test_one_weight_in_the_iterations_of_an_unrolled_scan_is_one_finding_that_sa
     assert excluded[0].flow, "the merged finding keeps the route of the weight"
 
 
-def test_compiler_warnings_and_jax_noise_stay_off_the_terminal():
-    proc = run_cli(fixture("compiler", "relations.py"), "--no-cache", "-j", "1")
+@pytest.fixture(scope="module")
+def cli_run():
+    """One command-line run, JSON out, of a fixture whose compile warns and one with an invalid option pair."""
+    import json
+
+    proc = run_cli(fixture("compiler", "relations.py"), fixture("compiler", "errors_options.py"),
+                   "--output-format", "json", "--no-cache", "-j", "1")
     assert proc.returncode == 1, proc.stderr
-    assert "ETL005" in proc.stdout
+    return proc, json.loads(proc.stdout)["findings"]
+
+
+def _in_file(findings, name: str) -> list[dict]:
+    return [f for f in findings if os.path.basename(f["location"]["path"]) == name]
+
+
+def test_compiler_warnings_and_jax_noise_stay_off_the_terminal(cli_run):
+    proc, findings = cli_run
+    assert "ETL005" in {f["rule"] for f in _in_file(findings, "relations.py")}
     for noise in ("Warning", "warn(", "non-parametric-tail", "DeprecationWarning", "jax"):
         assert noise not in proc.stderr, proc.stderr
 
@@ -287,15 +299,10 @@ def test_states_the_factory_initialised_are_kept_and_missing_ones_are_made(tmp_p
     assert connected == {("etrace_target", "fc.weight"), ("etrace_target_uninitialised", "fc.weight")}
 
 
-def test_sparse_n_without_recurrent_mixing_is_an_invalid_option_pair_not_a_trace_failure():
-    result = run_cli(fixture("compiler", "errors_options.py"), "--output-format", "json", "--no-cache", "-j", "1")
-    import json
-
-    findings = json.loads(result.stdout)["findings"]
-    errors = [f for f in findings if f["level"] == "error"]
+def test_sparse_n_without_recurrent_mixing_is_an_invalid_option_pair_not_a_trace_failure(cli_run):
+    errors = [f for f in _in_file(cli_run[1], "errors_options.py") if f["level"] == "error"]
     assert [f["rule"] for f in errors] == ["ETL111"], errors
     assert "include_recurrent_mixing" in errors[0]["message"] and "sparse_n=2" in errors[0]["message"]
-    assert result.returncode == 1
 
 
 def test_a_weight_the_final_graph_connects_gets_one_verdict_under_map():

@@ -32,17 +32,50 @@ def _rules_found(path: str) -> list[str]:
     return sorted(f.rule_id for f in findings if f.level is not Level.NOTE)
 
 
+# the fixtures one tree holds: the runs below fix them all at once, and each test reads its own files
+FIXED = ("leaky_matmul.py", "forms.py", "leaky_linear.py", "weight_on_the_left.py", "unused_suppression.py")
+
+
+def _fixed_by_file(stdout: str) -> dict[str, int]:
+    """``--show-fixes``: how many findings the run fixed in each file."""
+    counts: dict[str, int] = {}
+    current = None
+    for line in stdout.splitlines():
+        if line.startswith("- ") and line.endswith(":"):
+            current = line[2:-1]
+            counts[current] = 0
+        elif current and line.startswith("    "):
+            counts[current] += 1
+        else:
+            current = None
+    return counts
+
+
+# the matmul forms, which the `--diff` runs show (each fix a diff offers is checked by linting again)
+FORMS = ("leaky_matmul.py", "forms.py")
+
+
 @pytest.fixture(scope="module")
 def fixed_forms(tmp_path_factory):
-    """The matmul fixtures after `--diff`, then `--fix`, then `--diff` again."""
+    """The matmul forms after `--diff`, then the whole tree after `--fix --show-fixes`, then the forms
+    after `--diff` again."""
     tmp_path = tmp_path_factory.mktemp("forms")
-    root = _copy(tmp_path, "leaky_matmul.py", "forms.py")
-    before = {name: _read(tmp_path, name) for name in ("leaky_matmul.py", "forms.py")}
-    diff = run_cli("--no-cache", "--diff", ".", cwd=root)
+    root = _copy(tmp_path, *FIXED)
+    before = {name: _read(tmp_path, name) for name in FIXED}
+    diff = run_cli("--no-cache", "--diff", *FORMS, cwd=root)
     after_diff = {name: _read(tmp_path, name) for name in before}
-    fix = run_cli("--no-cache", "--fix", ".", cwd=root)
-    again = run_cli("--no-cache", "--diff", ".", cwd=root)
+    fix = run_cli("--no-cache", "--fix", "--show-fixes", ".", cwd=root)
+    again = run_cli("--no-cache", "--diff", *FORMS, cwd=root)
     return tmp_path, before, diff, after_diff, fix, again
+
+
+def test_fix_counts_each_files_fixes(fixed_forms):
+    fix = fixed_forms[4]
+    assert fix.returncode == 0, fix.stdout + fix.stderr
+    # one a target: the two targets of leaky_matmul.py that share a line count twice
+    assert _fixed_by_file(fix.stdout) == {"leaky_matmul.py": 2, "forms.py": 3, "leaky_linear.py": 1,
+                                          "weight_on_the_left.py": 1, "unused_suppression.py": 2}, fix.stdout
+    assert "9 fixes applied, 0 remaining." in fix.stdout
 
 
 def test_diff_shows_the_fixes_and_writes_nothing(fixed_forms):
@@ -58,7 +91,8 @@ def test_diff_shows_the_fixes_and_writes_nothing(fixed_forms):
 def test_fix_rewrites_each_plain_matmul_keeping_comments_and_layout(fixed_forms):
     tmp_path, before, _, _, fix, _ = fixed_forms
     assert fix.returncode == 0, fix.stdout + fix.stderr
-    assert "5 fixes applied, 0 remaining." in fix.stdout  # one a target: two targets share a line
+    fixed = _fixed_by_file(fix.stdout)
+    assert fixed["leaky_matmul.py"] + fixed["forms.py"] == 5  # one a target: two targets share a line
     leaky = _read(tmp_path, "leaky_matmul.py")
     compile(leaky, "leaky_matmul.py", "exec")
     # the import goes where isort sorts it, once for the two targets that share the line
@@ -96,10 +130,10 @@ def test_fixed_weight_learns_online_like_bptt(fixed_forms):
         assert not [f for f in result.findings if f.rule_id in ("ETL401", "ETL402", "ETL201")]
 
 
-def test_linear_layer_becomes_braintraces_and_learns_online(tmp_path):
-    root = _copy(tmp_path, "leaky_linear.py")
-    result = run_cli("--no-cache", "--fix", ".", cwd=root)
-    assert result.returncode == 0, result.stdout + result.stderr
+def test_linear_layer_becomes_braintraces_and_learns_online(fixed_forms):
+    tmp_path = fixed_forms[0]
+    root = str(tmp_path)
+    assert _fixed_by_file(fixed_forms[4].stdout)["leaky_linear.py"] == 1
     text = _read(tmp_path, "leaky_linear.py")
     assert "self.fc = braintrace.nn.Linear(n_in, n, b_init=None)  # the input layer" in text
     assert "bst.nn.Linear" not in text
@@ -110,18 +144,16 @@ def test_linear_layer_becomes_braintraces_and_learns_online(tmp_path):
     assert not [f for f in verified.findings if f.rule_id in ("ETL201", "ETL402", "ETL401")]
 
 
-def test_a_weight_on_the_left_is_fixed_with_the_same_numbers(tmp_path):
+def test_a_weight_on_the_left_is_fixed_with_the_same_numbers(fixed_forms, tmp_path):
     import importlib.util
 
     import jax.numpy as jnp
 
-    root = _copy(tmp_path, "weight_on_the_left.py")
+    forms, before_all, _, _, fix, _ = fixed_forms
     path = tmp_path / "weight_on_the_left.py"
-    before = _read(tmp_path, "weight_on_the_left.py")
-    result = run_cli("--no-cache", "--fix", ".", cwd=root)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 fix applied, 0 remaining." in result.stdout
-    after = _read(tmp_path, "weight_on_the_left.py")
+    before = before_all["weight_on_the_left.py"]
+    assert _fixed_by_file(fix.stdout)["weight_on_the_left.py"] == 1
+    after = _read(forms, "weight_on_the_left.py")
     assert after == before.replace("self.w.value @ x", "braintrace.matmul(x, self.w.value.T)")
 
     def output(text: str):
@@ -136,11 +168,9 @@ def test_a_weight_on_the_left_is_fixed_with_the_same_numbers(tmp_path):
     assert jnp.allclose(output(before), output(after))
 
 
-def test_unused_suppressions_are_removed_and_the_rest_of_the_comment_kept(tmp_path):
-    root = _copy(tmp_path, "unused_suppression.py")
-    result = run_cli("--no-cache", "--fix", ".", cwd=root)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 fixes applied, 0 remaining." in result.stdout
+def test_unused_suppressions_are_removed_and_the_rest_of_the_comment_kept(fixed_forms):
+    tmp_path, _, _, _, fix, _ = fixed_forms
+    assert _fixed_by_file(fix.stdout)["unused_suppression.py"] == 2
     text = _read(tmp_path, "unused_suppression.py")
     assert "drive = braintrace.matmul(x, self.w.value)  # the input drive\n" in text
     assert "self.h.value = 0.9 * self.h.value + drive\n" in text

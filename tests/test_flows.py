@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import fixture, lint_file
+from helpers import fixture, lint_shared
 
 from etrace_lint.analysis.flows import merge_steps
 from etrace_lint.core.findings import Location
@@ -16,7 +16,7 @@ def _line(path: str, text: str) -> int:
 
 def test_weight_to_weight_route_crosses_the_other_weights_op():
     path = fixture("compiler", "relations.py")
-    findings, _ = lint_file(path)
+    findings, _ = lint_shared(path)
     (finding,) = [f for f in findings
                   if f.rule_id == "ETL005" and "Wr" in f.message and not finding_properties(f).get("iterations")]
     steps = [(step.line, step.label) for step in finding.flow]
@@ -30,7 +30,7 @@ def test_weight_to_weight_route_crosses_the_other_weights_op():
 
 def test_plain_op_route_ends_at_the_hidden_state_write():
     path = fixture("fixes", "leaky_matmul.py")
-    findings, _ = lint_file(path + "::etrace_target_leaky_matmul")
+    findings, _ = lint_shared(path + "::etrace_target_leaky_matmul")
     (finding,) = [f for f in findings if f.rule_id == "ETL201"]
     assert [step.line for step in finding.flow] == [_line(path, "self.w_in = "), _line(path, "x @ self.w_in")]
     # the use and the write share a line: one step says both

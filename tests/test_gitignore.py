@@ -9,7 +9,8 @@ import shutil
 import subprocess
 
 import pytest
-from helpers import run_cli
+
+from etrace_lint.cli import main as cli
 
 GIT = shutil.which("git")
 # git's own configuration must not add ignore files of its own (core.excludesFile)
@@ -54,6 +55,15 @@ def _git(*args: str, cwd) -> str:
     return proc.stdout
 
 
+def _listed(tree, capsys, monkeypatch, *args: str) -> set[str]:
+    """The files of the targets ``etrace-lint --list-targets`` lists from ``tree`` (in this process:
+    listing imports nothing, so no worker is involved)."""
+    monkeypatch.chdir(tree)
+    capsys.readouterr()
+    assert cli.main([*args, "--list-targets", "--output-format", "json", "--isolated"]) == 0
+    return {row["path"] for row in json.loads(capsys.readouterr().out)["targets"]}
+
+
 def _tree(tmp_path, gitignores: dict, files: list[str]):
     _git("init", "-q", str(tmp_path), cwd=tmp_path)
     for name, content in gitignores.items():
@@ -67,7 +77,7 @@ def _tree(tmp_path, gitignores: dict, files: list[str]):
 
 @pytest.mark.skipif(GIT is None, reason="needs git")
 @pytest.mark.parametrize("case", list(CASES))
-def test_linted_files_are_the_files_git_does_not_ignore(tmp_path, case):
+def test_linted_files_are_the_files_git_does_not_ignore(tmp_path, case, capsys, monkeypatch):
     gitignores, files = CASES[case]
     tree = _tree(tmp_path, gitignores, files)
     # what git keeps: untracked files not ignored, and each file's verdict from check-ignore
@@ -76,16 +86,11 @@ def test_linted_files_are_the_files_git_does_not_ignore(tmp_path, case):
                                  capture_output=True, text=True, env={**os.environ, **GIT_ENV}).stdout.split())
     assert kept == set(files) - ignored, "git's two answers disagree: the table is wrong"
     assert ignored and kept, "each case must ignore some files and keep others"
-    proc = run_cli("--list-targets", "--output-format", "json", "--isolated", cwd=str(tree))
-    assert proc.returncode == 0, proc.stderr
-    linted = {row["path"] for row in json.loads(proc.stdout)["targets"]}
-    assert linted == kept
+    assert _listed(tree, capsys, monkeypatch) == kept
 
 
 @pytest.mark.skipif(GIT is None, reason="needs git")
-def test_a_folder_named_on_the_command_line_is_linted_inside_an_ignored_one(tmp_path):
+def test_a_folder_named_on_the_command_line_is_linted_inside_an_ignored_one(tmp_path, capsys, monkeypatch):
     tree = _tree(tmp_path, {".gitignore": "experiments/\n*_scratch.py\n"},
                  ["experiments/run.py", "experiments/try_scratch.py", "src/model.py"])
-    proc = run_cli("experiments", "--list-targets", "--output-format", "json", "--isolated", cwd=str(tree))
-    assert proc.returncode == 0, proc.stderr
-    assert {row["path"] for row in json.loads(proc.stdout)["targets"]} == {"experiments/run.py"}
+    assert _listed(tree, capsys, monkeypatch, "experiments") == {"experiments/run.py"}

@@ -41,8 +41,15 @@ def _by_model(report: dict) -> dict[str, tuple]:
     return {model: (sorted(found), sorted(errors)) for model, (found, errors) in models.items()}
 
 
+@pytest.fixture(scope="module")
+def victims_alone(tmp_path_factory):
+    """What the victims' file gets linted alone, the same for every number of workers."""
+    return _by_model(_lint(_copy(tmp_path_factory.mktemp("alone"), "patching"), "b_victims.py", "-j", "1",
+                           "--no-cache"))
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_a_file_that_swaps_library_functions_changes_nothing_for_the_files_after_it(tmp_path, jobs):
+def test_a_file_that_swaps_library_functions_changes_nothing_for_the_files_after_it(tmp_path, jobs, victims_alone):
     root = _copy(tmp_path, "patching")
     cache = str(tmp_path / "cache")
     together = _by_model(_lint(root, ".", "-j", jobs, "--cache-dir", cache))
@@ -52,30 +59,26 @@ def test_a_file_that_swaps_library_functions_changes_nothing_for_the_files_after
     # the patching file's own target is reported as alone: its compiler is switched off
     assert ("ETL100", "a_patches_libraries.py", 9) in together["etrace_target_patcher"][0], together
     # what the cache keeps from that run is what each file gets alone
-    alone = _by_model(_lint(root, "b_victims.py", "-j", "1", "--no-cache"))
+    alone = victims_alone
     replayed = _by_model(_lint(root, "b_victims.py", "-j", "1", "--cache-dir", cache))
     assert alone == replayed == {k: v for k, v in together.items() if k != "etrace_target_patcher"}
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_targets_of_one_file_start_from_what_the_file_import_left_and_nothing_else(tmp_path, jobs):
+# one worker: the file that switches on 64 bits at import goes first, and the target after it, which
+# raises unless its numbers are 32 bits, shows that it left the next file at 32 bits
+@pytest.mark.parametrize("jobs, paths", [("1", ("sixty_four.py", "neighbours.py")), ("2", (".",))])
+def test_targets_of_one_file_start_from_what_the_file_import_left_and_nothing_else(tmp_path, jobs, paths):
     """x64 switched on by a helper one target imports, os.chdir, a closed stdout and fd 2 stay with
     the target that did it; a file whose own import switches on x64 keeps it for all its targets."""
     root = _copy(tmp_path, "one_file")
-    report = _lint(root, ".", "-j", jobs, "--no-cache")
+    report = _lint(root, *paths, "-j", jobs, "--no-cache")
     assert report["toolErrors"] == []
+    assert {"etrace_target_first", "etrace_target_second", "etrace_target_2_reads_precision"} <= {
+        finding["model"] for finding in report["findings"]}
     models = _by_model(report)
     assert len(models) == 8, models
     # each target of neighbours.py builds the same GRU: the same findings, on its own lines
     assert {tuple(rule for rule, _, _ in found) for found, _ in models.values()} == {("ETL001", "ETL001", "ETL005")}
-
-
-def test_a_file_that_switches_on_64_bits_at_import_leaves_the_next_file_at_32_bits(tmp_path):
-    root = _copy(tmp_path, "one_file")
-    report = _lint(root, "sixty_four.py", "neighbours.py::etrace_target_2_reads_precision", "-j", "1", "--no-cache")
-    assert report["toolErrors"] == []
-    assert {finding["model"] for finding in report["findings"]} == {
-        "etrace_target_first", "etrace_target_second", "etrace_target_2_reads_precision"}
 
 
 def _alive(pid: int) -> bool:

@@ -103,10 +103,11 @@ def test_filters_and_search_hide_other_findings(examples_report, tmp_path):
     assert [c.attrs["data-rule"] for c in shown] == ["ETL101"]
 
 
-def test_html_output_format_says_when_notes_were_hidden(tmp_path):
+def test_html_output_format_says_when_notes_were_hidden(examples_report, tmp_path):
     out = tmp_path / "run.html"
+    # served from the examples' report's cache: which notes a run hides is decided after the cache
     done = run_cli("examples/models/plain_matmul_rnn.py", "--output-format", "html", "-o", str(out),
-                   "--cache-dir", str(tmp_path / "cache"))
+                   "--cache-dir", str(examples_report[0] / "cache"))
     assert done.returncode == 1, done.stderr
     text = out.read_text(encoding="utf-8")
     assert "1 note was hidden by this run" in text
@@ -133,13 +134,38 @@ def test_verify_rows_and_measured_verdicts_are_in_the_report(tmp_path):
     assert {cards[f]["data-rule"] for f in weights["w_rec"]["data-findings"].split()} == {"ETL201", "ETL402"}
 
 
-def test_tool_errors_and_findings_about_comments_are_in_the_report(tmp_path):
-    out = tmp_path / "mixed.html"
-    done = run_cli("report", "tests/fixtures/fixes/unused_suppression.py",
-                   "tests/fixtures/bad/broken_factories.py::etrace_target_raises", "-o", str(out),
-                   "--cache-dir", str(tmp_path / "cache"))
+# the targets of the tests below that read one report: what blocks a weight, control flow, tool errors
+MIXED = ("examples/models/gru.py", "examples/models/plain_matmul_rnn.py", "examples/models/static_readout.py",
+         "tests/fixtures/own/mean_subtracted.py::etrace_target_centered",
+         "tests/fixtures/own/opaque_transforms.py::etrace_target_checkpointed",
+         "examples/models/scan_in_step.py::etrace_target_substepped",
+         "tests/fixtures/own/vmapped_weights.py::etrace_target_data_vmap",
+         "tests/fixtures/compiler/map_batched.py", "tests/fixtures/report/control_flow.py",
+         "tests/real_models/sparse_and_event.py::event_fixedprob_lif",
+         "tests/fixtures/fixes/unused_suppression.py", "tests/fixtures/bad/broken_factories.py::etrace_target_raises")
+
+
+@pytest.fixture(scope="module")
+def mixed_report(examples_report):
+    """One report of ``MIXED``, its examples served from the cache the examples' report filled."""
+    folder = examples_report[0]
+    out = folder / "mixed.html"
+    done = run_cli("report", *MIXED, "-o", str(out), "--cache-dir", str(folder / "cache"))
     assert done.returncode == 2, done.stderr  # a target that could not be built
-    dom = elements(out.read_text(encoding="utf-8"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def mixed_page(mixed_report, tmp_path_factory):
+    """That report opened in the browser, with a screenshot beside it."""
+    folder = tmp_path_factory.mktemp("mixed-page")
+    page = open_page(str(mixed_report), str(folder), screenshot=str(folder / "mixed.png"))
+    assert page.console == () and page.requests == ()
+    return page
+
+
+def test_tool_errors_and_findings_about_comments_are_in_the_report(mixed_report):
+    dom = elements(mixed_report.read_text(encoding="utf-8"))
     sections = {s.attrs["data-target"]: s for s in with_class(dom, "target")}
     assert "etrace_target_raises" in sections and "tool error" in sections["etrace_target_raises"].text
     assert "etrace_target_clean" in sections
@@ -157,17 +183,8 @@ def _overlap(one: tuple, other: tuple) -> bool:
 
 
 @needs_browser
-def test_ops_inside_control_flow_are_boxed_with_their_boundary(tmp_path):
-    out = tmp_path / "regions.html"
-    done = run_cli("report", "examples/models/scan_in_step.py::etrace_target_substepped",
-                   "tests/fixtures/own/vmapped_weights.py::etrace_target_data_vmap",
-                   "tests/fixtures/compiler/map_batched.py", "tests/fixtures/report/control_flow.py",
-                   "tests/real_models/sparse_and_event.py::event_fixedprob_lif",
-                   "-o", str(out), "--cache-dir", str(tmp_path / "cache"))
-    assert done.returncode == 1, done.stderr
-    page = open_page(str(out), str(tmp_path), screenshot=str(tmp_path / "regions.png"))
-    assert page.console == () and page.requests == ()
-    dom = elements(page.dom)
+def test_ops_inside_control_flow_are_boxed_with_their_boundary(mixed_page):
+    dom = elements(mixed_page.dom)
     by_id = {e.attrs["id"]: e for e in dom if "id" in e.attrs}
     boxes = {}
     for section in (s for s in with_class(dom, "target") if s.tag == "section"):
@@ -209,16 +226,9 @@ def test_ops_inside_control_flow_are_boxed_with_their_boundary(tmp_path):
 
 
 @needs_browser
-def test_a_weight_that_does_not_learn_points_at_what_blocks_it(tmp_path):
-    out = tmp_path / "why-not.html"
-    done = run_cli("report", "examples/models/gru.py", "examples/models/plain_matmul_rnn.py",
-                   "examples/models/static_readout.py", "tests/fixtures/own/mean_subtracted.py::etrace_target_centered",
-                   "tests/fixtures/own/opaque_transforms.py::etrace_target_checkpointed",
-                   "-o", str(out), "--cache-dir", str(tmp_path / "cache"))
-    assert done.returncode == 1, done.stderr
-    page = open_page(str(out), str(tmp_path))
-    assert page.console == () and page.requests == ()
-    dom = elements(page.dom)
+def test_a_weight_that_does_not_learn_points_at_what_blocks_it(mixed_report, mixed_page, tmp_path):
+    out = mixed_report
+    dom = elements(mixed_page.dom)
     by_id = {e.attrs["id"]: e for e in dom if "id" in e.attrs}
     sections = {s.attrs["data-target"]: s.attrs["id"] for s in with_class(dom, "target") if s.tag == "section"}
 

@@ -15,7 +15,7 @@ import os
 
 import braintrace
 import pytest
-from helpers import FIXTURES, REPO, fixture, lint_file, run_cli
+from helpers import FIXTURES, REPO, fixture, lint_shared, run_cli
 
 from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
@@ -32,10 +32,11 @@ CORPUS = sorted(
 
 @functools.lru_cache(maxsize=None)
 def corpus_findings() -> tuple:
-    """Every finding of the corpus, notes included (one lint per session)."""
+    """Every finding of the corpus, notes included (one lint per session, shared with the tests that check
+    each fixture's markers)."""
     found = []
     for path in CORPUS:
-        findings, _ = lint_file(path)
+        findings, _ = lint_shared(path)
         found.extend(findings)
     return tuple(found)
 
@@ -86,10 +87,12 @@ def test_verify_findings_take_their_rules_levels():
     assert maker.harness_mismatch("d_rtrl", 4, 1.0, 2.0).level is rules["ETL499"].level
 
 
-def test_a_model_built_the_ordinary_way_passes_the_default_run():
-    # a recurrent layer of braintrace ops plus a braintrace.nn.Linear readout
-    proc = run_cli(fixture("clean", "ordinary.py"), "--no-cache", "-j", "1")
-    shown = run_cli(fixture("clean", "ordinary.py"), "--no-cache", "-j", "1", "--show-info")
+def test_a_model_built_the_ordinary_way_passes_the_default_run(tmp_path):
+    # a recurrent layer of braintrace ops plus a braintrace.nn.Linear readout; the default run is
+    # served from the cache the run with every note filled
+    cache = str(tmp_path / "cache")
+    shown = run_cli(fixture("clean", "ordinary.py"), "--cache-dir", cache, "-j", "1", "--show-info")
+    proc = run_cli(fixture("clean", "ordinary.py"), "--cache-dir", cache, "-j", "1")
     # an LRU's output projection feeds only the readout: what the compiler calls an exclusion
     # behind another weight is a weight that reaches no hidden state
     assert "ETL005" not in shown.stdout

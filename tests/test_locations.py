@@ -9,7 +9,7 @@ import brainstate
 import braintrace
 import jax
 import saiunit
-from helpers import REPO, fixture, lint_file
+from helpers import REPO, fixture, lint_shared
 from test_compiler_rules import assert_matches_markers, linted
 
 import etrace_lint
@@ -109,7 +109,7 @@ def _column_of(path: str, line: int, code: str) -> int:
 
 def test_columns_count_characters_on_lines_with_non_ascii_names():
     path = fixture("compiler", "locations_unicode.py")
-    findings, errors = lint_file(path)
+    findings, errors = lint_shared(path)
     (plain,) = [f for f in findings if f.rule_id == "ETL201"]
     assert (plain.line, plain.location.column) == (24, _column_of(path, 24, "self.h.value @"))
     (units,) = [f for f in findings if f.rule_id == "ETL101"]
@@ -120,7 +120,7 @@ def test_columns_count_characters_on_lines_with_non_ascii_names():
 
 def test_a_state_a_library_creates_is_placed_where_the_model_puts_that_library_module():
     path = fixture("compiler", "locations_library_states.py")
-    findings, errors = lint_file(path)
+    findings, errors = lint_shared(path)
     assert not errors, [e.message for e in errors]
     cell = _column_of(path, 12, "self.cell")
     merged = {f.target: f for f in findings if f.rule_id == "ETL028"}

@@ -10,7 +10,7 @@ import importlib.util
 import re
 
 import pytest
-from helpers import fixture, lint_file
+from helpers import fixture, lint_file, lint_shared
 from test_compiler_rules import _Locator as _StubLocator
 from test_compiler_rules import _record, finding_of
 from test_levels import corpus_findings
@@ -105,7 +105,7 @@ def test_a_plain_matmul_on_a_brainstate_linear_says_which_layer_to_use_and_where
 
 
 def test_a_plain_matmul_says_to_use_braintrace_matmul():
-    findings, _ = lint_file(fixture("own", "plain_op.py") + "::etrace_target_plain_input")
+    findings, _ = lint_shared(fixture("own", "plain_op.py") + "::etrace_target_plain_input")
     (finding,) = [f for f in findings if f.rule_id == "ETL201"]
     assert "use braintrace.matmul instead of `@` / jnp.dot" in finding.message
 
@@ -288,7 +288,7 @@ def etrace_target_net():
 
 def test_a_norm_layers_weight_is_never_told_to_become_the_same_class():
     """braintrace.nn.LayerNorm *is* brainstate.nn.LayerNorm: no rename to it is advice."""
-    findings, _ = lint_file(fixture("own", "mean_subtracted.py") + "::conv_norm_if")
+    findings, _ = lint_shared(fixture("own", "mean_subtracted.py") + "::conv_norm_if")
     (finding,) = [f for f in findings if f.rule_id == "ETL201"]
     assert "make norm.weight's layer a" not in finding.message
     assert "brainstate.nn.LayerNorm" in finding.message and "same class" in finding.message
@@ -296,7 +296,7 @@ def test_a_norm_layers_weight_is_never_told_to_become_the_same_class():
 
 
 def test_dropouts_global_random_state_is_not_something_to_create_in_init():
-    findings, _ = lint_file(fixture("compiler", "dropout_rng.py"))
+    findings, _ = lint_shared(fixture("compiler", "dropout_rng.py"))
     (finding,) = [f for f in findings if f.rule_id == "ETL029"]
     assert "__init__ or init_state" not in finding.message
     assert "brainstate.random.DEFAULT" in finding.message and "Dropout" in finding.message
@@ -304,10 +304,10 @@ def test_dropouts_global_random_state_is_not_something_to_create_in_init():
 
 
 def test_a_paramstate_passed_as_the_ops_input_is_told_to_move_not_to_be_wrapped():
-    findings, _ = lint_file(fixture("compiler", "relation_details.py") + "::etrace_target_weight_as_input")
+    findings, _ = lint_shared(fixture("compiler", "relation_details.py") + "::etrace_target_weight_as_input")
     (finding,) = [f for f in findings if f.rule_id == "ETL002"]
     assert "wrap it in" not in finding.message
     assert "w is a ParamState" in finding.message and "braintrace.matmul(h, w)" in finding.message
-    constant, _ = lint_file(fixture("compiler", "relation_details.py") + "::etrace_target_constant_weight")
+    constant, _ = lint_shared(fixture("compiler", "relation_details.py") + "::etrace_target_constant_weight")
     (plain,) = [f for f in constant if f.rule_id == "ETL002"]
     assert "wrap it in brainstate.ParamState" in plain.message  # a real constant still hears that

@@ -9,7 +9,7 @@ import re
 
 import braintrace
 import pytest
-from helpers import FIXTURES, assert_fixture, lint_file, run_cli
+from helpers import FIXTURES, assert_fixture, lint_file, lint_shared, run_cli
 
 from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
@@ -29,7 +29,7 @@ def line_of(path: str, text: str) -> int:
 
 @pytest.mark.parametrize("path", OWN_FIXTURES, ids=os.path.basename)
 def test_fixture_reports_exactly_its_markers(path):
-    assert_fixture(path)
+    assert_fixture(path, shared=True)
 
 
 def test_online_gradient_fixture_reports_exactly_its_markers():
@@ -43,7 +43,7 @@ def test_online_gradient_fixture_reports_exactly_its_markers():
 
 
 def test_plain_op_finding_names_weight_hidden_state_and_op():
-    findings, _ = lint_file(PLAIN_OP + "::etrace_target_plain_input")
+    findings, _ = lint_shared(PLAIN_OP + "::etrace_target_plain_input")
     (finding,) = [f for f in findings if f.rule_id == "ETL201"]
     assert "w_in" in finding.message and "h" in finding.message and "dot_general" in finding.message
     assert not finding_properties(finding)["partial"]
@@ -52,20 +52,20 @@ def test_plain_op_finding_names_weight_hidden_state_and_op():
 
 
 def test_partly_plain_weight_is_told_apart_from_a_weight_that_never_learns():
-    findings, _ = lint_file(PLAIN_OP + "::etrace_target_partly_plain")
+    findings, _ = lint_shared(PLAIN_OP + "::etrace_target_partly_plain")
     (finding,) = [f for f in findings if f.rule_id == "ETL201"]
     assert finding_properties(finding)["partial"] and "learns online through an ETP op" in finding.message
 
 
 def test_an_event_driven_sparse_weight_is_pointed_at_the_sparse_etp_layer():
-    findings, _ = lint_file(PLAIN_OP + "::etrace_target_event_sparse_recurrent")
+    findings, _ = lint_shared(PLAIN_OP + "::etrace_target_event_sparse_recurrent")
     (finding,) = [f for f in findings if f.rule_id == "ETL201"]
     assert finding_properties(finding)["weight"] == "rec.weight"
     assert "braintrace.nn.SparseLinear" in finding.message and "braintrace.matmul" not in finding.message
 
 
 def test_opaque_transform_is_a_related_location():
-    findings, _ = lint_file(OPAQUE + "::etrace_target_checkpointed")
+    findings, _ = lint_shared(OPAQUE + "::etrace_target_checkpointed")
     (finding,) = [f for f in findings if f.rule_id == "ETL202"]
     assert finding.line == line_of(OPAQUE, "drive = jax.checkpoint")
     assert finding_properties(finding)["transform"] == "jax.checkpoint"
@@ -74,7 +74,7 @@ def test_opaque_transform_is_a_related_location():
 
 
 def test_vmap_finding_quotes_braintrace():
-    findings, _ = lint_file(os.path.join(FIXTURES, "own", "vmapped_weights.py") + "::etrace_target_ensemble")
+    findings, _ = lint_shared(os.path.join(FIXTURES, "own", "vmapped_weights.py") + "::etrace_target_ensemble")
     (finding,) = [f for f in findings if f.rule_id == "ETL203"]
     assert "ws" in finding.message and "etp_mv" in finding.message
     assert "decomposed into standard JAX ops under vmap" in finding_properties(finding)["braintraceWarning"]
@@ -147,7 +147,7 @@ BUFFERED = os.path.join(FIXTURES, "own", "buffered_input.py")
 
 
 def test_buffered_input_names_weight_buffer_and_membrane():
-    findings, _ = lint_file(BUFFERED + "::etrace_target_buffered")
+    findings, _ = lint_shared(BUFFERED + "::etrace_target_buffered")
     (finding,) = [f for f in findings if f.rule_id == "ETL206"]
     properties = finding_properties(finding)
     assert properties["weight"] == "w_in.weight" and properties["state"] == "neu.i_in"
@@ -158,13 +158,13 @@ def test_buffered_input_names_weight_buffer_and_membrane():
 
 
 def test_input_into_the_membrane_in_the_same_step_is_not_buffered():
-    findings, _ = lint_file(BUFFERED + "::etrace_target_direct")
+    findings, _ = lint_shared(BUFFERED + "::etrace_target_direct")
     assert [f for f in findings if f.rule_id == "ETL206"] == []
     assert any(f.rule_id == "ETL001" and "w_in.weight" in f.message for f in findings)
 
 
 def test_unused_state_is_said_to_be_unused():
-    findings, _ = lint_file(BUFFERED + "::etrace_target_unread")
+    findings, _ = lint_shared(BUFFERED + "::etrace_target_unread")
     (finding,) = [f for f in findings if f.rule_id == "ETL029"]
     assert finding.message.startswith("spare is a state of the model that the step never reads or writes")
 
@@ -215,16 +215,32 @@ def test_brainspike_neuron_buffers_its_input_current(tmp_path):
 
 MEAN_SUBTRACTED = os.path.join(FIXTURES, "own", "mean_subtracted.py")
 BEFORE_RESET = os.path.join(FIXTURES, "own", "spikes_before_reset.py")
+STATIC_READOUT = os.path.join(os.path.dirname(FIXTURES), "..", "examples", "models", "static_readout.py")
+SHORT_TERM = os.path.join(FIXTURES, "own", "no_hidden_state.py") + "::etrace_target_short_term_recurrence"
+CONV_BIAS = os.path.join(FIXTURES, "own", "conv_bias.py")
+# the targets whose command-line output the tests below read: one run lints them all
+CLI_TARGETS = (MEAN_SUBTRACTED + "::conv_norm_if", MEAN_SUBTRACTED + "::etrace_target_centered",
+               MEAN_SUBTRACTED + "::normalised_input", BEFORE_RESET, STATIC_READOUT, SHORT_TERM, CONV_BIAS)
 
 
-def _json_findings(*args):
-    result = run_cli(*args, "--output-format", "json", "--no-cache", "-j", "1", "--exit-zero")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)["findings"]
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory):
+    """The JSON output, notes shown, of one run over ``CLI_TARGETS``, and its cache folder, from which
+    the plain runs of the same targets are served."""
+    cache = str(tmp_path_factory.mktemp("own-cli") / "cache")
+    result = run_cli(*CLI_TARGETS, "--show-info", "--output-format", "json", "--cache-dir", cache, "-j", "1")
+    assert result.returncode == 1, result.stderr  # ETL210 and ETL204 are errors
+    return json.loads(result.stdout)["findings"], cache
 
 
-def test_a_layer_norm_after_the_op_is_one_verdict_on_the_op_line_and_names_the_norm():
-    findings = _json_findings(MEAN_SUBTRACTED + "::conv_norm_if", "--show-info")
+def _json_findings(cli_run, model: str) -> list[dict]:
+    findings = [f for f in cli_run[0] if f["model"] == model]
+    assert findings, f"no finding about {model}"
+    return findings
+
+
+def test_a_layer_norm_after_the_op_is_one_verdict_on_the_op_line_and_names_the_norm(cli_run):
+    findings = _json_findings(cli_run, "conv_norm_if")
     verdicts = [f for f in findings if f.get("properties", {}).get("weight") == "conv.weight"]
     assert [f["rule"] for f in verdicts] == ["ETL207"], verdicts  # no "learns online" beside it
     (finding,) = verdicts
@@ -233,15 +249,16 @@ def test_a_layer_norm_after_the_op_is_one_verdict_on_the_op_line_and_names_the_n
     assert any(r["label"] == "the mean is subtracted here" for r in finding["related"]), finding["related"]
 
 
-def test_the_hidden_notes_count_leaves_out_the_replaced_relation():
-    shown = _json_findings(MEAN_SUBTRACTED + "::etrace_target_centered", "--show-info")
+def test_the_hidden_notes_count_leaves_out_the_replaced_relation(cli_run):
+    shown = _json_findings(cli_run, "etrace_target_centered")
     assert [f["rule"] for f in shown if f["level"] == "note"] == []  # its only relation is replaced
-    result = run_cli(MEAN_SUBTRACTED + "::etrace_target_centered", "--no-cache", "-j", "1", "--exit-zero")
+    result = run_cli(MEAN_SUBTRACTED + "::etrace_target_centered", "--cache-dir", cli_run[1], "--exit-zero")
+    assert result.returncode == 0 and "1 model" in result.stdout, result.stdout + result.stderr
     assert "notes hidden" not in result.stdout, result.stdout
 
 
-def test_a_norm_before_the_op_keeps_the_weight_learning():
-    findings = _json_findings(MEAN_SUBTRACTED + "::normalised_input", "--show-info")
+def test_a_norm_before_the_op_keeps_the_weight_learning(cli_run):
+    findings = _json_findings(cli_run, "normalised_input")
     fc = {f["rule"] for f in findings if f.get("properties", {}).get("weight") == "fc.weight"}
     assert fc == {"ETL001"}
 
@@ -255,8 +272,9 @@ SAME_STEP = braintrace_adapter.adds_same_step_gradients()  # braintrace 0.2.8: a
     # the same-step path to a stateless readout trains them on 0.2.8; 0.2.6 adds no same-step gradient
     ("spikes_before_reset_stateless_readout", "ETL001" if SAME_STEP else "ETL208"),
 ])
-def test_spikes_taken_before_the_reset_silence_the_learning_signal_only_behind_a_stateful_readout(factory, expected):
-    findings = _json_findings(f"{BEFORE_RESET}::{factory}", "--show-info")
+def test_spikes_taken_before_the_reset_silence_the_learning_signal_only_behind_a_stateful_readout(
+        cli_run, factory, expected):
+    findings = _json_findings(cli_run, factory)
     for weight in ("rnn.w_in.weight", "rnn.w_rec.weight"):
         rules = {f["rule"] for f in findings if f.get("properties", {}).get("weight") == weight}
         assert rules == {expected}, (weight, rules)
@@ -265,9 +283,9 @@ def test_spikes_taken_before_the_reset_silence_the_learning_signal_only_behind_a
         assert "vjp_method='multi-step'" in finding["message"] and "rnn.V" in finding["message"]
 
 
-def test_a_stateless_readout_is_untrained_exactly_where_braintrace_adds_no_same_step_gradient():
-    example = os.path.join(os.path.dirname(FIXTURES), "..", "examples", "models", "static_readout.py")
-    findings = _json_findings(example, "--show-info")
+def test_a_stateless_readout_is_untrained_exactly_where_braintrace_adds_no_same_step_gradient(cli_run):
+    example = STATIC_READOUT
+    findings = _json_findings(cli_run, "etrace_target_lstm_classifier")
     readout = [f for f in findings if f.get("properties", {}).get("weight") == "readout"]
     rules = {f["rule"] for f in readout}
     if SAME_STEP:
@@ -279,9 +297,8 @@ def test_a_stateless_readout_is_untrained_exactly_where_braintrace_adds_no_same_
         assert finding["location"]["line"] == line_of(example, "return braintrace.matmul(")
 
 
-def test_a_model_braintrace_compile_refuses_does_not_pass():
-    path = os.path.join(FIXTURES, "own", "no_hidden_state.py")
-    result = run_cli(path + "::etrace_target_short_term_recurrence", "--no-cache", "-j", "1")
+def test_a_model_braintrace_compile_refuses_does_not_pass(cli_run):
+    result = run_cli(SHORT_TERM, "--cache-dir", cli_run[1])
     assert result.returncode == 1, result.stdout
     (line,) = [text for text in result.stdout.splitlines() if " ETL204 " in text]
     assert "braintrace.compile refuses this model" in line and "h (ShortTermState)" in line
@@ -289,8 +306,7 @@ def test_a_model_braintrace_compile_refuses_does_not_pass():
 
 
 def test_a_readout_note_never_calls_a_weight_feeding_a_short_term_state_exact():
-    target = os.path.join(FIXTURES, "own", "no_hidden_state.py") + "::etrace_target_short_term_recurrence"
-    findings, _ = lint_file(target)
+    findings, _ = lint_shared(SHORT_TERM)
     for finding in findings:
         assert "which is exact for a readout" not in finding.message, finding.message
 
@@ -317,14 +333,13 @@ def _online_step_error(path: str, factory: str) -> str:
     return ""
 
 
-def test_a_conv_bias_is_reported_exactly_where_braintraces_online_step_raises():
-    path = os.path.join(FIXTURES, "own", "conv_bias.py")
-    result = run_cli(path, "--no-cache", "-j", "1", "--output-format", "json")
-    findings = json.loads(result.stdout)["findings"]
+def test_a_conv_bias_is_reported_exactly_where_braintraces_online_step_raises(cli_run):
+    path = CONV_BIAS
+    findings = [f for f in cli_run[0] if f["model"] in ("channel_bias", "flat_bias")]
     flagged = {f["model"] for f in findings if f["rule"] == "ETL210"}
     assert flagged == {"channel_bias"}, findings
     (finding,) = [f for f in findings if f["rule"] == "ETL210"]
-    assert finding["level"] == "error" and result.returncode == 1
+    assert finding["level"] == "error"
     assert "(1, 1, 3)" in finding["message"] and "shape (3,)" in finding["message"]
     assert not [f for f in findings if f["rule"] == "ETL001" and f["model"] == "channel_bias"
                 and f["properties"].get("weight") == "conv.weight"]  # one verdict per weight
@@ -332,11 +347,9 @@ def test_a_conv_bias_is_reported_exactly_where_braintraces_online_step_raises():
     assert _online_step_error(path, "flat_bias") == ""
 
 
-def test_a_recurrence_kept_in_a_short_term_state_is_said_to_miss_its_past():
+def test_a_recurrence_kept_in_a_short_term_state_is_said_to_miss_its_past(cli_run):
     path = os.path.join(FIXTURES, "own", "no_hidden_state.py")
-    result = run_cli(path + "::etrace_target_short_term_recurrence", "--no-cache", "-j", "1", "--show-info",
-                     "--output-format", "json")
-    findings = json.loads(result.stdout)["findings"]
+    findings = _json_findings(cli_run, "etrace_target_short_term_recurrence")
     by_weight = {}
     for finding in findings:
         by_weight.setdefault(finding["properties"].get("weight"), set()).add(finding["rule"])

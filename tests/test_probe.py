@@ -134,9 +134,11 @@ def test_the_probe_is_on_for_ci_outputs_only_and_one_flag_away(tmp_path):
     cell = line_of(fixture("verify", "scaled.py"), "cell = braintrace.nn.LSTMCell(3, 4)")
     plain = run_cli(target, "--output-format", "json", "--no-cache", cwd=str(tmp_path))
     assert [f["rule"] for f in json.loads(plain.stdout)["findings"]] == [], plain.stderr
-    flagged = run_cli(target, "--output-format", "json", "--probe", "--no-cache", cwd=str(tmp_path))
+    # the probe is part of the cache key: the runs after this one are served its result only when they
+    # probe too; one that did not would lint again without the probe and find nothing
+    flagged = run_cli(target, "--output-format", "json", "--probe", cwd=str(tmp_path))
     assert [f["rule"] for f in json.loads(flagged.stdout)["findings"]] == ["ETL412", "ETL412"], flagged.stderr
-    github = run_cli(target, "--output-format", "github", "--no-cache", cwd=str(tmp_path))
+    github = run_cli(target, "--output-format", "github", cwd=str(tmp_path))
     assert "::warning" in github.stdout and "ETL412" in github.stdout, github.stderr
     sarif = run_cli(target, "--sarif", "out.sarif", cwd=str(tmp_path))
     assert sarif.returncode == 1, sarif.stderr

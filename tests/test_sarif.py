@@ -8,7 +8,7 @@ import random
 from dataclasses import replace
 
 import pytest
-from helpers import REPO, fixture, lint_file, sarif_validator
+from helpers import REPO, fixture, lint_shared, sarif_validator
 
 from etrace_lint import __version__
 from etrace_lint.config.settings import Settings
@@ -25,7 +25,7 @@ LINTED = (fixture("compiler", "relations.py"), fixture("bad", "import_error.py")
 def _lint():
     findings, errors = [], []
     for path in LINTED:
-        found, failed = lint_file(path)
+        found, failed = lint_shared(path)
         findings += found
         errors += failed
     return findings, errors

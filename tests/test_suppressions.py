@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from helpers import fixture, lint_file
+from helpers import fixture, lint_shared
 
 from etrace_lint.config.settings import Settings
 from etrace_lint.config.suppressions import parse_suppressions
@@ -23,7 +23,7 @@ DRIVE, LEAK = 17, 18  # the two lines with an ETL201
 
 @pytest.fixture(scope="module")
 def findings():
-    found, errors = lint_file(SOURCE)
+    found, errors = lint_shared(SOURCE)
     assert not errors
     assert sorted(f.line for f in found if f.rule_id == "ETL201") == [DRIVE, LEAK]
     return found
