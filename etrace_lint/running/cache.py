@@ -188,7 +188,6 @@ class Cache:
         if key is None:
             return
 
-        # key order is kept as the engine made it: writers print properties in that order
         body = json.dumps(entry)
         signed = {"hmac": sign(key, body.encode("utf-8")), "entry": body}
         self._write(self._entry_path(self._key(spec)), json.dumps(signed))
