@@ -55,10 +55,18 @@ EXACT = 1e-4  # the relative error an online gradient said to be exact may show 
 KNOWN: dict[tuple[str, str], str] = {}
 
 
-def _cli(*args: str) -> subprocess.Popen:
+# --verify compiles its jitted steps as training does, unless JAX_DISABLE_MOST_OPTIMIZATIONS in the
+# environment says otherwise (README, "Workers"); the referee compiles unoptimised too
+# (online_referee.quick_compiles). XLA's optimisations change float32 rounding, never a verdict
+# compared here, and compiling unoptimised is most of what the run saves.
+QUICK_COMPILES = {"JAX_DISABLE_MOST_OPTIMIZATIONS": "1"}
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "etrace_lint", FOLDER, "--output-format", "json",
                              "--show-info", "--no-cache", "-q", *args],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def _document(process: subprocess.Popen) -> dict:
@@ -71,7 +79,7 @@ def _document(process: subprocess.Popen) -> dict:
 def verdicts(tmp_path_factory) -> dict[str, dict]:
     """The lint runs, started first, and the referee, in this process while they run."""
     sarif = str(tmp_path_factory.mktemp("real-models") / "etrace-lint.sarif")
-    runs = {"default": _cli(), "ci": _cli("--sarif", sarif), "verify": _cli("--verify")}
+    runs = {"default": _cli(), "ci": _cli("--sarif", sarif), "verify": _cli("--verify", env=QUICK_COMPILES)}
     truths = judge_folder(os.path.join(REPO, FOLDER))
     return {"truths": truths, **{run: _document(process) for run, process in runs.items()}}
 
