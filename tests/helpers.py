@@ -49,15 +49,20 @@ def engine_settings(**run_options) -> EngineSettings:
     return settings.for_engine(engine_scope(settings, every_note=True))
 
 
-def lint_file(path: str, **run_options):
-    """Findings and tool errors of every target in ``path`` (or ``path::factory``)."""
+def _lint_each(path: str, lint_one):
+    """Findings and tool errors of every target in ``path``, each target's result from ``lint_one(spec)``."""
     found = discover([path], REPO)
     findings, errors = [], list(found.tool_errors)
     for spec in found.targets:
-        result = lint_target(spec, REPO, engine_settings(**run_options))
+        result = lint_one(spec)
         findings.extend(result.findings)
         errors.extend(result.tool_errors)
     return findings, errors
+
+
+def lint_file(path: str, **run_options):
+    """Findings and tool errors of every target in ``path`` (or ``path::factory``)."""
+    return _lint_each(path, lambda spec: lint_target(spec, REPO, engine_settings(**run_options)))
 
 
 # one lint per (fixture target, options) for the whole session: see lint_shared
@@ -76,17 +81,14 @@ def lint_shared(path: str, **run_options):
     linted once per session and options, whichever test asks first, and later tests read that result.
     A test that spies on the engine, changes the environment or the rules, or lints a file it edits
     calls :func:`lint_file` instead."""
-    found = discover([path], REPO)
-    findings, errors = [], list(found.tool_errors)
-    for spec in found.targets:
+    def lint_once(spec):
         assert os.path.abspath(spec.path).startswith(REPO + os.sep), f"not a file of the repository: {spec.path}"
         key = _shared_key(spec, run_options)
         if key not in _SHARED:
             _SHARED[key] = lint_target(spec, REPO, engine_settings(**run_options))
-        result = _SHARED[key]
-        findings.extend(result.findings)
-        errors.extend(result.tool_errors)
-    return findings, errors
+        return _SHARED[key]
+
+    return _lint_each(path, lint_once)
 
 
 def expected_markers(path: str, optional: bool = False) -> set[tuple[int, str]]:
