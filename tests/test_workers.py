@@ -168,6 +168,18 @@ def test_more_workers_start_only_when_the_work_left_pays_for_them(monkeypatch):
     assert fresh.next_look([_FakeWorker(index=None)], pending=3, most=2) is None
 
 
+def test_forked_workers_start_together_as_far_as_the_files_go(monkeypatch):
+    from etrace_lint.running import schedule
+
+    monkeypatch.setattr(schedule.time, "monotonic", lambda: 100.0)
+    forked = schedule.Scaling()
+    forked.started(0.3)  # a fork of the fork server, not seconds of imports
+    one = [_FakeWorker(index=0, started=99.95)]
+    assert forked.more_workers(one, pending=50, most=2) == 1, "nothing linted yet, and the second starts"
+    assert forked.more_workers(one, pending=3, most=8) == 2, "no more workers than files left"
+    assert forked.more_workers(one, pending=0, most=8) == 0
+
+
 _REPORTS_COMPILE_MODE = '''\
 import jax
 import etrace_lint

@@ -24,11 +24,11 @@ What the fingerprint covers, with no list of libraries or names:
 - the values inside two settings objects whose names stay bound to the same
   object when they change: JAX's configuration and ``brainstate.environ``.
 
-Comparing costs about 20 ms in a worker (some hundred thousand bindings
-gathered and compared by identity in C, as they are gathered), once per
-target; a file with several targets also takes one fingerprint after its
-import. Namespaces of immutable C types are left out: no code can rebind
-their attributes.
+Comparing costs about 10 ms in a worker (some hundred thousand bindings
+gathered and compared in C), once per target; a file with several targets
+also takes one fingerprint after its import. The namespaces are gathered once,
+in the fork server, for every worker it forks. Namespaces of immutable C types
+are left out: no code can rebind their attributes.
 """
 
 from __future__ import annotations
@@ -40,8 +40,7 @@ import threading
 import types
 import warnings
 from dataclasses import dataclass
-from itertools import chain
-from operator import call, is_, itemgetter
+from operator import call, eq, itemgetter
 
 _SKIPPED_MODULES = ("__main__",)
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: setting an attribute raises TypeError
@@ -49,7 +48,7 @@ _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: setting an attribute raise
 
 @dataclass(frozen=True, eq=False)
 class Fingerprint:
-    bound: tuple | None  # the object of every compared name, in the order of ``Namespaces``; None: one is gone
+    bound: list[tuple] | None  # the objects of each namespace's compared names, as ``Namespaces``; None: one is gone
     process: tuple  # (name, value) pairs
 
     def changes(self, names: "Namespaces") -> list[str]:
@@ -64,16 +63,23 @@ class Fingerprint:
 class Namespaces:
     """The module and class namespaces a worker had before its first target, and the names in each
     that hold code. Gathering their objects is one pass in C (itemgetters mapped over the live
-    namespaces), so that a check costs milliseconds."""
+    namespaces), so that a check costs milliseconds. Built in the fork server, before it forks:
+    every worker shares it, and adds what starting its backend imported (:meth:`add_new_modules`)."""
 
     def __init__(self):
         self.spaces: list[tuple[str, tuple[str, ...]]] = []
         self._getters: list[itemgetter] = []
         self._namespaces: list = []
+        self._modules: set[str] = set()
+        self.add_new_modules()
+
+    def add_new_modules(self) -> None:
+        """Cover the modules imported since the namespaces were gathered."""
         for name, module in list(sys.modules.items()):
             namespace = getattr(module, "__dict__", None)
-            if name in _SKIPPED_MODULES or not isinstance(namespace, dict):
+            if name in self._modules or name in _SKIPPED_MODULES or not isinstance(namespace, dict):
                 continue
+            self._modules.add(name)
             self._add(name, namespace)
             for attribute, value in list(namespace.items()):
                 if (isinstance(value, type) and getattr(value, "__module__", None) == name
@@ -88,38 +94,39 @@ class Namespaces:
             self._getters.append(itemgetter(*keys) if len(keys) > 1 else itemgetter(keys[0], keys[0]))
             self._namespaces.append(namespace)
 
-    def bound(self) -> tuple | None:
+    def bound(self) -> list[tuple] | None:
         try:
-            return tuple(chain.from_iterable(map(call, self._getters, self._namespaces)))
+            return list(map(call, self._getters, self._namespaces))
         except KeyError:
             return None  # a name was deleted
 
-    def unchanged_since(self, bound: tuple | None) -> bool:
-        """Whether every name is bound to the object it was in ``bound``: compared by identity, in C,
-        as the objects are gathered (``id()`` is an audited call, and ``==`` would run their code)."""
+    def unchanged_since(self, bound: list[tuple] | None) -> bool:
+        """Whether every name is bound to the object it was in ``bound``. The tuples compare in C,
+        each pair of objects by identity first, so that a process where nothing changed runs none
+        of their code; a name bound to another object counts as changed unless that object says it
+        is equal (a bound method made again from the same function and instance)."""
         if bound is None:
             return False
         try:
-            return all(map(is_, bound, chain.from_iterable(map(call, self._getters, self._namespaces))))
+            # one namespace at a time: no hundred thousand objects held at once for the collector to walk
+            return all(map(eq, map(call, self._getters, self._namespaces), bound))
         except KeyError:
             return False  # a name was deleted
+        except Exception:  # noqa: BLE001 - a new object's ``__eq__`` failed: it is another object
+            return False
 
-    def describe(self, before: tuple | None, after: tuple | None) -> list[str]:
+    def describe(self, before: list[tuple] | None, after: list[tuple] | None) -> list[str]:
         """The first few names whose objects differ (the slow path, once a difference is known)."""
         found = []
-        offset = 0
-        for (label, keys), get, namespace in zip(self.spaces, self._getters, self._namespaces):
-            width = max(2, len(keys)) if len(keys) == 1 else len(keys)
+        for index, ((label, keys), namespace) in enumerate(zip(self.spaces, self._namespaces)):
             if after is None:
                 missing = [key for key in keys if key not in namespace]
                 if missing:
                     found.append(f"{label}.{missing[0]} was deleted")
-            elif before is not None:
-                old, new = before[offset:offset + width], after[offset:offset + width]
-                changed = [key for key, x, y in zip(keys, old, new) if x is not y]
+            elif before is not None and index < len(before):
+                changed = [key for key, x, y in zip(keys, before[index], after[index]) if x is not y]
                 if changed:
                     found.append(f"{label}.{changed[0]} was replaced")
-            offset += width
             if len(found) >= 5:
                 break
         return found or ["a library namespace changed"]
@@ -192,6 +199,23 @@ def process_values() -> tuple:
         ("JAX's configuration", flags),
         ("brainstate.environ", environ),
     )
+
+
+_gathered: Namespaces | None = None
+
+
+def gather() -> None:
+    """Gather the namespaces now: in the fork server, once its imports are done, for every worker."""
+    global _gathered
+    _gathered = Namespaces()
+
+
+def namespaces() -> Namespaces:
+    """The namespaces :func:`gather` found, with the modules imported since; gathered now if it did not run."""
+    if _gathered is None:
+        return Namespaces()
+    _gathered.add_new_modules()
+    return _gathered
 
 
 def fingerprint(names: Namespaces) -> Fingerprint:

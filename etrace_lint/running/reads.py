@@ -191,18 +191,28 @@ def _place_module(name: str, module) -> tuple[str, str] | str | None:
     return _placed(file) if file else None
 
 
+def _placement(name: str, module) -> tuple[str, str] | str | None:
+    known = _PLACED_MODULES.get(name)
+    if known is not None and known[0] is module:
+        return known[1]
+    placed = _place_module(name, module)
+    _PLACED_MODULES[name] = (module, placed)
+    return placed
+
+
+def place_loaded_modules() -> None:
+    """Place every module imported so far (in the fork server: no worker places them again)."""
+    for name, module in list(sys.modules.items()):
+        _placement(name, module)
+
+
 def collect(opened: set[str], skip: tuple[str, ...] = ()) -> Reads:
     """Every module in this process and the files in ``opened``, placed as the module docstring says.
     ``skip``: folders whose files are the tool's own (the compilation cache)."""
     files: set[str] = set()
     distributions: dict[str, str] = {}
     for name, module in list(sys.modules.items()):
-        known = _PLACED_MODULES.get(name)
-        if known is not None and known[0] is module:
-            placed = known[1]
-        else:
-            placed = _place_module(name, module)
-            _PLACED_MODULES[name] = (module, placed)
+        placed = _placement(name, module)
         if isinstance(placed, tuple):
             distributions[placed[0]] = placed[1]
         elif placed is not None and placed not in files and os.path.exists(placed):

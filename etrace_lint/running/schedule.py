@@ -132,14 +132,21 @@ def contiguous_cuts(work: list[float], parts: int) -> list[tuple[int, int]]:
     return cuts + [(len(work), len(work))] * (parts - len(cuts))
 
 
+# A start this quick is a fork of the fork server (a spawned worker imports JAX for seconds): it
+# costs less than linting a typical target
+CHEAP_START = 1.0
+
+
 class Scaling:
     """How many workers are worth starting.
 
-    One worker starts first. More start once the work left, judged by the
-    targets linted so far, would keep each of them busy for longer than a
-    start costs, or once a target has run longer than a start (slow models,
-    or one that hangs while the rest wait). A forked worker starts in a
-    fraction of a second, so with the fork server this soon means all.
+    One worker starts first, and tells what a start costs. A forked worker
+    starts in a fraction of a second (:data:`CHEAP_START`), less than most
+    targets take: then every worker the files allow starts at once. A worker
+    that imports afresh takes seconds: more of those start once the work
+    left, judged by the targets linted so far, would keep each of them busy
+    for longer than a start costs, or once a target has run longer than a
+    start (slow models, or one that hangs while the rest wait).
     """
 
     def __init__(self):
@@ -157,7 +164,9 @@ class Scaling:
         if len(workers) >= most or not pending or self.startup is None or not all(w.ready for w in workers):
             return 0
         wanted = len(workers)
-        if self.durations:
+        if self.startup < CHEAP_START:
+            wanted = max(wanted, min(most, pending))
+        elif self.durations:
             work_left = sum(self.durations) / len(self.durations) * pending
             wanted = max(wanted, int(work_left / (1.5 * self.startup)))
         now = time.monotonic()

@@ -58,6 +58,14 @@ def import_warm_modules() -> None:
     reads.recorder()
 
 
+def prepare_for_workers() -> None:
+    """Once the imports are done (in the fork server, once for every worker it forks): place each
+    loaded module (:mod:`.reads`) and gather the namespaces the check after each target compares
+    (:mod:`.process_state`)."""
+    reads.place_loaded_modules()
+    process_state.gather()
+
+
 def backend_started() -> bool:
     """Whether JAX's backend (and its threads) exist in this process: forking is then unsafe."""
     from jax._src import xla_bridge  # a cached run never imports jax
@@ -160,7 +168,7 @@ def serve(conn) -> None:
     the first target. The parent retires a worker that is not.
     """
     baseline = isolation.ModuleBaseline()
-    names = process_state.Namespaces()
+    names = process_state.namespaces()
     start = imported = None
     file_reads: frozenset[str] = frozenset()
     linted = False
@@ -237,6 +245,7 @@ def spawned_main(conn, preload: list[str], compilation_cache: str | None = None)
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a target that needs it says so itself
             pass
+    prepare_for_workers()
     gc.freeze()
     gc.enable()
     _start_backend()

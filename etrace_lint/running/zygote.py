@@ -49,6 +49,7 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
     if worker_loop.backend_started() or threading.active_count() > 1:
         conn.send(("unsafe", ""))
         return
+    worker_loop.prepare_for_workers()
     # the imported objects go to the collector's permanent generation: no worker walks them again,
     # and a worker's collections leave their pages shared with this process
     gc.freeze()
