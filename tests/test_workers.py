@@ -212,6 +212,36 @@ def test_linting_compiles_quickly_and_verify_compiles_as_training_does(tmp_path,
     assert _compile_mode_seen(tmp_path, EngineSettings()) == "False"
 
 
+_SLOW_TO_IMPORT = '''\
+import time
+
+import etrace_lint
+
+time.sleep(0.5)
+
+
+@etrace_lint.target(name="first")
+def first():
+    raise RuntimeError("no model")
+
+
+@etrace_lint.target(name="second")
+def second():
+    raise RuntimeError("no model")
+'''
+
+
+def test_a_files_import_counts_in_its_first_targets_time(tmp_path):
+    """The times recorded for the next run's schedule (slowest files first) include the file's import."""
+    path = tmp_path / "slow_import.py"
+    path.write_text(_SLOW_TO_IMPORT)
+    specs = discover([str(path)], str(tmp_path)).targets
+    with WorkerPool() as pool:
+        first, second = pool.run(specs, str(tmp_path), EngineSettings(), jobs=1, timeout=60)
+    assert [e.message.endswith("no model") for e in first.tool_errors + second.tool_errors] == [True, True]
+    assert first.seconds >= 0.5 > second.seconds
+
+
 def test_findings_do_not_depend_on_how_the_workers_compile(daily_tree, monkeypatch):
     from etrace_lint.running.workers import WorkerPool
 

@@ -171,6 +171,7 @@ def serve(conn) -> None:
     names = process_state.namespaces()
     start = imported = None
     file_reads: frozenset[str] = frozenset()
+    import_seconds = 0.0  # the file's import, counted with its first target (slow files are scheduled first)
     linted = False
     conn.send(("ready", os.getpid()))
     while (message := next_message(conn)) is not None:
@@ -193,15 +194,19 @@ def serve(conn) -> None:
                 isolation.reseed()
                 recorder = reads.recorder()
                 recorder.start()
+                started = time.perf_counter()
                 try:
                     import_file(spec.path, root)
                 except BaseException:  # noqa: BLE001 - every target of the file reports it
                     pass
                 finally:
                     file_reads = frozenset(recorder.stop())
+                    import_seconds = time.perf_counter() - started
                 isolation.remember_file_random_state()
                 imported = process_state.fingerprint(names)
         result = lint_one(spec, root, settings, file_reads)
+        result.seconds = round(result.seconds + import_seconds, 3)
+        import_seconds = 0.0
         stopped = children.stop_children()
         if stopped:
             result.tool_errors.append(tool_error(
