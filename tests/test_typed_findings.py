@@ -7,6 +7,7 @@ import json
 import os
 import re
 
+from etrace_lint.core.advice import AdviceRow, Law, WeightFidelity
 from etrace_lint.core.details import (
     Advice,
     Boundary,
@@ -117,7 +118,10 @@ FINDINGS = [
     Finding("ETL406", Level.ERROR, "broken", "m", Location("/m.py", 9),
             details=VerifyHarness("d_rtrl", 4, 1.0, 2.0, "cpu")),
     Finding("ETL304", Level.WARNING, "advice", "m", Location("/m.py", 10), subject=Subject(weight="cell.W"),
-            details=Advice("d_rtrl", {"algorithm": "pp_prop", "weights": [{"weight": "cell.W"}]})),
+            details=Advice("d_rtrl", AdviceRow(
+                "/m.py::m", "pp_prop", {"decay_or_rank": 0.9}, True, True, None, 4096, Law(0, 2048, 0), 8192, 3.5,
+                weights=(WeightFidelity("cell.W['weight']", 0.97, 0.2, "approximate"),), batch=2, measured_batch=2,
+                steps=8, hidden_groups=1, recommended=True))),
     Finding("ETL301", Level.WARNING, "unused", "", Location("/m.py", 11),
             subject=Subject(suppression_form="noqa", suppression_codes=("ETL201",))),
 ]
@@ -149,6 +153,9 @@ def test_properties_are_laid_out_from_the_typed_fields():
     assert list(failure) == ["probe", "weight", "weightPath"] and failure["probe"]["gradientShape"] == []
     assert not_run == {"verify": {"algorithm": "pp_prop", "device": "cpu"}}
     assert list(harness["verify"]) == ["algorithm", "steps", "onlineLoss", "bpttLoss", "device"]
-    assert advice == {"advice": {"algorithm": "d_rtrl", "alternative": FINDINGS[7].details.alternative},
-                      "weight": "cell.W"}
+    alternative = advice["advice"]["alternative"]
+    assert advice == {"advice": {"algorithm": "d_rtrl", "alternative": alternative}, "weight": "cell.W"}
+    assert alternative["algorithm"] == "pp_prop" and alternative["trace_bytes_law"] == {"c0": 0, "c1": 2048, "c2": 0}
+    assert alternative["weights"] == [{"weight": "cell.W['weight']", "cosine": 0.97, "relative_error": 0.2,
+                                       "verdict": "approximate"}]
     assert unused == {"codes": ["ETL201"], "form": "noqa"}

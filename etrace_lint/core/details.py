@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
+from .advice import AdviceRow, Law, WeightFidelity
+
 PathKey = tuple[str | int, ...]  # a state's path as a finding shows it: ints stay ints
 
 
@@ -140,7 +142,7 @@ class Advice:
     """The advisor's finding: the algorithm configured and the measured row of the one it suggests."""
 
     algorithm: str
-    alternative: dict[str, Any]  # the suggested algorithm's row, as the advice table writes it
+    alternative: AdviceRow  # the suggested algorithm's row, as measured
 
 
 Details = (CompilerRecord | CompilerError | RuleFacts | ProbeFailure | ProbeSignal | VerifyWeight | VerifyNotRun
@@ -179,7 +181,7 @@ class StaticEvidence:
 
 _TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in (
     CompilerRecord, CompilerError, RuleFacts, ProbeFailure, ProbeLeaf, ProbeSignal, VerifyLeaf, VerifyWeight,
-    VerifyNotRun, VerifyHarness, Advice, Boundary, Measured, StaticEvidence)}
+    VerifyNotRun, VerifyHarness, Advice, AdviceRow, WeightFidelity, Law, Boundary, Measured, StaticEvidence)}
 
 
 def details_to_json(value: Any) -> Any:

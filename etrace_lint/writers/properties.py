@@ -134,7 +134,7 @@ def _details(finding: Finding) -> dict[str, Any]:
         return {"verify": _verify(details)}
     if isinstance(details, Advice):
         weight = {"weight": subject.weight} if subject.weight else {}
-        return {"advice": {"algorithm": details.algorithm, "alternative": details.alternative}, **weight}
+        return {"advice": {"algorithm": details.algorithm, "alternative": details.alternative.to_json()}, **weight}
     if subject.suppression_form:  # an unused suppression
         return {"codes": list(subject.suppression_codes), "form": subject.suppression_form}
     return {}

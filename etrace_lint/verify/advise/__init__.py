@@ -11,7 +11,7 @@ It imports braintrace and JAX; the engine calls it in a worker, like ``--verify`
 
 from __future__ import annotations
 
-from .rows import AdviceRow, advice_json
+from ...core.advice import AdviceRow, advice_json
 from .run import advise_model
 
 __all__ = ["AdviceRow", "advice_json", "advise_model"]

@@ -17,10 +17,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...analysis import braintrace_adapter as bt
+from ...core import advice as R
 from ...core.naming import display_name
 from .. import compare
 from ..harness import Harness, HarnessError, describe
-from . import rows as R
 
 
 class AdviceHarness(Harness):

@@ -12,8 +12,9 @@ reported, each only when another measured algorithm does better:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
+from ...core.advice import AdviceRow
 from ...core.details import Advice
 from ...core.findings import Finding, Subject
 from ...core.registry import all_rules
@@ -38,7 +39,7 @@ class AdviceFacts:
     weight: str = ""
 
 
-def _figures(row) -> str:
+def _figures(row: AdviceRow) -> str:
     parts = []
     if row.trace_bytes is not None:
         parts.append(f"trace {format_size(row.trace_bytes)} at batch {row.batch if row.batch is not None else 1}")
@@ -50,13 +51,14 @@ def _figures(row) -> str:
     return f"{row.label} ({'; '.join(parts)})" if parts else row.label
 
 
-def _find(rows: list, configured: str):
+def _find(rows: list[AdviceRow], configured: str) -> AdviceRow | None:
     name, _, variant = configured.partition(":")
     label = ALIASES.get(name, name) + (f":{variant}" if variant else "")
     return next((row for row in rows if row.label == label), None)
 
 
-def _alternative(rows: list, configured_row, keep) -> Any:
+def _alternative(rows: list[AdviceRow], configured_row: AdviceRow,
+                 keep: Callable[[AdviceRow], bool]) -> AdviceRow | None:
     """The recommended row when it qualifies, else the closest row that does."""
     others = [row for row in rows if row is not configured_row and keep(row)]
     chosen = [row for row in others if row.recommended]
@@ -65,8 +67,8 @@ def _alternative(rows: list, configured_row, keep) -> Any:
     return max(others, key=lambda row: row.closeness, default=None)
 
 
-def configured_findings(rows: list, configured: str | None, budget: int | None, context: Any,
-                        target: str) -> list:
+def configured_findings(rows: list[AdviceRow], configured: str | None, budget: int | None, context: Any,
+                        target: str) -> list[Finding]:
     if not configured:
         return []
     row = _find(rows, configured)
@@ -76,11 +78,11 @@ def configured_findings(rows: list, configured: str | None, budget: int | None, 
     where = context.locator.factory
     found = []
 
-    def finding(rule_id: str, facts: AdviceFacts, alternative) -> Finding:
+    def finding(rule_id: str, facts: AdviceFacts, alternative: AdviceRow) -> Finding:
         return Finding(rule_id, rules[rule_id].level, rules[rule_id].explain(facts), target, where,
                        (context.locator.factory_related,),
                        subject=Subject(weight=facts.weight or "", algorithm=row.label),
-                       details=Advice(row.label, alternative.to_json()))
+                       details=Advice(row.label, alternative))
 
     if not row.runs:
         alternative = _alternative(rows, row, lambda other: other.runs)

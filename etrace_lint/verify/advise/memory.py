@@ -23,29 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...analysis import braintrace_adapter as bt
+from ...core.advice import Law
 from ..harness import describe
 
 FIT_BATCHES = (1, 2, 3)
-
-
-@dataclass(frozen=True)
-class Law:
-    """Trace bytes at batch size B: ``c0 + c1 * B + c2 * B ** 2``."""
-
-    c0: int
-    c1: int
-    c2: int
-
-    def at(self, batch: int) -> int:
-        return self.c0 + self.c1 * batch + self.c2 * batch * batch
-
-    def to_json(self) -> dict:
-        return {"c0": self.c0, "c1": self.c1, "c2": self.c2}
-
-    def describe(self) -> str:
-        terms = [f"{c} B^{p}" if p > 1 else (f"{c} B" if p == 1 else str(c))
-                 for c, p in ((self.c0, 0), (self.c1, 1), (self.c2, 2)) if c]
-        return " + ".join(terms) or "0"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import jax.numpy as jnp
 
-from .rows import AdviceRow
+from ...core.advice import AdviceRow
 
 
 def default_budget() -> tuple[int | None, str]:

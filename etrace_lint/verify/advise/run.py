@@ -11,9 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...analysis import braintrace_adapter as bt
+from ...core import advice as R
 from ..harness import HarnessError, describe, mean_squared_output, on_device
 from ..settings import VerifySettings
-from . import rows as R
 from .algorithms import Algorithm, select
 from .cost import flops_ratio, forward_cost, online_cost
 from .fidelity import AdviceHarness, weight_rows

@@ -1,10 +1,33 @@
-"""One row of the advice: one algorithm on one target, as measured. A figure not measured is None."""
+"""The advice's rows: one algorithm on one target, as measured. A figure not measured is None.
+
+Plain data: :mod:`etrace_lint.verify.advise` measures the rows, an advisor finding carries the row
+it suggests, the writers print them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from .memory import Law
+
+@dataclass(frozen=True)
+class Law:
+    """Trace bytes at batch size B: ``c0 + c1 * B + c2 * B ** 2``."""
+
+    c0: int
+    c1: int
+    c2: int
+
+    def at(self, batch: int) -> int:
+        return self.c0 + self.c1 * batch + self.c2 * batch * batch
+
+    def to_json(self) -> dict[str, Any]:
+        return {"c0": self.c0, "c1": self.c1, "c2": self.c2}
+
+    def describe(self) -> str:
+        terms = [f"{c} B^{p}" if p > 1 else (f"{c} B" if p == 1 else str(c))
+                 for c, p in ((self.c0, 0), (self.c1, 1), (self.c2, 2)) if c]
+        return " + ".join(terms) or "0"
+
 
 # verdicts of one weight's online gradient against BPTT
 EXACT = "exact"
@@ -22,7 +45,7 @@ class WeightFidelity:
     relative_error: float | None  # None: BPTT is zero
     verdict: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"weight": self.weight, "cosine": self.cosine, "relative_error": self.relative_error,
                 "verdict": self.verdict}
 
@@ -31,7 +54,7 @@ class WeightFidelity:
 class AdviceRow:
     target: str  # FILE::FACTORY
     algorithm: str  # braintrace's name: d_rtrl, pp_prop, ...
-    options: dict  # the options the learner was built with
+    options: dict[str, Any]  # the options the learner was built with
     compiles: bool
     runs: bool
     error: str | None  # the first error, in the modeller's words
@@ -52,7 +75,7 @@ class AdviceRow:
     def label(self) -> str:
         return f"{self.algorithm}:multi-step" if self.options.get("vjp_method") == "multi-step" else self.algorithm
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         law = self.trace_bytes_law.to_json() if self.trace_bytes_law else {"c0": None, "c1": None, "c2": None}
         return {
             "target": self.target, "algorithm": self.algorithm, "options": dict(self.options),
@@ -66,7 +89,7 @@ class AdviceRow:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "AdviceRow":
+    def from_json(cls, data: dict[str, Any]) -> "AdviceRow":
         law = data.get("trace_bytes_law") or {}
         return cls(
             data["target"], data["algorithm"], dict(data.get("options") or {}), bool(data["compiles"]),
@@ -93,5 +116,5 @@ class AdviceRow:
         return round(sum(cosines) / len(cosines), 6) if cosines else -1.0
 
 
-def advice_json(rows: list[AdviceRow]) -> dict:
+def advice_json(rows: list[AdviceRow]) -> dict[str, Any]:
     return {"advice": [row.to_json() for row in rows]}
