@@ -14,7 +14,9 @@ Two mechanisms of braintrace, read off the compiled graph:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
@@ -37,28 +39,37 @@ def _etp_sites(context: AnalysisContext) -> dict[int, jv.EqnSite]:
     return {id(out): site for site in context.flow.etp_sites for out in jv.outvars(site.eqn)}
 
 
-def _relation_counts(views: list[bt.RelationView]) -> dict[StatePath, int]:
-    counts: dict[StatePath, int] = {}
-    for view in views:
-        for weight in view.weight_paths:
-            counts[weight] = counts.get(weight, 0) + 1
-    return counts
+class _HasWeights(Protocol):
+    @property
+    def weight_paths(self) -> tuple[StatePath, ...]: ...
+
+
+Relation = TypeVar("Relation", bound=_HasWeights)
+
+
+def _by_weight(relations: Iterable[Relation]) -> dict[StatePath, list[Relation]]:
+    found: dict[StatePath, list[Relation]] = {}
+    for relation in relations:
+        for weight in relation.weight_paths:
+            found.setdefault(weight, []).append(relation)
+    return found
+
+
+def _whole_weights(relations: Iterable[Relation], context: AnalysisContext) -> list[tuple[StatePath, list[Relation]]]:
+    """The weights all of whose ETP relations are among ``relations`` (else another op of the weight
+    still drives a hidden state), in path order, each with its relations."""
+    counts = {weight: len(all_) for weight, all_ in _by_weight(bt.relation_views(context.graph)).items()}
+    return [(weight, found) for weight, found in sorted(_by_weight(relations).items(), key=lambda item: str(item[0]))
+            if len(found) == counts.get(weight, 0)]
 
 
 def zero_trace_uses(context: AnalysisContext) -> list[ZeroTraceUse]:
     zero = bt.zero_df_relations(context.graph)
     if not zero:
         return []
-    relations_of = _relation_counts(bt.relation_views(context.graph))
-    zero_of: dict[StatePath, list[bt.ZeroDfRelation]] = {}
-    for relation in zero:
-        for weight in relation.weight_paths:
-            zero_of.setdefault(weight, []).append(relation)
     sites = _etp_sites(context)
     found = []
-    for weight, relations in sorted(zero_of.items(), key=lambda item: str(item[0])):
-        if len(relations) != relations_of.get(weight, 0):
-            continue  # another op of the weight still drives a hidden state
+    for weight, relations in _whole_weights(zero, context):
         cancelled = next((r.cancelled_at for r in relations if r.cancelled_at is not None), None)
         hidden = tuple(dict.fromkeys(h for r in relations for h in r.hidden_paths))
         found.append(ZeroTraceUse(weight, sites.get(id(relations[0].y_var)), hidden,
@@ -85,10 +96,9 @@ def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
     flow = context.flow
     groups = {g.index: g for g in bt.group_views(context.graph)}
     views = [v for v in bt.relation_views(context.graph) if not v.in_control_flow]
-    relations_of = _relation_counts(bt.relation_views(context.graph))
     same_step = bt.adds_same_step_gradients()
     signal: dict[int, bool] = {}  # per hidden group: its new value reaches the output
-    silent_of: dict[StatePath, list[bt.RelationView]] = {}
+    silent: list[bt.RelationView] = []
     for view in views:
         for index in view.group_indices:
             if index not in signal:
@@ -100,15 +110,12 @@ def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
         # where braintrace adds one
         if same_step and flow.reached(((TOP, view.y_var),), outputs, avoid=flow.hidden):
             continue
-        for weight in view.weight_paths:
-            silent_of.setdefault(weight, []).append(view)
+        silent.append(view)
     sites = _etp_sites(context)
     found = []
-    for weight, silent in sorted(silent_of.items(), key=lambda item: str(item[0])):
-        if len(silent) != relations_of.get(weight, 0):
-            continue
-        hidden = tuple(dict.fromkeys(p for view in silent for i in view.group_indices for p in groups[i].hidden_paths))
-        found.append(UnreadStateUse(weight, sites.get(id(silent[0].y_var)), hidden))
+    for weight, unread in _whole_weights(silent, context):
+        hidden = tuple(dict.fromkeys(p for view in unread for i in view.group_indices for p in groups[i].hidden_paths))
+        found.append(UnreadStateUse(weight, sites.get(id(unread[0].y_var)), hidden))
     return found
 
 
