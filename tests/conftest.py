@@ -38,3 +38,30 @@ def own_compiled_programs():
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv(SHARED_PROGRAMS, raising=False)
         yield
+
+
+# --- one small tree of fixture models, linted once for the session ------------------------------
+
+# a model of each kind a run reports: relations, an error, an own rule, a clean model, factories that
+# cannot be built, suppressions
+SMALL_TREE = (("compiler", "relations.py"), ("compiler", "errors_units.py"), ("own", "plain_op.py"),
+              ("clean", "lstm.py"), ("bad", "broken_factories.py"), ("daily", "suppressed.py"))
+
+
+@pytest.fixture(scope="session")
+def small_tree(tmp_path_factory):
+    """``SMALL_TREE`` copied into ``models/`` of a folder of its own, and the run that lints it cold with
+    two workers and fills its cache, as CI runs it: ``cold.sarif`` and ``cold.json`` beside ``models``.
+    The determinism tests compare other runs with it; the shard tests split it and merge the shards."""
+    import shutil
+
+    from helpers import FIXTURES, run_cli
+
+    root = tmp_path_factory.mktemp("small-tree")
+    (root / "models").mkdir()
+    for folder, name in SMALL_TREE:
+        shutil.copy(os.path.join(FIXTURES, folder, name), root / "models" / f"{folder}_{name}")
+    cold = run_cli("models", "--sarif", "cold.sarif", "-o", "cold.json", "--output-format", "json", "-q", "-j", "2",
+                   cwd=str(root))
+    assert cold.returncode == 2, cold.stderr  # broken_factories.py holds targets that cannot be linted
+    return root

@@ -76,19 +76,25 @@ def _shared_key(spec, run_options: dict) -> tuple:
     return spec.path, spec.factory, stat.st_mtime_ns, stat.st_size, options, tuple(all_rules())
 
 
+def _lint_once(spec, run_options: dict):
+    assert os.path.abspath(spec.path).startswith(REPO + os.sep), f"not a file of the repository: {spec.path}"
+    key = _shared_key(spec, run_options)
+    if key not in _SHARED:
+        _SHARED[key] = lint_target(spec, REPO, engine_settings(**run_options))
+    return _SHARED[key]
+
+
 def lint_shared(path: str, **run_options):
     """:func:`lint_file` for tests that only read what a fixture of the repository gets: each target is
     linted once per session and options, whichever test asks first, and later tests read that result.
     A test that spies on the engine, changes the environment or the rules, or lints a file it edits
     calls :func:`lint_file` instead."""
-    def lint_once(spec):
-        assert os.path.abspath(spec.path).startswith(REPO + os.sep), f"not a file of the repository: {spec.path}"
-        key = _shared_key(spec, run_options)
-        if key not in _SHARED:
-            _SHARED[key] = lint_target(spec, REPO, engine_settings(**run_options))
-        return _SHARED[key]
+    return _lint_each(path, lambda spec: _lint_once(spec, run_options))
 
-    return _lint_each(path, lint_once)
+
+def shared_results(path: str, **run_options) -> dict:
+    """Each target's whole result (by factory) from :func:`lint_shared`'s lints."""
+    return {spec.factory: _lint_once(spec, run_options) for spec in discover([path], REPO).targets}
 
 
 def expected_markers(path: str, optional: bool = False) -> set[tuple[int, str]]:

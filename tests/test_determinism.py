@@ -6,41 +6,38 @@ import getpass
 import json
 import os
 import re
-import shutil
 
 import pytest
-from helpers import FIXTURES, run_cli
+from helpers import run_cli
 
-SOURCES = [("compiler", "relations.py"), ("compiler", "errors_units.py"), ("own", "plain_op.py"),
-           ("clean", "lstm.py"), ("bad", "broken_factories.py")]
 _TIMES = re.compile(r'"(startTimeUtc|endTimeUtc)": "[^"]*"')
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory):
-    root = tmp_path_factory.mktemp("determinism")
-    models = root / "models"
-    models.mkdir()
-    for folder, name in SOURCES:
-        shutil.copy(os.path.join(FIXTURES, folder, name), models / f"{folder}_{name}")
-    return root
+def tree(small_tree):
+    """The session's small tree of fixture models (conftest.py), its cold run already made."""
+    return small_tree
+
+
+def _read(path) -> str:
+    return _TIMES.sub(r'"\1": ""', path.read_text(encoding="utf-8"))
 
 
 def _sarif(tree, name, *args):
     out = tree / name
     proc = run_cli("models", "--sarif", str(out), "-q", *args, cwd=str(tree))
     assert proc.returncode == 2, proc.stdout + proc.stderr  # broken_factories has tool errors
-    return _TIMES.sub(r'"\1": ""', out.read_text(encoding="utf-8"))
+    return _read(out)
 
 
 @pytest.fixture(scope="module")
 def logs(tree):
-    """Three runs that each lint every target afresh ("cold" starts from an empty cache folder, so it
-    computes all it then writes) and one that replays the cache."""
+    """Three runs that each lint every target afresh ("cold", the session's, started from an empty cache
+    folder, so it computed all it then wrote) and one that replays the cache."""
     return {
         "j1": _sarif(tree, "j1.sarif", "-j", "1", "--no-cache"),
         "j2": _sarif(tree, "j2.sarif", "-j", "2", "--no-cache"),
-        "cold": _sarif(tree, "cold.sarif", "-j", "2"),
+        "cold": _read(tree / "cold.sarif"),
         "warm": _sarif(tree, "warm.sarif", "-j", "2"),
     }
 

@@ -7,7 +7,7 @@ import shutil
 
 import braintrace
 import pytest
-from helpers import assert_fixture, expected_markers, fixture, run_cli
+from helpers import assert_fixture, expected_markers, fixture, run_cli, shared_results
 
 from etrace_lint.config.settings import EngineSettings
 from etrace_lint.core.findings import Level
@@ -20,10 +20,9 @@ PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413")
 OLD_LINE = braintrace.__version__.startswith("0.2.6")
 
 
-def probed(path: str, **run_options) -> dict:
-    found = discover([path], REPO)
-    return {spec.factory: lint_target(spec, REPO, EngineSettings(probe=True, **run_options))
-            for spec in found.targets}
+def probed(path: str) -> dict:
+    """Each target's probed result; one lint per target for the session, shared with the marker tests."""
+    return shared_results(path, probe=True)
 
 
 def by_rule(result, *rules: str) -> list:
@@ -168,4 +167,4 @@ def test_verify_measured_zero_also_replaces_the_relation():
 def test_probe_fixtures_report_exactly_their_marked_lines(name):
     # a synapse feeding a membrane in the same step doubles the input weight's gradient at one step;
     # the membrane reading the synapse's old value does not
-    assert_fixture(fixture("probe", name), probe=True)
+    assert_fixture(fixture("probe", name), shared=True, probe=True)

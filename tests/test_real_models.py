@@ -32,6 +32,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from helpers import REPO
@@ -62,26 +63,33 @@ KNOWN: dict[tuple[str, str], str] = {}
 QUICK_COMPILES = {"JAX_DISABLE_MOST_OPTIMIZATIONS": "1"}
 
 
-def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "etrace_lint", FOLDER, "--output-format", "json",
-                             "--show-info", "--no-cache", "-q", *args],
-                            cwd=REPO, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "etrace_lint", FOLDER, "--output-format", "json",
+                           "--show-info", "--no-cache", "-q", *args],
+                          cwd=REPO, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=900)
 
 
-def _document(process: subprocess.Popen) -> dict:
-    stdout, stderr = process.communicate(timeout=900)
-    assert process.returncode in (0, 1, 2), stderr[-3000:]
-    return json.loads(stdout)
+def _document(done: subprocess.CompletedProcess) -> dict:
+    assert done.returncode in (0, 1, 2), done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def _lint_runs(sarif: str) -> dict[str, subprocess.CompletedProcess]:
+    """The three runs one after another: each lints every target afresh (--no-cache), and each later
+    one loads from the session's folder of compiled programs what an earlier one compiled (the models'
+    initialisers, the one-step programs the probe and --verify both build, unoptimised), as a user's
+    runs share their cache folder's. Measured on 3.11: 296 s CPU in a row against 352 s side by side."""
+    return {"default": _cli(), "ci": _cli("--sarif", sarif), "verify": _cli("--verify", env=QUICK_COMPILES)}
 
 
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory) -> dict[str, dict]:
-    """The lint runs, started first, and the referee, in this process while they run."""
+    """The lint runs, in a thread started first, and the referee, in this process while they run."""
     sarif = str(tmp_path_factory.mktemp("real-models") / "etrace-lint.sarif")
-    runs = {"default": _cli(), "ci": _cli("--sarif", sarif), "verify": _cli("--verify", env=QUICK_COMPILES)}
-    truths = judge_folder(os.path.join(REPO, FOLDER))
-    return {"truths": truths, **{run: _document(process) for run, process in runs.items()}}
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        runs = pool.submit(_lint_runs, sarif)
+        truths = judge_folder(os.path.join(REPO, FOLDER))
+        return {"truths": truths, **{run: _document(done) for run, done in runs.result().items()}}
 
 
 def _path(finding: dict) -> tuple[str, ...] | None:

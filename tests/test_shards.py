@@ -16,18 +16,14 @@ from hypothesis import strategies as st
 from etrace_lint.discovery.discover import TargetSpec
 from etrace_lint.running.shards import ShardError, parse_shard, split
 
-SOURCES = [("compiler", "relations.py"), ("own", "plain_op.py"), ("clean", "lstm.py"),
-           ("bad", "broken_factories.py"), ("daily", "suppressed.py")]
 _TIMES = re.compile(r'"(startTimeUtc|endTimeUtc)": "[^"]*"')
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory):
-    root = tmp_path_factory.mktemp("shards")
-    (root / "models").mkdir()
-    for folder, name in SOURCES:
-        shutil.copy(os.path.join(FIXTURES, folder, name), root / "models" / f"{folder}_{name}")
-    return root
+def tree(small_tree):
+    """The session's small tree of fixture models (conftest.py): its unsharded run, ``cold.sarif`` and
+    ``cold.json``, filled the cache the shards below are balanced by."""
+    return small_tree
 
 
 def _read(path) -> str:
@@ -35,15 +31,7 @@ def _read(path) -> str:
 
 
 @pytest.fixture(scope="module")
-def unsharded(tree):
-    proc = run_cli("models", "--sarif", "all.sarif", "-o", "all.json", "--output-format", "json", "-q",
-                   cwd=str(tree))
-    assert proc.returncode == 2, proc.stderr  # broken_factories.py holds targets that cannot be linted
-    return proc
-
-
-@pytest.fixture(scope="module")
-def shards(tree, unsharded):
+def shards(tree):
     """Three shards, balanced by the times the cache recorded in the unsharded run."""
     codes = []
     for k in (1, 2, 3):
@@ -56,13 +44,13 @@ def shards(tree, unsharded):
 def test_merged_sarif_equals_the_unsharded_log(tree, shards):
     proc = run_cli("merge", "s3.sarif", "s1.sarif", "s2.sarif", "-o", "merged.sarif", cwd=str(tree))
     assert proc.returncode == 2, proc.stderr  # the unsharded run's exit code: a target could not be linted
-    assert _read(tree / "merged.sarif") == _read(tree / "all.sarif")
+    assert _read(tree / "merged.sarif") == _read(tree / "cold.sarif")
 
 
 def test_merged_json_equals_the_unsharded_output(tree, shards):
     proc = run_cli("merge", "s1.json", "s2.json", "s3.json", cwd=str(tree))
     assert proc.returncode == 2, proc.stderr
-    assert proc.stdout == (tree / "all.json").read_text(encoding="utf-8")
+    assert proc.stdout == (tree / "cold.json").read_text(encoding="utf-8")
 
 
 def test_every_target_is_in_exactly_one_shard(tree, shards):
@@ -81,7 +69,7 @@ def test_merge_refuses_a_missing_or_repeated_shard(tree, shards):
     assert missing.returncode == 2 and "missing shard 3/3" in missing.stderr
     twice = run_cli("merge", "s1.sarif", "s1.sarif", "s2.sarif", cwd=str(tree))
     assert twice.returncode == 2 and "both shard 1/3" in twice.stderr
-    unsharded = run_cli("merge", "all.sarif", cwd=str(tree))
+    unsharded = run_cli("merge", "cold.sarif", cwd=str(tree))
     assert unsharded.returncode == 2 and "not the output of a --shard run" in unsharded.stderr
 
 
