@@ -110,9 +110,7 @@ class Namespaces:
         try:
             # one namespace at a time: no hundred thousand objects held at once for the collector to walk
             return all(map(eq, map(call, self._getters, self._namespaces), bound))
-        except KeyError:
-            return False  # a name was deleted
-        except Exception:  # noqa: BLE001 - a new object's ``__eq__`` failed: it is another object
+        except Exception:  # noqa: BLE001 - a name was deleted (KeyError), or a new object's ``__eq__`` failed
             return False
 
     def describe(self, before: list[tuple] | None, after: list[tuple] | None) -> list[str]:
