@@ -38,8 +38,9 @@ class Locator:
         # Every table below is built on first use: most models are placed by
         # a few lookups, and a lint must not walk the jaxpr more than it needs.
         self.factory = factory_location
+        # the factory's line, or where a program compiled the model (``etrace-lint run``): its own label
         self.factory_related = Location(factory_location.path, factory_location.line, factory_location.column,
-                                        "target factory")
+                                        factory_location.label or "target factory")
         self.module_info = module_info
         self._model = model
         self._assignments = Assignments(model)

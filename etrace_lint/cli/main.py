@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
                "`etrace-lint rule ETL005` shows a rule's documentation; "
                "`etrace-lint rules` lists every rule; `etrace-lint clean` removes the cache; "
                "`etrace-lint merge` combines shards' logs; "
+               "`etrace-lint run SCRIPT [ARGS]` (or `run -m MODULE`) runs a program and lints each model it compiles; "
                "`etrace-lint advise PATHS` measures every braintrace algorithm on each model and recommends one; "
                "`etrace-lint report PATHS -o report.html` writes the HTML report; "
                "`etrace-lint server` runs the language server for editors (LSP on stdin/stdout, "
@@ -225,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("rule", "rules"):
         from .docs import main_rule, main_rules  # lazy: each subcommand loads only what it runs
         return main_rule(argv[1:]) if argv[0] == "rule" else main_rules(argv[1:])
+    if argv and argv[0] == "run":
+        from .run_program import main_run  # lazy: each subcommand loads only what it runs
+        return main_run(argv[1:])
     if argv and argv[0] == "merge":
         from .merge import main_merge  # lazy: each subcommand loads only what it runs
         return main_merge(argv[1:])

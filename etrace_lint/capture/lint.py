@@ -1,0 +1,104 @@
+"""Lint one captured compile as a target is linted, in the program's process, and leave the program
+as it was (:class:`~.program_state.ProgramState`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..analysis.loaded_target import LoadedTarget
+from ..config.settings import EngineSettings
+from ..core.findings import Finding, Level, TargetResult, ToolError
+from ..core.wording import exception_line
+from ..engine.lint import lint_model
+from ..running.isolation import reseed
+from .hooks import Capture
+from .program_state import ProgramState
+
+
+def registered_name(algorithm_class: type | None) -> str | None:
+    """braintrace's registered name of the learner's class, or of the nearest registered class it
+    derives from (a user's own ``D_RTRL`` subclass is checked as D_RTRL); None when there is none."""
+    if algorithm_class is None:
+        return None
+    try:
+        from braintrace import _compile  # the registry behind braintrace.compile's names
+        registry = dict(_compile._ALGORITHM_REGISTRY)
+    except (ImportError, AttributeError):
+        return None
+    for cls in algorithm_class.__mro__:
+        for name, registered in registry.items():
+            if registered is cls:
+                return name
+    return None
+
+
+def loaded_target(capture: Capture) -> LoadedTarget:
+    """The capture as the engine takes a target: the compile call is where the model was built."""
+    site = capture.site
+    verify_options: dict[str, Any] = {}
+    name = registered_name(capture.algorithm_class)
+    if name is not None:  # --verify, the probe and --advise measure the algorithm the program trains with
+        verify_options["algorithms"] = [name]
+        if capture.algorithm_options:
+            verify_options["algorithm_options"] = {name: dict(capture.algorithm_options)}
+    return LoadedTarget(site.spec, site.display_name, capture.model, tuple(capture.inputs),
+                        dict(capture.graph_options), capture.batch_size, verify_options, {},
+                        factory_location=site.location)
+
+
+def _refusal(capture: Capture, findings: list[Finding]) -> list[Finding]:
+    """braintrace refused the compile: an error finding on the call, unless the lint already says why."""
+    if capture.error is None or any(f.level is Level.ERROR and not f.suppressed for f in findings):
+        return []
+    from ..engine.rules_compiler import classify_error  # imports JAX, as the engine does
+
+    rule = classify_error(capture.error)
+    message = f"{capture.entry} refused the model: {exception_line(capture.error)}"
+    return [Finding(rule.id, Level.ERROR, message, capture.site.display_name, capture.site.location)]
+
+
+def lint_capture(capture: Capture, settings: EngineSettings) -> TargetResult:
+    """Every rule on the captured model, the probe, ``--verify`` and ``--advise`` as asked. Never
+    raises for the model; the program's states, random keys, JAX flags and environ are put back."""
+    start = time.perf_counter()
+    site = capture.site
+    saved = ProgramState(capture.model)
+    try:
+        _lint_mode(settings)
+        if capture.vmap:  # the learner is built per sample: the lint sees the model unbatched
+            _unbatched_states(capture.model)
+        reseed()
+        report = lint_model(loaded_target(capture), settings)
+        findings = [*report.findings, *_refusal(capture, report.findings)]
+        return TargetResult(target=site.spec.key, findings=findings, notes_left_out=report.notes_left_out,
+                            verify_rows=report.verify_rows, advice_rows=report.advice_rows,
+                            counted_only=settings.scope.count_only, seconds=time.perf_counter() - start)
+    except Exception as exc:  # noqa: BLE001 - a lint that fails is a tool error about this capture, not the program's
+        error = ToolError(site.display_name, f"{site.display_name}: linting the captured model raised "
+                                             f"{exception_line(exc)}", site.location, "crash")
+        return TargetResult(target=site.spec.key, tool_errors=[error], seconds=time.perf_counter() - start)
+    finally:
+        saved.restore()
+
+
+def _lint_mode(settings: EngineSettings) -> None:
+    """As in a worker: XLA skips optimising the lint's programs unless --verify or --advise runs them
+    for their numbers (the program's own flag comes back with the rest of its state)."""
+    import os
+
+    if "JAX_DISABLE_MOST_OPTIMIZATIONS" in os.environ:
+        return
+    import jax
+
+    jax.config.update("jax_disable_most_optimizations",  # type: ignore[no-untyped-call]
+                      not (settings.verify or settings.advise))
+
+
+def _unbatched_states(model: Any) -> None:
+    import brainstate
+
+    from ..analysis import braintrace_adapter as bt
+
+    with bt.quiet([]):
+        brainstate.nn.init_all_states(model)

@@ -1,0 +1,82 @@
+"""Where a compile happened in the user's code: the target's name and location (JAX-free)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from ..core.findings import Location
+from ..discovery.discover import TargetSpec
+from ..running.isolation import is_installed
+
+_OWN_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+@dataclass(frozen=True)
+class CaptureSite:
+    """The user's line that compiled a model, and the algorithm it compiled it with."""
+
+    path: str  # absolute
+    line: int
+    column: int
+    algorithm: str  # as the call named it: "D_RTRL", "pp_prop", "ETraceConfig(io_factorized)", a class name
+
+    @property
+    def display_name(self) -> str:
+        """``train.py:87 (D_RTRL)``: the target's name in every output."""
+        return f"{os.path.basename(self.path)}:{self.line} ({self.algorithm})"
+
+    @property
+    def spec(self) -> TargetSpec:
+        return TargetSpec(self.path, f"{self.line}:{self.column}", self.line, self.display_name)
+
+    @property
+    def location(self) -> Location:
+        return Location(self.path, self.line, self.column, "compiled here")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "column": self.column, "algorithm": self.algorithm}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CaptureSite:
+        return cls(data["path"], int(data["line"]), int(data.get("column", 1)), str(data["algorithm"]))
+
+
+def _is_library(path: str) -> bool:
+    if not path or path.startswith("<"):
+        return True
+    absolute = os.path.abspath(path)
+    return absolute.startswith(_OWN_FOLDER) or is_installed(absolute)
+
+
+def _column(frame: FrameType) -> int:
+    """The 1-based column of the call being made on the frame's current line, where Python knows it."""
+    try:
+        positions = list(frame.f_code.co_positions())
+        index = frame.f_lasti // 2
+        if 0 <= index < len(positions):
+            column = positions[index][2]
+            if column is not None:
+                return column + 1
+    except (AttributeError, ValueError):
+        pass
+    return 1
+
+
+def user_frame(start: FrameType | None = None) -> FrameType | None:
+    """The innermost frame of the user's own code above ``start``: not etrace-lint, not an installed package."""
+    frame: FrameType | None = start if start is not None else sys._getframe(1)
+    while frame is not None and _is_library(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def site_of_call(algorithm: str, start: FrameType | None = None) -> CaptureSite:
+    """The capture site of a compile called (through any library frames) from the user's code."""
+    frame = user_frame(start if start is not None else sys._getframe(1))
+    if frame is None:  # compiled from inside a library: the outermost frame is still the program's
+        return CaptureSite(os.path.abspath(sys.argv[0] or "<program>"), 1, 1, algorithm)
+    return CaptureSite(os.path.abspath(frame.f_code.co_filename), frame.f_lineno, _column(frame), algorithm)

@@ -1,0 +1,333 @@
+"""``etrace-lint run [OPTIONS] SCRIPT [ARGS...]`` and ``etrace-lint run [OPTIONS] -m MODULE [ARGS...]``.
+
+The program runs in a child process (:mod:`etrace_lint.capture.program`) as ``python SCRIPT ARGS``
+would run it, with its stdin, stdout and stderr; this process stays free of JAX, watches each lint
+the child reports (``--timeout``, ``--memory-limit``: the memory a lint adds to the program), and
+writes the outputs from the results, through the same policy and writers as a lint of targets.
+Without ``--all`` the program stops right after its first compile has been linted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import pickle
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..capture.program import CHANNEL, SETTINGS
+from ..capture.site import CaptureSite
+from ..config.settings import Settings
+from ..core.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
+from ..core.findings import TargetResult, ToolError
+from ..core.sizes import format_size
+from ..fixes import attach_fixes
+from ..policy.decide import apply_policy, counted_notes
+from ..policy.scope import engine_scope
+from ..running.memory import resident
+from ..writers import RunInfo, relative_path
+from .outputs import write_outputs
+
+USAGE = "etrace-lint run [OPTIONS] SCRIPT [ARGS...] | etrace-lint run [OPTIONS] -m MODULE [ARGS...]"
+_NOT_WITH_RUN = ("fix", "diff", "fix_only", "watch", "shard", "list_targets", "add_noqa", "write_baseline")
+
+
+class RunUsageError(Exception):
+    """A bad command line for ``run``: exit 2 with the message."""
+
+
+@dataclass(frozen=True)
+class ProgramLine:
+    """The program to run, and etrace-lint's own flags before it."""
+
+    options: list[str]
+    argv: list[str]  # SCRIPT ARGS, or MODULE ARGS
+    module: bool
+    every: bool  # --all
+
+
+def split_command_line(argv: list[str], parser: argparse.ArgumentParser) -> ProgramLine:
+    """etrace-lint's flags come first; the first word that is not one of them (or what follows ``-m``
+    or ``--``) starts the program's command line, which is passed on untouched."""
+    options: list[str] = []
+    every = False
+    index = 0
+    takes_value = {flag: action.nargs != 0 for flag, action in parser._option_string_actions.items()}
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            rest = argv[index + 1:]
+            if not rest:
+                break
+            return ProgramLine(options, rest, False, every)
+        if word == "-m":
+            if index + 1 >= len(argv):
+                raise RunUsageError("-m needs a module name")
+            return ProgramLine(options, argv[index + 1:], True, every)
+        if word == "--all":
+            every = True
+            index += 1
+            continue
+        if word.startswith("-") and word != "-":
+            flag = word.split("=", 1)[0]
+            if flag not in takes_value:
+                raise RunUsageError(f"unknown option {word} (etrace-lint's options come before the program)")
+            options.append(word)
+            if takes_value[flag] and "=" not in word:
+                if index + 1 >= len(argv):
+                    raise RunUsageError(f"{flag} needs a value")
+                options.append(argv[index + 1])
+                index += 1
+            index += 1
+            continue
+        return ProgramLine(options, argv[index:], False, every)
+    raise RunUsageError(f"name the program to run: {USAGE}")
+
+
+@dataclass
+class _Lint:
+    """A lint under way in the program, as the parent watches it."""
+
+    site: CaptureSite
+    started: float
+    base_memory: int | None
+
+
+@dataclass
+class ProgramRun:
+    """What the program and its lints reported."""
+
+    results: list[tuple[CaptureSite, TargetResult]] = field(default_factory=list)
+    tool_errors: list[ToolError] = field(default_factory=list)
+    started_at: float | None = None
+    first_lint_at: float | None = None
+    first_linted_at: float | None = None
+    ended: bool = False
+    status: int | None = None  # the program's exit status when it ended or raised
+    raised: str = ""  # the exception the program raised, in one line
+    raised_at_compile: bool = False  # ... which was braintrace refusing a compile that was linted
+    stopped: str = ""  # why etrace-lint stopped the program, when it did
+
+
+def _engine_file(settings: Settings, every: bool, module: bool, folder: str) -> str:
+    path = os.path.join(folder, "settings.pickle")
+    with open(path, "wb") as handle:
+        pickle.dump((settings.for_engine(engine_scope(settings)), every, module), handle)
+    return path
+
+
+def _program_stdout(settings: Settings) -> int | None:
+    """The program prints on stdout unless stdout carries a machine-readable output: then on stderr."""
+    if settings.output_file or settings.silent or settings.output_format in ("text", "concise", "full"):
+        return None
+    return sys.stderr.fileno()
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    process.kill()
+    process.wait()
+
+
+def run_child(line: ProgramLine, settings: Settings) -> ProgramRun:
+    """Run the program with its compiles captured; watch each lint's time and memory."""
+    folder = tempfile.mkdtemp(prefix="etrace-lint-run-")
+    run = ProgramRun()
+    read_end, write_end = os.pipe()
+    try:
+        env = dict(os.environ)
+        env[CHANNEL] = str(write_end)
+        env[SETTINGS] = _engine_file(settings, line.every, line.module, folder)
+        command = [sys.executable, "-m", "etrace_lint.capture.program", "--", *line.argv]
+        # the program's process group stays the terminal's: it reads stdin and takes Ctrl-C as under python
+        process = subprocess.Popen(command, pass_fds=(write_end,), env=env, stdout=_program_stdout(settings))
+    except BaseException:
+        os.close(read_end)
+        os.close(write_end)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    os.close(write_end)
+    try:
+        _watch(process, read_end, run, settings)
+    except KeyboardInterrupt:
+        _stop(process)
+        run.stopped = "interrupted"
+    finally:
+        os.close(read_end)
+        shutil.rmtree(folder, ignore_errors=True)
+        _stop(process)
+    if run.status is None and process.returncode is not None and not run.stopped:
+        run.status = process.returncode
+    return run
+
+
+def _watch(process: subprocess.Popen[bytes], read_end: int, run: ProgramRun, settings: Settings) -> None:
+    buffer = b""
+    lint: _Lint | None = None
+    while True:
+        ready, _, _ = select.select([read_end], [], [], 0.1)
+        if ready:
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                raw, buffer = buffer.split(b"\n", 1)
+                lint = _on_message(json.loads(raw), run, lint, process)
+        if lint is not None:
+            why = _over_limit(lint, settings, process.pid)
+            if why:
+                _stop(process)
+                run.tool_errors.append(ToolError(lint.site.display_name, f"{lint.site.display_name}: {why}",
+                                                 lint.site.location, why.split(" ", 1)[0]))
+                run.stopped = why
+                return
+    process.wait()
+    if lint is not None:  # the program died while a lint was under way
+        code = process.returncode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+        run.tool_errors.append(ToolError(lint.site.display_name, f"{lint.site.display_name}: the program's process "
+                                                                 f"ended ({how}) while its model was linted",
+                                         lint.site.location, "crash"))
+        run.stopped = "crash"
+
+
+def _on_message(message: dict[str, Any], run: ProgramRun, lint: _Lint | None,
+                process: subprocess.Popen[bytes]) -> _Lint | None:
+    event = message["event"]
+    if event == "started":
+        run.started_at = message["time"]
+    elif event == "linting":
+        if run.first_lint_at is None:
+            run.first_lint_at = message["time"]
+        return _Lint(CaptureSite.from_json(message["site"]), time.monotonic(), resident(process.pid))
+    elif event == "linted":
+        if run.first_linted_at is None:
+            run.first_linted_at = message["time"]
+        run.results.append((CaptureSite.from_json(message["site"]), TargetResult.from_json(message["result"])))
+        return None
+    elif event == "ended":
+        run.ended, run.status = True, int(message.get("status", 0))
+    elif event == "raised":
+        run.raised, run.status = message["error"], 1
+        run.raised_at_compile = bool(message.get("at_compile"))
+    return lint
+
+
+def _over_limit(lint: _Lint, settings: Settings, pid: int) -> str:
+    seconds = time.monotonic() - lint.started
+    if settings.timeout and seconds > settings.timeout:
+        return f"timeout: linting the captured model took more than {settings.timeout:g} s (--timeout)"
+    limit = settings.memory_limit
+    if limit and lint.base_memory is not None:
+        now = resident(pid)
+        if now is not None and now - lint.base_memory > limit:
+            return (f"memory: linting the captured model took {format_size(now - lint.base_memory)} beyond the "
+                    f"program's {format_size(lint.base_memory)}, over --memory-limit {format_size(limit)}")
+    return ""
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _program_name(line: ProgramLine) -> str:
+    return f"-m {line.argv[0]}" if line.module else line.argv[0]
+
+
+def report_run(run: ProgramRun, line: ProgramLine, settings: Settings, started: str) -> int:
+    """The outputs of the lints, and the exit code: the linter's, or 2 when the program could not be linted."""
+    name = _program_name(line)
+    if run.stopped == "interrupted":
+        print("etrace-lint: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if not run.results and not run.tool_errors:
+        if run.raised:
+            print(f"etrace-lint: error: {name} raised {run.raised} before compiling any model "
+                  f"(its traceback is above)", file=sys.stderr)
+        elif run.status:
+            print(f"etrace-lint: error: {name} exited with status {run.status} before compiling any model",
+                  file=sys.stderr)
+        else:
+            print(f"etrace-lint: error: {name} ended without compiling a model: nothing called braintrace.compile "
+                  f"or an algorithm's compile_graph", file=sys.stderr)
+        return EXIT_ERROR
+    results = [result for _, result in run.results]
+    findings = [f for result in results for f in result.findings]
+    tool_errors = [*run.tool_errors, *(e for result in results for e in result.tool_errors)]
+    linted = sorted({site.path for site, result in run.results if not result.tool_errors}) if line.every and \
+        run.ended else []
+    outcome = apply_policy(findings, tool_errors, settings, linted, notes_left_out=counted_notes(results))
+    outcome = dataclasses.replace(outcome, findings=attach_fixes(outcome.findings))
+    verify_rows = [row for result in results for row in result.verify_rows]
+    color = settings.color is True if settings.output_file else (
+        settings.color if settings.color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    info = RunInfo(root=settings.root, start_time=started, end_time=_now(), targets=len(run.results),
+                   files_seen=len({site.path for site, _ in run.results}),
+                   targets_failed=sum(1 for _, result in run.results if result.tool_errors),
+                   verify_rows=verify_rows, advice_rows=[row for result in results for row in result.advice_rows],
+                   device=next((row.get("device", "") for row in verify_rows if row.get("device")), ""),
+                   show_flows=settings.show_flows, unsafe_fixes=settings.unsafe_fixes, color=bool(color))
+    write_outputs(outcome, info, settings)
+    code = outcome.exit_code(settings)
+    if settings.verbose and not settings.quiet:
+        for site, result in run.results:
+            print(f"etrace-lint: {relative_path(site.path, settings.root)}:{site.line} ({site.algorithm}) linted in "
+                  f"{result.seconds:.1f} s: {len(result.findings)} findings", file=sys.stderr)
+    if run.raised and not run.raised_at_compile:
+        print(f"etrace-lint: error: {name} raised {run.raised} after its compiles were linted "
+              f"(its traceback is above)", file=sys.stderr)
+        return EXIT_ERROR
+    return code
+
+
+def main_run(argv: list[str]) -> int:
+    from .main import UsageError, build_parser, resolve_settings  # the flags of a lint, parsed as for targets
+
+    parser = build_parser()
+    parser.prog = "etrace-lint run"
+    if argv and argv[0] in ("-h", "--help"):
+        print(f"usage: {USAGE}\n\nRun a Python program as `python SCRIPT ARGS` would and lint every model it "
+              f"compiles\nwith braintrace.compile or an algorithm's compile_graph, on the program's own lines.\n"
+              f"The program stops right after its first compile has been linted, before any training step.\n\n"
+              f"  --all        run the program to its end and lint every distinct compile\n"
+              f"  -m MODULE    run a module, as `python -m MODULE`\n\n"
+              f"etrace-lint's other options (see `etrace-lint --help`) come before the program.\n"
+              f"Exit codes: 0 clean, 1 findings, 2 the program could not be linted (it raised or ended\n"
+              f"before compiling, or a lint failed) or a usage error.")
+        return 0
+    try:
+        line = split_command_line(argv, parser)
+        args = parser.parse_args(line.options)
+        args.paths = [line.argv[0] if not line.module and os.path.exists(line.argv[0]) else os.getcwd()]
+        settings, warnings = resolve_settings(args)
+    except (RunUsageError, UsageError) as exc:
+        print(f"etrace-lint run: error: {exc}\nusage: {USAGE}", file=sys.stderr)
+        return EXIT_ERROR
+    given = [name for name in _NOT_WITH_RUN if getattr(settings, name, None)]
+    if given:
+        print(f"etrace-lint run: error: --{given[0].replace('_', '-')} lints files, not a running program",
+              file=sys.stderr)
+        return EXIT_ERROR
+    if not line.module and not os.path.isfile(line.argv[0]):
+        print(f"etrace-lint run: error: can't open file {line.argv[0]!r}: no such file", file=sys.stderr)
+        return EXIT_ERROR
+    if not settings.quiet:
+        for warning in warnings:
+            print(f"etrace-lint: warning: {warning}", file=sys.stderr)
+    started = _now()
+    run = run_child(line, settings)
+    return report_run(run, line, settings, started)
+
+
+__all__ = ["ProgramLine", "ProgramRun", "main_run", "split_command_line"]
