@@ -152,9 +152,13 @@ def _status(rule: Rule) -> str:
     return "on by default" if rule.enabled else "off by default: select it by id or name"
 
 
-def rule_page(rule: Rule) -> str:
-    """The rule's page on the documentation site: its facts, then the text ``etrace-lint rule`` prints."""
+def rule_page(rule: Rule, model: str = "") -> str:
+    """The rule's page on the documentation site: its facts, then the text ``etrace-lint rule`` prints, with
+    ``model`` (a section of Markdown: a whole model that triggers the rule) before ``## How to fix``."""
     body = rule.docs.split("\n", 1)[1] if rule.docs.startswith("# ") else rule.docs
+    if model:
+        head, fix, tail = body.partition("## How to fix")
+        body = f"{head.rstrip()}\n\n{model.strip()}\n\n{fix}{tail}" if fix else f"{body.rstrip()}\n\n{model.strip()}\n"
     first, last, group, _ = rule_group(rule.id)
     facts = [("Id", f"`{rule.id}`"), ("Name", f"`{rule.name}`"), ("Level", rule.level.value),
              ("Runs", _status(rule)), ("Family", f"[{group}](index.md#etl{first:03d}-etl{last:03d}) "
