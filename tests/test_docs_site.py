@@ -187,3 +187,19 @@ def test_searching_a_rule_id_leads_to_its_page_and_its_fix(served, tmp_path):
     assert text, f"following the first result ({href}) did not reach ETL208's page"
     assert text.startswith("ETL208 hidden-update-unread")
     assert fix in _words(text)
+
+
+def test_the_readme_is_a_front_door_whose_links_lead_into_the_docs():
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    assert len(readme.splitlines()) <= 250
+    for command in ("python -m venv .venv && . .venv/bin/activate && pip install . && "
+                    "etrace-lint examples/models --sarif out.sarif",
+                    'pip install ".[test]" && python -m pytest'):
+        assert f"```sh\n{command}\n```" in readme, command
+    section = readme[readme.index("## Lint what your code compiles"):]
+    assert "(docs/guide/run.md)" in section.split("\n## ")[0]
+    links = re.findall(r"\]\((docs/[^)#]+)", readme)
+    assert "docs/integrations/github.md" in links
+    missing = [link for link in links if not os.path.exists(os.path.join(REPO, link))]
+    assert not missing, missing
