@@ -160,11 +160,12 @@ def rule_page(rule: Rule, model: str = "") -> str:
         head, fix, tail = body.partition("## How to fix")
         body = f"{head.rstrip()}\n\n{model.strip()}\n\n{fix}{tail}" if fix else f"{body.rstrip()}\n\n{model.strip()}\n"
     first, last, group, _ = rule_group(rule.id)
-    facts = [("Id", f"`{rule.id}`"), ("Name", f"`{rule.name}`"), ("Level", rule.level.value),
+    facts = [("Name", f"`{rule.name}`"), ("Level", rule.level.value),
              ("Runs", _status(rule)), ("Family", f"[{group}](index.md#etl{first:03d}-etl{last:03d}) "
                                                 f"(ETL{first:03d}-ETL{last:03d})"),
              ("braintrace", braintrace_versions(rule))]
-    table = "\n".join(["| | |", "| --- | --- |"] + [f"| {key} | {_cell(value)} |" for key, value in facts])
+    rows = [f"| {key} | {_cell(value)} |" for key, value in facts]
+    table = "\n".join([f"| Rule | `{rule.id}` |", "| --- | --- |", *rows])
     return (f"# {rule.id} {rule.name}\n\n{rule.summary}.\n\n{table}\n\n{body.strip()}\n\n"
             f"`etrace-lint rule {rule.id}` prints this text in the terminal.\n")
 
