@@ -127,7 +127,7 @@ def check_target(target: str, **options: Any) -> CheckResult:
 
     Returns:
         What the policy shows of every target found, each model's learning graph and, with
-        ``verify=True``, the ``--verify`` rows.
+            ``verify=True``, the ``--verify`` rows.
 
     Raises:
         TypeError: an option that is not a field of ``[tool.etrace-lint]``'s settings.
@@ -179,8 +179,8 @@ def check(model: Any, *inputs: Any, name: str | None = None, batch_size: int | N
 
     Returns:
         The findings (notes included), tool errors, the model's learning graph and, with
-        ``verify=True``, the ``--verify`` rows. ``assert not result.errors`` fails with the
-        findings as text; in Jupyter the result shows the HTML report.
+            ``verify=True``, the ``--verify`` rows. ``assert not result.errors`` fails with the
+            findings as text; in Jupyter the result shows the HTML report.
     """
     from .engine.lint import lint_model  # imports JAX and braintrace: only a call pays for them
 
