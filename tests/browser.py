@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -130,6 +131,18 @@ def with_class(items: list[Element], name: str) -> list[Element]:
     return [e for e in items if name in (e.attrs.get("class") or "").split()]
 
 
+# Becomes the browser (argv[3:]) with the pipe's ends argv[1] and argv[2] on fds 3 and 4, where it looks for
+# them. Done by a small program, not in the forked child (``preexec_fn``): forking a process that runs threads
+# (the test's web server) is unsafe. Each end is first copied above fd 9, so that placing one cannot close the other.
+_ON_FDS_3_AND_4 = """
+import fcntl, os, sys
+ends = [fcntl.fcntl(int(fd), fcntl.F_DUPFD, 10) for fd in sys.argv[1:3]]
+for target, end in zip((3, 4), ends):
+    os.dup2(end, target)
+os.execv(sys.argv[3], sys.argv[3:])
+"""
+
+
 class DevTools:
     """A headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``: the
     browser reads commands on fd 3 and answers on fd 4, each message JSON ended by a NUL byte), for pages
@@ -143,15 +156,11 @@ class DevTools:
         commands_read, self._commands = os.pipe()
         self._answers, answers_write = os.pipe()
 
-        def give_pipes():  # in the child, before exec: its fds 3 and 4 are the protocol's pipe
-            os.dup2(commands_read, 3)
-            os.dup2(answers_write, 4)
-
         self._process = subprocess.Popen(
-            [find_browser(), *FLAGS[:-1], "--remote-debugging-pipe",
-             f"--user-data-dir={os.path.join(workdir, 'devtools-profile')}", "about:blank"],
-            pass_fds=(3, 4), preexec_fn=give_pipes,  # kept open once give_pipes placed them
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [sys.executable, "-c", _ON_FDS_3_AND_4, str(commands_read), str(answers_write), find_browser(),
+             *FLAGS[:-1], "--remote-debugging-pipe", f"--user-data-dir={os.path.join(workdir, 'devtools-profile')}",
+             "about:blank"],
+            pass_fds=(commands_read, answers_write), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(commands_read)
         os.close(answers_write)
         self._buffer = b""
