@@ -59,3 +59,34 @@ def test_system_hook_fails_on_a_finding_and_passes_when_clean(tmp_path):
     passing = _try_repo(repo, env)
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "Passed" in passing.stdout
+
+
+# the docs' recipe for linting what a smoke script compiles (docs/guide/run.md), as written there
+RUN_RECIPE = """\
+repos:
+  - repo: local
+    hooks:
+      - id: etrace-lint-run
+        name: etrace-lint run smoke.py
+        entry: etrace-lint run smoke.py
+        language: system
+        pass_filenames: false
+        types: [python]
+"""
+
+
+def test_the_run_recipe_lints_what_a_smoke_script_compiles(tmp_path):
+    repo = tmp_path / "project"
+    repo.mkdir()
+    shutil.copy(os.path.join(REPO, "tests", "data", "programs", "no_hidden_state.py"), repo / "smoke.py")
+    (repo / ".pre-commit-config.yaml").write_text(RUN_RECIPE)
+    env = _env(tmp_path)
+    _git(repo, env, "init", "-q")
+    _git(repo, env, "add", ".")
+    _git(repo, env, "commit", "-qm", "a smoke script")
+    proc = subprocess.run([PRE_COMMIT, "run", "--all-files", "--color", "never"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=600)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert "smoke.py:18:5: ETL204" in output and "[smoke.py:18 (d_rtrl)]" in output
+    assert "Traceback" not in output

@@ -3,6 +3,7 @@ as it was (:class:`~.program_state.ProgramState`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -47,15 +48,24 @@ def loaded_target(capture: Capture) -> LoadedTarget:
                         factory_location=site.location)
 
 
-def _refusal(capture: Capture, findings: list[Finding]) -> list[Finding]:
-    """braintrace refused the compile: an error finding on the call, unless the lint already says why."""
-    if capture.error is None or any(f.level is Level.ERROR and not f.suppressed for f in findings):
-        return []
+# a finding that already says braintrace.compile refuses the model (a target may never be compiled
+# that way, so there it is a warning; here the program's compile did fail)
+_SAYS_REFUSED = frozenset({"ETL204"})
+
+
+def with_refusal(capture: Capture, findings: list[Finding]) -> list[Finding]:
+    """braintrace refused the compile: that is an error on the call. A finding that explains the refusal
+    becomes an error; when none does and no other error explains it, the refusal itself is one."""
+    if capture.error is None or any(f.level is Level.ERROR for f in findings):
+        return findings
+    if any(f.rule_id in _SAYS_REFUSED for f in findings):
+        return [dataclasses.replace(f, level=Level.ERROR) if f.rule_id in _SAYS_REFUSED else f for f in findings]
     from ..engine.rules_compiler import classify_error  # imports JAX, as the engine does
 
     rule = classify_error(capture.error)
     message = f"{capture.entry} refused the model: {exception_line(capture.error)}"
-    return [Finding(rule.id, Level.ERROR, message, capture.site.display_name, capture.site.location)]
+    return [*findings, Finding(rule.id, Level.ERROR, message, capture.site.display_name, capture.site.location,
+                               (capture.site.location,))]
 
 
 def lint_capture(capture: Capture, settings: EngineSettings) -> TargetResult:
@@ -70,7 +80,7 @@ def lint_capture(capture: Capture, settings: EngineSettings) -> TargetResult:
             _unbatched_states(capture.model)
         reseed()
         report = lint_model(loaded_target(capture), settings)
-        findings = [*report.findings, *_refusal(capture, report.findings)]
+        findings = with_refusal(capture, report.findings)
         return TargetResult(target=site.spec.key, findings=findings, notes_left_out=report.notes_left_out,
                             verify_rows=report.verify_rows, advice_rows=report.advice_rows,
                             counted_only=settings.scope.count_only, seconds=time.perf_counter() - start)

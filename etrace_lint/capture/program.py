@@ -56,14 +56,15 @@ def _shape_key(value: Any) -> Any:
 
 
 def capture_key(capture: Capture) -> tuple[Any, ...]:
-    """What makes two compiles the same lint: the site, the model's class and its states' shapes, the
-    inputs' shapes, the batch and the algorithm with its options."""
+    """What makes two compiles the same lint: the model's class and its states' shapes, the inputs'
+    shapes, the batch and the algorithm with its options (the same model compiled again, at another
+    line or in a loop that builds it anew, is linted once, at its first compile)."""
     model = capture.model
     try:
         states = _shape_key([state.value for state in model.states().values()])
     except Exception:  # noqa: BLE001 - a model brainstate cannot walk is told apart by its object
         states = id(model)
-    return (capture.site, type(model).__qualname__, states, _shape_key(capture.inputs), capture.batch_size,
+    return (type(model).__module__, type(model).__qualname__, states, _shape_key(capture.inputs), capture.batch_size,
             capture.vmap, capture.algorithm_class, repr(sorted(capture.algorithm_options.items(), key=str)),
             repr(sorted(capture.graph_options.items(), key=str)))
 

@@ -107,6 +107,7 @@ class ProgramRun:
     """What the program and its lints reported."""
 
     results: list[tuple[CaptureSite, TargetResult]] = field(default_factory=list)
+    environs: list[dict[str, str]] = field(default_factory=list)  # brainstate.environ at each linted compile
     tool_errors: list[ToolError] = field(default_factory=list)
     started_at: float | None = None
     first_lint_at: float | None = None
@@ -215,6 +216,7 @@ def _on_message(message: dict[str, Any], run: ProgramRun, lint: _Lint | None,
         if run.first_linted_at is None:
             run.first_linted_at = message["time"]
         run.results.append((CaptureSite.from_json(message["site"]), TargetResult.from_json(message["result"])))
+        run.environs.append(dict(message.get("environ") or {}))
         return None
     elif event == "ended":
         run.ended, run.status = True, int(message.get("status", 0))
@@ -281,9 +283,11 @@ def report_run(run: ProgramRun, line: ProgramLine, settings: Settings, started: 
     write_outputs(outcome, info, settings)
     code = outcome.exit_code(settings)
     if settings.verbose and not settings.quiet:
-        for site, result in run.results:
+        for (site, result), environ in zip(run.results, run.environs):
+            shown = ", ".join(f"{key}={value}" for key, value in sorted(environ.items())) or "nothing set"
             print(f"etrace-lint: {relative_path(site.path, settings.root)}:{site.line} ({site.algorithm}) linted in "
-                  f"{result.seconds:.1f} s: {len(result.findings)} findings", file=sys.stderr)
+                  f"{result.seconds:.1f} s under brainstate.environ {shown}: {len(result.findings)} findings",
+                  file=sys.stderr)
     if run.raised and not run.raised_at_compile:
         print(f"etrace-lint: error: {name} raised {run.raised} after its compiles were linted "
               f"(its traceback is above)", file=sys.stderr)

@@ -1,0 +1,3 @@
+import brainstate
+
+print("nothing to train here", brainstate.__name__)
