@@ -277,3 +277,14 @@ def test_braintraces_own_smoke_tests_under_xdist(tmp_path):
                                                            f"_shared.py:{shared} (pp_prop)"}
     assert _uris(log) <= {"drtrl/01-basics-integrator.py", "drtrl/_shared.py", "pp_prop/01-basics-lif-integrator.py",
                           "pp_prop/_shared.py"}
+
+
+def test_a_session_that_compiles_nothing_says_so_and_a_bad_ini_level_is_a_usage_error(tmp_path):
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert True\n", encoding="utf-8")
+    proc = _pytest(tmp_path, "--etrace-lint")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _section(proc.stdout, "etrace-lint").splitlines()[0] == (
+        "No model was compiled during the tests: nothing called braintrace.compile or an algorithm's compile_graph.")
+    bad = _pytest(tmp_path, "-o", "etrace_lint=true", "-o", "etrace_lint_fail_level=sometimes")
+    assert bad.returncode == 4  # pytest's usage error
+    assert "etrace_lint_fail_level: 'sometimes' is not one of error, warning, never" in bad.stderr
