@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -46,11 +45,6 @@ class Compiled:
     key: str
 
 
-def key_text(key: tuple[Any, ...]) -> str:
-    """A capture key as text that another process computes alike (an xdist worker's, the controller's)."""
-    return hashlib.sha1(repr(key).encode("utf-8")).hexdigest()
-
-
 @dataclass
 class CompileLinter:
     """The capture handler: lints each distinct compile once and records who compiled what."""
@@ -65,10 +59,10 @@ class CompileLinter:
 
     def lint(self, capture: Capture) -> LintedModel:
         """The capture's lint: done now, or the earlier result of the same model."""
+        from ..capture.key import capture_key  # imports JAX: the program compiling a model has, by now
         from ..capture.lint import lint_capture  # imports JAX: the program compiling a model has, by now
-        from ..capture.program import capture_key
 
-        key = key_text(capture_key(capture))
+        key = capture_key(capture)
         model = self.models.get(key)
         if model is None:
             model = self.models[key] = LintedModel(key, capture.site, lint_capture(capture, self.settings))

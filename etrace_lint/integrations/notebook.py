@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from ..capture import hooks
@@ -24,17 +23,6 @@ from ..policy.scope import engine_scope
 from .collect import CompileLinter, LintedModel, policy_outcome
 
 MAGIC = "etrace_lint"
-
-
-@dataclass(frozen=True)
-class CellSite(CaptureSite):
-    """A compile in a notebook cell, named as IPython names the cell in a traceback."""
-
-    cell: str = ""  # "Cell In[3]"
-
-    @property
-    def display_name(self) -> str:
-        return f"{self.cell}, line {self.line} ({self.algorithm})" if self.cell else super().display_name
 
 
 class NotebookLinter:
@@ -65,7 +53,8 @@ class NotebookLinter:
 
     def _site(self, site: CaptureSite) -> CaptureSite:
         count = getattr(getattr(self.ipython, "compile", None), "_filename_map", {}).get(site.path)
-        return CellSite(site.path, site.line, site.column, site.algorithm, f"Cell In[{count}]" if count else "")
+        # named as IPython names the cell in a traceback: "Cell In[3], line 4 (D_RTRL)"
+        return dataclasses.replace(site, name=f"Cell In[{count}], line {site.line}") if count else site
 
     def result(self, model: LintedModel) -> Any:
         from ..api import CheckResult  # the engine's records and the HTML report: the cell's program has JAX
