@@ -297,6 +297,50 @@ def test_a_stateless_readout_is_untrained_exactly_where_braintrace_adds_no_same_
         assert finding["location"]["line"] == line_of(example, "return braintrace.matmul(")
 
 
+def _compiler_reason(path: str, factory: str, weight: str) -> str | None:
+    """What braintrace's own CompilationReport gives as the reason it excluded ``weight``."""
+    import importlib.util
+    import warnings
+
+    import brainstate
+
+    spec = importlib.util.spec_from_file_location("kept_kind_fixture", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model, inputs = getattr(module, factory)()
+    brainstate.nn.init_all_states(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = braintrace.compile_etrace_graph(model, *inputs, include_hidden_perturb=True)
+    reasons = {".".join(map(str, p)): reason for p, reason in braintrace.CompilationReport(graph).excluded_weights}
+    return reasons[weight]
+
+
+def _kinds(findings: list[dict]) -> set:
+    """The compiler record kinds the findings carry: their own, and those of the records they replaced."""
+    own = {f["properties"]["braintraceKind"] for f in findings if "braintraceKind" in f["properties"]}
+    return own | {e["braintraceKind"] for f in findings for e in f["properties"].get("staticEvidence", ())
+                  if "braintraceKind" in e}
+
+
+def test_a_verdict_that_replaces_a_compiler_record_keeps_its_kind(cli_run):
+    reason = _compiler_reason(STATIC_READOUT, "etrace_target_lstm_classifier", "readout")
+    assert reason == "relation_excluded_non_temporal"
+    shown = [f for f in _json_findings(cli_run, "etrace_target_lstm_classifier")
+             if f["properties"].get("weight") == "readout"]
+    assert _kinds(shown) == {reason}, shown  # 0.2.8: ETL003's own; 0.2.6: kept by ETL209, which replaced it
+    if SAME_STEP:
+        return
+    # a plain run, served from the cache or linting afresh with its notes only counted: ETL209 is all the
+    # output says of the readout, and it keeps the kind
+    for where in (("--cache-dir", cli_run[1]), ("--no-cache",)):
+        plain = run_cli(STATIC_READOUT, "--output-format", "json", *where)
+        readout = [f for f in json.loads(plain.stdout)["findings"] if f["properties"].get("weight") == "readout"]
+        assert [f["rule"] for f in readout] == ["ETL209"], readout
+        (evidence,) = readout[0]["properties"]["staticEvidence"]
+        assert (evidence["rule"], evidence["braintraceKind"]) == ("ETL003", reason), where
+
+
 def test_a_model_braintrace_compile_refuses_does_not_pass(cli_run):
     result = run_cli(SHORT_TERM, "--cache-dir", cli_run[1])
     assert result.returncode == 1, result.stdout

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.details import Measured, Measurement, ProbeSignal, StaticEvidence
+from ..core.details import CompilerRecord, Measured, Measurement, ProbeSignal, StaticEvidence
 from ..core.findings import Finding, Level
 from ..core.naming import StatePath
 from ..core.registry import all_rules
@@ -97,8 +97,14 @@ def _with_evidence(finding: Finding, dropped: list[Finding], rules: dict[str, Ru
     mine = [f for f in dropped if rule is not None and f.rule_id in rule.supersedes]
     if not mine:
         return finding
-    evidence = tuple(StaticEvidence(f.rule_id, f.message, f.line) for f in mine)
+    evidence = tuple(StaticEvidence(f.rule_id, f.message, f.line, _record_kind(f)) for f in mine)
     return replace(finding, static_evidence=evidence)
+
+
+def _record_kind(finding: Finding) -> str:
+    """The kind of the compiler record a finding reports ("" for our own rules' findings): a verdict that
+    replaces it keeps what the compiler called it (``relation_excluded_non_temporal``, ...)."""
+    return finding.details.kind if isinstance(finding.details, CompilerRecord) else ""
 
 
 __all__ = ["is_whole_weight", "one_verdict_per_weight"]
