@@ -283,6 +283,26 @@ def test_spikes_taken_before_the_reset_silence_the_learning_signal_only_behind_a
         assert "vjp_method='multi-step'" in finding["message"] and "rnn.V" in finding["message"]
 
 
+def _etl208(*args: str) -> dict[str, str]:
+    """model -> the message of its ETL208 about rnn.w_in.weight, in a fresh run with ``args``."""
+    done = run_cli(BEFORE_RESET + "::spikes_before_reset_leaky_readout", BEFORE_RESET + "::spikes_before_reset_silent",
+                   "--output-format", "json", "--no-cache", *args)
+    return {f["model"]: f["message"] for f in json.loads(done.stdout)["findings"]
+            if f["rule"] == "ETL208" and f["properties"]["weight"] == "rnn.w_in.weight"}
+
+
+def test_a_zero_online_gradient_no_measurement_backs_says_so_and_how_to_measure_it():
+    unmeasured = "not measured: no online gradient of rnn.w_in.weight was compared with BPTT's in this run"
+    how = "run with --verify, and give the target inputs that drive the model, @etrace_lint.target(verify="
+    probed = _etl208("--probe")
+    # the probe measures the spiking layer's zero against BPTT's non-zero gradient: the claim is backed
+    assert unmeasured not in probed["spikes_before_reset_leaky_readout"]
+    # a layer that never spikes on the probe's inputs: BPTT's gradient is zero too, nothing was compared
+    assert unmeasured in probed["spikes_before_reset_silent"] and how in probed["spikes_before_reset_silent"]
+    for message in _etl208("--no-probe").values():  # nothing measured at all
+        assert unmeasured in message and how in message
+
+
 def test_a_stateless_readout_is_untrained_exactly_where_braintrace_adds_no_same_step_gradient(cli_run):
     example = STATIC_READOUT
     findings = _json_findings(cli_run, "etrace_target_lstm_classifier")

@@ -24,6 +24,7 @@ from ..core.findings import Finding, Level
 from ..core.naming import StatePath
 from ..core.registry import all_rules
 from ..core.rule import Rule
+from ..core.wording import unmeasured_zero
 
 
 def _weight(finding: Finding) -> StatePath | None:
@@ -40,7 +41,7 @@ def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
         weight = _weight(finding)
         if rule is not None and rule.supersedes and weight is not None and is_whole_weight(finding):
             beaten.setdefault(weight, set()).update(rule.supersedes)
-    findings = _folded(findings, rules)
+    findings = _said_unmeasured(_folded(findings, rules), rules)
     if not beaten:
         return findings
     dropped: dict[StatePath | None, list[Finding]] = {}
@@ -90,6 +91,21 @@ def _folded(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
             measured.setdefault(target, []).append(record)
     return [replace(f, measured=tuple(measured[i])) if i in measured else f
             for i, f in enumerate(findings) if i not in dropped]
+
+
+def _said_unmeasured(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
+    """A zero online gradient that only the graph shows says, in its message, that no measurement backs it:
+    neither a measured zero folded into it nor a measured finding about the same weight."""
+    measured = {_weight(f) for f in findings if f.rule_id.startswith("ETL4")}
+    said = []
+    for finding in findings:
+        rule = rules.get(finding.rule_id)
+        weight = _weight(finding)
+        if (rule is not None and rule.claims_zero_gradient and weight is not None and not finding.measured
+                and weight not in measured):
+            finding = replace(finding, message=finding.message + unmeasured_zero(finding.subject.weight))
+        said.append(finding)
+    return said
 
 
 def _with_evidence(finding: Finding, dropped: list[Finding], rules: dict[str, Rule]) -> Finding:
