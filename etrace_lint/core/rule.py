@@ -232,6 +232,10 @@ class Rule:
     # rule explains the weight, such as ETL005 or ETL201) is folded into that finding as its
     # ``measured`` property, so the weight keeps one finding, with the static rule's advice
     folds_into_static: bool = False
+    # a finding of this rule says, from the graph alone, that the weight's online gradient is zero; where
+    # no measurement of this run backs it (the probe's or --verify's), its message says so and how to
+    # measure it (engine/evidence.py)
+    claims_zero_gradient: bool = False
     enabled: bool = True  # on by default
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"
