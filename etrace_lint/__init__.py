@@ -6,6 +6,7 @@ decorator, and a cached run must not import JAX.
 
 from __future__ import annotations
 
+import importlib
 import os as _os
 from typing import Any
 
@@ -50,16 +51,13 @@ def check_target(target: str, **options: Any) -> Any:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext etrace_lint``: lint each model a later cell compiles and show the result below the cell."""
-    from .integrations.notebook import load  # the capture hooks: braintrace is patched when the notebook imports it
-
-    load(ipython)
+    # by name: every stage reads this package's version, so the package itself imports no stage
+    importlib.import_module(f"{__name__}.integrations.notebook").load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext etrace_lint``: braintrace's compiles as they were."""
-    from .integrations.notebook import unload
-
-    unload(ipython)
+    importlib.import_module(f"{__name__}.integrations.notebook").unload(ipython)
 
 
 __all__ = ["TARGET_ATTRIBUTE", "__version__", "check", "check_target", "target"]

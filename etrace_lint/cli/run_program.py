@@ -32,6 +32,7 @@ from ..integrations.collect import LintedModel, now, policy_outcome, run_info
 from ..policy.scope import engine_scope
 from ..running.memory import resident
 from ..writers import relative_path
+from .arguments import UsageError, build_parser, resolve_settings
 from .outputs import write_outputs
 
 USAGE = "etrace-lint run [OPTIONS] SCRIPT [ARGS...] | etrace-lint run [OPTIONS] -m MODULE [ARGS...]"
@@ -280,8 +281,6 @@ def report_run(run: ProgramRun, line: ProgramLine, settings: Settings, started: 
 
 
 def main_run(argv: list[str]) -> int:
-    from .main import UsageError, build_parser, resolve_settings  # the flags of a lint, parsed as for targets
-
     parser = build_parser()
     parser.prog = "etrace-lint run"
     if argv and argv[0] in ("-h", "--help"):
