@@ -59,6 +59,13 @@ def test_every_weight_of_an_upstream_program_gets_the_verdict_braintrace_reports
         assert "ETL001" in verdicts[path] or verdicts[path] & CONNECTED_BUT_SILENT, (path, verdicts[path])
     for path, kind in truth["excluded"]:  # excluded by the compiler: never "learns online"
         assert "ETL001" not in verdicts[tuple(path)], (path, kind, verdicts[tuple(path)])
+    # braintrace's own online gradient, from the program's learner, where it could run outside a trace
+    for name, measured in truth["online"].items():
+        verdict = verdicts[tuple(name.split("."))]
+        if measured["silent"]:  # zero online gradient where BPTT's is not: never "learns online"
+            assert verdict & CONNECTED_BUT_SILENT or "ETL001" not in verdict, (name, measured, verdict)
+        elif measured["learns"]:
+            assert not verdict & CONNECTED_BUT_SILENT, (name, measured, verdict)
     # findings sit in the program's own files, the compile call among their related locations
     assert all(not f["location"]["path"].startswith("/") for f in findings), findings
     assert all(any(r["label"] == "compiled here" for r in f["related"]) for f in findings)

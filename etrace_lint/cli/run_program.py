@@ -130,7 +130,7 @@ def _engine_file(settings: Settings, every: bool, module: bool, folder: str) -> 
 
 def _program_stdout(settings: Settings) -> int | None:
     """The program prints on stdout unless stdout carries a machine-readable output: then on stderr."""
-    if settings.output_file or settings.silent or settings.output_format in ("text", "concise", "full"):
+    if settings.output_file or settings.silent or settings.output_format in ("text", "concise"):
         return None
     return sys.stderr.fileno()
 
