@@ -10,7 +10,7 @@ Two mechanisms of braintrace, read off the compiled graph:
   the weight is connected to (spikes taken from the membrane before its reset), and the op's
   output reaches the output only through another hidden state's new value, the eligibility
   trace is multiplied by zero on every step;
-- the learning signal is cut: a ``while`` loop that produces a hidden state cannot be
+- the learning signal is cut: a ``while`` loop on the way to a hidden state cannot be
   reversed, so the compiler detaches its inputs in the perturbed step (``stop_gradient``);
   when every path from the new values of the states a weight is connected to reaches the
   output only through such a loop, their learning signal is zero on every step.
@@ -126,27 +126,39 @@ def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
 @dataclass(frozen=True)
 class WhileCutUse:
     """A connected weight whose hidden states' new values reach the step's output only through a
-    hidden-producing ``while`` loop, whose inputs the compiler detaches."""
+    ``while`` loop whose inputs the compiler detaches."""
 
     weight: StatePath
     site: jv.EqnSite | None  # its (first) ETP op
     hidden: tuple[StatePath, ...]  # the hidden states the compiler connected it to
     loop: jv.EqnSite  # the first loop the signal crosses
-    loop_hidden: tuple[StatePath, ...]  # the hidden states that loop produces
+    loop_hidden: tuple[StatePath, ...]  # the hidden states that loop computes
 
 
 def _detached_loops(context: AnalysisContext) -> dict[Node, jv.EqnSite]:
-    """The outputs of the step's ``while`` loops that produce a hidden state's new value -> the loop.
+    """The outputs of the step's ``while`` loops whose inputs braintrace detaches -> the loop.
 
-    braintrace's hidden perturbation detaches every input of such a loop (JAX cannot transpose a
-    ``while``); a loop nested in a call, or one whose outputs feed a hidden state only through
-    further ops, is not detached: reverse mode then fails, and ETL205 says so."""
+    JAX cannot transpose a ``while``, so braintrace's hidden perturbation routes every input of a
+    top-level loop on the way to a hidden state through ``stop_gradient``: on 0.2.8 every loop whose
+    outputs reach a hidden state's new value, on 0.2.6 only a loop that writes one. Any other loop on
+    the learning signal's way is left to reverse mode, which fails on it (ETL205 says so)."""
     hidden = context.hidden_outvars
+    eqns = jv.open_jaxpr(context.jaxpr).eqns
+    if bt.detaches_loops_before_hidden():
+        needed = set(hidden)  # the vars a hidden state's new value depends on, gathered backwards
+        loops = []
+        for eqn in reversed(eqns):
+            if any(v in needed for v in jv.outvars(eqn) if jv.is_var(v)):
+                if jv.primitive_name(eqn) == "while":
+                    loops.append(eqn)
+                needed.update(v for v in jv.invars(eqn) if jv.is_var(v))
+    else:
+        loops = [eqn for eqn in eqns if jv.primitive_name(eqn) == "while"
+                 and any(v in hidden for v in jv.outvars(eqn) if jv.is_var(v))]
     found: dict[Node, jv.EqnSite] = {}
-    for eqn in jv.open_jaxpr(context.jaxpr).eqns:
-        if jv.primitive_name(eqn) == "while" and any(v in hidden for v in jv.outvars(eqn) if jv.is_var(v)):
-            site = jv.EqnSite(eqn, ())
-            found.update(((TOP, v), site) for v in jv.outvars(eqn))
+    for eqn in loops:
+        site = jv.EqnSite(eqn, ())
+        found.update(((TOP, v), site) for v in jv.outvars(eqn) if jv.is_var(v))
     return found
 
 
@@ -182,8 +194,9 @@ def while_cut_uses(context: AnalysisContext) -> list[WhileCutUse]:
         hidden = tuple(dict.fromkeys(p for i in indices for p in groups[i].hidden_paths))
         loop = next(crossed[i] for i in indices if crossed[i] is not None)
         assert loop is not None
-        loop_hidden = tuple(context.hidden_outvars[v] for v in jv.outvars(loop.eqn)
-                            if jv.is_var(v) and v in context.hidden_outvars)
+        outs = tuple((TOP, v) for v in jv.outvars(loop.eqn) if jv.is_var(v))
+        loop_hidden = tuple(flow.hidden[n] for n in outs if n in flow.hidden) or tuple(
+            flow.reached(outs, flow.hidden, past_ends=False))  # the first states its result reaches
         found.append(WhileCutUse(weight, sites.get(id(views[0].y_var)), hidden, loop, loop_hidden))
     return found
 
