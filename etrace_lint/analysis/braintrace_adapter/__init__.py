@@ -31,6 +31,7 @@ from .compiler import (
     weight_invars,
 )
 from .graph import (
+    GroupView,
     RelationView,
     ZeroDfRelation,
     adds_same_step_gradients,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:  # braintrace's own classes, for the engine's annotations only
 __all__ = [
     "ETraceGraph",
     "ModuleInfo",
+    "GroupView",
     "RelationView",
     "UntracedState",
     "ZeroDfRelation",
