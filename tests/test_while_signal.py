@@ -63,3 +63,17 @@ def test_the_documented_example_reports_w1_and_the_probe_measures_its_zero_gradi
     (measured,) = finding["properties"]["measured"]
     (leaf,) = measured["probe"]["leaves"]
     assert measured["rule"] == "ETL411" and leaf["onlineNorm"] == 0.0 and leaf["bpttNorm"] > 1e-6, measured
+
+
+def test_the_report_graph_draws_the_loop_as_what_blocks_the_weight():
+    from etrace_lint.core.learning_graph import NOT_LEARNING, learning_graph
+
+    findings, _ = lint_shared(FIXTURE + "::etrace_target_settling")
+    graph = learning_graph(findings[0].target, findings)
+    nodes = {node.id: node for node in graph.nodes}
+    (w1,) = [node for node in graph.nodes if node.kind == "weight" and node.label == "w1"]
+    assert w1.verdict == NOT_LEARNING
+    blocked = [nodes[edge.target].label for edge in graph.edges if edge.source == w1.id and edge.kind == "blocked"]
+    loop = next(n for n, line in enumerate(open(FIXTURE, encoding="utf-8"), start=1)
+                if "self.h2.value = jax.lax.while_loop" in line)
+    assert blocked == [f"while loop cuts the learning signal (line {loop})"], blocked
