@@ -47,4 +47,19 @@ def check_target(target: str, **options: Any) -> Any:
 
     return check_spec(target, **options)
 
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext etrace_lint``: lint each model a later cell compiles and show the result below the cell."""
+    from .integrations.notebook import load  # the capture hooks: braintrace is patched when the notebook imports it
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext etrace_lint``: braintrace's compiles as they were."""
+    from .integrations.notebook import unload
+
+    unload(ipython)
+
+
 __all__ = ["TARGET_ATTRIBUTE", "__version__", "check", "check_target", "target"]

@@ -35,4 +35,5 @@ RULE = Rule(
     tags=("learning", "analysis", "control-flow"),
     check=check,
     supersedes=("ETL001",),
+    claims_zero_gradient=True,
 )

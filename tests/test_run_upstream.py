@@ -1,7 +1,7 @@
 """braintrace's own example programs, unchanged, through ``etrace-lint run``: every weight of the model
 each one compiles gets a verdict, and the verdicts agree with braintrace's ``CompilationReport``.
 
-The programs are carried under tests/data/upstream (source and licence: SOURCE.md there); the
+The programs are carried under tests/upstream/braintrace_examples (source and licence: README.md there); the
 referee (tests/report_referee.py) reads braintrace's report of the same compile through braintrace's
 public API only.
 """
@@ -17,7 +17,7 @@ import sys
 import pytest
 from helpers import REPO
 
-UPSTREAM = os.path.join(REPO, "tests", "data", "upstream", "braintrace")
+UPSTREAM = os.path.join(REPO, "tests", "upstream", "braintrace_examples")
 REFEREE = os.path.join(REPO, "tests", "report_referee.py")
 PROGRAMS = ["drtrl/01-basics-integrator.py", "pp_prop/01-basics-lif-integrator.py"]
 # verdicts that say a weight the compiler connects still gets no (or a wrong) online gradient
