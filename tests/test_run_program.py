@@ -189,3 +189,14 @@ def test_ctrl_c_stops_the_program_and_the_run(programs):
             os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 130
     assert "etrace-lint: interrupted" in stderr
+
+
+def test_a_multi_step_learner_is_linted_for_the_vjp_it_uses(programs):
+    """braintrace 0.2.6's single-step learners give a stateless readout no gradient (ETL209); the
+    program's multi-step learner differentiates through the whole window, and its readout learns."""
+    result = _run(programs, "--show-info", "--output-format", "json", "multi_step.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout[result.stdout.index("{"):])
+    verdicts = {(f["rule"], tuple(f["properties"].get("weightPath") or ())) for f in report["findings"]}
+    assert not {rule for rule, _ in verdicts} & {"ETL208", "ETL209"}, verdicts
+    assert ("ETL001", ("rnn", "W", "weight")) in verdicts

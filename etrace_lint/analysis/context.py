@@ -42,6 +42,9 @@ class AnalysisContext:
     compilation: bt.Compilation
     locator: Locator
     settings: EngineSettings  # the run's opt-in flags
+    # the learner's VJP: single-step (braintrace's default, and what a target is linted for) reads each
+    # step's learning signal at the hidden states' new values; multi-step reverses the whole window
+    single_step_vjp: bool = True
 
     @property
     def graph(self) -> bt.ETraceGraph:

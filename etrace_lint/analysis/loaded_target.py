@@ -20,3 +20,6 @@ class LoadedTarget:
     verify_options: dict[str, Any] = field(default_factory=dict)
     environ: dict[str, Any] = field(default_factory=dict)  # the brainstate.environ values it was built under
     factory_location: Location = field(kw_only=True)  # the line that built the model: every finding can point there
+    # whether the learner trains with a single-step VJP (braintrace's default); a compile a program made
+    # says which its learner uses
+    single_step_vjp: bool = field(default=True, kw_only=True)

@@ -91,9 +91,11 @@ class UnreadStateUse:
 
 
 def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
-    """Only for ``vjp_method='single-step'``, braintrace's default and the only method a target's
-    compile options can name here (the compile options are the compiler's; the algorithm's
-    ``vjp_method`` is not among them)."""
+    """Only for ``vjp_method='single-step'``, braintrace's default and the method a target is linted
+    for (its compile options are the compiler's; the algorithm's ``vjp_method`` is not among them); a
+    compile a program made says which its learner uses."""
+    if not context.single_step_vjp:
+        return []
     outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
     if not outputs:
         return []
@@ -166,6 +168,8 @@ def while_cut_uses(context: AnalysisContext) -> list[WhileCutUse]:
     """Weights all of whose ETP ops drive hidden states whose learning signal crosses a detached loop,
     under ``vjp_method='single-step'`` (``'multi-step'`` reverses the whole step and cannot go through
     a ``while`` at all)."""
+    if not context.single_step_vjp:
+        return []
     loops = _detached_loops(context)
     outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
     if not loops or not outputs:
@@ -231,7 +235,9 @@ class UntrainedReadout:
 
 
 def untrained_readouts(context: AnalysisContext) -> list[UntrainedReadout]:
-    if bt.adds_same_step_gradients():
+    """Only for a single-step VJP: a multi-step one differentiates the loss through the whole window,
+    readouts included."""
+    if bt.adds_same_step_gradients() or not context.single_step_vjp:
         return []
     outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
     if not outputs:

@@ -43,6 +43,7 @@ class Capture:
     environ: dict[str, str] = field(default_factory=dict)  # brainstate.environ in force at the call, shown
     error: BaseException | None = None  # what braintrace raised instead of compiling
     entry: str = "braintrace.compile"  # the entry point the program called
+    single_step_vjp: bool = True  # the learner reads each step's learning signal (braintrace's default VJP)
 
 
 Handler = Callable[[Capture], None]
@@ -305,6 +306,14 @@ def _graph_options(executor: Any) -> dict[str, Any]:
     return options
 
 
+def _single_step(executor: Any, options: dict[str, Any]) -> bool:
+    """Whether the learner's VJP is single-step: its graph executor says, else the options it was given."""
+    said = getattr(executor, "is_single_step_vjp", None)
+    if isinstance(said, bool):
+        return said
+    return bool(options.get("vjp_method", "single-step") != "multi-step")
+
+
 def _from_compile(site: CaptureSite, model: Any, algorithm: Any, example_inputs: tuple[Any, ...],
                   keywords: dict[str, Any], learner: Any, error: BaseException | None) -> Capture:
     vmap = bool(keywords.get("vmap", False))
@@ -313,9 +322,10 @@ def _from_compile(site: CaptureSite, model: Any, algorithm: Any, example_inputs:
     if vmap:
         inputs = _first_of_batch(inputs)
     inner = getattr(learner, "module", learner)  # an ETraceVmap wraps the unbatched learner
+    executor = getattr(inner, "graph_executor", None)
     return Capture(site, model, inputs, None if vmap else keywords.get("batch_size"), vmap,
-                   _resolve_class(algorithm), options, _graph_options(getattr(inner, "graph_executor", None)),
-                   _environ(), error)
+                   _resolve_class(algorithm), options, _graph_options(executor), _environ(), error,
+                   single_step_vjp=_single_step(executor, options))
 
 
 def _constructor_options(learner: Any) -> dict[str, Any]:
@@ -338,5 +348,6 @@ def _constructor_options(learner: Any) -> dict[str, Any]:
 def _from_learner(site: CaptureSite, learner: Any, args: tuple[Any, ...], error: BaseException | None) -> Capture:
     executor = getattr(learner, "graph_executor", None)
     model = getattr(executor, "model", None) or getattr(learner, "model4compile", None) or getattr(learner, "model")
-    return Capture(site, model, _one_step(args), None, False, type(learner), _constructor_options(learner),
-                   _graph_options(executor), _environ(), error, f"{type(learner).__name__}.compile_graph")
+    options = _constructor_options(learner)
+    return Capture(site, model, _one_step(args), None, False, type(learner), options, _graph_options(executor),
+                   _environ(), error, f"{type(learner).__name__}.compile_graph", _single_step(executor, options))

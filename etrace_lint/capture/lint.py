@@ -45,7 +45,7 @@ def loaded_target(capture: Capture) -> LoadedTarget:
             verify_options["algorithm_options"] = {name: dict(capture.algorithm_options)}
     return LoadedTarget(site.spec, site.display_name, capture.model, tuple(capture.inputs),
                         dict(capture.graph_options), capture.batch_size, verify_options, {},
-                        factory_location=site.location)
+                        factory_location=site.location, single_step_vjp=capture.single_step_vjp)
 
 
 # a finding that already says braintrace.compile refuses the model (a target may never be compiled

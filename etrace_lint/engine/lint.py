@@ -97,7 +97,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             if compilation.error is not None:
                 findings = findings_from_error(compilation, locator, loaded.name, findings)
             if compilation.graph is not None:
-                context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings)
+                context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings,
+                                          loaded.single_step_vjp)
                 findings.extend(findings_from_checks(context, loaded.name))
                 findings, notes_left_out = drop_contradicted_records(
                     findings, compilation, notes_left_out, context.fully_connected_weights)
