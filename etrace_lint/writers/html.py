@@ -18,8 +18,16 @@ from collections import Counter
 from typing import Mapping, Sequence, TextIO
 
 from ..core.findings import Finding, Level, ToolError
-from ..core.learning_graph import (AGAINST, LEARNS, NOT_LEARNING, PARTLY, SAME_STEP, WRONG, LearningGraph,
-                                   graphs_by_target)
+from ..core.learning_graph import (
+    AGAINST,
+    LEARNS,
+    NOT_LEARNING,
+    PARTLY,
+    SAME_STEP,
+    WRONG,
+    LearningGraph,
+    graphs_by_target,
+)
 from .html_advice import CSS as ADVICE_CSS
 from .html_advice import advice_section, rows_for
 from .html_assets import CSS, JS
