@@ -18,6 +18,7 @@ BAR_WIDTH = 360  # px of the longest bar
 BAR_HEIGHT = 16
 CHAR_WIDTH = 7.3  # of the chart's 12px monospace labels
 _VERDICT_CLASS = {"exact": "adv-exact", "approximate": "adv-approx", "misaligned": "adv-bad",
+                  "learns against BPTT": "adv-bad",
                   "no online gradient": "adv-bad"}
 
 
