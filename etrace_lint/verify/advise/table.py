@@ -22,19 +22,23 @@ def _law(law: dict | None) -> str:
 
 # the table's words for each weight verdict, short enough for a row to fit in WIDTH columns; the key below
 # the table gives each word's meaning
-_SHORT = {"exact": "exact", "approximate": "approx", "misaligned": "misaligned", R.AGAINST: "against",
-          R.NO_GRADIENT: "no gradient", R.NOT_COMPARED: "n/a", R.NOT_FINITE: "not finite"}
-_KEY = {"approx": "approximate, cosine at least the floor", "misaligned": "cosine below the floor, or below 0 on "
-        "some input draws only", "against": "learns against BPTT: cosine below 0 on every input draw",
-        "no gradient": "no online gradient while BPTT's is not zero", "n/a": "BPTT and online both zero"}
+# worst first: a cell too narrow for every count keeps the worst
+_SHORT = {R.AGAINST: "against", R.NO_GRADIENT: "zero", R.NOT_FINITE: "not finite", "misaligned": "misaligned",
+          "approximate": "approx", "exact": "exact", R.NOT_COMPARED: "n/a"}
+_KEY = {"against": "learns against BPTT: cosine below 0 on every input draw",
+        "zero": "no online gradient while BPTT's is not zero",
+        "misaligned": "cosine below the floor, or below 0 on some input draws only",
+        "approx": "approximate, cosine at least the floor", "n/a": "BPTT and online both zero"}
+_ORDER = list(_SHORT.values())
 WIDTH = 120  # the table's lines fit in it; what does not goes below the table
 _COLUMN_GAP = 2
-_LEAST_WEIGHTS = len("1 no gradient, ...")  # the weights column's room before the laws move below the table
+_LEAST_WEIGHTS = len("1 misaligned, ...")  # the weights column's room before the laws move below the table
 
 
 def _counts(row: dict) -> list[str]:
     verdicts = [_SHORT.get(w["verdict"], w["verdict"]) for w in row.get("weights") or ()]
-    return [f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts)]
+    shown = sorted(dict.fromkeys(verdicts), key=lambda v: _ORDER.index(v) if v in _ORDER else len(_ORDER))
+    return [f"{verdicts.count(v)} {v}" for v in shown]
 
 
 def _fidelity(row: dict, room: int) -> str:
