@@ -247,7 +247,7 @@ def test_verdicts_tell_a_bug_from_an_approximation():
     assert compare.verdict(double, False, 1e-5, 0.5, 0.0) == compare.APPROXIMATION
     # against BPTT on one draw: claimed only when every draw says so
     assert compare.verdict(opposite, False, 1e-5, 0.5, 0.0) == compare.AGAINST
-    assert compare.verdict(opposite, True, 1e-5, 0.5, 0.0) == compare.AGAINST
+    assert compare.verdict(opposite, True, 1e-5, 0.5, 0.0) == compare.WRONG  # where exact is expected: a bug
     assert compare.confirmed(compare.AGAINST, [-1.0, -0.9, -0.2], False) == compare.AGAINST
     assert compare.confirmed(compare.AGAINST, [-1.0, 0.1, -0.2], False) == compare.MISALIGNED
     assert compare.confirmed(compare.AGAINST, [-1.0, 0.1, -0.2], True) == compare.WRONG

@@ -58,12 +58,10 @@ def verdict(m: Metrics, exact_expected: bool, tolerance: float, cosine_floor: fl
         return NOT_LEARNING
     if m.bptt_norm <= zero_scale and m.online_norm <= zero_scale:
         return VACUOUS
-    if exact_expected and m.rel_error <= tolerance:
-        return EXACT
+    if exact_expected:  # any difference is a bug, an error whichever way it points
+        return EXACT if m.rel_error <= tolerance else WRONG
     if m.bptt_norm > zero_scale and m.cosine < 0:
         return AGAINST  # on this draw: ``confirmed`` says whether the other draws agree
-    if exact_expected:
-        return WRONG
     if m.bptt_norm <= zero_scale:
         return MISALIGNED
     return APPROXIMATION if m.cosine >= cosine_floor else MISALIGNED
