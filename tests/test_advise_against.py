@@ -76,3 +76,13 @@ def test_a_recommendation_that_leaves_weights_out_says_why_it_is_still_preferred
     # the 9 weights without a gradient are listed below the table, whole
     assert f"  d_rtrl: no online gradient: {', '.join(names)}" in lines
     assert "  eprop: learning against BPTT: layer.snn[3].norm.param['alpha']" in lines
+
+
+def test_the_html_report_says_the_same_recommendation(advised):
+    from etrace_lint.writers.html_advice import advice_section
+
+    rows, text = advised
+    section = advice_section("t0", rows)
+    said = next(line.strip() for line in text.splitlines() if line.strip().startswith("it leaves"))
+    assert f"<li>{said.replace(chr(39), '&#x27;')}</li>" in section
+    assert section.count('class="adv-bad"') >= len(rows) * len(WEIGHTS)
