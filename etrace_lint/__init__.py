@@ -6,6 +6,7 @@ decorator, and a cached run must not import JAX.
 
 from __future__ import annotations
 
+import importlib
 import os as _os
 from typing import Any
 
@@ -46,5 +47,17 @@ def check_target(target: str, **options: Any) -> Any:
     from .api import check_target as check_spec  # the engine imports JAX: importing etrace_lint must not
 
     return check_spec(target, **options)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext etrace_lint``: lint each model a later cell compiles and show the result below the cell."""
+    # by name: every stage reads this package's version, so the package itself imports no stage
+    importlib.import_module(f"{__name__}.integrations.notebook").load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext etrace_lint``: braintrace's compiles as they were."""
+    importlib.import_module(f"{__name__}.integrations.notebook").unload(ipython)
+
 
 __all__ = ["TARGET_ATTRIBUTE", "__version__", "check", "check_target", "target"]

@@ -13,7 +13,7 @@ import dataclasses
 import inspect
 import os
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from .analysis.loaded_target import LoadedTarget
 from .config.pyproject import load_settings, search_start
@@ -114,8 +114,26 @@ def _outcome(findings: list, tool_errors: list, settings, linted: list[str], tar
                        tuple(advice_rows))
 
 
-def check_target(target: str, **options) -> CheckResult:
-    """Lint the targets of a file, folder or ``file.py::factory`` in this process."""
+def check_target(target: str, **options: Any) -> CheckResult:
+    """Lint the targets of a file, folder or ``file.py::factory`` in this process.
+
+    ``etrace_lint.check_target("models/net.py::etrace_target_lif", verify=True)``
+    lints as ``etrace-lint models/net.py::etrace_target_lif --verify --show-info``
+    would, without the cache or worker processes.
+
+    Args:
+        target: a file, a folder (searched for targets as the command line does) or one factory,
+            ``"file.py::factory"``.
+        **options: the options of ``[tool.etrace-lint]`` by their field name (``select``, ``ignore``,
+            ``verify``, ``environ``, ...), over the settings of the nearest ``pyproject.toml``.
+
+    Returns:
+        What the policy shows of every target found, each model's learning graph and, with
+            ``verify=True``, the ``--verify`` rows.
+
+    Raises:
+        TypeError: an option that is not a field of ``[tool.etrace-lint]``'s settings.
+    """
     from .engine.lint import lint_target  # imports JAX and braintrace: only a call pays for them
 
     settings = _settings(search_start([target]), options)
@@ -143,9 +161,29 @@ def _caller() -> tuple[str, int]:
     return os.path.abspath(frame.f_code.co_filename), frame.f_lineno
 
 
-def check(model, *inputs, name: str | None = None, batch_size: int | None = None,
-          compile_options: dict | None = None, **options) -> CheckResult:
-    """Lint a model built in this process, with the example inputs of one step."""
+def check(model: Any, *inputs: Any, name: str | None = None, batch_size: int | None = None,
+          compile_options: dict | None = None, **options: Any) -> CheckResult:
+    """Lint a model built in this process, with the example inputs of one step.
+
+    ``etrace_lint.check(braintrace.nn.GRUCell(16, 32), jnp.ones((16,)))`` lints the model as a
+    target returning ``(model, (inputs,))`` would be linted; findings with no line of their own
+    sit on the line that called ``check``.
+
+    Args:
+        model: a ``brainstate.nn.Module`` whose ``update(*inputs)`` runs one step.
+        *inputs: the example inputs of one step.
+        name: the model's name in the findings (default: its class name).
+        batch_size: the batch the model's states are initialised with, as
+            ``@etrace_lint.target(batch_size=...)``.
+        compile_options: keywords of ``braintrace.compile_etrace_graph``.
+        **options: the options of ``[tool.etrace-lint]`` by their field name (``select``, ``ignore``,
+            ``verify``, ...), over the settings of the current folder's ``pyproject.toml``.
+
+    Returns:
+        The findings (notes included), tool errors, the model's learning graph and, with
+            ``verify=True``, the ``--verify`` rows. ``assert not result.errors`` fails with the
+            findings as text; in Jupyter the result shows the HTML report.
+    """
     from .engine.lint import lint_model  # imports JAX and braintrace: only a call pays for them
 
     path, line = _caller()

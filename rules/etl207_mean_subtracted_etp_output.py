@@ -34,4 +34,5 @@ RULE = Rule(
     tags=("learning", "analysis"),
     check=check,
     supersedes=("ETL001",),
+    claims_zero_gradient=True,
 )

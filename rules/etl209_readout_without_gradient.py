@@ -30,4 +30,5 @@ RULE = Rule(
     tags=("learning", "analysis"),
     check=check,
     supersedes=("ETL003",),
+    claims_zero_gradient=True,
 )

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -128,3 +129,96 @@ def elements(dom: str) -> list[Element]:
 
 def with_class(items: list[Element], name: str) -> list[Element]:
     return [e for e in items if name in (e.attrs.get("class") or "").split()]
+
+
+# Becomes the browser (argv[3:]) with the pipe's ends argv[1] and argv[2] on fds 3 and 4, where it looks for
+# them. Done by a small program, not in the forked child (``preexec_fn``): forking a process that runs threads
+# (the test's web server) is unsafe. Each end is first copied above fd 9, so that placing one cannot close the other.
+_ON_FDS_3_AND_4 = """
+import fcntl, os, sys
+ends = [fcntl.fcntl(int(fd), fcntl.F_DUPFD, 10) for fd in sys.argv[1:3]]
+for target, end in zip((3, 4), ends):
+    os.dup2(end, target)
+os.execv(sys.argv[3], sys.argv[3:])
+"""
+
+
+class DevTools:
+    """A headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``: the
+    browser reads commands on fd 3 and answers on fd 4, each message JSON ended by a NUL byte), for pages
+    that only show what a test looks for after scripts ran for a while (a search that a web worker
+    answers), where ``--dump-dom`` would read the page too early.
+
+    ``with DevTools(workdir) as tab: tab.go(url); tab.wait_for("document.title")``
+    """
+
+    def __init__(self, workdir: str):
+        commands_read, self._commands = os.pipe()
+        self._answers, answers_write = os.pipe()
+
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", _ON_FDS_3_AND_4, str(commands_read), str(answers_write), find_browser(),
+             *FLAGS[:-1], "--remote-debugging-pipe", f"--user-data-dir={os.path.join(workdir, 'devtools-profile')}",
+             "about:blank"],
+            pass_fds=(commands_read, answers_write), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(commands_read)
+        os.close(answers_write)
+        self._buffer = b""
+        self._next_id = 0
+        page = next(t for t in self._call("Target.getTargets")["targetInfos"] if t["type"] == "page")
+        self._session = self._call("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
+
+    def _call(self, method: str, session: str | None = None, **params) -> dict:
+        self._next_id += 1
+        message = {"id": self._next_id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self._commands, json.dumps(message).encode() + b"\0")
+        while True:
+            while b"\0" not in self._buffer:
+                chunk = os.read(self._answers, 1 << 16)
+                if not chunk:
+                    raise RuntimeError(f"the browser closed its pipe during {method}")
+                self._buffer += chunk
+            raw, self._buffer = self._buffer.split(b"\0", 1)
+            answer = json.loads(raw)
+            if answer.get("id") == self._next_id:  # events and other answers are not waited for
+                if "error" in answer:
+                    raise RuntimeError(f"{method}: {answer['error']}")
+                return answer.get("result", {})
+
+    def go(self, url: str) -> None:
+        self._call("Page.navigate", self._session, url=url)
+
+    def evaluate(self, expression: str):
+        """The value of a JavaScript expression in the page (JSON-serialisable), or None."""
+        result = self._call("Runtime.evaluate", self._session, expression=expression, returnByValue=True)
+        return result.get("result", {}).get("value")
+
+    def wait_for(self, expression: str, timeout: float = 60.0):
+        """Evaluate ``expression`` until it is truthy; its value, or None after ``timeout`` seconds."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.evaluate(f"(() => {{ try {{ return {expression}; }} catch (e) {{ return null; }} }})()")
+            if value:
+                return value
+            time.sleep(0.2)
+        return None
+
+    def __enter__(self) -> "DevTools":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._call("Browser.close")
+        except (RuntimeError, OSError):
+            pass
+        try:
+            self._process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        os.close(self._commands)
+        os.close(self._answers)

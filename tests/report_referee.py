@@ -2,11 +2,13 @@
 
     python tests/report_referee.py SCRIPT [ARGS...]
 
-Only braintrace's and brainstate's public API is used (``braintrace.compile``'s result and its
-``report``), never etrace-lint's code, so it cannot share a mistake with the linter it judges. Prints
-one JSON object: every ParamState path of the compiled model, the weights the report lists as
-eligibility-trace weights, and those it excludes with the record's kind; then the process ends,
-before the program trains.
+Only braintrace's and brainstate's public API is used (``braintrace.compile``'s result, its
+``report`` and its ``etrace_grad``; the gradients as tests/online_referee.py measures them), never
+etrace-lint's code, so it cannot share a mistake with the linter it judges. Prints one JSON object:
+every ParamState path of the compiled model, the weights the report lists as eligibility-trace
+weights, those it excludes with the record's kind, and for each weight whether the program's own
+learner gives it an online gradient over a few steps of noise where BPTT gives one; then the process
+ends, before the program trains.
 """
 
 from __future__ import annotations
@@ -19,14 +21,55 @@ import sys
 import brainstate
 import braintrace
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import online_referee as referee  # noqa: E402
 
-def _report(model, learner) -> None:
+STEPS = 4
+
+
+def _gradients(model, learner, inputs: tuple) -> dict[str, dict]:
+    """Each weight's online gradient from the program's learner against BPTT's, over noise like its inputs."""
+    import jax
+
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(inputs)):
+        return {}  # compiled inside a jax transformation: its inputs have no values to run the learner on
+    loss = referee.mean_squared_output
+    weights = model.states(brainstate.ParamState)
+    start, learner_start = referee._snapshot(model), referee._snapshot(learner)
+    xs = referee._noise(inputs, STEPS, 0)
+
+    @brainstate.transform.jit
+    def bptt(sequence):
+        def total():
+            return brainstate.transform.for_loop(lambda *x: loss(model(*x)), *sequence).sum()
+        return brainstate.transform.grad(total, weights)()
+
+    try:
+        exact, xs = referee._bptt_with_signal(bptt, xs, start, False)
+
+        @brainstate.transform.jit
+        def online(sequence):
+            return learner.etrace_grad(*sequence, step_fn=lambda *x: loss(learner(*x)), reduction="sum",
+                                       loss_output="scalar")
+
+        measured = referee._leaves(online(xs))
+    except Exception as exc:  # the learner does not run on noise: no figure
+        return {"error": {"why": referee._short(exc)}}
+    finally:
+        referee._restore(learner_start)
+        referee._restore(start)
+    truths = [referee._compare(path, measured.get(path), exact[path]) for path in sorted(exact)]
+    return {".".join(t.path): {"learns": t.learns, "silent": t.silent, "figures": t.describe()} for t in truths}
+
+
+def _report(model, learner, inputs: tuple) -> None:
     inner = getattr(learner, "module", learner)  # braintrace.compile(..., vmap=True) wraps the learner
     report = inner.report
     params = sorted(list(path) for path in model.states(brainstate.ParamState).keys())
     print(json.dumps({"params": params,
                       "etrace": sorted({tuple(path) for path, _ in report.etrace_weights}),
-                      "excluded": sorted([list(path), kind] for path, kind in report.excluded_weights)}),
+                      "excluded": sorted([list(path), kind] for path, kind in report.excluded_weights),
+                      "online": _gradients(model, learner, inputs)}),
           flush=True)
     os._exit(0)
 
@@ -36,7 +79,7 @@ def main() -> None:
 
     def compile(model, algorithm, *inputs, **keywords):
         learner = original(model, algorithm, *inputs, **keywords)
-        _report(model, learner)
+        _report(model, learner, inputs)
 
     braintrace.compile = compile
     script = sys.argv[1]

@@ -1,7 +1,7 @@
 """An opt-in rule selected by its id or name runs; a selection that cannot run says why.
 
 ETL205 needs one online gradient step built, which costs time, so it is off by
-default; ``--extend-select ETL205`` (as the README's configuration example has
+default; ``--extend-select ETL205`` (as the documented configuration example has
 it), ``check-online-grad = true`` and ``--check-online-grad`` all turn it on.
 
 The runs share one project and one cache folder: a selection that turns the check
@@ -61,11 +61,10 @@ def test_check_online_grad_is_a_configuration_key(shared):
     assert _rules(proc) == ["ETL205"]
 
 
-def test_the_readme_configuration_example_works_as_written(shared):
-    with open(f"{REPO}/README.md", encoding="utf-8") as handle:
-        readme = handle.read()
-    section = readme[readme.index("## Configuration"):]
-    example = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+def test_the_documented_configuration_example_works_as_written(shared):
+    with open(f"{REPO}/docs/configuration.md", encoding="utf-8") as handle:
+        page = handle.read()
+    example = re.search(r"```toml\n(.*?)```", page, re.S).group(1)
     assert 'extend-select = ["ETL205"]' in example
     project = _project(shared, example)
     proc = _run(project, "--output-format", "json")

@@ -283,6 +283,26 @@ def test_spikes_taken_before_the_reset_silence_the_learning_signal_only_behind_a
         assert "vjp_method='multi-step'" in finding["message"] and "rnn.V" in finding["message"]
 
 
+def _etl208(*args: str) -> dict[str, str]:
+    """model -> the message of its ETL208 about rnn.w_in.weight, in a fresh run with ``args``."""
+    done = run_cli(BEFORE_RESET + "::spikes_before_reset_leaky_readout", BEFORE_RESET + "::spikes_before_reset_silent",
+                   "--output-format", "json", "--no-cache", *args)
+    return {f["model"]: f["message"] for f in json.loads(done.stdout)["findings"]
+            if f["rule"] == "ETL208" and f["properties"]["weight"] == "rnn.w_in.weight"}
+
+
+def test_a_zero_online_gradient_no_measurement_backs_says_so_and_how_to_measure_it():
+    unmeasured = "not measured: no online gradient of rnn.w_in.weight was compared with BPTT's in this run"
+    how = "run with --verify, and give the target inputs that drive the model, @etrace_lint.target(verify="
+    probed = _etl208("--probe")
+    # the probe measures the spiking layer's zero against BPTT's non-zero gradient: the claim is backed
+    assert unmeasured not in probed["spikes_before_reset_leaky_readout"]
+    # a layer that never spikes on the probe's inputs: BPTT's gradient is zero too, nothing was compared
+    assert unmeasured in probed["spikes_before_reset_silent"] and how in probed["spikes_before_reset_silent"]
+    for message in _etl208("--no-probe").values():  # nothing measured at all
+        assert unmeasured in message and how in message
+
+
 def test_a_stateless_readout_is_untrained_exactly_where_braintrace_adds_no_same_step_gradient(cli_run):
     example = STATIC_READOUT
     findings = _json_findings(cli_run, "etrace_target_lstm_classifier")
@@ -295,6 +315,50 @@ def test_a_stateless_readout_is_untrained_exactly_where_braintrace_adds_no_same_
         (finding,) = [f for f in readout if f["rule"] == "ETL209"]
         assert f"braintrace {braintrace.__version__}" in finding["message"]
         assert finding["location"]["line"] == line_of(example, "return braintrace.matmul(")
+
+
+def _compiler_reason(path: str, factory: str, weight: str) -> str | None:
+    """What braintrace's own CompilationReport gives as the reason it excluded ``weight``."""
+    import importlib.util
+    import warnings
+
+    import brainstate
+
+    spec = importlib.util.spec_from_file_location("kept_kind_fixture", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model, inputs = getattr(module, factory)()
+    brainstate.nn.init_all_states(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = braintrace.compile_etrace_graph(model, *inputs, include_hidden_perturb=True)
+    reasons = {".".join(map(str, p)): reason for p, reason in braintrace.CompilationReport(graph).excluded_weights}
+    return reasons[weight]
+
+
+def _kinds(findings: list[dict]) -> set:
+    """The compiler record kinds the findings carry: their own, and those of the records they replaced."""
+    own = {f["properties"]["braintraceKind"] for f in findings if "braintraceKind" in f["properties"]}
+    return own | {e["braintraceKind"] for f in findings for e in f["properties"].get("staticEvidence", ())
+                  if "braintraceKind" in e}
+
+
+def test_a_verdict_that_replaces_a_compiler_record_keeps_its_kind(cli_run):
+    reason = _compiler_reason(STATIC_READOUT, "etrace_target_lstm_classifier", "readout")
+    assert reason == "relation_excluded_non_temporal"
+    shown = [f for f in _json_findings(cli_run, "etrace_target_lstm_classifier")
+             if f["properties"].get("weight") == "readout"]
+    assert _kinds(shown) == {reason}, shown  # 0.2.8: ETL003's own; 0.2.6: kept by ETL209, which replaced it
+    if SAME_STEP:
+        return
+    # a plain run, served from the cache or linting afresh with its notes only counted: ETL209 is all the
+    # output says of the readout, and it keeps the kind
+    for where in (("--cache-dir", cli_run[1]), ("--no-cache",)):
+        plain = run_cli(STATIC_READOUT, "--output-format", "json", *where)
+        readout = [f for f in json.loads(plain.stdout)["findings"] if f["properties"].get("weight") == "readout"]
+        assert [f["rule"] for f in readout] == ["ETL209"], readout
+        (evidence,) = readout[0]["properties"]["staticEvidence"]
+        assert (evidence["rule"], evidence["braintraceKind"]) == ("ETL003", reason), where
 
 
 def test_a_model_braintrace_compile_refuses_does_not_pass(cli_run):

@@ -1,4 +1,4 @@
-"""The wheel carries the rules and their docs; the README's rule table is the registry's."""
+"""The wheel carries the rules and their docs."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ import zipfile
 
 import pytest
 from helpers import REPO
-
-from etrace_lint.cli.docs import README_BEGIN, README_END, replace_readme_table, rules_markdown
 
 # what a source distribution of the project holds
 SOURCES = ("pyproject.toml", "README.md", "etrace_lint", "rules")
@@ -85,16 +83,6 @@ def test_installed_copy_reads_rule_docs(wheel, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "etrace_lint", "rule", "ETL005"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "## Why it matters" in proc.stdout, proc.stderr
-
-
-def test_readme_rule_table_is_in_sync():
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
-        readme = handle.read()
-    assert README_BEGIN in readme and README_END in readme
-    assert rules_markdown() in readme
-    assert replace_readme_table(readme) == readme, (
-        "the README's rule table is out of date; regenerate it with\n"
-        "  python -c \"from etrace_lint.cli.docs import update_readme; update_readme('README.md')\"")
 
 
 def test_only_the_rules_folder_of_a_checkout_belongs_to_the_package():

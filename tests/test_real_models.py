@@ -45,7 +45,7 @@ from online_referee import BPTT_FLOOR, TargetTruth, declared_targets, judge_fold
 
 FOLDER = os.path.join("tests", "real_models")
 TARGETS = declared_targets(os.path.join(REPO, FOLDER))
-RUNS = ("default", "ci", "verify")  # ci: the run a CI job makes, with a SARIF log (see the README's recipe)
+RUNS = ("default", "ci", "verify")  # ci: the run a CI job makes, with a SARIF log (see docs/integrations/github.md)
 CLAIMS = ("ETL001", "ETL003")  # "learns online" and "learns from same-step gradients, which is exact"
 # findings that say a weight gets no online gradient at all (a partial path, ETL006, is not one)
 DENIALS = ("ETL002", "ETL004", "ETL005", "ETL012", "ETL015", "ETL016", "ETL022", "ETL030", "ETL201", "ETL203",
@@ -59,7 +59,7 @@ KNOWN: dict[tuple[str, str], str] = {}
 
 
 # --verify compiles its jitted steps as training does, unless JAX_DISABLE_MOST_OPTIMIZATIONS in the
-# environment says otherwise (README, "Workers"); the referee compiles unoptimised too
+# environment says otherwise (docs/guide/cache.md, "Workers"); the referee compiles unoptimised too
 # (online_referee.quick_compiles). XLA's optimisations change float32 rounding, never a verdict
 # compared here, and compiling unoptimised is most of what the run saves.
 QUICK_COMPILES = {"JAX_DISABLE_MOST_OPTIMIZATIONS": "1"}

@@ -105,7 +105,7 @@ def test_a_users_own_algorithm_and_compile_graph_are_captured(programs):
 
 
 def test_a_vmapped_compile_is_linted_per_sample_with_github_annotations(programs):
-    result = _run(programs, "--output-format", "github", "vmapped.py")
+    result = _run(programs, "--show-info", "--output-format", "github", "vmapped.py")
     lines = [line for line in result.stdout.splitlines() if line.startswith("::")]
     assert lines, result.stdout + result.stderr
     assert all("file=vmapped.py" in line and "vmapped.py:19 (d_rtrl)" in line for line in lines), lines

@@ -1,7 +1,7 @@
 """braintrace's own example programs, unchanged, through ``etrace-lint run``: every weight of the model
 each one compiles gets a verdict, and the verdicts agree with braintrace's ``CompilationReport``.
 
-The programs are carried under tests/data/upstream (source and licence: SOURCE.md there); the
+The programs are carried under tests/upstream/braintrace_examples (source and licence: README.md there); the
 referee (tests/report_referee.py) reads braintrace's report of the same compile through braintrace's
 public API only.
 """
@@ -17,7 +17,7 @@ import sys
 import pytest
 from helpers import REPO
 
-UPSTREAM = os.path.join(REPO, "tests", "data", "upstream", "braintrace")
+UPSTREAM = os.path.join(REPO, "tests", "upstream", "braintrace_examples")
 REFEREE = os.path.join(REPO, "tests", "report_referee.py")
 PROGRAMS = ["drtrl/01-basics-integrator.py", "pp_prop/01-basics-lif-integrator.py"]
 # verdicts that say a weight the compiler connects still gets no (or a wrong) online gradient
@@ -59,6 +59,13 @@ def test_every_weight_of_an_upstream_program_gets_the_verdict_braintrace_reports
         assert "ETL001" in verdicts[path] or verdicts[path] & CONNECTED_BUT_SILENT, (path, verdicts[path])
     for path, kind in truth["excluded"]:  # excluded by the compiler: never "learns online"
         assert "ETL001" not in verdicts[tuple(path)], (path, kind, verdicts[tuple(path)])
+    # braintrace's own online gradient, from the program's learner, where it could run outside a trace
+    for name, measured in truth["online"].items():
+        verdict = verdicts[tuple(name.split("."))]
+        if measured["silent"]:  # zero online gradient where BPTT's is not: never "learns online"
+            assert verdict & CONNECTED_BUT_SILENT or "ETL001" not in verdict, (name, measured, verdict)
+        elif measured["learns"]:
+            assert not verdict & CONNECTED_BUT_SILENT, (name, measured, verdict)
     # findings sit in the program's own files, the compile call among their related locations
     assert all(not f["location"]["path"].startswith("/") for f in findings), findings
     assert all(any(r["label"] == "compiled here" for r in f["related"]) for f in findings)

@@ -131,3 +131,20 @@ def test_flow_and_fix_survive_the_cache_round_trip():
     assert again.flow == finding.flow and again.fix == finding.fix
     plain = Finding("ETL001", Level.NOTE, "m", "t", Location("/x.py", 1))
     assert Finding.from_json(plain.to_json()).flow == () and Finding.from_json(plain.to_json()).fix is None
+
+
+def test_each_rule_links_to_its_page_at_the_configured_docs_url(tmp_path):
+    """helpUri is the rule's page on the documentation site: the published one by default, another copy of
+    the site when docs-url names one (a key of [tool.etrace-lint], read like every other)."""
+    from etrace_lint.config.pyproject import load_settings
+
+    default = build_log(Outcome(), _info())["runs"][0]["tool"]["driver"]["rules"]
+    assert {rule["id"]: rule["helpUri"] for rule in default}["ETL208"] == (
+        "https://etrace-lint.github.io/etrace-lint/rules/etl208/")
+    (tmp_path / "pyproject.toml").write_text('[tool.etrace-lint]\ndocs-url = "https://docs.example.org/lint"\n')
+    settings = load_settings(str(tmp_path))
+    info = RunInfo(root=REPO, docs_url=settings.docs_url)
+    log = build_log(Outcome(), info)
+    assert all(rule["helpUri"] == f"https://docs.example.org/lint/rules/{rule['id'].lower()}/"
+               for rule in log["runs"][0]["tool"]["driver"]["rules"])
+    sarif_validator().validate(log)

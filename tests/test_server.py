@@ -91,7 +91,7 @@ def test_open_publishes_a_located_documented_diagnostic(session, workspace):
     assert diagnostic.range.end == types.Position(RNN_BAD_LINE - 1, len(line.rstrip()))
     assert diagnostic.severity == types.DiagnosticSeverity.Warning
     assert diagnostic.source == "etrace-lint"
-    assert diagnostic.code_description.href.endswith("/rules/etl201_weight_through_plain_op.md")
+    assert diagnostic.code_description.href == "https://etrace-lint.github.io/etrace-lint/rules/etl201/"
     assert "w_in" in diagnostic.message and diagnostic.message.endswith("[etrace_target_rnn]")
     related = {(r.location.uri, r.location.range.start.line + 1, r.message) for r in diagnostic.related_information}
     assert (uri(path), 11, "weight created here") in related

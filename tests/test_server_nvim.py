@@ -1,4 +1,4 @@
-"""End to end with a real editor: headless Neovim runs the README's recipe (as after/ftplugin/python.lua),
+"""End to end with a real editor: headless Neovim runs the documented recipe (as after/ftplugin/python.lua),
 which starts `etrace-lint server`; a model saved there shows its finding, and Neovim shows no message
 and calls nothing deprecated (even what it does not warn about yet). The recipe has two branches, so it runs on
 two Neovims:
@@ -46,15 +46,15 @@ NVIMS = [
 ]
 
 
-def _readme_recipe() -> str:
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
-        readme = handle.read()
-    section = readme[readme.index("**Neovim**"):]
+def _documented_recipe() -> str:
+    with open(os.path.join(REPO, "docs", "integrations", "editors.md"), encoding="utf-8") as handle:
+        page = handle.read()
+    section = page[page.index("## Neovim"):]
     return re.search(r"```lua\n(.*?)```", section, re.DOTALL).group(1)
 
 
 @pytest.mark.parametrize(("find_nvim", "oldest", "newest_excluded", "wanted"), NVIMS)
-def test_neovim_runs_the_readme_recipe_and_shows_the_finding_of_a_saved_model(tmp_path, find_nvim, oldest,
+def test_neovim_runs_the_documented_recipe_and_shows_the_finding_of_a_saved_model(tmp_path, find_nvim, oldest,
                                                                               newest_excluded, wanted):
     pytest.importorskip("pygls")
     nvim = find_nvim()
@@ -72,7 +72,7 @@ def test_neovim_runs_the_readme_recipe_and_shows_the_finding_of_a_saved_model(tm
     (root / "pyproject.toml").write_text("[tool.etrace-lint]\ntimeout = 120\n")
     after = tmp_path / "config" / "after" / "ftplugin"
     after.mkdir(parents=True)
-    (after / "python.lua").write_text(_readme_recipe())
+    (after / "python.lua").write_text(_documented_recipe())
     model = root / "rnn.py"
     lines = model.read_text().splitlines()
     bad_line = 16

@@ -194,3 +194,17 @@ def test_a_result_whose_file_was_rewritten_before_its_save_arrived_is_not_publis
     assert stale_pairs == [] and stale_current == []
     assert sorted(scheduler._dirty[str(tmp_path)][1]) == [str(model)]
     assert [spec.path for spec, _ in pairs] == [str(model)] and current == [str(model)]
+
+
+def test_a_diagnostics_code_links_to_its_rules_page_at_the_folders_docs_url(tmp_path):
+    from etrace_lint.core import findings
+    from etrace_lint.server.diagnostics import Lines, finding_diagnostic
+
+    path = tmp_path / "m.py"
+    path.write_text("drive = x @ w\n")
+    finding = findings.Finding("ETL201", findings.Level.WARNING, "m", "model", findings.Location(str(path), 1, 9))
+    published = finding_diagnostic(finding, Lines(), types.PositionEncodingKind.Utf16)
+    assert published.code_description.href == "https://etrace-lint.github.io/etrace-lint/rules/etl201/"
+    mirrored = finding_diagnostic(finding, Lines(), types.PositionEncodingKind.Utf16, "http://localhost:8000/")
+    assert mirrored.code_description.href == "http://localhost:8000/rules/etl201/"
+

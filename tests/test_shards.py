@@ -99,6 +99,27 @@ def test_merge_refuses_shards_of_another_configuration_tree_or_version(tree, sha
     assert "0.0.9" in proc.stderr
 
 
+def test_merge_refuses_shards_made_from_another_copy_of_a_linted_file(tree, shards, tmp_path):
+    """A runner on another commit discovers the same targets in a file that differs: merge names the file."""
+    other = tmp_path / "other-commit"
+    shutil.copytree(tree / "models", other / "models")
+    changed = sorted(os.listdir(other / "models"))[0]
+    with open(other / "models" / changed, "a", encoding="utf-8") as handle:
+        handle.write("\n# edited on another commit: the same targets, another file\n")
+    proc = run_cli("models", "--shard", "3/3", "--sarif", "s3-commit.sarif", "-o", "s3-commit.json",
+                   "--output-format", "json", "-q", "--no-cache", cwd=str(other))
+    assert proc.returncode in (0, 1, 2), proc.stderr
+    for suffix in ("sarif", "json"):
+        shutil.copy(other / f"s3-commit.{suffix}", tree / f"s3-commit.{suffix}")
+        proc = run_cli("merge", f"s1.{suffix}", f"s2.{suffix}", f"s3-commit.{suffix}", cwd=str(tree))
+        assert proc.returncode == 2 and not proc.stdout, proc.stderr
+        assert f"were made from different copies of models/{changed}" in proc.stderr, proc.stderr
+    # every shard records every file that holds a target (its own shards still merge: the tests above)
+    record = json.loads((tree / "s1.json").read_text())["etraceLintShard"]
+    assert sorted(record["files"]) == sorted(f"models/{name}" for name in os.listdir(tree / "models")
+                                             if name.endswith(".py"))
+
+
 def test_a_bad_shard_value_is_a_usage_error(tree):
     proc = run_cli("models", "--shard", "4/3", cwd=str(tree))
     assert proc.returncode == 2 and "--shard 4/3" in proc.stderr

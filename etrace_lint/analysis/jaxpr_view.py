@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 from jax._src import core as _core
 from jax._src import source_info_util as _siu
 
-from ..core.positions import character_column, frame_position, traceback_position
+from ..core.positions import character_column, frame_position, is_pseudo_file, traceback_position
 
 _LIBRARY_PACKAGES = ("jax", "jaxlib", "brainstate", "braintrace", "saiunit", "brainunit",
                      "etrace_lint", "numpy", "brainevent", "braintools")
@@ -47,8 +47,10 @@ def is_library_file(path: str) -> bool:
     global _ROOTS
     if _ROOTS is None:
         _ROOTS = _library_roots()
-    if not path or path.startswith("<"):
+    if is_pseudo_file(path):
         return True
+    if path.startswith("<"):  # a terminal IPython cell
+        return False
     return os.path.abspath(path).startswith(_ROOTS)
 
 

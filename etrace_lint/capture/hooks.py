@@ -188,6 +188,7 @@ def _ours() -> bool:
 def _wrap_compile(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def compile(model: Any, algorithm: Any, *example_inputs: Any, **keywords: Any) -> Any:
+        __tracebackhide__ = True  # pytest shows the program's frames, not this one
         if not _ours() or _state.depth:
             return original(model, algorithm, *example_inputs, **keywords)
         site = site_of_call(_algorithm_label(algorithm), sys._getframe(1))
@@ -208,6 +209,7 @@ def _wrap_compile(original: Callable[..., Any]) -> Callable[..., Any]:
 def _wrap_compile_graph(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def compile_graph(self: Any, *args: Any) -> Any:
+        __tracebackhide__ = True  # pytest shows the program's frames, not this one
         if not _ours() or _state.depth or _in_vmap_probe():
             return original(self, *args)
         site = site_of_call(type(self).__name__, sys._getframe(1))

@@ -28,6 +28,7 @@ from ..config.settings import EngineSettings
 from ..core.wording import exception_line
 from . import hooks
 from .hooks import Capture
+from .key import capture_key
 
 CHANNEL = "ETRACE_LINT_RUN_CHANNEL"
 SETTINGS = "ETRACE_LINT_RUN_SETTINGS"
@@ -48,27 +49,6 @@ class Channel:
             view = view[written:]
 
 
-def _shape_key(value: Any) -> Any:
-    import jax
-
-    return tuple((tuple(getattr(leaf, "shape", ())), str(getattr(leaf, "dtype", type(leaf).__name__)))
-                 for leaf in jax.tree.leaves(value))
-
-
-def capture_key(capture: Capture) -> tuple[Any, ...]:
-    """What makes two compiles the same lint: the model's class and its states' shapes, the inputs'
-    shapes, the batch and the algorithm with its options (the same model compiled again, at another
-    line or in a loop that builds it anew, is linted once, at its first compile)."""
-    model = capture.model
-    try:
-        states = _shape_key([state.value for state in model.states().values()])
-    except Exception:  # noqa: BLE001 - a model brainstate cannot walk is told apart by its object
-        states = id(model)
-    return (type(model).__module__, type(model).__qualname__, states, _shape_key(capture.inputs), capture.batch_size,
-            capture.vmap, capture.algorithm_class, repr(sorted(capture.algorithm_options.items(), key=str)),
-            repr(sorted(capture.graph_options.items(), key=str)))
-
-
 class Session:
     """Lints what the program compiles; stops it after the first lint unless ``every`` is set."""
 
@@ -76,7 +56,7 @@ class Session:
         self.channel = channel
         self.settings = settings
         self.every = every
-        self.seen: set[tuple[Any, ...]] = set()
+        self.seen: set[str] = set()
         self.refused: set[int] = set()  # the errors braintrace raised at a captured compile
 
     def __call__(self, capture: Capture) -> None:

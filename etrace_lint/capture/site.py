@@ -9,6 +9,7 @@ from types import FrameType
 from typing import Any
 
 from ..core.findings import Location
+from ..core.positions import is_pseudo_file
 from ..discovery.discover import TargetSpec
 from ..running.isolation import is_installed
 
@@ -23,11 +24,12 @@ class CaptureSite:
     line: int
     column: int
     algorithm: str  # as the call named it: "D_RTRL", "pp_prop", "ETraceConfig(io_factorized)", a class name
+    name: str = ""  # where the file's name says little, how its owner names the place ("Cell In[3], line 4")
 
     @property
     def display_name(self) -> str:
         """``train.py:87 (D_RTRL)``: the target's name in every output."""
-        return f"{os.path.basename(self.path)}:{self.line} ({self.algorithm})"
+        return f"{self.name or f'{os.path.basename(self.path)}:{self.line}'} ({self.algorithm})"
 
     @property
     def spec(self) -> TargetSpec:
@@ -38,16 +40,20 @@ class CaptureSite:
         return Location(self.path, self.line, self.column, "compiled here")
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "column": self.column, "algorithm": self.algorithm}
+        return {"path": self.path, "line": self.line, "column": self.column, "algorithm": self.algorithm,
+                "name": self.name}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CaptureSite:
-        return cls(data["path"], int(data["line"]), int(data.get("column", 1)), str(data["algorithm"]))
+        return cls(data["path"], int(data["line"]), int(data.get("column", 1)), str(data["algorithm"]),
+                   str(data.get("name", "")))
 
 
 def _is_library(path: str) -> bool:
-    if not path or path.startswith("<"):
+    if is_pseudo_file(path):
         return True
+    if path.startswith("<"):  # a terminal IPython cell: the user's code
+        return False
     absolute = os.path.abspath(path)
     return absolute.startswith(_OWN_FOLDER) or is_installed(absolute)
 

@@ -10,8 +10,6 @@ Without ``--all`` the program stops right after its first compile has been linte
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import datetime
 import json
 import os
 import pickle
@@ -30,11 +28,11 @@ from ..config.settings import Settings
 from ..core.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 from ..core.findings import TargetResult, ToolError
 from ..core.sizes import format_size
-from ..fixes import attach_fixes
-from ..policy.decide import apply_policy, counted_notes
+from ..integrations.collect import LintedModel, now, policy_outcome, run_info
 from ..policy.scope import engine_scope
 from ..running.memory import resident
-from ..writers import RunInfo, relative_path
+from ..writers import relative_path
+from .arguments import UsageError, build_parser, resolve_settings
 from .outputs import write_outputs
 
 USAGE = "etrace-lint run [OPTIONS] SCRIPT [ARGS...] | etrace-lint run [OPTIONS] -m MODULE [ARGS...]"
@@ -108,7 +106,6 @@ class ProgramRun:
 
     results: list[tuple[CaptureSite, TargetResult]] = field(default_factory=list)
     environs: list[dict[str, str]] = field(default_factory=list)  # brainstate.environ at each linted compile
-    tool_errors: list[ToolError] = field(default_factory=list)
     started_at: float | None = None
     first_lint_at: float | None = None
     first_linted_at: float | None = None
@@ -117,6 +114,11 @@ class ProgramRun:
     raised: str = ""  # the exception the program raised, in one line
     raised_at_compile: bool = False  # ... which was braintrace refusing a compile that was linted
     stopped: str = ""  # why etrace-lint stopped the program, when it did
+
+    def fail(self, site: CaptureSite, error: ToolError) -> None:
+        """A lint that did not finish: its compile's result is the tool error."""
+        self.results.append((site, TargetResult(target=site.spec.key, tool_errors=[error])))
+        self.environs.append({})
 
 
 def _engine_file(settings: Settings, every: bool, module: bool, folder: str) -> str:
@@ -128,7 +130,7 @@ def _engine_file(settings: Settings, every: bool, module: bool, folder: str) -> 
 
 def _program_stdout(settings: Settings) -> int | None:
     """The program prints on stdout unless stdout carries a machine-readable output: then on stderr."""
-    if settings.output_file or settings.silent or settings.output_format in ("text", "concise", "full"):
+    if settings.output_file or settings.silent or settings.output_format in ("text", "concise"):
         return None
     return sys.stderr.fileno()
 
@@ -186,20 +188,18 @@ def _watch(process: subprocess.Popen[bytes], read_end: int, run: ProgramRun, set
                 raw, buffer = buffer.split(b"\n", 1)
                 lint = _on_message(json.loads(raw), run, lint, process)
         if lint is not None:
-            why = _over_limit(lint, settings, process.pid)
+            reason, why = _over_limit(lint, settings, process.pid)
             if why:
                 _stop(process)
-                run.tool_errors.append(ToolError(lint.site.display_name, f"{lint.site.display_name}: {why}",
-                                                 lint.site.location, why.split(" ", 1)[0]))
-                run.stopped = why
+                run.fail(lint.site, ToolError(lint.site.display_name, why, lint.site.location, reason))
+                run.stopped = reason
                 return
     process.wait()
     if lint is not None:  # the program died while a lint was under way
         code = process.returncode
         how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
-        run.tool_errors.append(ToolError(lint.site.display_name, f"{lint.site.display_name}: the program's process "
-                                                                 f"ended ({how}) while its model was linted",
-                                         lint.site.location, "crash"))
+        run.fail(lint.site, ToolError(lint.site.display_name, f"the program's process ended ({how}) while its "
+                                                              f"model was linted", lint.site.location, "crash"))
         run.stopped = "crash"
 
 
@@ -226,21 +226,18 @@ def _on_message(message: dict[str, Any], run: ProgramRun, lint: _Lint | None,
     return lint
 
 
-def _over_limit(lint: _Lint, settings: Settings, pid: int) -> str:
+def _over_limit(lint: _Lint, settings: Settings, pid: int) -> tuple[str, str]:
+    """(reason, message) when the lint under way is past ``--timeout`` or ``--memory-limit``; else empty."""
     seconds = time.monotonic() - lint.started
     if settings.timeout and seconds > settings.timeout:
-        return f"timeout: linting the captured model took more than {settings.timeout:g} s (--timeout)"
+        return "timeout", f"linting the captured model took more than {settings.timeout:g} s (--timeout)"
     limit = settings.memory_limit
     if limit and lint.base_memory is not None:
-        now = resident(pid)
-        if now is not None and now - lint.base_memory > limit:
-            return (f"memory: linting the captured model took {format_size(now - lint.base_memory)} beyond the "
-                    f"program's {format_size(lint.base_memory)}, over --memory-limit {format_size(limit)}")
-    return ""
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        held = resident(pid)
+        if held is not None and held - lint.base_memory > limit:
+            return "memory", (f"linting the captured model took {format_size(held - lint.base_memory)} beyond the "
+                              f"program's {format_size(lint.base_memory)}, over --memory-limit {format_size(limit)}")
+    return "", ""
 
 
 def _program_name(line: ProgramLine) -> str:
@@ -253,7 +250,7 @@ def report_run(run: ProgramRun, line: ProgramLine, settings: Settings, started: 
     if run.stopped == "interrupted":
         print("etrace-lint: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    if not run.results and not run.tool_errors:
+    if not run.results:
         if run.raised:
             print(f"etrace-lint: error: {name} raised {run.raised} before compiling any model "
                   f"(its traceback is above)", file=sys.stderr)
@@ -264,23 +261,11 @@ def report_run(run: ProgramRun, line: ProgramLine, settings: Settings, started: 
             print(f"etrace-lint: error: {name} ended without compiling a model: nothing called braintrace.compile "
                   f"or an algorithm's compile_graph", file=sys.stderr)
         return EXIT_ERROR
-    results = [result for _, result in run.results]
-    findings = [f for result in results for f in result.findings]
-    tool_errors = [*run.tool_errors, *(e for result in results for e in result.tool_errors)]
-    linted = sorted({site.path for site, result in run.results if not result.tool_errors}) if line.every and \
-        run.ended else []
-    outcome = apply_policy(findings, tool_errors, settings, linted, notes_left_out=counted_notes(results))
-    outcome = dataclasses.replace(outcome, findings=attach_fixes(outcome.findings))
-    verify_rows = [row for result in results for row in result.verify_rows]
+    models = [LintedModel(str(index), site, result) for index, (site, result) in enumerate(run.results)]
     color = settings.color is True if settings.output_file else (
         settings.color if settings.color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ))
-    info = RunInfo(root=settings.root, start_time=started, end_time=_now(), targets=len(run.results),
-                   files_seen=len({site.path for site, _ in run.results}),
-                   targets_failed=sum(1 for _, result in run.results if result.tool_errors),
-                   verify_rows=verify_rows, advice_rows=[row for result in results for row in result.advice_rows],
-                   device=next((row.get("device", "") for row in verify_rows if row.get("device")), ""),
-                   show_flows=settings.show_flows, unsafe_fixes=settings.unsafe_fixes, color=bool(color))
-    write_outputs(outcome, info, settings)
+    outcome = policy_outcome(models, settings)
+    write_outputs(outcome, run_info(models, settings, started, bool(color)), settings)
     code = outcome.exit_code(settings)
     if settings.verbose and not settings.quiet:
         for (site, result), environ in zip(run.results, run.environs):
@@ -296,8 +281,6 @@ def report_run(run: ProgramRun, line: ProgramLine, settings: Settings, started: 
 
 
 def main_run(argv: list[str]) -> int:
-    from .main import UsageError, build_parser, resolve_settings  # the flags of a lint, parsed as for targets
-
     parser = build_parser()
     parser.prog = "etrace-lint run"
     if argv and argv[0] in ("-h", "--help"):
@@ -329,7 +312,7 @@ def main_run(argv: list[str]) -> int:
     if not settings.quiet:
         for warning in warnings:
             print(f"etrace-lint: warning: {warning}", file=sys.stderr)
-    started = _now()
+    started = now()
     run = run_child(line, settings)
     return report_run(run, line, settings, started)
 

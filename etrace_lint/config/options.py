@@ -8,7 +8,7 @@ Everything else is built from :data:`OPTIONS`:
 - the ``[tool.etrace-lint]`` reader and its did-you-mean errors (``config.load_settings``);
 - the typed :class:`~etrace_lint.config.settings.Settings` (one field per option) and the
   typed :class:`~etrace_lint.config.settings.EngineSettings` the engine, verify and the workers read;
-- the configuration reference in the README (``docs_cli.options_markdown``).
+- the configuration reference of the documentation site (``cli.docs.options_markdown``).
 
 Adding an option is adding a row here; a new ``kind`` also needs a reader in
 ``config._READERS`` and, when it has a flag, a converter in ``cli._CONVERTERS``.
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..core.findings import Level
+from ..core.rule import DOCS_URL
 from ..writers import FORMATS
 
 LEVELS = tuple(level.value for level in Level)
@@ -67,7 +68,7 @@ class Option:
         return bool(self.flags) and not self.flags[0].startswith("-")
 
     def default_text(self) -> str:
-        """The default in words, for ``--help`` and the README ("" when there is nothing to say)."""
+        """The default in words, for ``--help`` and the configuration reference ("" when there is nothing to say)."""
         if self.shown_default is not None:
             return self.shown_default
         value = self.default
@@ -105,6 +106,9 @@ OPTIONS: tuple[Option, ...] = (
            shown_default="auto"),
     Option("root", "str", None, "paths in the output are relative to this folder", flags=("--root",),
            kind="folder", metavar="DIR", group="output", factory=os.getcwd, shown_default="the current folder"),
+    Option("docs_url", "str", DOCS_URL, "where the documentation site is published: SARIF's helpUri and the "
+           "language server's links point to each rule's page under it", flags=("--docs-url",), key="docs-url",
+           metavar="URL", group="output"),
     # rule selection
     Option("select", "list[str]", [], "only these rules (ids, prefixes or names, comma separated)",
            flags=("--select",), key="select", kind="list", metavar="IDS", group="rule selection",

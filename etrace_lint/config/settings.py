@@ -58,6 +58,7 @@ class Settings:
     show_flows: bool = _default('show_flows')
     color: bool | None = _default('color')
     root: str = _default('root')
+    docs_url: str = _default('docs_url')
     select: list[str] = _default('select')
     extend_select: list[str] = _default('extend_select')
     ignore: list[str] = _default('ignore')

@@ -172,11 +172,12 @@ class Measured:
 
 @dataclass(frozen=True)
 class StaticEvidence:
-    """A static finding a measured one replaced."""
+    """A finding a stronger one about the same weight replaced."""
 
     rule: str
     message: str
-    line: int
+    line: int | None  # None: a note the run only counted, never placed
+    kind: str = ""  # the compiler record's kind, when the replaced finding was one (as braintrace named it)
 
 
 _TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in (

@@ -44,3 +44,10 @@ def traceback_position(tb: TracebackType) -> tuple[int, int]:
 def frame_position(frame: FrameType) -> tuple[int, int]:
     """Where a running frame is: the expression it evaluates now (the call or the assignment)."""
     return instruction_position(frame.f_code, frame.f_lasti, frame.f_lineno)
+
+
+def is_pseudo_file(path: str) -> bool:
+    """A code object's file that is no file (``<string>``, ``<frozen ...>``), except a terminal IPython
+    cell (``<ipython-input-3-...>``): the user's own code, and the only name its lines have."""
+    return not path or (path.startswith("<") and not path.startswith("<ipython-input-"))
+

@@ -2,8 +2,8 @@
 
 A rule file in ``rules/`` defines ``RULE = Rule(...)``; its documentation
 lives beside it in a Markdown file of the same stem. The three consumers of a
-rule's text (``etrace-lint rule``, SARIF ``tool.driver.rules`` and the README
-table) all read the same :class:`Rule` object.
+rule's text (``etrace-lint rule``, SARIF ``tool.driver.rules`` and the rule's
+page on the documentation site) all read the same :class:`Rule` object.
 """
 
 from __future__ import annotations
@@ -234,6 +234,10 @@ class Rule:
     # rule explains the weight, such as ETL005 or ETL201) is folded into that finding as its
     # ``measured`` property, so the weight keeps one finding, with the static rule's advice
     folds_into_static: bool = False
+    # a finding of this rule says, from the graph alone, that the weight's online gradient is zero; where
+    # no measurement of this run backs it (the probe's or --verify's), its message says so and how to
+    # measure it (engine/evidence.py)
+    claims_zero_gradient: bool = False
     enabled: bool = True  # on by default
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"
@@ -250,6 +254,21 @@ class Rule:
     @property
     def full_description(self) -> str:
         return self.section("What it does") or self.summary
+
+
+# where the documentation site is published (mkdocs.yml's site_url); ``docs-url`` points elsewhere
+DOCS_URL = "https://etrace-lint.github.io/etrace-lint/"
+
+
+def rule_page_path(rule_id: str) -> str:
+    """The rule's page in the documentation site, relative to its root: ``rules/etl208/``."""
+    return f"rules/{rule_id.lower()}/"
+
+
+def rule_page_url(rule_id: str, docs_url: str = DOCS_URL) -> str:
+    """The rule's page on the documentation site published at ``docs_url``: SARIF's ``helpUri`` and the
+    language server's ``codeDescription.href``."""
+    return f"{docs_url.rstrip('/')}/{rule_page_path(rule_id)}"
 
 
 def doc_sections(markdown: str) -> dict[str, str]:

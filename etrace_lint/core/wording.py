@@ -72,6 +72,15 @@ def error_sentence(exc: BaseException, limit: int = 300) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
+def unmeasured_zero(weight: str) -> str:
+    """What a zero online gradient that only the graph shows adds to its message: that no measurement of the
+    run backs it, and how to measure it."""
+    return (f"; not measured: no online gradient of {weight} was compared with BPTT's in this run (the probe and "
+            f"--verify compare a weight only where BPTT's gradient is not zero on their inputs, and a spiking "
+            f"model that does not spike on random inputs gives none): run with --verify, and give the target "
+            f"inputs that drive the model, @etrace_lint.target(verify={{'inputs': ...}})")
+
+
 def one_line(text: Any, limit: int = 0) -> str:
     """A text with its whitespace runs made single spaces (a compiler's message in a property)."""
     line = " ".join(str(text).split())

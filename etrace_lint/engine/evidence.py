@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.details import Measured, Measurement, ProbeSignal, StaticEvidence
+from ..core.details import CompilerRecord, Measured, Measurement, ProbeSignal, StaticEvidence
 from ..core.findings import Finding, Level
 from ..core.naming import StatePath
 from ..core.registry import all_rules
 from ..core.rule import Rule
+from ..core.wording import unmeasured_zero
 
 
 def _weight(finding: Finding) -> StatePath | None:
@@ -40,7 +41,7 @@ def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
         weight = _weight(finding)
         if rule is not None and rule.supersedes and weight is not None and is_whole_weight(finding):
             beaten.setdefault(weight, set()).update(rule.supersedes)
-    findings = _folded(findings, rules)
+    findings = _said_unmeasured(_folded(findings, rules), rules)
     if not beaten:
         return findings
     dropped: dict[StatePath | None, list[Finding]] = {}
@@ -92,13 +93,34 @@ def _folded(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
             for i, f in enumerate(findings) if i not in dropped]
 
 
+def _said_unmeasured(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
+    """A zero online gradient that only the graph shows says, in its message, that no measurement backs it:
+    neither a measured zero folded into it nor a measured finding about the same weight."""
+    measured = {_weight(f) for f in findings if f.rule_id.startswith("ETL4")}
+    said = []
+    for finding in findings:
+        rule = rules.get(finding.rule_id)
+        weight = _weight(finding)
+        if (rule is not None and rule.claims_zero_gradient and weight is not None and not finding.measured
+                and weight not in measured):
+            finding = replace(finding, message=finding.message + unmeasured_zero(finding.subject.weight))
+        said.append(finding)
+    return said
+
+
 def _with_evidence(finding: Finding, dropped: list[Finding], rules: dict[str, Rule]) -> Finding:
     rule = rules.get(finding.rule_id)
     mine = [f for f in dropped if rule is not None and f.rule_id in rule.supersedes]
     if not mine:
         return finding
-    evidence = tuple(StaticEvidence(f.rule_id, f.message, f.line) for f in mine)
+    evidence = tuple(StaticEvidence(f.rule_id, f.message, f.line, _record_kind(f)) for f in mine)
     return replace(finding, static_evidence=evidence)
+
+
+def _record_kind(finding: Finding) -> str:
+    """The kind of the compiler record a finding reports ("" for our own rules' findings): a verdict that
+    replaces it keeps what the compiler called it (``relation_excluded_non_temporal``, ...)."""
+    return finding.details.kind if isinstance(finding.details, CompilerRecord) else ""
 
 
 __all__ = ["is_whole_weight", "one_verdict_per_weight"]

@@ -17,7 +17,7 @@ from ..analysis import braintrace_adapter as bt
 from ..analysis import jaxpr_view as jv
 from ..analysis.flows import flow_for
 from ..analysis.record_kinds import NON_TEMPORAL, WEIGHT_TO_WEIGHT, kind_in_context, weights_reaching_no_state
-from ..core.details import CompilerError, CompilerRecord
+from ..core.details import CompilerError, CompilerRecord, StaticEvidence
 from ..core.findings import Finding, Level, Location, Subject
 from ..core.naming import StatePath, display_name, path_key
 from ..core.registry import all_rules, error_rules, rule_for_record_kind
@@ -407,6 +407,42 @@ def uncount_superseded_notes(findings: list[Finding], compilation: bt.Compilatio
                 for f in findings if f.subject.weight_path and is_whole_weight(f)
                 for old in getattr(rules.get(f.rule_id), "supersedes", ())}
     return _uncounted(compilation, replaced, left_out) if replaced else left_out
+
+
+def keep_hidden_records(findings: list[Finding], compilation: bt.Compilation,
+                        count_only: frozenset[str]) -> list[Finding]:
+    """Each finding that supersedes a compiler note the run only counts, with that record in its static
+    evidence: its rule, braintrace's own message and the kind braintrace gave it. The note is not built
+    (the policy hides it), but what the compiler called the weight is not lost with it."""
+    if not count_only:
+        return findings
+    rules = all_rules()
+    readouts = weights_reaching_no_state(compilation)
+    hidden: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = {}  # (rule, weight) -> (kind, message)
+    for record in compilation.records:
+        path = getattr(record, "weight_path", None)
+        if not path:
+            continue
+        kind = kind_in_context(record, readouts)  # graded as findings_from_records grades it
+        rule, _, counted_only = _grade(kind, bt.record_level(record), count_only)
+        if counted_only:
+            hidden.setdefault((rule.id, _weight_key(path_key(path))), []).append(
+                (kind, one_line(getattr(record, "message", ""))))
+    if not hidden:
+        return findings
+    kept = []
+    for finding in findings:
+        superseding = rules.get(finding.rule_id)
+        weight = _weight_key(finding.subject.weight_path)
+        if superseding is None or not superseding.supersedes or not weight or not is_whole_weight(finding):
+            kept.append(finding)
+            continue
+        have = {evidence.rule for evidence in finding.static_evidence}
+        extra = tuple(StaticEvidence(old, message, None, kind) for old in superseding.supersedes if old not in have
+                      for kind, message in hidden.get((old, weight), ()))
+        kept.append(dataclasses.replace(finding, static_evidence=finding.static_evidence + extra) if extra
+                    else finding)
+    return kept
 
 
 def _weight_key(path: Any) -> tuple[str, ...]:

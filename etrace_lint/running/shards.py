@@ -12,8 +12,10 @@ took, or without recorded times its number of targets.
 Each shard's log records what ``etrace-lint merge`` needs to tell that the
 shards belong to one run (:func:`shard_record`): the etrace-lint release and
 a digest of its source, the libraries' versions, the effective configuration
-(every option that changes what is reported), the number of shards and a
-digest of all the targets discovered.
+(every option that changes what is reported), the number of shards, a
+digest of all the targets discovered and the SHA-256 of each file that holds
+them: runners on different commits can discover the same targets in files
+that differ.
 """
 
 from __future__ import annotations
@@ -125,10 +127,24 @@ def shard_record(specs: list[TargetSpec], mine: list[TargetSpec], root: str, sha
         return f"{os.path.relpath(spec.path, root).replace(os.sep, '/')}::{spec.factory}"
 
     discovered = hashlib.sha256("\n".join(sorted(rel(spec) for spec in specs)).encode("utf-8")).hexdigest()[:16]
+    files = {os.path.relpath(path, root).replace(os.sep, "/"): _file_digest(path)
+             for path in sorted({spec.path for spec in specs})}
     configuration = {option.name: _plain(getattr(settings, option.name)) for option in OPTIONS
                      if option.name not in RUN_LOCAL}
     return {"index": shard.index, "count": shard.count, "total": len(specs),
             "etraceLint": f"{__version__} ({_own_source()})",
             "libraries": {"python": sys.version.split()[0], **{name: version(name) for name in _LIBRARIES}},
-            "configuration": configuration, "discovered": discovered,
+            "configuration": configuration, "discovered": discovered, "files": files,
             "targets": [rel(spec) for spec in mine]}
+
+
+def _file_digest(path: str) -> str:
+    """The SHA-256 of the file's bytes; "" when it cannot be read (its targets are then tool errors)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return ""
+    return digest.hexdigest()

@@ -7,15 +7,12 @@ about (where the exception was raised is its related location).
 
 from __future__ import annotations
 
-import functools
 import os
-import pkgutil
 
 from lsprotocol import types
 
-from .. import rules as rules_pkg
 from ..core.findings import Finding, Level, Location, ToolError
-from ..writers.sarif import INFORMATION_URI
+from ..core.rule import DOCS_URL, rule_page_url
 from .uris import path_to_uri
 
 SOURCE = "etrace-lint"
@@ -24,16 +21,6 @@ NOTICE_CODE = "etrace-lint"
 
 _SEVERITY = {Level.ERROR: types.DiagnosticSeverity.Error, Level.WARNING: types.DiagnosticSeverity.Warning,
              Level.NOTE: types.DiagnosticSeverity.Information}
-
-
-@functools.lru_cache(maxsize=None)
-def rule_doc_href(rule_id: str) -> str:
-    """The rule's documentation in the repository: the Markdown file beside the rule."""
-    prefix = rule_id.lower() + "_"
-    for info in pkgutil.iter_modules(rules_pkg.__path__):
-        if info.name.startswith(prefix):
-            return f"{INFORMATION_URI}/blob/main/rules/{info.name}.md"
-    return f"{INFORMATION_URI}#rules"
 
 
 class Lines:
@@ -82,14 +69,15 @@ def _related(location: Location, lines: Lines, encoding: str, fallback: str) -> 
         message=location.label or fallback)
 
 
-def finding_diagnostic(finding: Finding, lines: Lines, encoding: str) -> types.Diagnostic:
+def finding_diagnostic(finding: Finding, lines: Lines, encoding: str, docs_url: str = DOCS_URL) -> types.Diagnostic:
+    """``docs_url``: the folder's ``docs-url``, where the code's link to the rule's page points."""
     model = f" [{finding.target}]" if finding.target else ""
     return types.Diagnostic(
         range=line_range(lines.of(finding.path), finding.line, finding.location.column, encoding),
         message=f"{finding.message}{model}",
         severity=_SEVERITY[finding.level],
         code=finding.rule_id,
-        code_description=types.CodeDescription(href=rule_doc_href(finding.rule_id)),
+        code_description=types.CodeDescription(href=rule_page_url(finding.rule_id, docs_url)),
         source=SOURCE,
         related_information=[_related(loc, lines, encoding, "related location") for loc in finding.related]
         + [_related(step, lines, encoding, f"path step {n}") for n, step in enumerate(finding.flow, start=1)]

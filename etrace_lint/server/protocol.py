@@ -21,6 +21,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
 from ..core.findings import TargetResult
+from ..core.rule import DOCS_URL
 from ..discovery.discover import TargetSpec, read_source, targets_in_source
 from ..running.workers import WorkerPool
 from . import trust
@@ -253,10 +254,12 @@ class EtraceLintServer(LanguageServer):
         encoding = self.workspace.position_encoding
         lines = Lines()
         wanted: dict[str, list] = {}
+        docs_urls: dict[str, str] = {}  # each file's folder's docs-url, where its codes link to
         for folder in self.folders:
             if folder.settings is not None and folder.trusted:
                 for path, problems in folder.store.problems(folder.settings).items():
                     wanted[path_to_uri(path)] = problems
+                    docs_urls[path_to_uri(path)] = folder.settings.docs_url
         for path, notice in self.notices.items():
             wanted[path_to_uri(path)] = [notice]
         touched_uris = {path_to_uri(path) for path in touched}
@@ -266,18 +269,18 @@ class EtraceLintServer(LanguageServer):
             if problems == self._shown.get(uri, []) and uri not in touched_uris:
                 published[uri] = self.published.get(uri, [])
                 continue
-            published[uri] = [self._diagnostic(p, lines, encoding) for p in problems]
+            published[uri] = [self._diagnostic(p, lines, encoding, docs_urls.get(uri, DOCS_URL)) for p in problems]
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=published[uri]))
         self._shown = {uri: problems for uri, problems in wanted.items() if problems}
         self.published = {uri: d for uri, d in published.items() if d}
 
     @staticmethod
-    def _diagnostic(problem, lines: Lines, encoding) -> types.Diagnostic:
+    def _diagnostic(problem, lines: Lines, encoding, docs_url: str) -> types.Diagnostic:
         if isinstance(problem, types.Diagnostic):
             return problem
         if isinstance(problem, PlacedToolError):
             return tool_error_diagnostic(problem.error, problem.place, lines, encoding)
-        return finding_diagnostic(problem, lines, encoding)
+        return finding_diagnostic(problem, lines, encoding, docs_url)
 
 
 def _document_lines(ls: EtraceLintServer, uri: str) -> list[str]:

@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
+from ..core.rule import DOCS_URL
+
 
 def relative_path(path: str, root: str) -> str:
     """Forward-slash path relative to ``root``; paths outside it stay as given."""
@@ -45,6 +47,7 @@ class RunInfo:
     show_flows: bool = False  # --show-flows: each finding's route under it in the text output
     fixes: dict | None = None  # --fix: {"applied": n, "remaining": m}; None when not fixing
     unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable with --fix
+    docs_url: str = DOCS_URL  # docs-url: where the rules' pages are (SARIF's helpUri)
 
     def relpath(self, path: str) -> str:
         """Forward-slash path relative to the root; paths outside it stay as given."""

@@ -5,8 +5,10 @@ targets it linted. The merge checks that the N shards are all there, each
 once, and that no target was linted twice or by none (runners that split
 the tree differently, for example from different caches, would do that);
 then it concatenates their results in the order one run writes them and
-drops the shard records. Apart from the invocation times, the merged log
-equals the log of the unsharded run.
+drops the shard records. Each record carries the SHA-256 of every file
+holding a target, so shards made from different copies of a file (runners
+on different commits) are refused, naming the file. Apart from the
+invocation times, the merged log equals the log of the unsharded run.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ _SAME_RUN = (("etraceLint", "were made by different versions of etrace-lint"),
 
 
 def check_same_run(paths: list[str], records: list[dict]) -> None:
-    """Refuse shards of different runs: another version, configuration, split or tree."""
+    """Refuse shards of different runs: another version, configuration, split or tree, or another copy
+    of a file in the same tree."""
     for key, why in _SAME_RUN:
         for path, record in zip(paths[1:], records[1:]):
             if key not in records[0] and key not in record:
@@ -78,6 +81,29 @@ def check_same_run(paths: list[str], records: list[dict]) -> None:
             difference = _first_difference(records[0].get(key), record.get(key), key)
             if difference:
                 raise MergeError(f"{paths[0]} and {path} {why}: {difference}")
+    _check_same_files(paths, records)
+
+
+def _check_same_files(paths: list[str], records: list[dict]) -> None:
+    """Refuse shards whose trees hold different copies of a linted file (a runner on another commit)."""
+    first = records[0].get("files")
+    for path, record in zip(paths[1:], records[1:]):
+        files = record.get("files")
+        if first is None and files is None:
+            continue
+        if not isinstance(first, dict) or not isinstance(files, dict):
+            missing = paths[0] if not isinstance(first, dict) else path
+            raise MergeError(f"{missing} does not record the digests of its files (made by another version of "
+                             f"etrace-lint): it cannot be told to come from the same tree")
+        for name in sorted(set(first) | set(files)):
+            if first.get(name) != files.get(name):
+                raise MergeError(f"{paths[0]} and {path} were made from different copies of {name} (sha256 "
+                                 f"{_short_digest(first.get(name))} vs {_short_digest(files.get(name))}): every "
+                                 f"runner must lint the same commit")
+
+
+def _short_digest(digest: str | None) -> str:
+    return "none" if digest is None else (digest[:16] or "unreadable")
 
 
 def check_shards(paths: list[str], records: list[dict]) -> None:

@@ -154,7 +154,9 @@ def _measured(measured: Measured) -> dict[str, Any]:
 
 
 def _evidence(evidence: StaticEvidence) -> dict[str, Any]:
-    return {"rule": evidence.rule, "message": evidence.message, "line": evidence.line}
+    kind = {"braintraceKind": evidence.kind} if evidence.kind else {}
+    line = {"line": evidence.line} if evidence.line is not None else {}
+    return {"rule": evidence.rule, **kind, "message": evidence.message, **line}
 
 
 def finding_properties(finding: Finding) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """SARIF 2.1.0 for GitHub code scanning and IDE viewers, built with ``sarif-om``.
 
-One run; every active rule in ``tool.driver.rules``; results with
+One run; every active rule in ``tool.driver.rules``, its ``helpUri`` the rule's page on the
+documentation site (``docs-url``); results with
 root-relative URIs under ``%SRCROOT%``; tool errors as tool execution
 notifications. Apart from the invocation times, the same input gives the
 same log.
@@ -18,6 +19,7 @@ import sarif_om as om
 from .. import __version__
 from ..core.findings import Finding, Level, Location, ToolError
 from ..core.registry import active_rules
+from ..core.rule import DOCS_URL, rule_page_url
 from .fingerprints import primary_location_line_hash
 from .own_logs import DEVICE_PROPERTY, MODEL_PROPERTY, SHARD_PROPERTY
 from .properties import finding_properties
@@ -90,7 +92,7 @@ def _help_text(markdown: str) -> str:
     return "\n".join(line[3:] if line.startswith("## ") else line for line in lines).strip()
 
 
-def _rule_descriptor(rule, limits: SarifLimits = GITHUB_LIMITS) -> om.ReportingDescriptor:
+def _rule_descriptor(rule, limits: SarifLimits = GITHUB_LIMITS, docs_url: str = DOCS_URL) -> om.ReportingDescriptor:
     markdown = rule.docs or rule.summary
     properties: dict[str, Any] = {
         "tags": sorted(set(rule.tags) | {"etrace"})[:limits.tags_per_rule],
@@ -105,6 +107,7 @@ def _rule_descriptor(rule, limits: SarifLimits = GITHUB_LIMITS) -> om.ReportingD
         short_description=om.MultiformatMessageString(text=clip(rule.summary, limits.description_chars)),
         full_description=om.MultiformatMessageString(text=clip(rule.full_description, limits.description_chars)),
         help=om.MultiformatMessageString(text=_help_text(markdown), markdown=markdown),
+        help_uri=rule_page_url(rule.id, docs_url),
         default_configuration=om.ReportingConfiguration(level=rule.level.value, enabled=rule.enabled),
         properties=properties,
     )
@@ -226,7 +229,7 @@ def build_log(outcome, info, limits: SarifLimits = GITHUB_LIMITS) -> dict:
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(
             name="etrace-lint", semantic_version=__version__, version=__version__,
-            information_uri=INFORMATION_URI, rules=[_rule_descriptor(r, limits) for r in rules])),
+            information_uri=INFORMATION_URI, rules=[_rule_descriptor(r, limits, info.docs_url) for r in rules])),
         # the root stays unnamed: a log that holds no absolute path is the same on every
         # machine and leaks no user name; consumers resolve %SRCROOT% to their checkout
         original_uri_base_ids={ROOT_ID: om.ArtifactLocation(description=om.Message(

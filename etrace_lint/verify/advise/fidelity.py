@@ -31,15 +31,17 @@ class AdviceHarness(Harness):
         self.algorithms = algorithms
 
     def _compile(self, label: str) -> Any:
+        """The learner as ``braintrace.compile`` would return it, on the model as the layout left it:
+        built from its class, its graph compiled, and refused where ``braintrace.compile`` refuses it."""
         algorithm = self.algorithms[label]
         try:
             with bt.quiet([]):
                 learner = algorithm.build(self.model)
                 learner.compile_graph(*self._first_step())
+                bt.refuse_as_compile_does(learner)
                 return learner
         except Exception as exc:  # noqa: BLE001 - reported in the row as not compiling
             raise HarnessError(describe(exc)) from None
-
 
     def online(self, learner: Any, lengths: list[int]) -> dict:
         """The verify harness's online run, its states first given the types one step gives them: hidden

@@ -103,6 +103,7 @@ def _built(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable[[i
         _check_batched(model, batch)
     learner = algorithm.build(model)
     learner.compile_graph(*inputs_at(batch))
+    bt.refuse_as_compile_does(learner)  # a learner braintrace.compile refuses allocates nothing
     return learner_state(model, learner), len(learner.graph.hidden_groups)
 
 

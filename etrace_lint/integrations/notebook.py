@@ -1,0 +1,105 @@
+"""``%load_ext etrace_lint``: each compile a later cell makes is linted and its result shown below it.
+
+The result is a :class:`~etrace_lint.api.CheckResult`, as ``etrace_lint.check`` returns: in Jupyter
+the HTML report with the model's learning graph, in a terminal its text. ``%etrace_lint off`` stops
+linting, ``%etrace_lint on`` starts again; ``%unload_ext etrace_lint`` puts braintrace back as it was.
+
+A model compiled again in the same cell (a loop over epochs) is shown once; run the cell again and
+it is linted again, as the class it builds may have changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+from ..capture import hooks
+from ..capture.hooks import Capture
+from ..capture.site import CaptureSite
+from ..config.pyproject import load_settings, search_start
+from ..config.settings import Settings
+from ..policy.scope import engine_scope
+from .collect import CompileLinter, LintedModel, policy_outcome
+
+MAGIC = "etrace_lint"
+
+
+class NotebookLinter:
+    """Lints the compiles of the cells run after it was loaded, and displays each result."""
+
+    def __init__(self, ipython: Any):
+        self.ipython = ipython
+        self.on = True
+        self.armed = False  # a cell after the one that loaded the extension has started
+        self.settings = _settings()
+        self.linter = CompileLinter(self.settings.for_engine(engine_scope(self.settings, every_note=True)),
+                                    lambda: str(getattr(self.ipython, "execution_count", "")))
+
+    def pre_run_cell(self, *args: Any) -> None:
+        self.armed = True
+        self.linter.models.clear()  # a cell run again lints again: its class may have changed
+        self.linter.compiles.clear()
+
+    def __call__(self, capture: Capture) -> None:
+        if not (self.on and self.armed):
+            return
+        seen = len(self.linter.models)
+        model = self.linter.lint(dataclasses.replace(capture, site=self._site(capture.site)))
+        if len(self.linter.models) > seen:
+            from IPython.display import display
+
+            display(self.result(model))  # type: ignore[no-untyped-call]
+
+    def _site(self, site: CaptureSite) -> CaptureSite:
+        count = getattr(getattr(self.ipython, "compile", None), "_filename_map", {}).get(site.path)
+        # named as IPython names the cell in a traceback: "Cell In[3], line 4 (D_RTRL)"
+        return dataclasses.replace(site, name=f"Cell In[{count}], line {site.line}") if count else site
+
+    def result(self, model: LintedModel) -> Any:
+        from ..api import CheckResult  # the engine's records and the HTML report: the cell's program has JAX
+        from ..core.learning_graph import graphs_by_target
+
+        outcome = policy_outcome([model], self.settings)
+        result = model.result
+        return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),
+                           tuple(graphs_by_target(outcome.findings, [model.site.display_name])),
+                           tuple(result.verify_rows), self.settings.root, tuple(result.advice_rows))
+
+    def magic(self, line: str) -> None:
+        """``%etrace_lint on`` / ``%etrace_lint off``: lint the compiles of later cells, or not."""
+        word = line.strip().lower()
+        if word in ("on", "off"):
+            self.on = word == "on"
+        elif word:
+            print(f"%{MAGIC}: say on or off, not {line.strip()!r}")
+            return
+        print(f"etrace-lint: {'linting' if self.on else 'not linting'} the models later cells compile")
+
+
+def _settings() -> Settings:
+    """``[tool.etrace-lint]`` found from the notebook's folder, every note kept: the graph needs them."""
+    settings = load_settings(search_start([os.getcwd()]))
+    return settings.with_values({"show_info": True}, "the notebook's view (the graph needs every note)")
+
+
+_loaded: dict[str, NotebookLinter] = {}
+
+
+def load(ipython: Any) -> None:
+    if MAGIC in _loaded:
+        return
+    session = NotebookLinter(ipython)
+    _loaded[MAGIC] = session
+    ipython.events.register("pre_run_cell", session.pre_run_cell)
+    ipython.register_magic_function(session.magic, "line", MAGIC)
+    hooks.install(session)
+
+
+def unload(ipython: Any) -> None:
+    session = _loaded.pop(MAGIC, None)
+    if session is None:
+        return
+    hooks.uninstall()
+    ipython.events.unregister("pre_run_cell", session.pre_run_cell)
+    ipython.magics_manager.magics["line"].pop(MAGIC, None)

@@ -1,0 +1,57 @@
+"""``%load_ext etrace_lint`` in a real kernel: each compile a later cell makes is linted and shown below it."""
+
+from __future__ import annotations
+
+import pytest
+from browser import SKIP_REASON, elements, find_browser, open_page, with_class
+
+nbformat = pytest.importorskip("nbformat", reason="the notebook test needs nbformat, nbclient and ipykernel")
+nbclient = pytest.importorskip("nbclient", reason="the notebook test needs nbformat, nbclient and ipykernel")
+pytest.importorskip("ipykernel", reason="the notebook test needs nbformat, nbclient and ipykernel")
+
+GRU = "gru = braintrace.nn.GRUCell(3, 8)\nbrainstate.nn.init_all_states(gru)\n"
+CELLS = (
+    # the cell that loads the extension is not linted, only later ones
+    "%load_ext etrace_lint\nimport brainstate, braintrace, jax.numpy as jnp\n" + GRU
+    + "learner = braintrace.compile(gru, 'D_RTRL', jnp.ones((3,)))",
+    # compiled twice in one cell, shown once
+    GRU + "for epoch in range(2):\n    learner = braintrace.compile(gru, 'D_RTRL', jnp.ones((3,)))",
+    "%etrace_lint off",
+    "lstm = braintrace.nn.LSTMCell(3, 8)\nbrainstate.nn.init_all_states(lstm)\n"
+    "learner = braintrace.compile(lstm, 'D_RTRL', jnp.ones((3,)))",
+    "%etrace_lint on",
+    "learner = braintrace.compile(lstm, 'D_RTRL', jnp.ones((3,)))",
+)
+
+
+def _shown(cell) -> list[dict]:
+    return [output["data"] for output in cell.outputs if output["output_type"] == "display_data"]
+
+
+def test_later_cells_compiles_are_linted_and_shown(tmp_path):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
+    nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    shown = [_shown(cell) for cell in notebook.cells]
+    assert [len(outputs) for outputs in shown] == [0, 1, 0, 0, 0, 1], notebook.cells
+    (gru,), (lstm,) = shown[1], shown[5]
+    assert gru["text/plain"].startswith("CheckResult(1 model, 0 errors, 1 warnings")
+    # the finding sits on the cell's line that built the GRU; the model is named by its cell, as a traceback does
+    assert ": ETL005 Wr.weight reaches a hidden state only through Wh.weight's op" in gru["text/plain"]
+    assert "[Cell In[2], line 4 (D_RTRL)]" in gru["text/plain"]
+    assert notebook.cells[2].outputs[0]["text"].strip() == "etrace-lint: not linting the models later cells compile"
+    assert lstm["text/plain"].startswith("CheckResult(1 model, 0 errors, 0 warnings")
+    assert gru["text/html"].startswith('<div class="etl-report" id="r')
+    page = tmp_path / "notebook.html"
+    page.write_text(f"<!DOCTYPE html><html><body>{gru['text/html']}{lstm['text/html']}</body></html>",
+                    encoding="utf-8")
+    dom = elements(page.read_text(encoding="utf-8"))
+    assert [s.attrs["data-target"] for s in with_class(dom, "target")] == [
+        "Cell In[2], line 4 (D_RTRL)", "Cell In[6], line 1 (D_RTRL)"]
+    weights = {e.attrs["data-label"]: e.attrs["data-verdict"] for e in with_class(dom, "weight")}
+    assert weights["Wr.weight"] == "does not learn" and weights["Wi.weight"] == "learns"
+    if find_browser() is None:
+        pytest.skip(SKIP_REASON)
+    page_shown = open_page(str(page), str(tmp_path), screenshot=str(tmp_path / "notebook.png"))
+    assert page_shown.console == () and page_shown.requests == ()

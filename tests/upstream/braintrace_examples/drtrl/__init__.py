@@ -1,0 +1,1 @@
+# examples/drtrl/__init__.py

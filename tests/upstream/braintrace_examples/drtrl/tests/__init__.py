@@ -1,0 +1,1 @@
+# examples/drtrl/tests/__init__.py

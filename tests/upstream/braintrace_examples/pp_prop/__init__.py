@@ -1,0 +1,1 @@
+# examples/pp_prop/__init__.py

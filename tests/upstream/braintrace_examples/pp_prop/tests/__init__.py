@@ -1,0 +1,1 @@
+# examples/pp_prop/tests/__init__.py
