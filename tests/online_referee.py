@@ -12,7 +12,9 @@ each lint target and each online algorithm it names (``verify={"algorithms":
 - ``learner.etrace_grad`` over the sequence, one step per call (no window),
   the per-step losses summed: an exception is recorded at stage ``"step"``;
 - exact BPTT through ``brainstate.transform.for_loop`` and
-  ``brainstate.transform.grad``, from the same states, with the same loss;
+  ``brainstate.transform.grad``, from the same states, with the same loss
+  (``brainstate.transform.jacfwd``, the same derivative in forward mode, where
+  JAX cannot reverse the step: a ``while_loop`` in it);
 - whether ``braintrace.compile`` refuses a fresh copy of the model
   (``CompilationError``: no weight reaches a hidden state through an ETP op).
 
@@ -241,14 +243,22 @@ def _judge_one(spec: TargetSpec, factory: Callable, declared: dict, algorithm: s
         start = _snapshot(model)
         learner_start = _snapshot(learner)
 
-        @brainstate.transform.jit
-        def bptt(sequence):
-            def total():
-                return brainstate.transform.for_loop(lambda *x: loss(model(*x)), *sequence).sum()
-            return brainstate.transform.grad(total, weights)()
+        def bptt_by(differentiate: Callable) -> Callable:
+            @brainstate.transform.jit
+            def bptt(sequence):
+                def total():
+                    return brainstate.transform.for_loop(lambda *x: loss(model(*x)), *sequence).sum()
+                return differentiate(total, weights)()
+            return bptt
 
         try:
-            exact, xs = _bptt_with_signal(bptt, xs, start, bool(inputs_fn))
+            try:
+                exact, xs = _bptt_with_signal(bptt_by(brainstate.transform.grad), xs, start, bool(inputs_fn))
+            except ValueError as exc:
+                if "Reverse-mode differentiation does not work for lax.while_loop" not in str(exc):
+                    raise
+                _restore(start)
+                exact, xs = _bptt_with_signal(bptt_by(brainstate.transform.jacfwd), xs, start, bool(inputs_fn))
         except Exception as exc:  # the model itself does not run over a sequence: nothing to judge
             return truth("bptt", _short(exc))
         try:

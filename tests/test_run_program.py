@@ -164,3 +164,28 @@ def test_help_lists_run():
     assert "etrace-lint run SCRIPT" in run_cli("--help").stdout
     result = run_cli("run", "--help")
     assert result.returncode == 0 and "--all" in result.stdout and "-m MODULE" in result.stdout
+
+
+def test_a_lint_over_its_memory_is_a_tool_error_on_the_call(programs):
+    result = _run(programs, "--memory-limit", "1MB", "own_algorithm.py")
+    assert result.returncode == 2
+    assert "own_algorithm.py:25 (MyRTRL)" in result.stdout + result.stderr
+    assert "beyond the program's" in result.stdout and "over --memory-limit 1 MiB" in result.stdout
+
+
+def test_ctrl_c_stops_the_program_and_the_run(programs):
+    import signal
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "etrace_lint", "run", "waits.py"], cwd=programs,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        time.sleep(0.2)
+        os.killpg(process.pid, signal.SIGINT)  # the terminal's Ctrl-C reaches the whole foreground group
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130
+    assert "etrace-lint: interrupted" in stderr

@@ -9,7 +9,11 @@ Two mechanisms of braintrace, read off the compiled graph:
   ``h = f(x) + perturb``); when the step's output reads none of the new values of the states
   the weight is connected to (spikes taken from the membrane before its reset), and the op's
   output reaches the output only through another hidden state's new value, the eligibility
-  trace is multiplied by zero on every step.
+  trace is multiplied by zero on every step;
+- the learning signal is cut: a ``while`` loop on the way to a hidden state cannot be
+  reversed, so the compiler detaches its inputs in the perturbed step (``stop_gradient``);
+  when every path from the new values of the states a weight is connected to reaches the
+  output only through such a loop, their learning signal is zero on every step.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Protocol, TypeVar
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .context import TOP, AnalysisContext
+from .context import TOP, AnalysisContext, Node, StepFlow
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,104 @@ def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
         hidden = tuple(dict.fromkeys(p for view in unread for i in view.group_indices for p in groups[i].hidden_paths))
         found.append(UnreadStateUse(weight, sites.get(id(unread[0].y_var)), hidden))
     return found
+
+
+@dataclass(frozen=True)
+class WhileCutUse:
+    """A connected weight whose hidden states' new values reach the step's output only through a
+    ``while`` loop whose inputs the compiler detaches."""
+
+    weight: StatePath
+    site: jv.EqnSite | None  # its (first) ETP op
+    hidden: tuple[StatePath, ...]  # the hidden states the compiler connected it to
+    loop: jv.EqnSite  # the first loop the signal crosses
+    loop_hidden: tuple[StatePath, ...]  # the hidden states that loop computes
+
+
+def _detached_loops(context: AnalysisContext) -> dict[Node, jv.EqnSite]:
+    """The outputs of the step's ``while`` loops whose inputs braintrace detaches -> the loop.
+
+    JAX cannot transpose a ``while``, so braintrace's hidden perturbation routes every input of a
+    top-level loop on the way to a hidden state through ``stop_gradient``: on 0.2.8 every loop whose
+    outputs reach a hidden state's new value, on 0.2.6 only a loop that writes one. Any other loop on
+    the learning signal's way is left to reverse mode, which fails on it (ETL205 says so)."""
+    hidden = context.hidden_outvars
+    eqns = jv.open_jaxpr(context.jaxpr).eqns
+    if bt.detaches_loops_before_hidden():
+        needed = set(hidden)  # the vars a hidden state's new value depends on, gathered backwards
+        loops = []
+        for eqn in reversed(eqns):
+            if any(v in needed for v in jv.outvars(eqn) if jv.is_var(v)):
+                if jv.primitive_name(eqn) == "while":
+                    loops.append(eqn)
+                needed.update(v for v in jv.invars(eqn) if jv.is_var(v))
+    else:
+        loops = [eqn for eqn in eqns if jv.primitive_name(eqn) == "while"
+                 and any(v in hidden for v in jv.outvars(eqn) if jv.is_var(v))]
+    found: dict[Node, jv.EqnSite] = {}
+    for eqn in loops:
+        site = jv.EqnSite(eqn, ())
+        found.update(((TOP, v), site) for v in jv.outvars(eqn) if jv.is_var(v))
+    return found
+
+
+def while_cut_uses(context: AnalysisContext) -> list[WhileCutUse]:
+    """Weights all of whose ETP ops drive hidden states whose learning signal crosses a detached loop,
+    under ``vjp_method='single-step'`` (``'multi-step'`` reverses the whole step and cannot go through
+    a ``while`` at all)."""
+    loops = _detached_loops(context)
+    outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
+    if not loops or not outputs:
+        return []
+    flow = context.flow
+    groups = {g.index: g for g in bt.group_views(context.graph)}
+    same_step = bt.adds_same_step_gradients()
+    avoid_hidden = set(flow.hidden) | set(loops)
+    crossed: dict[int, jv.EqnSite | None] = {}  # per hidden group: the loop its signal crosses, None: not cut
+    cut: list[bt.RelationView] = []
+    for view in (v for v in bt.relation_views(context.graph) if not v.in_control_flow):
+        for index in view.group_indices:
+            if index not in crossed:
+                crossed[index] = _loop_crossed(flow, groups[index], outputs, loops)
+        if not any(crossed[i] for i in view.group_indices):
+            continue
+        if any(crossed[i] is None and _signal(flow, groups[i], outputs) for i in view.group_indices):
+            continue  # another of its states is read around every loop
+        if same_step and flow.reached(((TOP, view.y_var),), outputs, avoid=avoid_hidden):
+            continue  # a same-step path around the loops, which braintrace 0.2.8 trains
+        cut.append(view)
+    sites = _etp_sites(context)
+    found = []
+    for weight, views in _whole_weights(cut, context):
+        indices = [i for view in views for i in view.group_indices]
+        hidden = tuple(dict.fromkeys(p for i in indices for p in groups[i].hidden_paths))
+        loop = next(crossed[i] for i in indices if crossed[i] is not None)
+        assert loop is not None
+        outs = tuple((TOP, v) for v in jv.outvars(loop.eqn) if jv.is_var(v))
+        loop_hidden = tuple(flow.hidden[n] for n in outs if n in flow.hidden) or tuple(
+            flow.reached(outs, flow.hidden, past_ends=False))  # the first states its result reaches
+        found.append(WhileCutUse(weight, sites.get(id(views[0].y_var)), hidden, loop, loop_hidden))
+    return found
+
+
+def _starts(group: bt.GroupView) -> tuple[Node, ...]:
+    return tuple((TOP, v) for v in group.outvars if jv.is_var(v))
+
+
+def _signal(flow: StepFlow, group: bt.GroupView, outputs: dict[Node, str]) -> bool:
+    return bool(flow.reached(_starts(group), outputs))
+
+
+def _loop_crossed(flow: StepFlow, group: bt.GroupView, outputs: dict[Node, str],
+                  loops: dict[Node, jv.EqnSite]) -> jv.EqnSite | None:
+    """The detached loop every path from the group's new values to the output crosses (a group's own
+    loop is no crossing: the perturbation is added after it), or None."""
+    starts = _starts(group)
+    if not flow.reached(starts, outputs) or flow.reached(starts, outputs, avoid=loops):
+        return None  # unread (ETL208's case), or read around every loop
+    own = set(starts)
+    reached = flow.reached(starts, {node: node for node in loops if node not in own})
+    return loops[reached[0]] if reached else None
 
 
 @dataclass(frozen=True)

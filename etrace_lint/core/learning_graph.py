@@ -27,7 +27,8 @@ UNKNOWN = "no verdict"  # the run built no finding about this weight (notes hidd
 _SAME_STEP_RULES = frozenset({"ETL003"})
 # what stands between a weight and learning, as each rule's finding names it (its related locations' labels)
 _BLOCKING_WEIGHT = "blocking weight "  # ETL005: the compiler excluded the weight behind another weight's op
-_BLOCKING_LABELS = {"the mean is subtracted here": "mean subtracted"}  # ETL207
+_BLOCKING_LABELS = {"the mean is subtracted here": "mean subtracted",  # ETL207
+                    "the learning signal is cut at this loop": "while loop cuts the learning signal"}  # ETL212
 _APPLIED = " applied here"  # ETL202: an opaque transform (checkpoint, custom_jvp) around the op
 _BLOCKED_AT_LOCATION = {"ETL203": "op decomposed under vmap"}  # the finding's own line is the plain op
 _OUTPUT_ONLY_RULES = frozenset({"ETL209"})  # a weight whose value reaches the output and no hidden state

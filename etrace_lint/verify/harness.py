@@ -12,7 +12,11 @@ What silently changes the answer, and how it is avoided here:
 - the per-step losses are summed on both sides (``reduction='sum'``);
 - gradients of unit-carrying parameters are Quantities: mantissas are compared;
 - inputs that already carry the model's batch are not batched again
-  (``layout.py`` decides, and falls back to the other layout only on failure).
+  (``layout.py`` decides, and falls back to the other layout only on failure);
+- where JAX cannot take BPTT in reverse mode (a ``while_loop`` in the step),
+  it is taken in forward mode, the same derivative, for a model small enough
+  (``FORWARD_MODE_LIMIT`` parameters): without it, nothing could be said
+  about the weights whose learning signal the loop cuts.
 """
 
 from __future__ import annotations
@@ -34,6 +38,15 @@ from ..core.naming import display_name
 from .layout import Layout, leading_axes, plan_layouts
 
 INPUT_SCALES = (1.0, 4.0, 16.0, 64.0)
+# forward mode costs one pass per parameter: above this many, a BPTT reverse mode refuses is not taken
+FORWARD_MODE_LIMIT = 4096
+# what JAX says when reverse mode meets a while loop (a fori_loop with traced bounds is one)
+_REVERSE_REFUSED = re.compile(r"Reverse-mode differentiation does not work for lax\.while_loop")
+
+
+def reverse_mode_refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is JAX refusing to reverse a ``while`` loop."""
+    return isinstance(exc, ValueError) and bool(_REVERSE_REFUSED.search(str(exc)))
 
 
 class HarnessError(Exception):
@@ -168,6 +181,7 @@ class Harness:
         self.sequence: tuple = ()
         self.input_scale = 1.0  # drawn float inputs are multiplied by it (see ``settle``)
         self.draw = 0  # which draw of the inputs the sequence is: its seed is the settings' seed plus it
+        self.forward_mode = False  # BPTT is taken in forward mode: reverse mode cannot go through the step
 
     def close(self) -> None:
         _restore(self.model, self._original)
@@ -350,6 +364,22 @@ class Harness:
     def bptt(self, lengths: list[int]) -> dict[int, GradientRun]:
         """BPTT over each prefix length of the sequence, from one compiled function: the longest
         sequence runs every time, and the losses of the steps past a prefix are masked out."""
+        pairs = _state_values(self.model)
+        if not self.forward_mode:
+            try:
+                return self._bptt(lengths, pairs, brainstate.transform.grad)
+            except Exception as exc:
+                if not reverse_mode_refused(exc) or self._parameter_count() > FORWARD_MODE_LIMIT:
+                    raise
+                _restore_values(pairs)
+                self.forward_mode = True
+        return self._bptt(lengths, pairs, brainstate.transform.jacfwd)
+
+    def _parameter_count(self) -> int:
+        leaves = jax.tree.leaves([state.value for state in self.weights.values()], is_leaf=_is_quantity)
+        return sum(int(np.size(mantissa(leaf))) for leaf in leaves)
+
+    def _bptt(self, lengths: list[int], pairs: list, differentiate: Callable) -> dict[int, GradientRun]:
         model, loss, weights = self.model, self.loss, self.weights
         longest = max(lengths)
 
@@ -358,9 +388,8 @@ class Harness:
             def total():
                 losses = brainstate.transform.for_loop(lambda *x: loss(model(*x)), *xs)
                 return jnp.where(mask, losses, jnp.zeros_like(losses)).sum()
-            return brainstate.transform.grad(total, weights, return_value=True)()
+            return differentiate(total, weights, return_value=True)()
 
-        pairs = _state_values(model)
         runs = {}
         for steps in sorted(lengths):
             _restore(model, self._initial)

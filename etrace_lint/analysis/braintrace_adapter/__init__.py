@@ -31,11 +31,13 @@ from .compiler import (
     weight_invars,
 )
 from .graph import (
+    GroupView,
     RelationView,
     ZeroDfRelation,
     adds_same_step_gradients,
     algorithm_class,
     conv_bias_shape,
+    detaches_loops_before_hidden,
     group_views,
     is_vmap_decomposition,
     online_gradient_error,
@@ -62,11 +64,13 @@ if TYPE_CHECKING:  # braintrace's own classes, for the engine's annotations only
 __all__ = [
     "ETraceGraph",
     "ModuleInfo",
+    "GroupView",
     "RelationView",
     "UntracedState",
     "ZeroDfRelation",
     "Compilation",
     "adds_same_step_gradients",
+    "detaches_loops_before_hidden",
     "algorithm_class",
     "compile_model",
     "compiled_states",

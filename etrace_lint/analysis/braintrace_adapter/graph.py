@@ -226,3 +226,15 @@ def adds_same_step_gradients() -> bool:
     from braintrace._compiler.hidden_pertubation import HiddenPerturbation  # a cached run never imports braintrace
 
     return "bypass_param_paths" in getattr(HiddenPerturbation, "_fields", ())
+
+
+def detaches_loops_before_hidden() -> bool:
+    """Whether braintrace's hidden perturbation detaches a ``while`` loop whose result reaches a hidden
+    state through further ops (``h = tanh(while(...))``), not only one that writes it.
+
+    braintrace 0.2.8 detaches every top-level loop whose outputs reach a hidden state's new value
+    (``_while_eqns_reaching``); 0.2.6 only a loop one of whose outputs is that value, and leaves any
+    other loop to reverse mode, which cannot go through it (the online step then fails)."""
+    from braintrace._compiler import hidden_pertubation  # a cached run never imports braintrace
+
+    return hasattr(hidden_pertubation, "_while_eqns_reaching")
