@@ -77,7 +77,9 @@ class CheckResult:
         return FindingList(f for f in self.findings if f.level is level and not f.suppressed)
 
     def weights(self) -> dict[str, dict[str, str]]:
-        """Per model, each weight's verdict: ``{"net": {"w_rec": "does not learn"}}``."""
+        """Per model, each weight's state: ``{"net": {"w_rec": "does not learn", "w": "learns partly"}}``
+        (``etrace_lint.core.learning_graph``: learns, learns partly, same-step only, does not learn, wrong
+        online gradient, learns against BPTT, no verdict)."""
         return {graph.target: graph.weights() for graph in self.graphs}
 
     def __repr__(self) -> str:

@@ -6,15 +6,16 @@ def explain(g):
     if g.scale:
         return (f"{g.subject} under {g.algorithm} {g.span}: online gradient is {g.scale}: cosine {g.cosine} is below "
                 f"the floor {g.cosine_floor} ({g.reason})")
-    return (f"{g.algorithm} online gradient of {g.subject} points away from BPTT {g.span}: cosine {g.cosine} is "
-            f"below the floor {g.cosine_floor} ({g.reason})")
+    return (f"{g.algorithm} online gradient of {g.subject} is poorly aligned with BPTT {g.span}: cosine {g.cosine} "
+            f"is below the floor {g.cosine_floor} ({g.reason})")
 
 
 RULE = Rule(
     id="ETL404",
     name="online-gradient-misaligned",
     level=Level.WARNING,
-    summary="--verify: an approximate online gradient points away from BPTT (cosine below the floor)",
+    summary=("--verify: an approximate online gradient is poorly aligned with BPTT (cosine below the floor, "
+             "not below 0 on every input draw)"),
     tags=("verify", "gradient"),
     opt_in_flag="--verify",
     explain=explain,

@@ -74,3 +74,14 @@ def test_a_failing_assert_in_a_users_test_prints_the_findings(tmp_path):
     assert done.returncode == 1
     assert "assert not <1 finding:" in done.stdout
     assert "units_mismatch.py:26:54: ETL101 unit mismatch: mV and nA meet in one expression" in done.stdout
+
+
+def test_each_weight_has_one_state_partial_learning_and_learning_against_bptt_included():
+    import etrace_lint
+
+    partly = etrace_lint.check_target(os.path.join(REPO, "tests", "real_models", "inner_loop_cell.py"))
+    assert partly.weights() == {"inner-loop-cell": {"w": "learns partly"}}
+    against = etrace_lint.check_target(os.path.join(REPO, "tests", "fixtures", "verify", "against.py"), verify=True)
+    states = against.weights()
+    assert states["etrace_target_delayed_inhibition"] == {"w.weight": "learns against BPTT"}
+    assert states["etrace_target_elementwise_inhibition"] == {"w.weight": "learns"}

@@ -384,3 +384,22 @@ def test_a_region_box_never_covers_an_op_outside_the_region(tmp_path):
         assert members <= inside and all(_inside(ops[m].box(), box.box()) for m in members)
         assert not [o for o in ops if o not in members and _overlap(ops[o].box(), box.box())]
     assert set().union(*(b.attrs["data-members"].split() for b in boxes)) == inside
+
+
+@needs_browser
+def test_a_weight_that_learns_through_some_of_its_uses_learns_partly_everywhere(tmp_path):
+    """braintrace's inner-loop cell: the compiler connects the last unrolled iteration's uses of ``w``
+    (ETL001) and excludes the earlier ones (ETL005). The table and the graph say so together."""
+    report = tmp_path / "report.html"
+    done = run_cli("report", "tests/real_models/inner_loop_cell.py", "-o", str(report), "--no-cache")
+    assert done.returncode == 1, done.stderr  # ETL005 is a warning
+    page = open_page(str(report), str(tmp_path), screenshot=str(tmp_path / "partly.png"), size="1280,2000")
+    assert page.console == ()
+    dom = elements(page.dom)
+    weights = {e.attrs["data-label"]: e.attrs for e in with_class(dom, "weight")}
+    assert weights["w"]["data-verdict"] == "learns partly"
+    assert "v-partly" in weights["w"]["class"].split() and "v-not" not in weights["w"]["class"].split()
+    overview = [e.text for e in dom if e.tag == "table" and "overview" in e.attrs.get("class", "").split()][0]
+    assert "1 learns partly" in overview and "does not learn" not in overview
+    rules = {e.attrs["data-rule"] for e in with_class(dom, "finding")}
+    assert {"ETL001", "ETL005"} <= rules  # both halves of the state are findings on the page

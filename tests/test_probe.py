@@ -16,7 +16,7 @@ from etrace_lint.engine.lint import lint_target
 from etrace_lint.writers.properties import finding_properties
 
 REPO = fixture("..", "..")
-PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413")
+PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413", "ETL415")
 OLD_LINE = braintrace.__version__.startswith("0.2.6")
 
 
@@ -163,7 +163,19 @@ def test_verify_measured_zero_also_replaces_the_relation():
     assert by_rule(result, *PROBE_RULES) == []  # --verify measures what the probe would, and more
 
 
-@pytest.mark.parametrize("name", ["synapse.py", "conv_bias.py", "zero.py"])
+def test_a_weight_learning_against_bptt_on_every_draw_is_named_and_one_that_varies_is_not():
+    result = probed(fixture("probe", "against.py"))["etrace_target_delayed_inhibition"]
+    (finding,) = by_rule(result, *PROBE_RULES)
+    assert finding.rule_id == "ETL415" and finding.level is Level.WARNING
+    assert finding.line == marked("against.py", "ETL415")
+    # the bias points against BPTT on each of the 3 draws; the input weight only on some, so it is not named
+    assert finding.message.startswith("w.weight['bias'] learns against BPTT under d_rtrl: measured over 4 steps")
+    assert "on 3 input draws" in finding.message and "['weight']" not in finding.message
+    draws = [float(c) for c in finding.message.split("cosine ")[1].split(" on ")[0].replace(" and", ",").split(", ")]
+    assert len(draws) == 3 and max(draws) < 0
+
+
+@pytest.mark.parametrize("name", ["synapse.py", "conv_bias.py", "zero.py", "against.py"])
 def test_probe_fixtures_report_exactly_their_marked_lines(name):
     # a synapse feeding a membrane in the same step doubles the input weight's gradient at one step;
     # the membrane reading the synapse's old value does not

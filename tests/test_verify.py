@@ -18,7 +18,7 @@ from etrace_lint.writers.properties import finding_properties
 from etrace_lint.writers.verify_table import format_verify_table
 
 REPO = fixture("..", "..")
-VERIFY_RULES = ("ETL401", "ETL402", "ETL403", "ETL404", "ETL405", "ETL499")
+VERIFY_RULES = ("ETL401", "ETL402", "ETL403", "ETL404", "ETL405", "ETL414", "ETL499")
 
 
 def verified(name: str, **run_options) -> dict[str, TargetResult]:
@@ -245,7 +245,14 @@ def test_verdicts_tell_a_bug_from_an_approximation():
     assert compare.verdict(same, True, 1e-5, 0.5, 0.0) == compare.EXACT
     assert compare.verdict(double, True, 1e-5, 0.5, 0.0) == compare.WRONG
     assert compare.verdict(double, False, 1e-5, 0.5, 0.0) == compare.APPROXIMATION
-    assert compare.verdict(opposite, False, 1e-5, 0.5, 0.0) == compare.MISALIGNED
+    # against BPTT on one draw: claimed only when every draw says so
+    assert compare.verdict(opposite, False, 1e-5, 0.5, 0.0) == compare.AGAINST
+    assert compare.verdict(opposite, True, 1e-5, 0.5, 0.0) == compare.WRONG  # where exact is expected: a bug
+    assert compare.confirmed(compare.AGAINST, [-1.0, -0.9, -0.2], False) == compare.AGAINST
+    assert compare.confirmed(compare.AGAINST, [-1.0, 0.1, -0.2], False) == compare.MISALIGNED
+    assert compare.confirmed(compare.AGAINST, [-1.0, 0.1, -0.2], True) == compare.WRONG
+    assert compare.confirmed(compare.AGAINST, [-1.0, math.nan, -0.2], False) == compare.MISALIGNED
+    assert compare.verdict(compare.metrics([1.0, 0.3], [0.2, 1.0]), False, 1e-5, 0.5, 0.0) == compare.MISALIGNED
     assert compare.verdict(zero, True, 1e-5, 0.5, 0.0) == compare.NOT_LEARNING
     assert compare.verdict(compare.metrics([math.nan], [1.0]), False, 1e-5, 0.5, 0.0) == compare.NONFINITE
     assert math.isclose(double.rel_error, 1.0) and math.isclose(double.cosine, 1.0)
@@ -326,3 +333,23 @@ def test_exception_texts_are_whole_sentences():
     assert text == "BrainStateError: The module Mapped(n=6) has no state named h."
     long = describe(ValueError("word " * 200))
     assert long.endswith(" ...") and "wor ..." not in long and len(long) < 420
+
+
+def test_a_weight_that_learns_against_bptt_on_every_draw_is_its_own_verdict():
+    results = verified("against.py")
+    found = verify_findings(results["etrace_target_delayed_inhibition"])
+    assert [(f.rule_id, f.line) for f in found] == [("ETL414", marked_line("against.py", "expect: ETL414"))]
+    finding = found[0]
+    assert finding.level is Level.WARNING and "learns against BPTT under d_rtrl" in finding.message
+    assert "on 3 input draws" in finding.message and "misaligned" not in finding.message
+    worst = finding_properties(finding)["verify"]
+    assert worst["verdict"] == "against-bptt" and worst["cosine"] < -0.9
+    # the same inhibition read element-wise joins v's group: D-RTRL follows it and is exact
+    assert verify_findings(results["etrace_target_elementwise_inhibition"]) == []
+
+
+def test_a_direction_is_claimed_only_after_every_draw_agrees():
+    rows = [row for result in verified("against.py").values() for row in result.verify_rows]
+    against = [row for row in rows if row["verdict"] == "against-bptt"]
+    assert against and all(len(row["draws"]) == compare.DRAWS and max(row["draws"]) < 0 for row in against)
+    assert all("draws" not in row for row in rows if row["verdict"] != "against-bptt")

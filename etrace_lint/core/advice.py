@@ -33,6 +33,7 @@ class Law:
 EXACT = "exact"
 APPROXIMATE = "approximate"
 MISALIGNED = "misaligned"
+AGAINST = "learns against BPTT"  # cosine below 0 on every input draw
 NO_GRADIENT = "no online gradient"
 NOT_COMPARED = "n/a"  # BPTT and the online gradient both zero: nothing to compare
 NOT_FINITE = "not finite"
@@ -44,10 +45,12 @@ class WeightFidelity:
     cosine: float | None  # None: either side is zero
     relative_error: float | None  # None: BPTT is zero
     verdict: str
+    draws: tuple[float | None, ...] = ()  # a direction: the cosine on each input draw (None: not measured)
 
     def to_json(self) -> dict[str, Any]:
-        return {"weight": self.weight, "cosine": self.cosine, "relative_error": self.relative_error,
-                "verdict": self.verdict}
+        shown: dict[str, Any] = {"weight": self.weight, "cosine": self.cosine, "relative_error": self.relative_error,
+                                 "verdict": self.verdict}
+        return {**shown, "draws": list(self.draws)} if self.draws else shown
 
 
 @dataclass(frozen=True)
@@ -96,10 +99,14 @@ class AdviceRow:
             bool(data["runs"]), data.get("error"), data.get("trace_bytes"),
             Law(law["c0"], law["c1"], law["c2"]) if law.get("c0") is not None else None,
             data.get("xla_temp_bytes"), data.get("flops_ratio"), tuple(data.get("zero_gradient_weights") or ()),
-            tuple(WeightFidelity(w["weight"], w["cosine"], w["relative_error"], w["verdict"])
-                  for w in data.get("weights") or ()),
+            tuple(WeightFidelity(w["weight"], w["cosine"], w["relative_error"], w["verdict"],
+                                 tuple(w.get("draws") or ())) for w in data.get("weights") or ()),
             data.get("batch"), data.get("measured_batch"), int(data.get("steps") or 0), data.get("hidden_groups"),
             data.get("note") or "", bool(data.get("recommended")))
+
+    def weights_with(self, verdict: str) -> tuple[str, ...]:
+        """The weight leaves of one verdict, by name."""
+        return tuple(w.weight for w in self.weights if w.verdict == verdict)
 
     @property
     def exact(self) -> bool:

@@ -18,8 +18,10 @@ from .findings import Finding, Level
 # what a weight's findings say about its learning, strongest first
 LEARNS = "learns"
 SAME_STEP = "same-step only"  # a readout: exact gradients from the same step, no trace (ETL003)
+PARTLY = "learns partly"  # learns through some of its uses (ETL001), not through others (ETL005, ETL201, ...)
 NOT_LEARNING = "does not learn"
 WRONG = "wrong online gradient"  # --verify measured a gradient that is not BPTT's (ETL401, ETL404)
+AGAINST = "learns against BPTT"  # measured over several input draws: cosine below 0 (ETL414, ETL415)
 UNKNOWN = "no verdict"  # the run built no finding about this weight (notes hidden, or the model did not compile)
 
 _SAME_STEP_RULES = frozenset({"ETL003"})
@@ -32,6 +34,9 @@ _BLOCKED_AT_LOCATION = {"ETL203": "op decomposed under vmap"}  # the finding's o
 _OUTPUT_ONLY_RULES = frozenset({"ETL209"})  # a weight whose value reaches the output and no hidden state
 _LEARNS_RULES = frozenset({"ETL001"})
 _WRONG_RULES = frozenset({"ETL401", "ETL404"})
+_AGAINST_RULES = frozenset({"ETL414", "ETL415"})
+# measured: the weight's online gradient is zero (or the step raises); a compiler relation does not outweigh it
+_MEASURED_ZERO_RULES = frozenset({"ETL402", "ETL410", "ETL411", "ETL413"})
 
 
 _DRAWN_ON = ("weight", "site", "output", "group", "state", "op")
@@ -103,16 +108,28 @@ def _record_kind(finding: Finding) -> str:
     return finding.details.kind if isinstance(finding.details, CompilerRecord) else ""
 
 
-def _is_against(finding: Finding) -> bool:
-    """A finding that says a weight does not learn, or learns a wrong gradient."""
+def _denies(finding: Finding) -> bool:
+    """A finding that says a weight (or one of its uses) does not learn, or learns a wrong gradient."""
     return finding.rule_id not in _LEARNS_RULES | _SAME_STEP_RULES and finding.level.rank >= Level.WARNING.rank
 
 
+def _measured_zero(finding: Finding) -> bool:
+    return finding.rule_id in _MEASURED_ZERO_RULES or any(m.rule in _MEASURED_ZERO_RULES for m in finding.measured)
+
+
 def _verdict(findings: list[Finding]) -> str:
-    against = [f for f in findings if _is_against(f)]
-    if any(f.rule_id not in _WRONG_RULES for f in against):
-        return NOT_LEARNING
-    if against:
+    """A weight's state: what its findings say together, never one of them against another.
+
+    A weight the compiler connects through one use (ETL001) while another of its uses is left out
+    (ETL005, ETL201, ...) learns partly, unless a measurement says its whole online gradient is zero."""
+    denying = [f for f in findings if _denies(f)]
+    blocked = [f for f in denying if f.rule_id not in _WRONG_RULES | _AGAINST_RULES]
+    if blocked:
+        learns = any(f.rule_id in _LEARNS_RULES for f in findings)
+        return PARTLY if learns and not any(_measured_zero(f) for f in findings) else NOT_LEARNING
+    if any(f.rule_id in _AGAINST_RULES for f in denying):
+        return AGAINST
+    if denying:
         return WRONG
     if any(f.rule_id in _SAME_STEP_RULES for f in findings):
         return SAME_STEP
@@ -254,7 +271,7 @@ def _why_not(build: _Builder, index: int, finding: Finding) -> None:
     if finding.rule_id in _OUTPUT_ONLY_RULES:
         build.edge(source, build.node(OUTPUT, "output", "step output"), "bypass", index)
         return
-    if not _is_against(finding):
+    if not _denies(finding):
         return
     blocker = _blocker(build, finding, index)
     if blocker is None or blocker == source:
@@ -274,5 +291,6 @@ def graphs_by_target(findings: list[Finding], targets: Sequence[str] = ()) -> li
     return [learning_graph(name, items) for name, items in grouped.items()]
 
 
-__all__ = ["Edge", "LEARNS", "LearningGraph", "NOT_LEARNING", "Node", "Region", "SAME_STEP", "UNKNOWN", "WRONG",
+__all__ = ["AGAINST", "Edge", "LEARNS", "LearningGraph", "NOT_LEARNING", "Node", "PARTLY", "Region", "SAME_STEP",
+           "UNKNOWN", "WRONG",
            "graphs_by_target", "learning_graph"]

@@ -15,6 +15,11 @@ EXACT = "exact"  # expected exact, and it is
 WRONG = "wrong"  # expected exact, and it is not
 APPROXIMATION = "approximation"  # expected approximate, points the right way
 MISALIGNED = "misaligned"  # expected approximate, cosine below the floor
+AGAINST = "against-bptt"  # the online gradient points against BPTT's (cosine below 0) on every input draw
+
+# input draws a direction is measured over before an online gradient is said to point against BPTT's: one
+# draw of random inputs can tip a gradient that is nearly orthogonal to BPTT's either way
+DRAWS = 3
 
 
 # an online gradient this much smaller than BPTT's is a zero: float32 rounding of a gradient that cancels
@@ -53,11 +58,21 @@ def verdict(m: Metrics, exact_expected: bool, tolerance: float, cosine_floor: fl
         return NOT_LEARNING
     if m.bptt_norm <= zero_scale and m.online_norm <= zero_scale:
         return VACUOUS
-    if exact_expected:
+    if exact_expected:  # any difference is a bug, an error whichever way it points
         return EXACT if m.rel_error <= tolerance else WRONG
+    if m.bptt_norm > zero_scale and m.cosine < 0:
+        return AGAINST  # on this draw: ``confirmed`` says whether the other draws agree
     if m.bptt_norm <= zero_scale:
         return MISALIGNED
     return APPROXIMATION if m.cosine >= cosine_floor else MISALIGNED
+
+
+def confirmed(verdict_on_first: str, cosines: list[float], exact_expected: bool) -> str:
+    """The verdict once every draw is measured: against BPTT only when the cosine is below 0 on each of them
+    (``cosines``, the first draw's included); else what a gradient that points nowhere in particular is."""
+    if verdict_on_first != AGAINST or all(math.isfinite(c) and c < 0 for c in cosines):
+        return verdict_on_first
+    return WRONG if exact_expected else MISALIGNED
 
 
 # |cosine| at least this: the online gradient is a multiple of BPTT's (an angle under about 0.8 degrees)
@@ -92,6 +107,13 @@ def describe_scale(k: float) -> str:
     size = abs(k)
     factor = f"{size:.2f}" if size >= 0.1 else f"{size:.2g}"
     return f"{factor}x BPTT's, {'same' if k > 0 else 'opposite'} direction"
+
+
+def describe_draws(cosines: list) -> str:
+    """"-0.99, -0.97 and -0.96 on 3 input draws"; a draw not measured reads "n/a"."""
+    shown = [f"{c:.2f}" if isinstance(c, float) and math.isfinite(c) else "n/a" for c in cosines]
+    listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}"
+    return f"{listed} on {len(shown)} input draw{'s' if len(shown) != 1 else ''}"
 
 
 def json_number(value: float) -> float | None:

@@ -90,7 +90,8 @@ class FindingMaker:
             cosine=_number(worst["cosine"]), cosine_floor=worst.get("cosineFloor"),
             scale=compare.describe_scale(factor) if factor is not None else "",
             why_scaled=_why_scaled(factor) if factor is not None else "",
-            explained_by=f"{explained.rule_id} on line {explained.line}" if explained is not None else "")
+            explained_by=f"{explained.rule_id} on line {explained.line}" if explained is not None else "",
+            draws=compare.describe_draws(worst["draws"]) if worst.get("draws") else "")
         message = all_rules()[rule_id].explain(facts)  # the rule words what was measured
         subject = Subject(weight=display_name(weight), weight_path=path_key(weight), algorithm=algorithm)
         return self._finding(rule_id, message, primary, related, details, subject)

@@ -180,6 +180,7 @@ class Harness:
         self.jitted_steps: dict[int, Any] = {}  # id(learner) -> its jitted online step, compiled by ``online``
         self.sequence: tuple = ()
         self.input_scale = 1.0  # drawn float inputs are multiplied by it (see ``settle``)
+        self.draw = 0  # which draw of the inputs the sequence is: its seed is the settings' seed plus it
         self.forward_mode = False  # BPTT is taken in forward mode: reverse mode cannot go through the step
 
     def close(self) -> None:
@@ -318,8 +319,22 @@ class Harness:
                     f"{display_name(path)} of shape {old} into {new}")
         return None
 
+    def other_draws(self, learner: Any, lengths: list[int], draws: int) -> list[tuple[dict, dict]]:
+        """(BPTT runs, online runs) on draws 2 .. ``draws`` of the inputs, at the input scale ``settle`` kept;
+        the sequence is the first draw's again afterwards."""
+        kept = self.sequence, self.draw
+        measured = []
+        try:
+            for draw in range(1, draws):
+                self.draw = draw
+                self.sequence = self._sequence(self.example_inputs, self.layout.inputs_batched)
+                measured.append((self.bptt(lengths), self.online(learner, lengths)))
+        finally:
+            self.sequence, self.draw = kept
+        return measured
+
     def _sequence(self, example_inputs: tuple, inputs_batched: bool) -> tuple:
-        steps, seed = self.settings.steps, self.settings.seed
+        steps, seed = self.settings.steps, self.settings.seed + self.draw
         if self.settings.inputs is not None:
             produced = self.settings.inputs(steps, self.batch, seed)
             produced = produced if isinstance(produced, tuple) else (produced,)

@@ -18,13 +18,23 @@ from collections import Counter
 from typing import Mapping, Sequence, TextIO
 
 from ..core.findings import Finding, Level, ToolError
-from ..core.learning_graph import LEARNS, NOT_LEARNING, SAME_STEP, WRONG, LearningGraph, graphs_by_target
+from ..core.learning_graph import (
+    AGAINST,
+    LEARNS,
+    NOT_LEARNING,
+    PARTLY,
+    SAME_STEP,
+    WRONG,
+    LearningGraph,
+    graphs_by_target,
+)
 from .html_advice import CSS as ADVICE_CSS
 from .html_advice import advice_section, rows_for
 from .html_assets import CSS, JS
 from .html_layout import layout
 
-_VERDICT_CLASS = {LEARNS: "v-learns", NOT_LEARNING: "v-not", SAME_STEP: "v-same", WRONG: "v-not"}
+_VERDICT_CLASS = {LEARNS: "v-learns", PARTLY: "v-partly", NOT_LEARNING: "v-not", SAME_STEP: "v-same", WRONG: "v-not",
+                  AGAINST: "v-against"}
 _LEVELS = (Level.ERROR, Level.WARNING, Level.NOTE)
 _EXCERPT = 2  # lines of source shown either side of a finding's line
 
@@ -200,7 +210,9 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
                      f'<text x="{box.x + 9:.1f}" y="{box.y + box.height / 2:.1f}">{esc(node.label)}</text></a>')
     parts.append("</svg>")
     legend = ('<div class="legend muted"><span>green: learns online</span>'
+              "<span>green and red dashed: learns partly, through some of its uses only</span>"
               "<span>red dashed: does not learn, or learns a wrong gradient</span>"
+              "<span>red double: learns against BPTT (measured)</span>"
               "<span>blue: same-step gradients only</span><span>red dashed edge: a plain op, no ETP</span>"
               "<span>thick red dotted edge: what keeps a weight from learning (links to the finding)</span>"
               "<span>dotted: member of a hidden group</span><span>blue dashed edge: into the step output, "

@@ -18,6 +18,7 @@ BAR_WIDTH = 360  # px of the longest bar
 BAR_HEIGHT = 16
 CHAR_WIDTH = 7.3  # of the chart's 12px monospace labels
 _VERDICT_CLASS = {"exact": "adv-exact", "approximate": "adv-approx", "misaligned": "adv-bad",
+                  "learns against BPTT": "adv-bad",
                   "no online gradient": "adv-bad"}
 
 
@@ -145,7 +146,11 @@ def advice_section(prefix: str, rows: list[Mapping]) -> str:
     """The advisor's table for one model, or nothing when it was not asked for."""
     if not rows:
         return ""
+    from ..verify.advise.table import recommendation  # as the text writer: only when there is advice to show
+
+    said = "".join(f"<li>{esc(line.strip().lstrip('* '))}</li>" for line in recommendation([dict(r) for r in rows]))
     return (f'<div class="advice" id="{prefix}-advice"><h3>Learning-rule advice (measured)</h3>'
+            f'<ul class="advice-recommendation">{said}</ul>'
             f'<p class="muted">Trace memory each algorithm allocates beyond the model\'s own states, at the '
             f"target's batch size</p>{_bars(prefix, rows)}{_cost_table(rows)}"
             f"<h3>Fidelity per weight (online gradient vs BPTT)</h3>{_fidelity(rows)}</div>")

@@ -21,6 +21,8 @@ CSS = """
 .etl-report svg .node text { font-size:12px; dominant-baseline:middle; }
 .etl-report svg .weight.v-learns rect { fill:#e8f5e9; stroke:var(--ok); }
 .etl-report svg .weight.v-not rect { fill:#ffebee; stroke:var(--err); stroke-width:2; stroke-dasharray:5 3; }
+.etl-report svg .weight.v-partly rect { fill:#e8f5e9; stroke:var(--err); stroke-width:2; stroke-dasharray:5 3; }
+.etl-report svg .weight.v-against rect { fill:#ffebee; stroke:var(--err); stroke-width:4; }
 .etl-report svg .weight.v-same rect { fill:#e3f2fd; stroke:var(--note); }
 .etl-report svg .weight.v-unknown rect { fill:#f5f5f5; stroke:#999; }
 .etl-report svg .op rect { fill:#fff8e1; } .etl-report svg .op.plain rect { fill:#fff; stroke:var(--err); }

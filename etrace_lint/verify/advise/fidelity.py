@@ -86,6 +86,8 @@ def weight_rows(online: Any, reference: Any, tolerance_of: Any, cosine_floor: fl
             verdict = R.NOT_COMPARED
         elif m.bptt_norm > zero_scale and m.rel_error <= tolerance:
             verdict = R.EXACT
+        elif m.bptt_norm > zero_scale and m.cosine < 0:
+            verdict = R.AGAINST  # on this draw: ``confirm_directions`` measures the others
         elif m.bptt_norm > zero_scale and m.cosine >= cosine_floor:
             verdict = R.APPROXIMATE
         else:
@@ -94,6 +96,27 @@ def weight_rows(online: Any, reference: Any, tolerance_of: Any, cosine_floor: fl
             zeros.append(name)
         fidelity.append(R.WeightFidelity(name, _number(m.cosine), _number(m.rel_error), verdict))
     return tuple(fidelity), tuple(zeros)
+
+
+def confirm_directions(fidelity: tuple, reference: Any, others: list[tuple[Any, Any]]) -> tuple:
+    """The weights against BPTT on the first draw, measured on the other draws (``others``: BPTT and online
+    runs): against BPTT when every draw says so, else misaligned; each keeps its cosine on every draw."""
+    keys = {display_name(weight) + (leaf or ""): (weight, leaf) for weight, leaf in reference.grads}
+    confirmed = []
+    for row in fidelity:
+        if row.verdict != R.AGAINST:
+            confirmed.append(row)
+            continue
+        key = keys[row.weight]
+        cosines = [row.cosine]
+        for bptt, online in others:
+            grad = online.grads.get(key)
+            grad = np.zeros_like(bptt.grads[key]) if grad is None else grad
+            cosines.append(_number(compare.metrics(grad, bptt.grads[key]).cosine))
+        against = len(cosines) == compare.DRAWS and all(c is not None and c < 0 for c in cosines)
+        confirmed.append(R.WeightFidelity(row.weight, row.cosine, row.relative_error,
+                                          R.AGAINST if against else R.MISALIGNED, tuple(cosines)))
+    return tuple(confirmed)
 
 
 def _number(value: float) -> float | None:

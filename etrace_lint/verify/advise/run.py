@@ -12,11 +12,12 @@ import numpy as np
 
 from ...analysis import braintrace_adapter as bt
 from ...core import advice as R
+from .. import compare
 from ..harness import HarnessError, describe, mean_squared_output, on_device
 from ..settings import VerifySettings
 from .algorithms import Algorithm, select
 from .cost import flops_ratio, forward_cost, online_cost
-from .fidelity import AdviceHarness, weight_rows
+from .fidelity import AdviceHarness, confirm_directions, weight_rows
 from .memory import kept_states, trace_memory
 from .recommend import default_budget, mark
 
@@ -131,6 +132,14 @@ def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list
             except Exception:  # noqa: BLE001
                 cost = None
             fidelity, zeros = weight_rows(runs[verify.steps], reference, verify.tolerance, verify.cosine_floor)
+            if any(w.verdict == R.AGAINST for w in fidelity):
+                _tell(progress, f"{target}: {algorithm.label} on {compare.DRAWS - 1} more input draws")
+                try:
+                    others = [(b[verify.steps], o[verify.steps])
+                              for b, o in harness.other_draws(learner, [verify.steps], compare.DRAWS)]
+                except Exception:  # noqa: BLE001 - a direction measured on one draw only is not claimed
+                    others = []
+                fidelity = confirm_directions(fidelity, reference, others)
             rows.append(_row(target, algorithm, memory, train_batch, harness.batch, compiles=True, runs=True,
                              error=None, steps=verify.steps, cost=cost, forward=forward, fidelity=fidelity,
                              zeros=zeros))

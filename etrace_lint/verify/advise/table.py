@@ -5,6 +5,7 @@ Reads the rows as JSON (as the engine sends them); imports nothing heavy.
 
 from __future__ import annotations
 
+from ...core import advice as R
 from ...core.sizes import format_size
 
 
@@ -19,12 +20,37 @@ def _law(law: dict | None) -> str:
     return " + ".join(f"{c}{unit}" for c, unit in terms if c) or "0"
 
 
-def _fidelity(row: dict) -> str:
-    verdicts = [w["verdict"] for w in row.get("weights") or ()]
-    if not verdicts:
+# the table's words for each weight verdict, short enough for a row to fit in WIDTH columns; the key below
+# the table gives each word's meaning
+# worst first: a cell too narrow for every count keeps the worst
+_SHORT = {R.AGAINST: "against", R.NO_GRADIENT: "zero", R.NOT_FINITE: "not finite", "misaligned": "misaligned",
+          "approximate": "approx", "exact": "exact", R.NOT_COMPARED: "n/a"}
+_KEY = {"against": "learns against BPTT: cosine below 0 on every input draw",
+        "zero": "no online gradient while BPTT's is not zero",
+        "misaligned": "cosine below the floor, or below 0 on some input draws only",
+        "approx": "approximate, cosine at least the floor", "n/a": "BPTT and online both zero"}
+_ORDER = list(_SHORT.values())
+WIDTH = 120  # the table's lines fit in it; what does not goes below the table
+_COLUMN_GAP = 2
+_LEAST_WEIGHTS = len("1 misaligned, ...")  # the weights column's room before the laws move below the table
+
+
+def _counts(row: dict) -> list[str]:
+    verdicts = [_SHORT.get(w["verdict"], w["verdict"]) for w in row.get("weights") or ()]
+    shown = sorted(dict.fromkeys(verdicts), key=lambda v: _ORDER.index(v) if v in _ORDER else len(_ORDER))
+    return [f"{verdicts.count(v)} {v}" for v in shown]
+
+
+def _fidelity(row: dict, room: int) -> str:
+    """The weight verdicts' counts, as many as fit in ``room`` columns (the rest said below the table)."""
+    parts = _counts(row)
+    if not parts:
         return "n/a"
-    counted = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
-    return ", ".join(f"{n} {v}" for v, n in counted.items())
+    text = ", ".join(parts)
+    while len(text) > room and len(parts) > 1:
+        parts = parts[:-1]
+        text = ", ".join(parts) + ", ..."
+    return text
 
 
 def _cosine(row: dict) -> str:
@@ -37,6 +63,59 @@ def label(row: dict) -> str:
     return row["algorithm"] + (":multi-step" if multi else "")
 
 
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def _weights(count: int) -> str:
+    return f"{count} weight{'s' if count != 1 else ''}"
+
+
+def _left_out(row: R.AdviceRow) -> list[str]:
+    """What a row leaves without learning in BPTT's direction: its weights with no online gradient, and those
+    learning against BPTT."""
+    return list(dict.fromkeys([*row.zero_gradient_weights, *row.weights_with(R.AGAINST)]))
+
+
+def _why_preferred(chosen: R.AdviceRow, rows: list[R.AdviceRow]) -> str:
+    """Why the recommendation stands although it leaves weights out: what each algorithm that leaves fewer costs."""
+    mine = len(_left_out(chosen))
+    fewer = [row for row in rows if row is not chosen and row.runs and row.weights and len(_left_out(row)) < mine]
+    if not fewer:
+        measured = sum(1 for row in rows if row.runs and row.weights)
+        return f"none of the {measured} algorithms that run leaves fewer"
+    best = min(fewer, key=lambda row: (len(_left_out(row)), -row.closeness))
+    theirs = len(_left_out(best))
+    leaves = f"{best.label} leaves {theirs}" if theirs else f"{best.label} leaves none"
+    if best.closeness > chosen.closeness:
+        return f"{leaves}, but its trace does not fit the memory budget at batch {best.batch or 1}"
+    if best.closeness < chosen.closeness:
+        return (f"{leaves}, but its gradients are further from BPTT (mean cosine {best.closeness:.2f} against "
+                f"{chosen.closeness:.2f})")
+    flops = f"{best.flops_ratio:.1f}x" if best.flops_ratio is not None else "n/a"
+    return f"{leaves}, but costs more ({flops} the flops of a forward step)"
+
+
+def recommendation(rows: list[dict]) -> list[str]:
+    """The recommendation, with the weights it leaves not learning or learning against BPTT and why it is
+    still preferred; each line is one sentence (weight lists are not cut)."""
+    typed = [R.AdviceRow.from_json(row) for row in rows]
+    chosen = next((row for row in typed if row.recommended), None)
+    if chosen is None:
+        return ["no algorithm runs and fits the memory budget with a gradient to compare"]
+    lines = [f"* recommended: {chosen.label}"]
+    zero, against = list(chosen.zero_gradient_weights), list(chosen.weights_with(R.AGAINST))
+    if not zero and not against:
+        return lines
+    said = []
+    if zero:
+        said.append(f"{_weights(len(zero))} without an online gradient ({_listed(zero)})")
+    if against:
+        said.append(f"{_weights(len(against))} learning against BPTT ({_listed(against)})")
+    lines.append(f"  it leaves {' and '.join(said)}; still preferred: {_why_preferred(chosen, typed)}")
+    return lines
+
+
 def format_advice_table(rows: list[dict], relpath=lambda path: path) -> str:
     out = []
     for target in dict.fromkeys(row["target"] for row in rows):
@@ -44,17 +123,26 @@ def format_advice_table(rows: list[dict], relpath=lambda path: path) -> str:
         path, _, factory = target.rpartition("::")
         batch = mine[0].get("batch")
         header = ["algorithm", "compiles", "runs", f"trace @B={batch if batch is not None else '-'}",
-                  "law (bytes)", "XLA temp", "flops/fwd", "min cos", "weights", "zero-gradient"]
+                  "law (bytes)", "XLA temp", "flops/fwd", "min cos", "weights"]
         table = [header]
         for row in mine:
             table.append([
                 ("* " if row.get("recommended") else "  ") + label(row),
                 "yes" if row["compiles"] else "no", "yes" if row["runs"] else ("no" if row["compiles"] else "-"),
                 _size(row["trace_bytes"]), _law(row.get("trace_bytes_law")), _size(row["xla_temp_bytes"]),
-                "n/a" if row["flops_ratio"] is None else f"{row['flops_ratio']:.1f}x", _cosine(row),
-                _fidelity(row), ", ".join(row.get("zero_gradient_weights") or ()) or "-",
+                "n/a" if row["flops_ratio"] is None else f"{row['flops_ratio']:.1f}x", _cosine(row), "",
             ])
-        widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+        widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
+        laws_below = sum(widths) + _COLUMN_GAP * len(widths) + 2 + _LEAST_WEIGHTS > WIDTH
+        if laws_below:  # long laws: each goes below the table, the weights keep their column
+            law_column = header.index("law (bytes)")
+            for line in table:
+                del line[law_column]
+            del widths[law_column]
+        room = max(len(header[-1]), WIDTH - 2 - sum(widths) - _COLUMN_GAP * (len(widths)))
+        for line, row in zip(table[1:], mine):
+            line[-1] = _fidelity(row, room)
+        widths.append(max(len(line[-1]) for line in table))
         steps = mine[0].get("steps")
         measured = mine[0].get("measured_batch")
         out.append(f"\nLearning-rule advice for {relpath(path)}::{factory} (T={steps} steps vs BPTT, "
@@ -63,11 +151,19 @@ def format_advice_table(rows: list[dict], relpath=lambda path: path) -> str:
             out.append("  " + "  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() + "\n")
             if index == 0:
                 out.append("  " + "  ".join("-" * width for width in widths) + "\n")
-        chosen = [row for row in mine if row.get("recommended")]
-        if chosen:
-            out.append(f"  * recommended: {label(chosen[0])}\n")
-        else:
-            out.append("  no algorithm runs and fits the memory budget with a gradient to compare\n")
+        shown = {word for row in mine for part in _counts(row) for word in [part.split(" ", 1)[1]]}
+        out.extend(f"  {word}: {meaning}\n" for word, meaning in _KEY.items() if word in shown)
+        out.extend(f"  {line}\n" for line in recommendation(mine))
+        for row in mine:
+            if laws_below and _law(row.get("trace_bytes_law")) != "n/a":
+                out.append(f"  {label(row)}: trace bytes at batch B: {_law(row.get('trace_bytes_law'))}\n")
+            if _fidelity(row, 10 ** 6) != _fidelity(row, room):
+                out.append(f"  {label(row)}: weights {', '.join(_counts(row))}\n")
+            against = [w["weight"] for w in row.get("weights") or () if w["verdict"] == R.AGAINST]
+            if against:
+                out.append(f"  {label(row)}: learning against BPTT: {', '.join(against)}\n")
+            if row.get("zero_gradient_weights"):
+                out.append(f"  {label(row)}: no online gradient: {', '.join(row['zero_gradient_weights'])}\n")
         for row in mine:
             if row.get("error"):
                 out.append(f"  {label(row)}: {row['error']}\n")

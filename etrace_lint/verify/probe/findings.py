@@ -11,14 +11,14 @@ from ...core.naming import display_name, path_key
 from ...core.registry import all_rules
 from ...core.rule import ProbeFacts
 from ...core.wording import plain_text
-from ..compare import describe_scale, times_word, whole_multiple
+from ..compare import describe_draws, describe_scale, times_word, whole_multiple
 from ..findings import FindingMaker
 from .measure import LeafSignal, ProbeResult, ProbeRun, StepFailure
 
 if TYPE_CHECKING:  # annotations only
     from ...analysis.context import AnalysisContext
 
-STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE = "ETL410", "ETL411", "ETL412", "ETL413"
+STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE, AGAINST = "ETL410", "ETL411", "ETL412", "ETL413", "ETL415"
 
 
 def _shape(shape: tuple | None) -> str:
@@ -109,7 +109,9 @@ class ProbeFindings:
                            bptt_norm=_number(max(norms) if norms else None), zero=zero,
                            scale=describe_scale(signal.scale) if signal.scale is not None else "",
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
-                           static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "")
+                           static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "",
+                           draws=describe_draws(list(max(signals, key=lambda s: max(s.draws)).draws))
+                           if rule_id == AGAINST else "")
         return self._finding(rule_id, facts, primary, related, details, self._subject(run, weight))
 
 
@@ -130,6 +132,8 @@ def _verdict(signal: LeafSignal) -> str | None:
         return NO_GRADIENT
     if signal.scale is not None:
         return MULTIPLE
+    if signal.against:
+        return AGAINST
     return None
 
 

@@ -51,6 +51,13 @@ class LeafSignal:
     bptt_norm: float | None  # None: not finite
     zero_scale: float  # a BPTT norm at or below it is round-off of a zero gradient
     scale: float | None = None  # at one step: online = scale x BPTT although they must be equal
+    # the cosine with BPTT's over ``steps`` on each input draw, when the first draw's is below 0 (else empty)
+    draws: tuple[float, ...] = ()
+
+    @property
+    def against(self) -> bool:
+        """Points against BPTT's on every input draw: it learns in the opposite direction."""
+        return len(self.draws) >= compare.DRAWS and all(c < 0 for c in self.draws)
 
     @property
     def finite(self) -> bool:
@@ -175,9 +182,34 @@ def _probe_one(harness: Harness, learner: Any, algorithm: str, bptt: dict[int, G
             at_one = online[1].grads.get(key)
             if at_one is not None:
                 factor = compare.scale(compare.metrics(at_one, first.grads[key]), tolerance)
+        m = compare.metrics(measured, reference)
+        pointing = (compare.json_number(m.cosine),) if m.cosine < 0 and m.bptt_norm > tolerance * scale_of_bptt else ()
         signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
-                                  tolerance * scale_of_bptt, factor))
+                                  tolerance * scale_of_bptt, factor, pointing))  # type: ignore[arg-type]
+    if any(signal.draws for signal in signals):
+        signals = _on_other_draws(harness, learner, signals)
     return ProbeRun(algorithm, harness.batch, tuple(signals), seconds=time.perf_counter() - start)
+
+
+def _on_other_draws(harness: Harness, learner: Any, signals: list[LeafSignal]) -> list[LeafSignal]:
+    """A leaf whose online gradient points against BPTT's on the first draw, measured on the others."""
+    try:
+        others = harness.other_draws(learner, [PROBE_STEPS], compare.DRAWS)
+    except Exception:  # noqa: BLE001 - a direction measured once is not claimed
+        return [replace(signal, draws=()) for signal in signals]
+    kept = []
+    for signal in signals:
+        if signal.draws:
+            key = next(k for k in others[0][0][PROBE_STEPS].grads
+                       if tuple(map(str, k[0])) == tuple(map(str, signal.weight)) and k[1] == signal.leaf)
+            cosines = list(signal.draws)
+            for reference, online in others:
+                bptt = reference[PROBE_STEPS].grads[key]
+                grad = online[PROBE_STEPS].grads.get(key)
+                cosines.append(compare.metrics(np.zeros_like(bptt) if grad is None else grad, bptt).cosine)
+            signal = replace(signal, draws=tuple(cosines))
+        kept.append(signal)
+    return kept
 
 
 def _norm(values: np.ndarray) -> float | None:
