@@ -229,11 +229,16 @@ def _wrap_compile_graph(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _hand_over(capture: Capture | None) -> None:
+    """The capture to the handler; whatever goes wrong there is etrace-lint's, never the program's."""
     handler = _installed["handler"]
     if capture is None or handler is None:
         return
     with linting():
-        handler(capture)
+        try:
+            handler(capture)
+        except Exception as exc:  # noqa: BLE001 - the program goes on as without etrace-lint
+            print(f"etrace-lint: error: linting {capture.site.display_name} failed: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
 
 
 def _in_vmap_probe() -> bool:

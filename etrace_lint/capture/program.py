@@ -25,6 +25,7 @@ import traceback
 from typing import Any
 
 from ..config.settings import EngineSettings
+from ..core.findings import TargetResult, ToolError
 from ..core.wording import exception_line
 from . import hooks
 from .hooks import Capture
@@ -69,7 +70,13 @@ class Session:
             return
         self.seen.add(key)
         self.channel.send("linting", site=capture.site.to_json(), pid=os.getpid())
-        result = lint_capture(capture, self.settings)
+        try:
+            result = lint_capture(capture, self.settings)
+        except Exception as exc:  # noqa: BLE001 - etrace-lint's own failure: a tool error about this compile
+            site = capture.site
+            result = TargetResult(target=site.spec.key, tool_errors=[ToolError(
+                site.display_name, f"linting the captured model raised {exception_line(exc)}", site.location,
+                "crash")])
         self.channel.send("linted", site=capture.site.to_json(), result=result.to_json(),
                           environ=capture.environ, entry=capture.entry)
         if not self.every:
