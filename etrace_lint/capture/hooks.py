@@ -272,7 +272,7 @@ def _resolve_class(algorithm: Any) -> type | None:
 
 def _environ() -> dict[str, str]:
     try:
-        import brainstate
+        import brainstate  # the program's own import comes first
         return {str(key): str(value) for key, value in brainstate.environ.all().items()}
     except Exception:  # noqa: BLE001 - shown only; a brainstate without environ.all shows none
         return {}
@@ -291,7 +291,7 @@ def _one_step(example_inputs: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _first_of_batch(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
-    import jax
+    import jax  # the program's own import comes first
 
     return tuple(jax.tree.map(lambda leaf: leaf[0] if getattr(leaf, "ndim", 0) else leaf, value) for value in inputs)
 
@@ -299,7 +299,7 @@ def _first_of_batch(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
 def _graph_options(executor: Any) -> dict[str, Any]:
     if executor is None:
         return {}
-    import braintrace
+    import braintrace  # the program's own import comes first
 
     defaults = inspect.signature(braintrace.compile_etrace_graph).parameters
     options = {}

@@ -9,7 +9,7 @@ from .hooks import Capture
 
 
 def _shapes(value: Any) -> list[tuple[tuple[int, ...], str]]:
-    import jax
+    import jax  # the program's own import comes first
 
     return [(tuple(getattr(leaf, "shape", ())), str(getattr(leaf, "dtype", type(leaf).__name__)))
             for leaf in jax.tree.leaves(value)]

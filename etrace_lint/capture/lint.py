@@ -95,20 +95,20 @@ def lint_capture(capture: Capture, settings: EngineSettings) -> TargetResult:
 def _lint_mode(settings: EngineSettings) -> None:
     """As in a worker: XLA skips optimising the lint's programs unless --verify or --advise runs them
     for their numbers (the program's own flag comes back with the rest of its state)."""
-    import os
+    import os  # the program's own import comes first
 
     if "JAX_DISABLE_MOST_OPTIMIZATIONS" in os.environ:
         return
-    import jax
+    import jax  # the program's own import comes first
 
     jax.config.update("jax_disable_most_optimizations",  # type: ignore[no-untyped-call]
                       not (settings.verify or settings.advise))
 
 
 def _unbatched_states(model: Any) -> None:
-    import brainstate
+    import brainstate  # the program's own import comes first
 
-    from ..analysis import braintrace_adapter as bt
+    from ..analysis import braintrace_adapter as bt  # the program's own import comes first
 
     with bt.quiet([]):
         brainstate.nn.init_all_states(model)

@@ -47,10 +47,10 @@ class ProgramState:
     """A snapshot of what a lint of ``model`` may change in the program."""
 
     def __init__(self, model: Any):
-        import brainstate
-        import brainstate.environ as environ
-        import jax
-        import numpy as np
+        import brainstate  # the program's own import comes first
+        import brainstate.environ as environ  # the program's own import comes first
+        import jax  # the program's own import comes first
+        import numpy as np  # the program's own import comes first
 
         self._modules = [(node, dict(vars(node))) for node in _nodes(model)]
         self._states = [(state, state.value) for state in _states(model)]
@@ -68,9 +68,9 @@ class ProgramState:
             if local is not None else {}
 
     def restore(self) -> None:
-        import brainstate
-        import jax
-        import numpy as np
+        import brainstate  # the program's own import comes first
+        import jax  # the program's own import comes first
+        import numpy as np  # the program's own import comes first
 
         for node, attributes in self._modules:
             current = vars(node)
@@ -111,7 +111,7 @@ def _nodes(model: Any) -> list[Any]:
 
 
 def _states(model: Any) -> list[Any]:
-    import brainstate
+    import brainstate  # the program's own import comes first
 
     found: dict[int, Any] = {}
     try:

@@ -47,7 +47,7 @@ class NotebookLinter:
         seen = len(self.linter.models)
         model = self.linter.lint(dataclasses.replace(capture, site=self._site(capture.site)))
         if len(self.linter.models) > seen:
-            from IPython.display import display
+            from IPython.display import display  # only once a cell compiles a model
 
             display(self.result(model))  # type: ignore[no-untyped-call]
 
@@ -58,7 +58,7 @@ class NotebookLinter:
 
     def result(self, model: LintedModel) -> Any:
         from ..api import CheckResult  # the engine's records and the HTML report: the cell's program has JAX
-        from ..core.learning_graph import graphs_by_target
+        from ..core.learning_graph import graphs_by_target  # only once a cell compiles a model
 
         outcome = policy_outcome([model], self.settings)
         result = model.result
