@@ -13,6 +13,7 @@ from ..core.findings import Finding, Level, TargetResult, ToolError
 from ..core.wording import exception_line
 from ..engine.lint import lint_model
 from ..running.isolation import reseed
+from ..running.worker_loop import use_compile_mode
 from .hooks import Capture
 from .program_state import ProgramState
 
@@ -75,7 +76,7 @@ def lint_capture(capture: Capture, settings: EngineSettings) -> TargetResult:
     site = capture.site
     saved = ProgramState(capture.model)
     try:
-        _lint_mode(settings)
+        use_compile_mode(settings)  # as in a worker; the program's own flag comes back with its state
         if capture.vmap:  # the learner is built per sample: the lint sees the model unbatched
             _unbatched_states(capture.model)
         reseed()
@@ -90,19 +91,6 @@ def lint_capture(capture: Capture, settings: EngineSettings) -> TargetResult:
         return TargetResult(target=site.spec.key, tool_errors=[error], seconds=time.perf_counter() - start)
     finally:
         saved.restore()
-
-
-def _lint_mode(settings: EngineSettings) -> None:
-    """As in a worker: XLA skips optimising the lint's programs unless --verify or --advise runs them
-    for their numbers (the program's own flag comes back with the rest of its state)."""
-    import os  # the program's own import comes first
-
-    if "JAX_DISABLE_MOST_OPTIMIZATIONS" in os.environ:
-        return
-    import jax  # the program's own import comes first
-
-    jax.config.update("jax_disable_most_optimizations",  # type: ignore[no-untyped-call]
-                      not (settings.verify or settings.advise))
 
 
 def _unbatched_states(model: Any) -> None:
