@@ -143,6 +143,10 @@ os.execv(sys.argv[3], sys.argv[3:])
 """
 
 
+# DevTools' answers while a navigation replaces the page's document
+_BETWEEN_PAGES = ("navigated or closed", "Cannot find context", "Execution context was destroyed")
+
+
 class DevTools:
     """A headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``: the
     browser reads commands on fd 3 and answers on fd 4, each message JSON ended by a NUL byte), for pages
@@ -191,7 +195,8 @@ class DevTools:
         self._call("Page.navigate", self._session, url=url)
 
     def evaluate(self, expression: str):
-        """The value of a JavaScript expression in the page (JSON-serialisable), or None."""
+        """The value of a JavaScript expression in the page (JSON-serialisable), or None; a RuntimeError
+        when the page went away while it ran (an expression that follows a link may see that)."""
         result = self._call("Runtime.evaluate", self._session, expression=expression, returnByValue=True)
         return result.get("result", {}).get("value")
 
@@ -201,7 +206,12 @@ class DevTools:
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            value = self.evaluate(f"(() => {{ try {{ return {expression}; }} catch (e) {{ return null; }} }})()")
+            try:
+                value = self.evaluate(f"(() => {{ try {{ return {expression}; }} catch (e) {{ return null; }} }})()")
+            except RuntimeError as error:  # the page was between two documents (a link followed): ask again
+                if not any(word in str(error) for word in _BETWEEN_PAGES):
+                    raise
+                value = None
             if value:
                 return value
             time.sleep(0.2)

@@ -142,7 +142,8 @@ def test_a_program_that_compiles_nothing_exits_2_saying_why(programs, script, wo
 
 
 def test_a_lint_over_its_time_is_a_tool_error_on_the_call(programs):
-    result = _run(programs, "--timeout", "0.05", "own_algorithm.py")
+    # uncached: an earlier test's lint of the same compile would be read back in no time
+    result = _run(programs, "--no-cache", "--timeout", "0.05", "own_algorithm.py")
     assert result.returncode == 2
     assert "own_algorithm.py:25 (MyRTRL)" in result.stdout + result.stderr
     assert "--timeout" in result.stdout + result.stderr
@@ -167,7 +168,7 @@ def test_help_lists_run():
 
 
 def test_a_lint_over_its_memory_is_a_tool_error_on_the_call(programs):
-    result = _run(programs, "--memory-limit", "1MB", "own_algorithm.py")
+    result = _run(programs, "--no-cache", "--memory-limit", "1MB", "own_algorithm.py")
     assert result.returncode == 2
     assert "own_algorithm.py:25 (MyRTRL)" in result.stdout + result.stderr
     assert "beyond the program's" in result.stdout and "over --memory-limit 1 MiB" in result.stdout

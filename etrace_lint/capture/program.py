@@ -7,7 +7,7 @@ settings. ``sys.argv``, ``__main__``, ``sys.path[0]`` (the script's folder, or t
 with ``-m``), the working folder and stdin are the program's, as under ``python``.
 
 Messages, one JSON object a line: ``started``, ``linting`` (a capture's lint begins: the parent's
-clock for ``--timeout`` and ``--memory-limit`` starts), ``linted`` (the site and its result),
+clock for ``--timeout`` and ``--memory-limit`` starts), ``linted`` (the site, its result and the memory the lint added),
 ``ended`` (the program returned or called ``sys.exit``), ``raised`` (it raised; its traceback is on
 stderr). Without ``--all`` the program stops right after its first compile has been linted: the
 process ends there, before any training step runs.
@@ -27,6 +27,7 @@ from typing import Any
 from ..config.settings import EngineSettings
 from ..core.findings import TargetResult, ToolError
 from ..core.wording import exception_line
+from ..running.memory import peak, reset_peak, resident
 from . import hooks
 from .hooks import Capture
 from .key import capture_key
@@ -70,6 +71,8 @@ class Session:
             return
         self.seen.add(key)
         self.channel.send("linting", site=capture.site.to_json(), pid=os.getpid())
+        held = resident(os.getpid())
+        measured_peak = reset_peak()
         try:
             result = lint_capture(capture, self.settings)
         except Exception as exc:  # noqa: BLE001 - etrace-lint's own failure: a tool error about this compile
@@ -78,10 +81,18 @@ class Session:
                 site.display_name, f"linting the captured model raised {exception_line(exc)}", site.location,
                 "crash")])
         self.channel.send("linted", site=capture.site.to_json(), result=result.to_json(),
-                          environ=capture.environ, entry=capture.entry)
+                          environ=capture.environ, entry=capture.entry, held=held,
+                          grew=_growth(held, measured_peak))
         if not self.every:
             _flush()
             os._exit(0)
+
+
+def _growth(held: int | None, measured_peak: bool) -> int | None:
+    """The memory a lint added to the program's: its peak where the kernel keeps one, else what the
+    process holds after it (a lint shorter than the parent's look at the process is still measured)."""
+    after = peak() if measured_peak else resident(os.getpid())
+    return None if held is None or after is None else max(0, after - held)
 
 
 def _flush() -> None:

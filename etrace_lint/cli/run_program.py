@@ -186,7 +186,7 @@ def _watch(process: subprocess.Popen[bytes], read_end: int, run: ProgramRun, set
             buffer += chunk
             while b"\n" in buffer:
                 raw, buffer = buffer.split(b"\n", 1)
-                lint = _on_message(json.loads(raw), run, lint, process)
+                lint = _on_message(json.loads(raw), run, lint, process, settings)
         if lint is not None:
             reason, why = _over_limit(lint, settings, process.pid)
             if why:
@@ -204,7 +204,7 @@ def _watch(process: subprocess.Popen[bytes], read_end: int, run: ProgramRun, set
 
 
 def _on_message(message: dict[str, Any], run: ProgramRun, lint: _Lint | None,
-                process: subprocess.Popen[bytes]) -> _Lint | None:
+                process: subprocess.Popen[bytes], settings: Settings) -> _Lint | None:
     event = message["event"]
     if event == "started":
         run.started_at = message["time"]
@@ -215,7 +215,12 @@ def _on_message(message: dict[str, Any], run: ProgramRun, lint: _Lint | None,
     elif event == "linted":
         if run.first_linted_at is None:
             run.first_linted_at = message["time"]
-        run.results.append((CaptureSite.from_json(message["site"]), TargetResult.from_json(message["result"])))
+        site = CaptureSite.from_json(message["site"])
+        over = _over_memory(message.get("grew"), message.get("held"), settings)
+        if over:  # a lint too short for the parent's looks at the process, measured by the program
+            run.fail(site, ToolError(site.display_name, over, site.location, "memory"))
+            return None
+        run.results.append((site, TargetResult.from_json(message["result"])))
         run.environs.append(dict(message.get("environ") or {}))
         return None
     elif event == "ended":
@@ -231,13 +236,21 @@ def _over_limit(lint: _Lint, settings: Settings, pid: int) -> tuple[str, str]:
     seconds = time.monotonic() - lint.started
     if settings.timeout and seconds > settings.timeout:
         return "timeout", f"linting the captured model took more than {settings.timeout:g} s (--timeout)"
-    limit = settings.memory_limit
-    if limit and lint.base_memory is not None:
-        held = resident(pid)
-        if held is not None and held - lint.base_memory > limit:
-            return "memory", (f"linting the captured model took {format_size(held - lint.base_memory)} beyond the "
-                              f"program's {format_size(lint.base_memory)}, over --memory-limit {format_size(limit)}")
+    held = resident(pid)
+    if lint.base_memory is not None and held is not None:
+        over = _over_memory(held - lint.base_memory, lint.base_memory, settings)
+        if over:
+            return "memory", over
     return "", ""
+
+
+def _over_memory(grew: int | None, base: int | None, settings: Settings) -> str:
+    """The message when a lint added more than ``--memory-limit`` to the program's memory; else empty."""
+    limit = settings.memory_limit
+    if not limit or grew is None or base is None or grew <= limit:
+        return ""
+    return (f"linting the captured model took {format_size(grew)} beyond the program's {format_size(base)}, "
+            f"over --memory-limit {format_size(limit)}")
 
 
 def _program_name(line: ProgramLine) -> str:

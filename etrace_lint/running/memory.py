@@ -19,7 +19,7 @@ from ..core.sizes import format_size, parse_size
 
 DEFAULT = 4 * 1024 ** 3
 
-__all__ = ["DEFAULT", "format_size", "parse_size", "resident"]
+__all__ = ["DEFAULT", "format_size", "parse_size", "peak", "reset_peak", "resident"]
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -30,3 +30,27 @@ def resident(pid: int) -> int | None:
             return int(handle.read().split()[1]) * _PAGE
     except (OSError, IndexError, ValueError):
         return None
+
+
+def reset_peak() -> bool:
+    """Start this process's peak resident memory (``VmHWM``) again from what it holds now; False
+    where the kernel does not allow it."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak() -> int | None:
+    """This process's peak resident memory in bytes since it started or ``reset_peak``; None when
+    it cannot be read."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        return None
+    return None
