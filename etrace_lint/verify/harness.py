@@ -35,6 +35,7 @@ import numpy as np
 
 from ..analysis import braintrace_adapter as bt
 from ..core.naming import display_name
+from .interpret import interpreted
 from .layout import Layout, leading_axes, plan_layouts
 
 INPUT_SCALES = (1.0, 4.0, 16.0, 64.0)
@@ -162,8 +163,10 @@ class Harness:
     """Runs BPTT and online gradients of one model; leaves the model as it found it."""
 
     def __init__(self, model: Any, example_inputs: tuple, batch_size: int | None, weights: Any,
-                 settings: Any, loss: Callable | None = None):
+                 settings: Any, loss: Callable | None = None, interpret: bool = False):
         self.model = model
+        # the programs evaluated with NumPy instead of compiled by XLA: the probe's few steps cost less so
+        self.stage = interpreted if interpret else brainstate.transform.jit
         self.settings = settings
         self.loss = loss or mean_squared_output
         self.weights = weights
@@ -177,6 +180,8 @@ class Harness:
         self._initial: dict = {}
         self._learners: dict[str, Any] = {}
         self._learner_values: dict[int, list] = {}
+        self._bptt_programs: dict[int, Callable] = {}  # id(differentiate) -> its staged BPTT
+        self._online_programs: dict[int, Callable] = {}  # id(learner) -> its staged online step
         self.jitted_steps: dict[int, Any] = {}  # id(learner) -> its jitted online step, compiled by ``online``
         self.sequence: tuple = ()
         self.input_scale = 1.0  # drawn float inputs are multiplied by it (see ``settle``)
@@ -193,6 +198,7 @@ class Harness:
         self.close()
         self.layout, self.batch = layout, layout.batch
         self._learners, self._learner_values = {}, {}
+        self._bptt_programs, self._online_programs = {}, {}  # a layout's states may be new objects: traced again
         self.input_scale = 1.0
         if layout.reinit:
             with brainstate.random.seed_context(self.settings.seed), bt.quiet([]):
@@ -380,22 +386,30 @@ class Harness:
         return sum(int(np.size(mantissa(leaf))) for leaf in leaves)
 
     def _bptt(self, lengths: list[int], pairs: list, differentiate: Callable) -> dict[int, GradientRun]:
-        model, loss, weights = self.model, self.loss, self.weights
         longest = max(lengths)
-
-        @brainstate.transform.jit
-        def run(xs, mask):
-            def total():
-                losses = brainstate.transform.for_loop(lambda *x: loss(model(*x)), *xs)
-                return jnp.where(mask, losses, jnp.zeros_like(losses)).sum()
-            return differentiate(total, weights, return_value=True)()
-
+        run = self._bptt_program(differentiate)
         runs = {}
         for steps in sorted(lengths):
-            _restore(model, self._initial)
+            _restore(self.model, self._initial)
             mask = jnp.arange(longest) < steps
             runs[steps] = self._timed(lambda xs: run(xs, mask), longest, pairs, steps)
         return runs
+
+    def _bptt_program(self, differentiate: Callable) -> Callable:
+        """The staged BPTT of the sequence, built once: each input scale and draw runs it again, traced once."""
+        key = id(differentiate)
+        if key not in self._bptt_programs:
+            model, loss, weights = self.model, self.loss, self.weights
+
+            @self.stage
+            def run(xs, mask):
+                def total():
+                    losses = brainstate.transform.for_loop(lambda *x: loss(model(*x)), *xs)
+                    return jnp.where(mask, losses, jnp.zeros_like(losses)).sum()
+                return differentiate(total, weights, return_value=True)()
+
+            self._bptt_programs[key] = run
+        return self._bptt_programs[key]
 
     def learner(self, algorithm: str) -> Any:
         """The compiled learner, with every state back at the snapshot; built once per layout."""
@@ -432,14 +446,7 @@ class Harness:
     def online(self, learner: Any, lengths: list[int]) -> dict[int, GradientRun]:
         """The online gradient over each prefix length: one jitted step of the learner, compiled once and
         called once per step, its gradients and losses summed, as online training applies them."""
-        loss = self.loss
-
-        @brainstate.transform.jit
-        def step(xs):
-            return learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)),
-                                       reduction="sum", loss_output="scalar", return_value=True)
-
-        self.jitted_steps[id(learner)] = step  # the advice reads XLA's analysis of it without compiling again
+        step = self._online_program(learner)
         if id(learner) not in self._learner_values:
             self._learner_values[id(learner)] = _state_values(learner)
         pairs = self._learner_values[id(learner)]
@@ -460,6 +467,21 @@ class Harness:
         finally:
             _restore_values(pairs)
         return runs
+
+    def _online_program(self, learner: Any) -> Callable:
+        """The learner's staged online step, built once: each draw of the inputs runs it again, traced once."""
+        if id(learner) not in self._online_programs:
+            loss = self.loss
+
+            @self.stage
+            def step(xs):
+                return learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)),
+                                           reduction="sum", loss_output="scalar", return_value=True)
+
+            self._online_programs[id(learner)] = step
+            if self.stage is brainstate.transform.jit:
+                self.jitted_steps[id(learner)] = step  # the advice reads XLA's analysis of it without compiling again
+        return self._online_programs[id(learner)]
 
     def _timed(self, run: Callable, steps: int, pairs: list, label: int | None = None) -> GradientRun:
         _restore_values(pairs)

@@ -113,7 +113,8 @@ def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: 
     with on_device(None):
         try:
             harness = Harness(context.model, loaded.inputs, loaded.batch_size,
-                              bt.step_param_states(context.module_info), settings, settings.loss)
+                              bt.step_param_states(context.module_info), settings, settings.loss,
+                              interpret=True)
         except Exception as exc:  # noqa: BLE001 - the model's states: --verify reports it, the probe keeps quiet
             return ProbeResult(skipped=f"reading the model's states raised {describe(exc)}")
         try:
