@@ -67,5 +67,6 @@ def small_tree(tmp_path_factory):
     return root
 
 
-# braintrace's example tests, carried as upstream has them: run by test_pytest_plugin.py in a session of their own
+# other projects' programs and tests, carried as upstream has them: run by test_run_upstream.py and
+# test_pytest_plugin.py in sessions of their own
 collect_ignore = ["upstream"]

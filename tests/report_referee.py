@@ -1,5 +1,8 @@
 """Run a program until its first online-learning compile and print braintrace's own report of it.
 
+The compile is ``braintrace.compile(...)`` or a ``compile_graph(...)`` the program calls on a learner it
+built itself.
+
     python tests/report_referee.py SCRIPT [ARGS...]
 
 Only braintrace's and brainstate's public API is used (``braintrace.compile``'s result, its
@@ -31,8 +34,8 @@ def _gradients(model, learner, inputs: tuple) -> dict[str, dict]:
     """Each weight's online gradient from the program's learner against BPTT's, over noise like its inputs."""
     import jax
 
-    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(inputs)):
-        return {}  # compiled inside a jax transformation: its inputs have no values to run the learner on
+    if any(isinstance(leaf, (jax.core.Tracer, jax.ShapeDtypeStruct)) for leaf in jax.tree.leaves(inputs)):
+        return {}  # compiled inside a jax transformation, or from shapes: no values to run the learner on
     loss = referee.mean_squared_output
     weights = model.states(brainstate.ParamState)
     start, learner_start = referee._snapshot(model), referee._snapshot(learner)
@@ -74,19 +77,45 @@ def _report(model, learner, inputs: tuple) -> None:
     os._exit(0)
 
 
-def main() -> None:
+def _subclasses(cls: type):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+def _capture_compiles() -> None:
+    """``braintrace.compile`` and every ``compile_graph`` the program calls itself (not the one inside compile)."""
     original = braintrace.compile
+    inside = []
 
     def compile(model, algorithm, *inputs, **keywords):
+        inside.append(True)
         learner = original(model, algorithm, *inputs, **keywords)
         _report(model, learner, inputs)
 
+    def wrap(compile_graph):
+        def wrapped(self, *inputs):
+            result = compile_graph(self, *inputs)
+            probe = getattr(brainstate.transform, "in_new_state_probe", None)
+            if probe is not None and probe():  # vmap_new_states' first pass: braintrace compiles in the next
+                return result
+            if not inside:  # the learner the program built itself: its model is the one it was given
+                _report(self.model4compile, self, inputs)
+            return result
+        return wrapped
+
     braintrace.compile = compile
+    for cls in (braintrace.ETraceAlgorithm, *_subclasses(braintrace.ETraceAlgorithm)):
+        if "compile_graph" in cls.__dict__:
+            cls.compile_graph = wrap(cls.__dict__["compile_graph"])
+
+
+def main() -> None:
+    _capture_compiles()
     script = sys.argv[1]
     sys.argv = sys.argv[1:]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     runpy.run_path(script, run_name="__main__")
-
 
 if __name__ == "__main__":
     main()

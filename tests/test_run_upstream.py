@@ -1,9 +1,10 @@
-"""braintrace's own example programs, unchanged, through ``etrace-lint run``: every weight of the model
-each one compiles gets a verdict, and the verdicts agree with braintrace's ``CompilationReport``.
+"""Programs nobody here wrote, unchanged, through ``etrace-lint run``: every weight of the model each one
+compiles gets a verdict, and the verdicts agree with braintrace's ``CompilationReport``.
 
-The programs are carried under tests/upstream/braintrace_examples (source and licence: README.md there); the
-referee (tests/report_referee.py) reads braintrace's report of the same compile through braintrace's
-public API only.
+The programs are carried under tests/upstream (source, commit and licence: the README.md in each folder):
+braintrace's own examples, and published experiment code that compiles its models with ``compile_graph``
+inside ``jax.jit`` and ``vmap_new_states``. The referee (tests/report_referee.py) reads braintrace's report of
+the same compile through braintrace's public API only.
 """
 
 from __future__ import annotations
@@ -17,9 +18,14 @@ import sys
 import pytest
 from helpers import REPO
 
-UPSTREAM = os.path.join(REPO, "tests", "upstream", "braintrace_examples")
+UPSTREAM = os.path.join(REPO, "tests", "upstream")
 REFEREE = os.path.join(REPO, "tests", "report_referee.py")
-PROGRAMS = ["drtrl/01-basics-integrator.py", "pp_prop/01-basics-lif-integrator.py"]
+# each program with the arguments a user gives it (the experiment's default method trains with BPTT)
+PROGRAMS = [("braintrace_examples/drtrl/01-basics-integrator.py",),
+            ("braintrace_examples/pp_prop/01-basics-lif-integrator.py",),
+            ("braintrace_snn_experiments/SI-code-example.py",),
+            ("braintrace_snn_experiments/task-rsnn-long-term-dependency.py",),
+            ("braintrace_snn_experiments/ei_coba_net_decision_making/training.py", "--method", "esd-rtrl")]
 # verdicts that say a weight the compiler connects still gets no (or a wrong) online gradient
 CONNECTED_BUT_SILENT = {"ETL208", "ETL209", "ETL211", "ETL212", "ETL411", "ETL402"}
 
@@ -35,15 +41,16 @@ def _env() -> dict[str, str]:
     return dict(os.environ, MPLBACKEND="Agg")
 
 
-@pytest.mark.parametrize("program", PROGRAMS)
+@pytest.mark.parametrize("program", PROGRAMS, ids=[" ".join(argv) for argv in PROGRAMS])
 def test_every_weight_of_an_upstream_program_gets_the_verdict_braintrace_reports(upstream, program):
-    folder, name = os.path.split(os.path.join(upstream, program))
-    referee = subprocess.run([sys.executable, REFEREE, name], cwd=folder, env=_env(), capture_output=True,
+    folder, name = os.path.split(os.path.join(upstream, program[0]))
+    argv = [name, *program[1:]]
+    referee = subprocess.run([sys.executable, REFEREE, *argv], cwd=folder, env=_env(), capture_output=True,
                              text=True, timeout=600)
     assert referee.returncode == 0, referee.stderr[-3000:]
     truth = json.loads(referee.stdout.strip().splitlines()[-1])
     linted = subprocess.run([sys.executable, "-m", "etrace_lint", "run", "--show-info", "--output-format", "json",
-                             "-o", "out.json", name], cwd=folder, env=_env(), capture_output=True, text=True,
+                             "-o", "out.json", *argv], cwd=folder, env=_env(), capture_output=True, text=True,
                             timeout=600)
     assert linted.returncode in (0, 1), linted.stderr[-3000:]
     with open(os.path.join(folder, "out.json"), encoding="utf-8") as handle:

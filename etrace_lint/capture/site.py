@@ -20,7 +20,7 @@ _OWN_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.s
 class CaptureSite:
     """The user's line that compiled a model, and the algorithm it compiled it with."""
 
-    path: str  # absolute
+    path: str  # absolute, or a terminal IPython cell's name (``<ipython-input-5-...>``)
     line: int
     column: int
     algorithm: str  # as the call named it: "D_RTRL", "pp_prop", "ETraceConfig(io_factorized)", a class name
@@ -80,9 +80,14 @@ def user_frame(start: FrameType | None = None) -> FrameType | None:
     return frame
 
 
+def _file(code_file: str) -> str:
+    """The frame's file, absolute; a terminal IPython cell keeps the name IPython knows the cell by."""
+    return code_file if code_file.startswith("<") else os.path.abspath(code_file)
+
+
 def site_of_call(algorithm: str, start: FrameType | None = None) -> CaptureSite:
     """The capture site of a compile called (through any library frames) from the user's code."""
     frame = user_frame(start if start is not None else sys._getframe(1))
     if frame is None:  # compiled from inside a library: the outermost frame is still the program's
         return CaptureSite(os.path.abspath(sys.argv[0] or "<program>"), 1, 1, algorithm)
-    return CaptureSite(os.path.abspath(frame.f_code.co_filename), frame.f_lineno, _column(frame), algorithm)
+    return CaptureSite(_file(frame.f_code.co_filename), frame.f_lineno, _column(frame), algorithm)
