@@ -80,7 +80,8 @@ def test_file_values_reach_settings(tmp_path, monkeypatch):
     assert settings.compile_options == {"include_recurrent_mixing": True,
                                         "control_flow": {"cond": "opaque", "scan_unroll_limit": 4}}
     # extend-select names ETL205: its opt-in check runs
-    assert settings.for_engine().set_options() == {"check_online_grad": True, "verify_steps": 32, "verify_batch": 2,
+    assert settings.for_engine().set_options() == {"check_online_grad": True, "probe": True,
+                                                   "verify_steps": 32, "verify_batch": 2,
                                                    "verify_algorithms": ["d_rtrl"],
                                                    "verify_seed": 7, "verify_cosine_floor": 0.95, "device": "cpu",
                                                    "environ": {"dt": "0.1 ms", "precision": 64}}

@@ -178,15 +178,16 @@ def test_unknown_rule_suggestions_are_the_same_everywhere(tmp_path, monkeypatch,
 
 
 def test_the_engine_gets_typed_settings_with_the_options_it_reads(tmp_path, monkeypatch):
-    assert Settings().for_engine() == EngineSettings() and EngineSettings().set_options() == {}
+    # the probe is the one engine option on by default
+    assert Settings().for_engine() == EngineSettings() and EngineSettings().set_options() == {"probe": True}
     toml = '[tool.etrace-lint.verify]\nsteps = 8\ndevice = "cpu"\n[tool.etrace-lint.environ]\ndt = "0.1 ms"\n'
     settings = _settings(tmp_path, monkeypatch, "--verify", "--check-online-grad", "--verify-batch", "2",
                          "--verify-seed", "0", "--verify-cosine-floor", "0.9", "--verify-algorithms", "d_rtrl",
                          "--environ", "tau=2ms", "--fix", "--show-flows", "--drop-env", "AWS_*", toml=toml)
     engine = settings.for_engine(EngineScope(count_only=frozenset({"ETL003"})))
     assert engine.set_options() == {
-        "check_online_grad": True, "verify": True, "verify_steps": 8, "verify_batch": 2, "verify_seed": 0,
-        "verify_cosine_floor": 0.9, "verify_algorithms": ["d_rtrl"], "device": "cpu",
+        "check_online_grad": True, "probe": True, "verify": True, "verify_steps": 8, "verify_batch": 2,
+        "verify_seed": 0, "verify_cosine_floor": 0.9, "verify_algorithms": ["d_rtrl"], "device": "cpu",
         "environ": {"dt": "0.1 ms", "tau": "2ms"}}
     assert engine.scope.count_only == {"ETL003"} and engine.drop_env == ("AWS_*",)
     assert not hasattr(engine, "fix") and not hasattr(engine, "show_flows"), "output options stay out of the engine"

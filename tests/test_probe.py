@@ -126,16 +126,18 @@ def test_the_stateless_readout_verdict_follows_the_braintrace_line():
         assert "ETL411" not in rules and "ETL003" in rules
 
 
-def test_the_probe_is_on_for_ci_outputs_only_and_one_flag_away(tmp_path):
+def test_the_probe_is_on_in_every_output_format_and_one_flag_away(tmp_path):
     # an LSTM's doubled gates: nothing in the graph says it, the probe measures it
     shutil.copy(fixture("verify", "scaled.py"), tmp_path / "scaled.py")
     target = "scaled.py::etrace_target_lstm"
     cell = line_of(fixture("verify", "scaled.py"), "cell = braintrace.nn.LSTMCell(3, 4)")
-    plain = run_cli(target, "--output-format", "json", "--no-cache", cwd=str(tmp_path))
-    assert [f["rule"] for f in json.loads(plain.stdout)["findings"]] == [], plain.stderr
     # the probe is part of the cache key: the runs after this one are served its result only when they
     # probe too; one that did not would lint again without the probe and find nothing
-    flagged = run_cli(target, "--output-format", "json", "--probe", cwd=str(tmp_path))
+    plain = run_cli(target, "--output-format", "json", "--no-probe", cwd=str(tmp_path))
+    assert [f["rule"] for f in json.loads(plain.stdout)["findings"]] == [], plain.stderr
+    probed_text = run_cli(target, "--output-format", "concise", cwd=str(tmp_path))
+    assert probed_text.stdout.count(f"scaled.py:{cell}:") == 2 and "ETL412" in probed_text.stdout, probed_text.stderr
+    flagged = run_cli(target, "--output-format", "json", cwd=str(tmp_path))
     assert [f["rule"] for f in json.loads(flagged.stdout)["findings"]] == ["ETL412", "ETL412"], flagged.stderr
     github = run_cli(target, "--output-format", "github", cwd=str(tmp_path))
     assert "::warning" in github.stdout and "ETL412" in github.stdout, github.stderr

@@ -5,7 +5,7 @@ rule is reported there. For a rule's page, :func:`example_model` takes such a li
 whose code reaches it, and only what that factory needs from its file (imports, the top-level
 statements that run on import, the classes and functions it uses, transitively): one self-contained
 model, the shortest any fixture gives, with the rule's line marked ``# ETL208``. Rules run only with a
-flag (``--verify``, ``--probe``, ...) get none: their pages say which flag.
+flag (``--verify``, ...) get none: their pages say which flag. The probe's rules run by default and get one.
 
 ``tests/test_docs_site.py`` lints every model this gives, as a file of its own, and checks that its
 rule is reported on the marked line: a page's model cannot stop triggering its rule unnoticed.
@@ -20,6 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from etrace_lint.cli.docs import runs_by_default
 from etrace_lint.discovery.discover import targets_in_source
 
 MARKER = re.compile(r"\s*#\s*expect:\s*([A-Z0-9?, ]+)\s*$")
@@ -134,7 +135,7 @@ def fixture_files(root: str) -> list[str]:
 def example_model(rule, root: str, files: list[str] | None = None) -> ExampleModel | None:
     """The shortest model the fixtures under ``root`` give for ``rule``, or None; of models as short, the
     first in the fixtures (a fixture states its problem before the variants that avoid it)."""
-    if rule.opt_in_flag or rule.retired:
+    if (rule.opt_in_flag and not runs_by_default(rule)) or rule.retired:
         return None
     found = [c for path in (files or fixture_files(root)) for c in _candidates(path, rule.id, root)]
     return min(found, key=lambda c: (c.source.count("\n"), c.fixture, c.line), default=None)

@@ -13,7 +13,7 @@ import argparse
 import re
 import sys
 
-from ..config.options import OPTIONS, did_you_mean_rule
+from ..config.options import OPTIONS, did_you_mean_rule, option_for_flag
 from ..core.exit_codes import EXIT_ERROR, EXIT_OK
 from ..core.registry import active_rules, all_rules
 from ..core.rule import Rule, rule_page_path
@@ -59,8 +59,20 @@ def format_rule(rule) -> str:
     body = rule.docs.split("\n", 1)[1] if rule.docs.startswith("# ") else rule.docs
     text = f"{header}\n\n{rule.summary}.\n\n{body.strip()}\n"
     if rule.opt_in_flag:
-        text += f"\nThis rule runs only with {rule.opt_in_flag}.\n"
+        text += f"\nThis rule {_runs_when(rule).replace('`', '')}.\n"
     return text
+
+
+def runs_by_default(rule: Rule) -> bool:
+    """Whether a rule's flag is on unless turned off (the probe's rules), so a default run reports it."""
+    return bool(rule.opt_in_flag) and option_for_flag(rule.opt_in_flag).default is True
+
+
+def _runs_when(rule: Rule) -> str:
+    option = option_for_flag(rule.opt_in_flag)
+    if runs_by_default(rule):
+        return f"runs unless `{option.negation}` turns it off"
+    return f"runs only with `{rule.opt_in_flag}`"
 
 
 def _cell(text: str) -> str:
@@ -72,7 +84,7 @@ def rules_markdown() -> str:
     lines = ["| Rule | Name | Level | What it reports |", "| --- | --- | --- | --- |"]
     for rule in active_rules().values():
         notes = []
-        if rule.opt_in_flag:
+        if rule.opt_in_flag and not runs_by_default(rule):
             notes.append(f"needs `{rule.opt_in_flag}`")
         elif not rule.enabled:
             notes.append("off by default")
@@ -151,7 +163,7 @@ def _status(rule: Rule) -> str:
     if rule.retired:
         return "retired: the id is kept and never reused, and the rule reports nothing"
     if rule.opt_in_flag:
-        return f"runs only with `{rule.opt_in_flag}`"
+        return _runs_when(rule)
     return "on by default" if rule.enabled else "off by default: select it by id or name"
 
 

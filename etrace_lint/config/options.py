@@ -49,14 +49,7 @@ class Option:
     shown_default: str | None = None  # the default as users read it, when ``default`` does not say it
     const: Any = True  # what a flag of kind "flag" sets
     factory: Callable[[], Any] | None = None  # the default, computed for each Settings
-    auto: Callable[[Any], Any] | None = None  # the value when left unset, from the run's other settings
-    negation: str = ""  # a flag that sets a flag option to False ("--no-probe"), for a default that ``auto`` turns on
-
-    def effective(self, settings: object) -> Any:
-        """The option's value in ``settings`` (a Settings or EngineSettings: settings.py builds them from
-        this table, so it is not imported here), with ``auto`` deciding an unset one."""
-        value = getattr(settings, self.name, None)
-        return self.auto(settings) if value is None and self.auto is not None else value
+    negation: str = ""  # a flag that sets a flag option to False ("--no-probe"), for a default that is on
 
     @property
     def flag(self) -> str:
@@ -141,12 +134,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("check_online_grad", "bool", False, "also check that one online gradient step can be built "
            "(ETL205; slower; selecting ETL205 by its id or name turns it on)", flags=("--check-online-grad",),
            key="check-online-grad", kind="flag", group="rule selection", engine=True),
-    Option("probe", "bool | None", None, "measure each model's first online gradient steps against BPTT: does "
-           "the step run, does each weight get a non-zero finite gradient in BPTT's direction (ETL410-ETL415; slower); "
-           "--no-probe turns it off", flags=("--probe",), key="probe", kind="flag", group="rule selection",
-           engine=True, negation="--no-probe",
-           shown_default="on with --sarif or --output-format github",
-           auto=lambda s: bool(getattr(s, "sarif", None)) or getattr(s, "output_format", "") == "github"),
+    Option("probe", "bool", True, "measure each model's first online gradient steps against BPTT: does "
+           "the step run, does each weight get a non-zero finite gradient in BPTT's direction (ETL410-ETL415), "
+           "in every output format; --no-probe turns it off", flags=("--probe",), key="probe", kind="flag",
+           group="rule selection", engine=True, negation="--no-probe"),
     # gradient verification
     Option("verify", "bool", False, "compare online gradients (d_rtrl, pp_prop) with exact BPTT per weight",
            flags=("--verify",), kind="flag", group="gradient verification", engine=True),
@@ -275,7 +266,7 @@ def option_for_flag(flag: str) -> Option:
 def flag_is_on(flag: str, settings: object) -> bool:
     """Whether a run's settings (:class:`~etrace_lint.config.settings.Settings` or the engine's) have the opt-in
     ``flag`` set (an opt-in rule runs)."""
-    return bool(option_for_flag(flag).effective(settings))
+    return bool(getattr(settings, option_for_flag(flag).name, None))
 
 
 def did_you_mean(word: str, known: Iterable[str], quote: bool = False) -> str:

@@ -36,13 +36,6 @@ def _default(name: str) -> Any:
     return field(default=option.default)
 
 
-def _engine_default(name: str) -> Any:
-    """An option that ``auto`` decides reaches the engine decided: its unset value is what ``auto``
-    makes of no other settings."""
-    option = _BY_NAME[name]
-    return field(default=option.auto(None)) if option.auto is not None else _default(name)
-
-
 @dataclass(frozen=True)
 class Settings:
     """One typed field per option of :data:`etrace_lint.config.options.OPTIONS`, then what a run
@@ -72,7 +65,7 @@ class Settings:
     baseline: str | None = _default('baseline')
     write_baseline: str | None = _default('write_baseline')
     check_online_grad: bool = _default('check_online_grad')
-    probe: bool | None = _default('probe')
+    probe: bool = _default('probe')
     verify: bool = _default('verify')
     verify_steps: int | None = _default('verify_steps')
     verify_batch: int | None = _default('verify_batch')
@@ -141,7 +134,7 @@ class Settings:
     def for_engine(self, scope: EngineScope | None = None) -> EngineSettings:
         """What the engine reads of these settings; ``scope``: what the policy lets it leave out
         (``policy.engine_scope``), by default nothing but the opt-in rules."""
-        return EngineSettings(**{option.name: copy.deepcopy(option.effective(self)) for option in ENGINE_OPTIONS},
+        return EngineSettings(**{option.name: copy.deepcopy(getattr(self, option.name)) for option in ENGINE_OPTIONS},
                               compile_options=copy.deepcopy(self.compile_options),
                               scope=scope or EngineScope(), drop_env=tuple(self.drop_env))
 
@@ -164,21 +157,21 @@ class EngineScope:
 class EngineSettings:
     """What the engine, verify and a worker read of a run's settings (typed, picklable)."""
 
-    check_online_grad: bool = _engine_default('check_online_grad')
-    probe: bool = _engine_default('probe')
-    verify: bool = _engine_default('verify')
-    verify_steps: int | None = _engine_default('verify_steps')
-    verify_batch: int | None = _engine_default('verify_batch')
-    verify_algorithms: list[str] | None = _engine_default('verify_algorithms')
-    verify_seed: int | None = _engine_default('verify_seed')
-    verify_cosine_floor: float | None = _engine_default('verify_cosine_floor')
-    device: str | None = _engine_default('device')
-    advise: bool = _engine_default('advise')
-    advise_algorithms: list[str] | None = _engine_default('advise_algorithms')
-    advise_steps: int | None = _engine_default('advise_steps')
-    advise_batch_size: int | None = _engine_default('advise_batch_size')
-    memory_budget: int | None = _engine_default('memory_budget')
-    environ: dict[str, Any] | None = _engine_default('environ')
+    check_online_grad: bool = _default('check_online_grad')
+    probe: bool = _default('probe')
+    verify: bool = _default('verify')
+    verify_steps: int | None = _default('verify_steps')
+    verify_batch: int | None = _default('verify_batch')
+    verify_algorithms: list[str] | None = _default('verify_algorithms')
+    verify_seed: int | None = _default('verify_seed')
+    verify_cosine_floor: float | None = _default('verify_cosine_floor')
+    device: str | None = _default('device')
+    advise: bool = _default('advise')
+    advise_algorithms: list[str] | None = _default('advise_algorithms')
+    advise_steps: int | None = _default('advise_steps')
+    advise_batch_size: int | None = _default('advise_batch_size')
+    memory_budget: int | None = _default('memory_budget')
+    environ: dict[str, Any] | None = _default('environ')
     compile_options: dict[str, Any] = field(default_factory=dict)  # keywords of braintrace.compile_etrace_graph
     scope: EngineScope = field(default_factory=EngineScope)  # what the policy lets the engine leave out
     drop_env: tuple[str, ...] = ()  # removed from os.environ before model code runs
@@ -192,7 +185,7 @@ class EngineSettings:
 def declared_fields() -> list[str]:
     """The field lines of both classes as the options table declares them (the lines above must match)."""
     return ([f"{option.name}: {option.type}" for option in OPTIONS]
-            + [f"{option.name}: {'bool' if option.auto is not None else option.type}" for option in ENGINE_OPTIONS])
+            + [f"{option.name}: {option.type}" for option in ENGINE_OPTIONS])
 
 
 if __name__ == "__main__":

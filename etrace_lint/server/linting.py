@@ -1,5 +1,9 @@
 """What one lint of the server does, in the lint thread: which targets a save touches, and running them.
 
+A save is linted in two passes when the probe is on: the static lint (every
+rule but the probe's), published at once, then the whole lint, which replaces
+it. The second pass gives what the command line gives for the same files.
+
 The same discovery, runner, cache and workers as the CLI: the targets in the
 saved files, and the targets elsewhere whose recorded imports include one of
 them (from the cache, and from the results the server holds).
@@ -29,7 +33,12 @@ class LintPlan:
     rediscovered: list[str] = field(default_factory=list)  # files whose targets were discovered afresh
     file_errors: dict[str, ToolError] = field(default_factory=dict)  # those that cannot be parsed
     verify: bool = False
+    static_only: bool = False  # the first pass of a save: no probe, published at once (the probe's pass follows)
     cache: Any = None
+
+    def probes(self) -> bool:
+        """Whether this plan's lint runs the probe: the folder's settings say so, and it is not the static pass."""
+        return bool(self.folder.settings.probe) and not self.static_only and not self.verify
 
     def reads(self) -> set[str]:
         """The files this lint depends on, as far as is known before it runs."""
@@ -73,4 +82,6 @@ def run_plan(plan: LintPlan, pool, progress: Callable[[int, int, TargetSpec], No
     settings = plan.folder.settings
     if plan.verify:
         settings = dataclasses.replace(settings, verify=True)
+    elif plan.static_only:
+        settings = dataclasses.replace(settings, probe=False)
     return run_targets(plan.specs, settings, progress, plan.folder.open_cache(settings), pool=pool)

@@ -7,6 +7,8 @@ well within that) and is then stopped, so a hanging model never holds up
 the newest save for its whole timeout. Either way none of its results that
 read the saved file are published, and the file is linted again.
 Staleness is decided per target, from the files its import actually read.
+With the probe on, a lint publishes twice: the static verdicts first, then
+the probe's (see ``linting``).
 
 An editor writes a file before it sends the save, so a running lint can
 read the new text while its save is still on its way. A result is therefore
@@ -19,6 +21,7 @@ how long a step takes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import time
@@ -134,17 +137,24 @@ class Scheduler:
                     self._queue(folder, files)  # saved again while planning
                     return
                 log.info("linting %d targets for %s", len(plan.specs), ", ".join(files))
-                results = await self._execute(plan, run)
+                # the probe measures for a while: the static verdicts are published first, then replaced
+                passes = [dataclasses.replace(plan, static_only=True), plan] if plan.probes() else [plan]
+                for index, each in enumerate(passes):
+                    started = time.monotonic()
+                    results = await self._execute(each, run)
+                    ran = time.monotonic()
+                    self.finish(each, results, snapshot, contents)
+                    log.info("lint of %s%s: planned in %.3f s, ran in %.3f s, published in %.3f s",
+                             ", ".join(files), " (static pass)" if each.static_only else "", planned - began,
+                             ran - started, time.monotonic() - ran)
+                    if index + 1 < len(passes) and self.changed_since(snapshot, run.reads, contents):
+                        return  # saved again: finish queued the newer lint, whose own passes follow
             except RunStopped as stopped:
                 log.info("lint of %s stopped: %s", ", ".join(files), stopped)
                 self._queue(folder, files)
                 return
             finally:
                 self._running.discard(run)
-            ran = time.monotonic()
-            self.finish(plan, results, snapshot, contents)
-            log.info("lint of %s: planned in %.3f s, ran in %.3f s, published in %.3f s", ", ".join(files),
-                     planned - began, ran - planned, time.monotonic() - ran)
 
     async def run_once(self, plan: LintPlan, run: Run) -> None:
         """Run a plan made elsewhere (a command), in turn with the lints; may raise RunStopped."""

@@ -1,4 +1,4 @@
-"""The learning-signal probe: a few jitted online steps of the target's own algorithm, measured.
+"""The learning-signal probe: a few online steps of the target's own algorithm, measured.
 
 It answers what the compiled graph cannot show: whether the first online
 gradient step runs at all, whether each weight's online gradient is non-zero
@@ -7,10 +7,11 @@ multiple of BPTT's. Its measurements decide a weight's verdict over the
 compiler's relation (``etrace_lint.engine.evidence``).
 
 It reuses the ``--verify`` harness (same states snapshot, layouts and inputs)
-and imports JAX, brainstate and braintrace: the engine imports it only when
-the probe is on (``--probe``, or by default for ``--sarif`` and the GitHub
-format). It may import ``verify``, ``naming``, ``findings``, ``registry`` and
-``rule``; nothing imports it but the engine.
+(its programs evaluated with NumPy: ``verify.interpret``) and imports JAX,
+brainstate and braintrace: the engine imports it only when the probe is on
+(by default; ``--no-probe`` turns it off). It may import ``verify``,
+``naming``, ``findings``, ``registry`` and ``rule``; nothing imports it but
+the engine.
 """
 
 from __future__ import annotations
