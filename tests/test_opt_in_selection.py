@@ -48,17 +48,19 @@ def _rules(proc) -> list[str]:
 def test_extend_select_on_the_command_line_runs_the_opt_in_rule(shared):
     project = _project(shared, "")
     selected = _run(project, "--extend-select", "ETL205", "--output-format", "json")
-    assert _rules(selected) == ["ETL205"]
+    # the probe, on by default, runs the step and sees it raise too (ETL410)
+    assert _rules(selected) == ["ETL205", "ETL410"]
     by_name = _run(project, "--extend-select", "not-online-differentiable", "--output-format", "json")
-    assert _rules(by_name) == ["ETL205"]
+    assert _rules(by_name) == ["ETL205", "ETL410"]
     plain = _run(project, "--output-format", "json")
-    assert _rules(plain) == []
+    assert _rules(plain) == ["ETL410"]
+    assert _rules(_run(project, "--output-format", "json", "--no-probe")) == []
 
 
 def test_check_online_grad_is_a_configuration_key(shared):
     project = _project(shared, "[tool.etrace-lint]\ncheck-online-grad = true\n")
     proc = _run(project, "--output-format", "json")
-    assert _rules(proc) == ["ETL205"]
+    assert _rules(proc) == ["ETL205", "ETL410"]
 
 
 def test_the_documented_configuration_example_works_as_written(shared):
@@ -68,12 +70,17 @@ def test_the_documented_configuration_example_works_as_written(shared):
     assert 'extend-select = ["ETL205"]' in example
     project = _project(shared, example)
     proc = _run(project, "--output-format", "json")
-    assert _rules(proc) == ["ETL205"]
+    assert _rules(proc) == ["ETL205", "ETL410"]
     assert "unknown key" not in proc.stderr
 
 
 def test_a_selection_of_rules_that_cannot_run_says_why(shared):
     project = _project(shared, "")
-    proc = _run(project, "--select", "ETL4")
+    proc = _run(project, "--select", "ETL4", "--no-probe")
     assert proc.returncode == 0, proc.stderr
     assert "selection 'ETL4' has no effect: its rules run only with --probe or --verify" in proc.stderr
+    # the probe's rules run by default: a selection of --verify's alone is the one that cannot run
+    proc = _run(project, "--select", "ETL40")
+    assert proc.returncode == 0, proc.stderr
+    assert "selection 'ETL40' has no effect: its rules run only with --verify" in proc.stderr
+    assert "has no effect" not in _run(project, "--select", "ETL4").stderr

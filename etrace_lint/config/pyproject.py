@@ -334,9 +334,9 @@ def selected_opt_in_rules(settings: Settings) -> tuple[dict[str, str], list[str]
         if exact or selector.upper() == "ALL":
             continue
         matched = [rule for rule_id, rule in rules.items() if rule_id.startswith(selector.upper())]
-        off = sorted({rule.opt_in_flag for rule in matched if rule.opt_in_flag
-                      and not flag_is_on(rule.opt_in_flag, settings)
-                      and option_for_flag(rule.opt_in_flag).name not in turned_on})
-        if matched and all(rule.opt_in_flag for rule in matched) and off:
+        idle_rules = [rule for rule in matched if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, settings)
+                      and option_for_flag(rule.opt_in_flag).name not in turned_on]
+        off = sorted({rule.opt_in_flag for rule in idle_rules})
+        if matched and len(idle_rules) == len(matched):
             idle.append(f"selection {selector!r} has no effect: its rules run only with {' or '.join(off)}")
     return turned_on, idle
