@@ -96,6 +96,9 @@ def test_a_primitive_without_a_rule_is_run_by_jax():
     _agree(lambda x: (jnp.sort(x, axis=1), x[jnp.array([2, 0])], x.at[jnp.array([0, 0])].add(1.0)), X)
     _agree(lambda key: jax.random.normal(key, (3,)), jax.random.PRNGKey(3))
     _agree(lambda key, x: x + jax.random.uniform(jax.random.key(1), x.shape), jax.random.PRNGKey(0), X)
+    # new-style keys carried and scanned out by a scan: they stay JAX's
+    _agree(lambda x: jax.random.key_data(jax.lax.scan(lambda k, _: (jax.random.split(k)[0], k), jax.random.key(2),
+                                                      None, length=3)[1]), X)
 
 
 @settings(max_examples=25, deadline=None)

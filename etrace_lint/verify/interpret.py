@@ -163,10 +163,16 @@ def _scan(values: list[Any], params: dict[str, Any]) -> list[Any]:
             stack.append(y)
     if params["reverse"]:
         ys = [stack[::-1] for stack in ys]
-    stacked = [np.stack([np.asarray(y) for y in stack]) if length else
-               np.zeros((0, *var.aval.shape), var.aval.dtype)
+    stacked = [_stack(stack) if length else np.zeros((0, *var.aval.shape), var.aval.dtype)
                for stack, var in zip(ys, program.outvars[carry_n:])]
     return [*carry, *stacked]
+
+
+def _stack(values: list[Any]) -> Any:
+    """The scanned outputs along a new first axis: with JAX for PRNG keys (NumPy cannot hold them)."""
+    if any(isinstance(v, jax.Array) for v in values):
+        return jax.numpy.stack([_to_jax(v) for v in values])
+    return np.stack([np.asarray(v) for v in values])
 
 
 def _group_sizes(groups: Any) -> list[int] | None:
