@@ -42,10 +42,14 @@ def fixture(*parts: str) -> str:
 
 def engine_settings(**run_options) -> EngineSettings:
     """What a run with these engine options hands the engine, every note built: the opt-in
-    rules they turn on are the policy's to name (``policy.engine_scope``)."""
+    rules they turn on are the policy's to name (``policy.engine_scope``).
+
+    The in-process lints of the rules' tests leave the learning-signal probe out unless they ask for it
+    (``probe=True``): a fixture marks what its own rules report, and the probe's measured verdicts are
+    the probe's tests' (tests/test_probe.py); runs through the command line probe as a user's do."""
     from etrace_lint.policy.scope import engine_scope
 
-    settings = Settings().with_values(run_options)
+    settings = Settings().with_values({"probe": False, **run_options})
     return settings.for_engine(engine_scope(settings, every_note=True))
 
 
