@@ -1,13 +1,15 @@
 """ETL201's fixes: a weight used through a plain matmul, or a plain layer, becomes an ETP op.
 
-- ``x @ W``, ``jnp.dot(x, W)``, ``jnp.matmul(x, W)`` (``W`` may be ``W.T`` or
+- ``x @ W``, ``jnp.dot(x, W)``, ``jnp.matmul(x, W)`` (``W`` may be
   ``self.w.value``) -> ``braintrace.matmul(x, W)``: the same operands, the same
   forward value, so the fix is safe.
-- A weight on the left, ``W @ h`` -> ``braintrace.matmul(h, W.T)`` (and ``W.T @ h``
-  -> ``braintrace.matmul(h, W)``): braintrace takes the input first. For a
-  vector ``h`` and a matrix ``W`` both compute the same numbers, and the
-  traced shapes (``Subject.operand_shapes``) say so, then the fix is safe; with other
-  shapes, or shapes unknown, it is unsafe (``--unsafe-fixes``).
+- A weight that reaches the op through a transpose (``x @ W.T``, or a weight on
+  the left, ``W @ h`` -> ``braintrace.matmul(h, W.T)``): the same numbers
+  forward, but braintrace's ETP op then sees the weight through the transpose
+  and computes its online gradient in the transposed layout: the learning-signal
+  probe measured the first training step of a non-square weight raise (ETL410).
+  The fix is unsafe (``--unsafe-fixes``, checked by linting again as every fix
+  is); storing the weight in the layout the op takes is the real fix.
 - ``brainstate.nn.Linear(...)`` -> ``braintrace.nn.Linear(...)`` when every
   argument is one braintrace's layer takes (the two share their signature
   and initialisers).
@@ -74,10 +76,10 @@ def matmul_fix(finding: Finding, sources: Sources) -> Fix | None:
         return None  # the weight on both sides, or on neither: not a plain x @ W
     module = source.braintrace_alias()
     if on_right:
-        arguments, applicability = f"{source.code(left)}, {source.code(right)}", "safe"
+        arguments = f"{source.code(left)}, {source.code(right)}"
+        applicability = "unsafe" if _is_transpose(right) else "safe"
     else:
-        arguments = f"{source.code(right)}, {_transposed(source, left)}"
-        applicability = "safe" if _vector_times_matrix(finding) else "unsafe"
+        arguments, applicability = f"{source.code(right)}, {_transposed(source, left)}", "unsafe"
     replacement = f"{module or 'braintrace'}.matmul({arguments})"
     edits = [source.replace(node, replacement)]
     if module is None:
@@ -95,10 +97,11 @@ def _transposed(source: ParsedSource, node) -> str:
     return f"{code}.T" if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) else f"({code}).T"
 
 
-def _vector_times_matrix(finding: Finding) -> bool:
-    """Whether the traced ``W @ h`` multiplies a matrix by a vector: then ``h @ W.T`` is the same numbers."""
-    shapes = finding.subject.operand_shapes
-    return len(shapes) == 2 and len(shapes[0]) == 2 and len(shapes[1]) == 1
+def _is_transpose(node) -> bool:
+    """Whether the operand is written ``W.T``."""
+    import libcst as cst  # libcst loads only when a fix is asked for
+
+    return isinstance(node, cst.Attribute) and node.attr.value == "T"
 
 
 def linear_fix(finding: Finding, sources: Sources) -> Fix | None:
