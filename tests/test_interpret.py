@@ -102,7 +102,8 @@ def test_a_primitive_without_a_rule_is_run_by_jax():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.floats(-30, 30, allow_nan=False, width=32), min_size=6, max_size=6),
+# subnormal floats left out: XLA's CPU flushes them to zero, NumPy keeps them (interpret.py says so)
+@given(st.lists(st.floats(-30, 30, allow_nan=False, allow_subnormal=False, width=32), min_size=6, max_size=6),
        st.sampled_from(sorted(ELEMENTWISE)))
 def test_elementwise_programs_agree_with_xla_on_drawn_inputs(values, name):
     x = jnp.asarray(values, dtype=jnp.float32).reshape(2, 3)

@@ -41,7 +41,9 @@ def test_later_cells_compiles_are_linted_and_shown(tmp_path):
     assert ": ETL005 Wr.weight reaches a hidden state only through Wh.weight's op" in gru["text/plain"]
     assert "[Cell In[2], line 4 (D_RTRL)]" in gru["text/plain"]
     assert notebook.cells[2].outputs[0]["text"].strip() == "etrace-lint: not linting the models later cells compile"
-    assert lstm["text/plain"].startswith("CheckResult(1 model, 0 errors, 0 warnings")
+    # the probe measures braintrace's LSTMCell's input and candidate gates at 2.00x BPTT's at one step
+    assert lstm["text/plain"].startswith("CheckResult(1 model, 0 errors, 2 warnings"), lstm["text/plain"]
+    assert lstm["text/plain"].count("ETL412") == 2
     assert gru["text/html"].startswith('<div class="etl-report" id="r')
     page = tmp_path / "notebook.html"
     page.write_text(f"<!DOCTYPE html><html><body>{gru['text/html']}{lstm['text/html']}</body></html>",

@@ -16,6 +16,10 @@ What keeps the answer the one XLA would give:
 - higher-order primitives (``jit``, ``scan``, ``while``, ``cond``, ``remat``,
   custom JVP/VJP calls) are entered and their bodies interpreted the same way.
 
+One difference is kept: XLA's CPU flushes subnormal floats (below 1.2e-38 in
+float32) to zero, NumPy computes with them; no gradient the probe compares
+is that small.
+
 ``interpreted(function)`` is ``brainstate.transform.jit(function)`` with the
 compile replaced by this evaluation: the states the function reads and writes
 are handled by brainstate's ``StatefulFunction``, as its ``jit`` handles them.
