@@ -31,7 +31,7 @@ def _env(tree) -> dict:
 
 def _errors(tree) -> list[str]:
     proc = run_cli(".", "-j", "1", "--output-format", "json", cwd=str(tree / "project"), env=_env(tree))
-    assert proc.returncode in (0, 2), proc.stderr
+    assert proc.returncode in (0, 1, 2), proc.stderr  # 1: the probe's warnings about the fixture's LSTM
     return [error["message"].rpartition(": ")[2] for error in json.loads(proc.stdout)["toolErrors"]]
 
 
