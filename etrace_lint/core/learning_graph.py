@@ -20,7 +20,8 @@ LEARNS = "learns"
 SAME_STEP = "same-step only"  # a readout: exact gradients from the same step, no trace (ETL003)
 PARTLY = "learns partly"  # learns through some of its uses (ETL001), not through others (ETL005, ETL201, ...)
 NOT_LEARNING = "does not learn"
-WRONG = "wrong online gradient"  # --verify measured a gradient that is not BPTT's (ETL401, ETL404)
+# --verify measured a gradient that is not BPTT's (ETL401, ETL404), or the probe a multiple of it (ETL412)
+WRONG = "wrong online gradient"
 AGAINST = "learns against BPTT"  # measured over several input draws: cosine below 0 (ETL414, ETL415)
 UNKNOWN = "no verdict"  # the run built no finding about this weight (notes hidden, or the model did not compile)
 
@@ -33,7 +34,7 @@ _APPLIED = " applied here"  # ETL202: an opaque transform (checkpoint, custom_jv
 _BLOCKED_AT_LOCATION = {"ETL203": "op decomposed under vmap"}  # the finding's own line is the plain op
 _OUTPUT_ONLY_RULES = frozenset({"ETL209"})  # a weight whose value reaches the output and no hidden state
 _LEARNS_RULES = frozenset({"ETL001"})
-_WRONG_RULES = frozenset({"ETL401", "ETL404"})
+_WRONG_RULES = frozenset({"ETL401", "ETL404", "ETL412"})
 _AGAINST_RULES = frozenset({"ETL414", "ETL415"})
 # measured: the weight's online gradient is zero (or the step raises); a compiler relation does not outweigh it
 _MEASURED_ZERO_RULES = frozenset({"ETL402", "ETL410", "ETL411", "ETL413"})
