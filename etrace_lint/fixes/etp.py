@@ -91,7 +91,7 @@ def _transposed(source: ParsedSource, node) -> str:
     """``W`` -> ``W.T``; ``W.T`` -> ``W``; anything but a name or attribute chain in parentheses."""
     import libcst as cst  # libcst loads only when a fix is asked for
 
-    if isinstance(node, cst.Attribute) and node.attr.value == "T":
+    if _is_transpose(node):
         return source.code(node.value)
     code = source.code(node)
     return f"{code}.T" if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) else f"({code}).T"
