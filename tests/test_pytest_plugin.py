@@ -15,7 +15,7 @@ import pytest
 from helpers import REPO, sarif_validator
 
 # A project whose tests compile three models: a GRU whose reset gate does not learn online (ETL005), a
-# clean LSTM, and a plastic weight braintrace refuses (ETL102). test_gru also trains a few steps and
+# clean vanilla RNN, and a plastic weight braintrace refuses (ETL102). test_gru also trains a few steps and
 # keeps its losses, drawing its input from brainstate's random key after the compile.
 TESTS = '''\
 import json
@@ -68,10 +68,10 @@ def test_gru():
         json.dump(losses, handle)
 
 
-def test_lstm():
-    model = braintrace.nn.LSTMCell(3, 8)
+def test_rnn():
+    model = braintrace.nn.ValinaRNNCell(3, 8)
     brainstate.nn.init_all_states(model)
-    braintrace.compile(model, "D_RTRL", jnp.ones((3,)))  # compiled: lstm
+    braintrace.compile(model, "D_RTRL", jnp.ones((3,)))  # compiled: rnn
 
 
 def test_hebbian():
@@ -176,7 +176,7 @@ def test_fail_level_fails_the_test_that_compiled_the_model_with_its_findings(act
     assert proc.returncode == 1, out + proc.stderr
     assert "FAILED test_models.py::test_gru - etrace-lint: this test compiled a model with 1 finding at or above " \
            "warning" in out
-    assert "PASSED test_models.py::test_lstm" in out
+    assert "PASSED test_models.py::test_rnn" in out
     failures = _section(out, "FAILURES")
     gru = failures.split("_ test_gru _")[1].split("_ test_hebbian _")[0]
     assert f"test_models.py:{_marked(TESTS, '# expect: ETL005')}:16: ETL005 rnn.Wr.weight" in gru
@@ -192,14 +192,14 @@ def test_fail_level_fails_the_test_that_compiled_the_model_with_its_findings(act
 def test_the_summary_lists_the_findings_per_test_id(active):
     folder, proc = active
     summary = _section(proc.stdout, "etrace-lint")
-    gru, lstm, hebbian = (_marked(TESTS, f"# compiled: {name}") for name in ("gru", "lstm", "hebbian"))
+    gru, rnn, hebbian = (_marked(TESTS, f"# compiled: {name}") for name in ("gru", "rnn", "hebbian"))
     lines = summary.splitlines()
     assert lines[0] == "test_models.py::test_gru"
     assert lines[1] == f"  test_models.py:{gru} (D_RTRL):"
     assert lines[2].startswith(f"    test_models.py:{_marked(TESTS, '# expect: ETL005')}:16: ETL005 ")
     assert f"test_models.py::test_hebbian\n  test_models.py:{hebbian} (D_RTRL):\n    test_models.py:" \
            f"{_marked(TESTS, '# expect: ETL102')}:" in summary
-    assert f"test_models.py::test_lstm\n  test_models.py:{lstm} (D_RTRL): no findings\n" in summary
+    assert f"test_models.py::test_rnn\n  test_models.py:{rnn} (D_RTRL): no findings\n" in summary
     assert re.search(r"^Found 2 findings \(1 error, 1 warning\) in 3 models\.", summary, re.M), summary
     assert f"SARIF log written to {folder / 'out' / 'etrace.sarif'}" in summary
 

@@ -139,10 +139,14 @@ def test_requests_after_shutdown_are_refused_and_exit_ends_the_server(tmp_path):
         response = raw.request("textDocument/hover", {"textDocument": {"uri": uri(tmp_path / "a.py")},
                                                       "position": _position()})
         assert response["error"]["code"] == -32600
+        # an editor closing its buffers after shutdown is usual: dropped without a warning in the log
+        raw.notify("textDocument/didClose", {"textDocument": {"uri": uri(tmp_path / "a.py")}})
         raw.notify("exit", None)
         assert raw.process.wait(timeout=30) == 0
     finally:
         raw.close()
+    warnings = [line for line in raw.stderr.decode().splitlines() if "WARNING" in line]
+    assert len(warnings) == 1 and "textDocument/hover" in warnings[0], warnings
 
 
 def test_the_command_lines_help_lists_the_server():

@@ -10,7 +10,8 @@ bad ones, and answers every request it cannot hand on:
 - a message that is not JSON-RPC 2.0, or whose id is not a string or number:
   -32600 (Invalid Request), with its id where it has a usable one;
 - a request after ``shutdown``: -32600, and one before ``initialize``:
-  -32002 (ServerNotInitialized), as the protocol asks.
+  -32002 (ServerNotInitialized), as the protocol asks; a notification or
+  response after ``shutdown`` (other than ``exit``) is dropped quietly.
 
 A frame that cannot be read, and a notification whose params do not fit,
 are logged to the client once (``window/logMessage``) and to the server's log.
@@ -112,6 +113,11 @@ def dispatch(protocol, data: dict, server: Lifecycle) -> None:
     if _is_request(data) and server.shutting_down():
         _refuse(protocol, data, JsonRpcInvalidRequest(message=f"Invalid Request: {method} after shutdown"),
                 tell_client)
+        return
+    if server.shutting_down() and method != types.EXIT:
+        # the protocol drops a notification or a response after shutdown; one a client sends while it
+        # closes (didClose, a late answer) is usual, not a fault worth a warning
+        log.debug("after shutdown, dropped: %s", method or "a response")
         return
     try:
         message = protocol.structure_message(data)
