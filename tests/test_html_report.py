@@ -403,3 +403,24 @@ def test_a_weight_that_learns_through_some_of_its_uses_learns_partly_everywhere(
     assert "1 learns partly" in overview and "does not learn" not in overview
     rules = {e.attrs["data-rule"] for e in with_class(dom, "finding")}
     assert {"ETL001", "ETL005"} <= rules  # both halves of the state are findings on the page
+
+
+def test_a_run_that_hides_notes_still_shows_a_weight_that_learns_partly(tmp_path):
+    """The default run does not even build ETL001's notes, so the inner-loop cell's page holds only the two
+    ETL005 warnings about ``w``: the table, the graph and the findings still say it learns partly, and
+    nothing but the legend's key for the red dashed border speaks of a weight that does not learn."""
+    out = tmp_path / "run.html"
+    done = run_cli("tests/real_models/inner_loop_cell.py", "--output-format", "html", "-o", str(out), "--no-cache")
+    assert done.returncode == 1, done.stderr
+    dom = elements(out.read_text(encoding="utf-8"))
+    assert {e.attrs["data-rule"] for e in with_class(dom, "finding")} == {"ETL005"}
+    weight = {e.attrs["data-label"]: e for e in with_class(dom, "weight")}["w"]
+    assert weight.attrs["data-verdict"] == "learns partly"
+    assert "v-partly" in weight.attrs["class"].split() and "v-not" not in weight.attrs["class"].split()
+    assert "w: learns partly" in weight.text  # its tooltip
+    overview = [e.text for e in dom if e.tag == "table" and "overview" in e.attrs.get("class", "").split()][0]
+    assert "1 learns partly" in overview
+    legend = with_class(dom, "legend")[0].text
+    assert "learns partly" in legend
+    page = [e.text for e in dom if e.tag == "body"][0].replace(legend, "")
+    assert "not learn" not in page

@@ -156,6 +156,9 @@ class Finding:
     control_flow: tuple[Boundary, ...] = ()  # the boundaries around its op, outermost first
     measured: tuple[Measured, ...] = field(default=(), hash=False)  # measured findings folded into it
     static_evidence: tuple[StaticEvidence, ...] = ()  # static findings it replaced
+    # the compiler connects its weight to a hidden state through an op (ETL001), shown or hidden: what this
+    # finding denies is one use of a weight that still learns through another (not printed: ETL001 says it)
+    weight_connected: bool = False
 
     @property
     def path(self) -> str:
@@ -185,6 +188,7 @@ class Finding:
             "control_flow": details_to_json(self.control_flow),
             "measured": details_to_json(self.measured),
             "static_evidence": details_to_json(self.static_evidence),
+            "weight_connected": self.weight_connected,
         }
 
     @classmethod
@@ -204,6 +208,7 @@ class Finding:
             control_flow=details_from_json(data.get("control_flow") or []),
             measured=details_from_json(data.get("measured") or []),
             static_evidence=details_from_json(data.get("static_evidence") or []),
+            weight_connected=bool(data.get("weight_connected")),
         )
 
 

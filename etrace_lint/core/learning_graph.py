@@ -122,11 +122,12 @@ def _verdict(findings: list[Finding]) -> str:
     """A weight's state: what its findings say together, never one of them against another.
 
     A weight the compiler connects through one use (ETL001) while another of its uses is left out
-    (ETL005, ETL201, ...) learns partly, unless a measurement says its whole online gradient is zero."""
+    (ETL005, ETL201, ...) learns partly, unless a measurement says its whole online gradient is zero. A run
+    that hides notes does not build ETL001's: its weight's other findings say the compiler connects it."""
     denying = [f for f in findings if _denies(f)]
     blocked = [f for f in denying if f.rule_id not in _WRONG_RULES | _AGAINST_RULES]
     if blocked:
-        learns = any(f.rule_id in _LEARNS_RULES for f in findings)
+        learns = any(f.rule_id in _LEARNS_RULES or f.weight_connected for f in findings)
         return PARTLY if learns and not any(_measured_zero(f) for f in findings) else NOT_LEARNING
     if any(f.rule_id in _AGAINST_RULES for f in denying):
         return AGAINST

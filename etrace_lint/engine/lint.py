@@ -74,6 +74,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         findings_from_records,
         is_hidden_note,
         keep_hidden_records,
+        mark_connected_weights,
         uncount_superseded_notes,
     )  # imports JAX; a cached run must not
 
@@ -119,7 +120,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             with preferred_paths(names):
                 advice_findings, advice_rows = advise_target(loaded, context, settings)
             findings.extend(advice_findings)
-    findings = keep_hidden_records(one_verdict_per_weight(findings), compilation, count_only)
+    findings = mark_connected_weights(keep_hidden_records(one_verdict_per_weight(findings), compilation, count_only),
+                                      compilation)
     return ModelReport(sorted(set_unique(findings), key=Finding.sort_key),
                        uncount_superseded_notes(findings, compilation, notes_left_out), verify_rows, advice_rows)
 

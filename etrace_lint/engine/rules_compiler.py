@@ -378,6 +378,8 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
     return list(record_findings) + [finding]
 
 
+# the compiler's record that it connected a weight's op to a hidden state (ETL001)
+_CONNECTS = "relation_included"
 # records about a weight that a relation of the final graph contradicts
 _CONTRADICTED_BY_A_RELATION = (NON_TEMPORAL, WEIGHT_TO_WEIGHT)
 
@@ -443,6 +445,24 @@ def keep_hidden_records(findings: list[Finding], compilation: bt.Compilation,
         kept.append(dataclasses.replace(finding, static_evidence=finding.static_evidence + extra) if extra
                     else finding)
     return kept
+
+
+def mark_connected_weights(findings: list[Finding], compilation: bt.Compilation) -> list[Finding]:
+    """Each finding about a weight the compiler connects to a hidden state through one of its ops (its
+    ETL001 relation) marked ``weight_connected``, unless a finding about the weight supersedes that relation
+    (a measured zero, a while loop that cuts its learning signal). Set whether the run builds that note, only
+    counts it, or builds it for the cache and a later run hides it: a finding that denies another use of
+    the weight then says, to the learning graph, a weight that learns partly."""
+    connected = {_weight_key(path_key(record.weight_path)) for record in compilation.records
+                 if bt.record_kind(record) == _CONNECTS and getattr(record, "weight_path", None)}
+    if not connected:
+        return findings
+    rules = all_rules()
+    connects = rule_for_record_kind(_CONNECTS).id
+    connected -= {_weight_key(f.subject.weight_path) for f in findings if f.subject.weight_path
+                  and is_whole_weight(f) and connects in getattr(rules.get(f.rule_id), "supersedes", ())}
+    return [dataclasses.replace(f, weight_connected=True)
+            if f.rule_id != connects and _weight_key(f.subject.weight_path) in connected else f for f in findings]
 
 
 def _weight_key(path: Any) -> tuple[str, ...]:

@@ -121,9 +121,10 @@ def _overview(page: str, findings, tool_errors, graphs, hidden_notes: int, model
                       for rid in sorted({f.rule_id for f in findings}))
     boxes = "".join(f'<label class="level-{lv.value}"><input type="checkbox" class="f-level" value="{lv.value}" '
                     f"checked> {lv.value} ({levels.get(lv, 0)})</label>" for lv in _LEVELS)
-    were = "note was" if hidden_notes == 1 else "notes were"
-    hidden = (f'<p class="muted">{hidden_notes} {were} hidden by this run, so weights that learn are not '
-              f"drawn; <code>etrace-lint report</code> or <code>--show-info</code> shows them.</p>"
+    were, say, them = ("note was", "it says", "it") if hidden_notes == 1 else ("notes were", "they say", "them")
+    hidden = (f'<p class="muted">{hidden_notes} {were} hidden by this run, so the graph leaves out what {say}, '
+              f"such as a weight that learns through every use and the hidden states its ops drive; "
+              f"<code>etrace-lint report</code> or <code>--show-info</code> shows {them}.</p>"
               if hidden_notes else "")
     return (f"<h1>etrace-lint report</h1><p>{count} model{'s' if count != 1 else ''}, {len(findings)} findings "
             f"({levels.get(Level.ERROR, 0)} errors, {levels.get(Level.WARNING, 0)} warnings, "
