@@ -9,7 +9,8 @@ import re
 
 import braintrace
 import pytest
-from helpers import FIXTURES, assert_fixture, lint_file, lint_shared, run_cli
+from helpers import FIXTURES, assert_fixture, lint_file, lint_shared
+from in_process import run_cli
 
 from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
@@ -343,7 +344,7 @@ def _kinds(findings: list[dict]) -> set:
                   if "braintraceKind" in e}
 
 
-def test_a_verdict_that_replaces_a_compiler_record_keeps_its_kind(cli_run):
+def test_a_verdict_that_replaces_a_compiler_record_keeps_its_kind(cli_run, tmp_path):
     reason = _compiler_reason(STATIC_READOUT, "etrace_target_lstm_classifier", "readout")
     assert reason == "relation_excluded_non_temporal"
     shown = [f for f in _json_findings(cli_run, "etrace_target_lstm_classifier")
@@ -352,11 +353,17 @@ def test_a_verdict_that_replaces_a_compiler_record_keeps_its_kind(cli_run):
     if SAME_STEP:
         return
     # a plain run, served from the cache or linting afresh with its notes only counted: ETL209 is all the
-    # output says of the readout, and it keeps the kind
+    # output says of the readout, and it keeps the kind, in the JSON output and the SARIF log alike
     for where in (("--cache-dir", cli_run[1]), ("--no-cache",)):
-        plain = run_cli(STATIC_READOUT, "--output-format", "json", *where)
+        sarif = tmp_path / f"{where[0].lstrip('-')}.sarif"
+        plain = run_cli(STATIC_READOUT, "--output-format", "json", "--sarif", str(sarif), *where)
         readout = [f for f in json.loads(plain.stdout)["findings"] if f["properties"].get("weight") == "readout"]
         assert [f["rule"] for f in readout] == ["ETL209"], readout
+        (evidence,) = readout[0]["properties"]["staticEvidence"]
+        assert (evidence["rule"], evidence["braintraceKind"]) == ("ETL003", reason), where
+        results = json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"]
+        readout = [r for r in results if r.get("properties", {}).get("weight") == "readout"]
+        assert [r["ruleId"] for r in readout] == ["ETL209"], readout
         (evidence,) = readout[0]["properties"]["staticEvidence"]
         assert (evidence["rule"], evidence["braintraceKind"]) == ("ETL003", reason), where
 

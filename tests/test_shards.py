@@ -99,25 +99,37 @@ def test_merge_refuses_shards_of_another_configuration_tree_or_version(tree, sha
     assert "0.0.9" in proc.stderr
 
 
-def test_merge_refuses_shards_made_from_another_copy_of_a_linted_file(tree, shards, tmp_path):
-    """A runner on another commit discovers the same targets in a file that differs: merge names the file."""
-    other = tmp_path / "other-commit"
+def test_merge_tells_a_runner_on_another_commit_by_the_digests_of_its_files(tree, tmp_path):
+    """Runners on one commit merge wherever they checked the tree out; a runner on another commit discovers
+    the same targets in a file that differs, and merge refuses it, naming the file. Every shard here runs
+    without a cache (each split by its number of targets) and without the probe, which merge does not read."""
+    same, other = tmp_path / "same-commit", tmp_path / "other-commit"
+    shutil.copytree(tree / "models", same / "models")
     shutil.copytree(tree / "models", other / "models")
-    changed = sorted(os.listdir(other / "models"))[0]
-    with open(other / "models" / changed, "a", encoding="utf-8") as handle:
+    files = sorted(name for name in os.listdir(tree / "models") if name.endswith(".py"))
+    with open(other / "models" / files[0], "a", encoding="utf-8") as handle:
         handle.write("\n# edited on another commit: the same targets, another file\n")
-    proc = run_cli("models", "--shard", "3/3", "--sarif", "s3-commit.sarif", "-o", "s3-commit.json",
-                   "--output-format", "json", "-q", "--no-cache", cwd=str(other))
-    assert proc.returncode in (0, 1, 2), proc.stderr
+    for where, k, name in ((tree, 1, "first"), (same, 2, "same"), (other, 2, "other")):
+        proc = run_cli("models", "--shard", f"{k}/2", "--sarif", str(tmp_path / f"{name}.sarif"),
+                       "-o", str(tmp_path / f"{name}.json"), "--output-format", "json", "-q", "--no-cache",
+                       "--no-probe", cwd=str(where))
+        assert proc.returncode in (0, 1, 2), proc.stderr
     for suffix in ("sarif", "json"):
-        shutil.copy(other / f"s3-commit.{suffix}", tree / f"s3-commit.{suffix}")
-        proc = run_cli("merge", f"s1.{suffix}", f"s2.{suffix}", f"s3-commit.{suffix}", cwd=str(tree))
-        assert proc.returncode == 2 and not proc.stdout, proc.stderr
-        assert f"were made from different copies of models/{changed}" in proc.stderr, proc.stderr
-    # every shard records every file that holds a target (its own shards still merge: the tests above)
-    record = json.loads((tree / "s1.json").read_text())["etraceLintShard"]
-    assert sorted(record["files"]) == sorted(f"models/{name}" for name in os.listdir(tree / "models")
-                                             if name.endswith(".py"))
+        merged = run_cli("merge", f"first.{suffix}", f"same.{suffix}", cwd=str(tmp_path))
+        # exit 2 as the unsharded run: bad_broken_factories.py's targets cannot be linted
+        assert merged.returncode == 2 and "merge: error" not in merged.stderr, merged.stderr
+        shards = [json.loads((tmp_path / f"{name}.{suffix}").read_text()) for name in ("first", "same")]
+        if suffix == "sarif":
+            assert len(json.loads(merged.stdout)["runs"][0]["results"]) == sum(
+                len(log["runs"][0]["results"]) for log in shards)
+        else:
+            assert len(json.loads(merged.stdout)["findings"]) == sum(len(log["findings"]) for log in shards)
+        refused = run_cli("merge", f"first.{suffix}", f"other.{suffix}", cwd=str(tmp_path))
+        assert refused.returncode == 2 and not refused.stdout, refused.stderr
+        assert f"were made from different copies of models/{files[0]}" in refused.stderr, refused.stderr
+    # every shard records every file that holds a target, not only its own
+    record = json.loads((tmp_path / "first.json").read_text())["etraceLintShard"]
+    assert sorted(record["files"]) == [f"models/{name}" for name in files]
 
 
 def test_a_bad_shard_value_is_a_usage_error(tree):
