@@ -7,11 +7,13 @@ from __future__ import annotations
 import functools
 import http.server
 import importlib.util
+import json
 import os
 import re
 import subprocess
 import sys
 import threading
+import tomllib
 
 import pytest
 from browser import DevTools, elements, find_browser
@@ -83,26 +85,96 @@ def test_every_rule_has_a_page_where_its_links_point(site):
         assert f'href="{rule.id.lower()}/"' in index, f"the rules index does not link to {rule.id}"
 
 
-def test_each_rules_page_shows_the_model_that_triggers_it(site):
+# the rules no model triggers, each for its reason; their pages say it in full (docs/hooks/examples.py)
+NO_MODEL = {
+    "ETL021": "braintrace 0.2.6 and 0.2.8 inline every jit call before the pass that records it",
+    "ETL024": "recorded after a walk misses what an identical walk has just found: a safeguard",
+    "ETL027": "a record kind braintrace 0.2.6 and 0.2.8 declare and never record",
+    "ETL099": "a record kind this etrace-lint does not know: only a newer braintrace makes one",
+    "ETL105": "braintrace 0.2.6 and 0.2.8 record the refusal first, and ETL016 or ETL030 reports it",
+    "ETL109": "a second line of defence behind the compiler's grouping of states by shape",
+    "ETL199": "a crash of braintrace's compiler: each one is a bug of braintrace",
+}
+
+
+def test_each_rules_page_shows_the_model_that_triggers_it_or_says_why_none_does(site):
     examples = _hook_module("examples")
+    assert set(examples.NO_MODEL) == set(NO_MODEL)
     fixtures = examples.fixture_files(REPO)
-    shown = 0
     for rule in all_rules().values():
         model = examples.example_model(rule, REPO, fixtures)
         page = _page(site, rule_page_path(rule.id))
-        assert ("A model that triggers it" in page) == (model is not None), rule.id
-        if model is not None:
-            shown += 1
-            assert _words(model.source) in _text(page), rule.id
-    assert shown >= 40, f"only {shown} rules' pages show a model"
+        text = _text(page)
+        if rule.retired or rule.id in NO_MODEL:
+            assert model is None, rule.id
+            # the page's text: a link shows its words, not where it points
+            assert rule.retired or _words(re.sub(r"\]\([^)]*\)", "]", examples.NO_MODEL[rule.id])) in text, rule.id
+            continue
+        assert model is not None, f"{rule.id}: no fixture line is marked for it"
+        assert "A model that triggers it" in page and _words(model.source) in text, rule.id
+        if model.flags:  # the flag the rule runs with, where it is not on by default
+            assert _words(f"Linting this file with {' '.join(model.flags)}") in text, rule.id
+        assert not model.settings or _words(model.settings) in text, rule.id
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def _on_this_line(versions: tuple[str, str | None] | None, installed: str) -> bool:
+    """Whether braintrace ``installed`` reports a rule of examples.ONE_LINE (any other rule: True)."""
+    if versions is None:
+        return True
+    first, until = versions
+    return _version(first) <= _version(installed) and (until is None or _version(installed) < _version(until))
+
+
+def _merged_settings(snippets: list[str]) -> str:
+    """One pyproject.toml with each model's settings: lists joined, any other value the same in each."""
+    tables: dict[str, dict] = {}
+
+    def merge(table: str, values: dict) -> None:
+        for key, value in values.items():
+            if isinstance(value, dict):
+                merge(f"{table}.{key}" if table else key, value)
+                continue
+            into = tables.setdefault(table, {})
+            if isinstance(value, list):
+                into[key] = list(dict.fromkeys([*into.get(key, []), *value]))
+            else:
+                assert into.setdefault(key, value) == value, f"two models need other values of {table}.{key}"
+
+    for snippet in snippets:
+        merge("", tomllib.loads(snippet))
+    return "".join(f"[{table}]\n" + "".join(f"{key} = {json.dumps(value)}\n" for key, value in values.items())
+                   for table, values in tables.items())
+
+
+def _lint(folder, *args: str, env: dict | None = None) -> set[tuple[str, int, str]]:
+    """(file, line, rule) of every finding a run of the command line over ``folder`` reports."""
+    done = subprocess.run([sys.executable, "-m", "etrace_lint", ".", "--no-cache", "--show-info", "-j", "2",
+                           "--output-format", "json", "-o", "out.json", *args],
+                          cwd=folder, capture_output=True, text=True, timeout=900, env=dict(os.environ, **(env or {})))
+    assert done.returncode in (0, 1), done.stderr[-4000:]
+    report = json.loads((folder / "out.json").read_text(encoding="utf-8"))
+    assert not report["toolErrors"], [e["message"] for e in report["toolErrors"]]
+    return {(f["location"]["path"], f["location"]["line"], f["rule"]) for f in report["findings"]}
+
+
+def _run_of(model) -> str:
+    """The run of the command line a page's model is linted in: the models that need no flag together, those
+    that need --advise together (it builds and runs each algorithm it lists on every model of the run), the
+    others (--verify, --check-online-grad) together."""
+    return "plain" if not model.flags else "advise" if "--advise" in model.flags else "flagged"
 
 
 def test_every_pages_model_triggers_its_rule_where_it_says(tmp_path):
-    """Each model a rule's page shows, linted as a file of its own (as a reader who copies it would),
-    reports its rule on the line marked ``# ETLxxx``: ruff's documentation examples are tested the same way.
-    All of them in one run of the command line, on two workers."""
-    import json
-
+    """Each model a rule's page shows, linted as a file of its own (as a reader who copies it would), with
+    the flag and the pyproject.toml its page names, reports its rule on the line marked ``# ETLxxx``, on
+    the braintrace line its page names and on no other: ruff's documentation examples are tested the same
+    way. A model two rules share (its marks aside) is linted once; the models of a run (``_run_of``) are
+    linted together, with every flag and setting they need."""
+    # JAX and braintrace for this test alone: the site's other tests build and read pages without them
     import braintrace
 
     from etrace_lint.analysis import braintrace_adapter
@@ -113,26 +185,43 @@ def test_every_pages_model_triggers_its_rule_where_it_says(tmp_path):
     # none there, and ETL209 says so on the same line
     instead = {} if braintrace_adapter.adds_same_step_gradients() else {"ETL003": "ETL209"}
     fixtures = examples.fixture_files(REPO)
-    expected = {}
+    files: dict[tuple[str, str], str] = {}  # (run, source without its mark) -> file
+    flags: dict[str, set[str]] = {}
+    settings: dict[str, list[str]] = {}
+    expected, absent = [], []
     for rule in all_rules().values():
         model = examples.example_model(rule, REPO, fixtures)
         if model is None or not set(rule.kinds) <= installed:  # a record this braintrace never makes
             continue
-        name = f"{rule.id.lower()}_example.py"
-        (tmp_path / name).write_text(model.source, encoding="utf-8")
-        lines = {n for n, line in enumerate(model.source.splitlines(), 1) if line.endswith(f"# {rule.id}")}
+        lines = {n for n, line in enumerate(model.source.splitlines(), 1) if line.endswith(f"  # {rule.id}")}
         assert lines, f"{rule.id}'s model marks no line"
-        expected[name] = (instead.get(rule.id, rule.id), lines)
-    done = subprocess.run([sys.executable, "-m", "etrace_lint", ".", "--isolated", "--no-cache", "--show-info",
-                           "-j", "2", "--output-format", "json", "-o", "out.json"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
-    assert done.returncode in (0, 1), done.stderr[-4000:]
-    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
-    assert not report["toolErrors"], [e["message"] for e in report["toolErrors"]]
-    reported = {(f["location"]["path"], f["location"]["line"], f["rule"]) for f in report["findings"]}
-    missing = [f"{name}: {rule_id} on line {sorted(lines)}" for name, (rule_id, lines) in sorted(expected.items())
+        run = _run_of(model)
+        source = model.source.replace(f"  # {rule.id}\n", "\n")
+        name = files.setdefault((run, source), f"{run}/{rule.id.lower()}_example.py")
+        (tmp_path / run).mkdir(exist_ok=True)
+        (tmp_path / name).write_text(source, encoding="utf-8")
+        (expected if _on_this_line(model.braintrace, braintrace.__version__) else absent).append(
+            (name, instead.get(rule.id, rule.id), lines))
+        flags.setdefault(run, set()).update(model.flags)
+        settings.setdefault(run, []).extend([model.settings] if model.settings else [])
+    reported = set()
+    for run in flags:
+        folder = tmp_path / run
+        if run == "plain":
+            found = _lint(folder, "--isolated")
+        else:
+            (folder / "pyproject.toml").write_text(_merged_settings(settings[run]) or "[tool.etrace-lint]\n",
+                                                   encoding="utf-8")
+            # --verify's steps compiled unoptimised, as tests/test_real_models.py does: never another verdict
+            found = _lint(folder, "--config", "pyproject.toml", *sorted(flags[run]),
+                          env={"JAX_DISABLE_MOST_OPTIMIZATIONS": "1"})
+        reported |= {(f"{run}/{path}", line, rule) for path, line, rule in found}
+    missing = [f"{name}: {rule_id} on line {sorted(lines)}" for name, rule_id, lines in expected
                if not any((name, line, rule_id) in reported for line in lines)]
     assert not missing, f"models that do not trigger their rule where their page says: {missing}"
+    stray = [f"{name}: {rule_id}" for name, rule_id, lines in absent if any((name, line, rule_id) in reported
+                                                                             for line in lines)]
+    assert not stray, f"braintrace {braintrace.__version__} reports rules its pages say it does not: {stray}"
 
 
 def test_the_configuration_page_lists_every_option(site):

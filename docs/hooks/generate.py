@@ -1,8 +1,8 @@
 """MkDocs hook: the pages written from the code each time the site is built.
 
 - one page per rule (``rules/etl208.md``) from the rule and the Markdown beside it, with a whole model
-  that triggers it where the test fixtures give one (``examples.py``), and their entries in the
-  navigation, by family;
+  that triggers it, cut from the test fixtures, and what the lint needs for it (``examples.py``), or why
+  no model does; and their entries in the navigation, by family;
 - the grouped index of rules, where ``rules/index.md`` says ``<!-- rules-index -->``;
 - the configuration reference from the options table, where a page says ``<!-- options-table -->``.
 
@@ -49,14 +49,28 @@ def on_config(config):
     raise ValueError('mkdocs.yml: the navigation has no "Rules" section to put the rules\' pages in')
 
 
+def _braintrace_line(versions: tuple[str, str | None] | None) -> str:
+    if versions is None:
+        return ""
+    first, until = versions
+    return f" on braintrace {first} or later" if until is None else f" on braintrace {first} (not {until} or later)"
+
+
 def model_section(rule, fixtures: list[str]) -> str:
-    """The rule's page's "A model that triggers it": the shortest model the test fixtures give, or nothing."""
+    """The rule's page's "A model that triggers it": the shortest model the test fixtures give, with what the
+    lint needs (a flag, a pyproject.toml, a braintrace line); why there is none; or nothing (a retired rule)."""
+    if rule.id in examples.NO_MODEL:
+        return f"## A model that triggers it\n\n{examples.NO_MODEL[rule.id]}\n"
     model = examples.example_model(rule, REPO, fixtures)
     if model is None:
         return ""
-    return (f"## A model that triggers it\n\n```python\n{model.source}```\n\n"
-            f"Linting this file reports {rule.id} on the line marked `# {rule.id}`. It is cut from the test "
-            f"suite's `{model.fixture}` (the target `{model.factory}`), and the suite lints it as shown here.\n")
+    settings = ("" if not model.settings else
+                f"With this `pyproject.toml` beside it:\n\n```toml\n{model.settings}```\n\n")
+    flags = f" with `{' '.join(model.flags)}`" if model.flags else ""
+    return (f"## A model that triggers it\n\n```python\n{model.source}```\n\n{settings}"
+            f"Linting this file{flags}{_braintrace_line(model.braintrace)} reports {rule.id} on the line marked "
+            f"`# {rule.id}`. It is cut from the test suite's `{model.fixture}` (the target `{model.factory}`), "
+            f"and the suite lints it as shown here.\n")
 
 
 def on_files(files, config):
