@@ -139,22 +139,6 @@ def algorithm_class(name: str) -> Any:
     return getattr(braintrace, attribute, None) if attribute else None
 
 
-# braintrace.compile's words when it refuses a learner (braintrace/_compile.py, the same in 0.2.6 and 0.2.8)
-NOTHING_TO_TRAIN_ONLINE = (
-    "No trainable weights are routed through ETP ops, so the model has nothing to train online. Route trainable "
-    "parameters through an ETP op (braintrace.matmul / conv / sparse_matmul / lora_matmul / element_wise) instead "
-    "of a plain JAX op.")
-
-
-def refuse_as_compile_does(learner: Any) -> None:
-    """Raise what ``braintrace.compile`` raises for a learner whose graph it has built: its guardrail
-    refuses a graph with no hidden-to-parameter relation, whatever the algorithm. A learner built from
-    its class and ``compile_graph`` (as a training script on a laid-out model does) skips that check,
-    so whoever answers "does it compile" for braintrace makes it here."""
-    if len(learner.graph.hidden_param_op_relations) == 0:
-        raise braintrace.CompilationError(NOTHING_TO_TRAIN_ONLINE)
-
-
 def step_param_states(minfo: ModuleInfo) -> Any:
     """The ParamStates the traced step reads (a brainstate FlattedDict keyed by path).
 

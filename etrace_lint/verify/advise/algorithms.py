@@ -37,6 +37,11 @@ class Algorithm:
         """The learner, not yet compiled."""
         return self.constructor()(model, **self.options)
 
+    def compile(self, model: Any, inputs: tuple, batch: int | None, seed: int | None = None) -> Any:
+        """``braintrace.compile`` of this algorithm, its usual options and its checks: the model's states are
+        initialised again at ``batch``, and a model it refuses raises as it does for a user."""
+        return braintrace.compile(model, self.constructor(), *inputs, batch_size=batch, seed=seed, **self.options)
+
 
 _PP_NOTE = (f"decay_or_rank={PP_PROP_DECAY}: pp_prop requires it and documents no default; "
             f"0.9 is the value of braintrace's own pp_prop example")

@@ -30,18 +30,33 @@ class AdviceHarness(Harness):
         super().__init__(*args, **kwargs)
         self.algorithms = algorithms
 
+    def compile_refusal(self, label: str, given: tuple | None = None) -> str | None:
+        """What ``braintrace.compile`` raises for the algorithm, None when it returns a learner: the public
+        entry point itself, with its own checks, on a copy of the model at the batch the steps are measured at,
+        given their first step (``given``: these inputs and batch instead). Its learner is not the one measured:
+        ``braintrace.compile`` initialises the states again, and the layout keeps the target's own where it
+        has to."""
+        inputs, batch = given if given is not None else (self._first_step(), self.batch)
+        try:
+            with bt.quiet([]):
+                self.algorithms[label].compile(brainstate.graph.clone(self.model), inputs, batch,
+                                               seed=self.settings.seed)
+        except Exception as exc:  # noqa: BLE001 - any refusal is the row's answer
+            return f"braintrace.compile raised {describe(exc)}"
+        return None
+
     def _compile(self, label: str) -> Any:
-        """The learner as ``braintrace.compile`` would return it, on the model as the layout left it:
-        built from its class, its graph compiled, and refused where ``braintrace.compile`` refuses it."""
+        """The learner built from its class on the model as the layout left it, as a training script does."""
         algorithm = self.algorithms[label]
         try:
             with bt.quiet([]):
                 learner = algorithm.build(self.model)
                 learner.compile_graph(*self._first_step())
-                bt.refuse_as_compile_does(learner)
                 return learner
-        except Exception as exc:  # noqa: BLE001 - reported in the row as not compiling
-            raise HarnessError(describe(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - reported in the row as not running
+            layout = self.layout.describe() if self.layout is not None else "as given"
+            raise HarnessError(f"built from its class on the model as measured ({layout}), it raised "
+                               f"{describe(exc)}") from None
 
     def online(self, learner: Any, lengths: list[int]) -> dict:
         """The verify harness's online run, its states first given the types one step gives them: hidden

@@ -96,14 +96,11 @@ def kept_states(model: Any):
 
 
 def _built(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable[[int | None], tuple]) -> tuple:
-    if batch is None:
-        brainstate.nn.init_all_states(model)
-    else:
-        brainstate.nn.init_all_states(model, batch_size=batch)
+    """The learner's own state and hidden groups, built by ``braintrace.compile``: a learner it refuses
+    allocates nothing."""
+    learner = algorithm.compile(model, inputs_at(batch), batch)
+    if batch is not None:
         _check_batched(model, batch)
-    learner = algorithm.build(model)
-    learner.compile_graph(*inputs_at(batch))
-    bt.refuse_as_compile_does(learner)  # a learner braintrace.compile refuses allocates nothing
     return learner_state(model, learner), len(learner.graph.hidden_groups)
 
 

@@ -105,9 +105,8 @@ def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list
             _tell(progress, f"{target}: BPTT over {verify.steps} steps")
             reference = harness.settle([verify.steps], None)[verify.steps]
         except Exception as exc:  # noqa: BLE001 - no reference: every row says why
-            return [_row(target, a, memories[a.label], train_batch, None, compiles=False, runs=False,
-                         error=f"the BPTT reference did not run: {describe(exc)}", steps=verify.steps)
-                    for a in algorithms]
+            return _unmeasured(harness, target, algorithms, memories, train_batch, verify.steps,
+                               (inputs, batch_size), f"the BPTT reference did not run: {describe(exc)}")
         try:
             forward = forward_cost(model, harness._first_step(), loss)
         except Exception:  # noqa: BLE001 - the ratio is then n/a
@@ -115,10 +114,15 @@ def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list
         for algorithm in algorithms:
             _tell(progress, f"{target}: {algorithm.label} over {verify.steps} steps")
             memory = memories[algorithm.label]
+            refusal = harness.compile_refusal(algorithm.label)
+            if refusal is not None:  # what a user who calls braintrace.compile gets: nothing to measure
+                rows.append(_row(target, algorithm, memory, train_batch, harness.batch, compiles=False, runs=False,
+                                 error=refusal, steps=verify.steps))
+                continue
             try:
                 learner = harness.learner(algorithm.label)
             except HarnessError as exc:
-                rows.append(_row(target, algorithm, memory, train_batch, harness.batch, compiles=False, runs=False,
+                rows.append(_row(target, algorithm, memory, train_batch, harness.batch, compiles=True, runs=False,
                                  error=str(exc), steps=verify.steps))
                 continue
             try:
@@ -148,10 +152,20 @@ def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list
     return rows
 
 
+def _unmeasured(harness, target: str, algorithms: list[Algorithm], memories: dict, train_batch, steps: int,
+                given: tuple, why: str) -> list[R.AdviceRow]:
+    """Rows without a BPTT reference: each with braintrace.compile's verdict on the target's own inputs and
+    batch (``given``, as a user would call it), and why nothing was measured; no step was compiled."""
+    rows = []
+    for algorithm in algorithms:
+        refusal = harness.compile_refusal(algorithm.label, given)
+        rows.append(_row(target, algorithm, memories[algorithm.label], train_batch, None,
+                         compiles=refusal is None, runs=False, error=refusal or why, steps=steps))
+    return rows
+
+
 def _row(target, algorithm, memory, train_batch, measured_batch, *, compiles, runs, error, steps,
          cost=None, forward=None, fidelity=(), zeros=()) -> R.AdviceRow:
-    if error is None and memory.error and not compiles:
-        error = memory.error
     ratio = flops_ratio(cost, forward) if cost is not None and forward is not None else None
     return R.AdviceRow(
         target=target, algorithm=algorithm.name, options=dict(algorithm.options), compiles=compiles, runs=runs,
@@ -160,4 +174,4 @@ def _row(target, algorithm, memory, train_batch, measured_batch, *, compiles, ru
         zero_gradient_weights=tuple(zeros), weights=tuple(fidelity), batch=train_batch,
         measured_batch=measured_batch, steps=steps, hidden_groups=memory.hidden_groups,
         note="; ".join(part for part in (algorithm.note, f"no law in the batch size: {memory.law_error}"
-                                         if memory.law_error else "") if part))
+                                         if memory.law_error and compiles else "") if part))
