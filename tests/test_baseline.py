@@ -6,7 +6,8 @@ import json
 import shutil
 
 import pytest
-from helpers import fixture, run_cli
+from helpers import fixture
+from in_process import run_cli
 
 from etrace_lint.config.baseline import fingerprints, new_findings
 from etrace_lint.core.findings import Finding, Level, Location

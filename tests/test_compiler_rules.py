@@ -9,7 +9,8 @@ from types import SimpleNamespace
 
 import braintrace
 import pytest
-from helpers import FIXTURES, expected_markers, fixture, lint_file, lint_shared, run_cli
+from helpers import FIXTURES, expected_markers, fixture, lint_file, lint_shared
+from in_process import run_cli
 
 from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry

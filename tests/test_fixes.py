@@ -6,7 +6,8 @@ import json
 import shutil
 
 import pytest
-from helpers import fixture, lint_file, run_cli
+from helpers import fixture, lint_file
+from in_process import run_cli
 
 from etrace_lint.config.settings import EngineSettings, Settings
 from etrace_lint.core.findings import Edit, Finding, Fix, Level, Location, Subject

@@ -7,7 +7,8 @@ import os
 
 import pytest
 from browser import SKIP_REASON, elements, find_browser, open_page, with_class
-from helpers import REPO, run_cli
+from helpers import REPO
+from in_process import run_cli
 
 from etrace_lint.analysis import braintrace_adapter
 

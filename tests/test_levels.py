@@ -16,7 +16,8 @@ import re
 
 import braintrace
 import pytest
-from helpers import FIXTURES, REPO, fixture, lint_shared, run_cli
+from helpers import FIXTURES, REPO, fixture, lint_shared
+from in_process import run_cli
 
 from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 from helpers import REPO, fixture
+from in_process import run_cli
 
 pytest.importorskip("pygls")
 sys.path.insert(0, fixture("server"))
@@ -28,8 +29,7 @@ def examples(tmp_path_factory):
 
 
 def _cli(root, *args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "etrace_lint", "models", "--show-info", *args], cwd=root,
-                          capture_output=True, text=True, timeout=900)
+    done = run_cli("models", "--show-info", *args, cwd=str(root))
     assert done.returncode in (0, 1), done.stderr[-3000:]
     return done
 

@@ -17,7 +17,8 @@ import re
 import shutil
 
 import pytest
-from helpers import REPO, fixture, run_cli
+from helpers import REPO, fixture
+from in_process import run_cli
 
 TARGET = "models/not_differentiable.py::etrace_target_readout_while"
 

@@ -6,8 +6,10 @@ import json
 import shutil
 
 import braintrace
+import helpers
 import pytest
-from helpers import assert_fixture, expected_markers, fixture, run_cli, shared_results
+from helpers import assert_fixture, expected_markers, fixture, shared_results
+from in_process import run_cli
 
 from etrace_lint.config.settings import EngineSettings
 from etrace_lint.core.findings import Level
@@ -146,8 +148,9 @@ def test_the_probe_is_on_in_every_output_format_and_one_flag_away(tmp_path):
     results = json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"]
     assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results] == [
         ("ETL412", cell), ("ETL412", cell)]
-    # cached like the rest: a second run serves the probe's result from the cache, without JAX
-    again = run_cli(target, "--sarif", "again.sarif", cwd=str(tmp_path), env={"PYTHONPROFILEIMPORTTIME": "1"})
+    # cached like the rest: a second run, a process of its own, serves the probe's result from the cache
+    # without importing JAX
+    again = helpers.run_cli(target, "--sarif", "again.sarif", cwd=str(tmp_path), env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert json.loads((tmp_path / "again.sarif").read_text())["runs"][0]["results"] == results
     imported = {line.rsplit("|", 1)[-1].strip() for line in again.stderr.splitlines() if "|" in line}
     assert "etrace_lint.running.cache" in imported and not any(m.split(".")[0] == "jax" for m in imported)

@@ -8,7 +8,8 @@ import re
 import shutil
 
 import pytest
-from helpers import FIXTURES, run_cli
+from helpers import FIXTURES
+from in_process import run_cli
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st

@@ -6,7 +6,7 @@ import json
 import os
 import textwrap
 
-from helpers import run_cli
+from in_process import run_cli
 
 HOSTILE = """
 import pathlib
