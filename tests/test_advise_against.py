@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import run_cli
+from in_process import run_cli
 
 from etrace_lint.verify.advise.table import WIDTH, format_advice_table
 
