@@ -90,16 +90,31 @@ def _read(stream: io.TextIOWrapper) -> str:
     return stream.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
 
 
+def _jax_flags_from(env: dict) -> None:
+    """JAX reads its ``JAX_*`` variables when it is imported: here it already is, so a run's own ones
+    (``JAX_DISABLE_MOST_OPTIMIZATIONS``, ...) are set as the flags they name."""
+    import jax  # why here: only a run given JAX variables needs it
+
+    for name, value in env.items():
+        flag = name.lower()
+        if name.startswith("JAX_") and flag in jax.config.values:
+            current = jax.config.values[flag]
+            jax.config.update(flag, value.lower() in ("1", "true", "yes") if isinstance(current, bool) else value)
+
+
 @contextlib.contextmanager
 def _process_as_run(cwd: str, env: dict | None) -> Iterator[None]:
     environ, folder, path = dict(os.environ), os.getcwd(), list(sys.path)
     original = workers.WorkerPool
+    saved = GlobalState()
     os.environ.update(env or {})
+    _jax_flags_from(env or {})
     os.chdir(cwd)
     workers.WorkerPool = InProcessPool  # type: ignore[misc, assignment]
     try:
         yield
     finally:
+        saved.restore()
         workers.WorkerPool = original  # type: ignore[misc]
         os.chdir(folder)
         os.environ.clear()

@@ -18,6 +18,7 @@ import tomllib
 import pytest
 from browser import DevTools, elements, find_browser
 from helpers import REPO
+from in_process import run_cli
 
 from etrace_lint.core.registry import all_rules
 from etrace_lint.core.rule import rule_page_path
@@ -152,9 +153,8 @@ def _merged_settings(snippets: list[str]) -> str:
 
 def _lint(folder, *args: str, env: dict | None = None) -> set[tuple[str, int, str]]:
     """(file, line, rule) of every finding a run of the command line over ``folder`` reports."""
-    done = subprocess.run([sys.executable, "-m", "etrace_lint", ".", "--no-cache", "--show-info", "-j", "2",
-                           "--output-format", "json", "-o", "out.json", *args],
-                          cwd=folder, capture_output=True, text=True, timeout=900, env=dict(os.environ, **(env or {})))
+    done = run_cli(".", "--no-cache", "--show-info", "--output-format", "json", "-o", "out.json", *args,
+                   cwd=str(folder), env=env)
     assert done.returncode in (0, 1), done.stderr[-4000:]
     report = json.loads((folder / "out.json").read_text(encoding="utf-8"))
     assert not report["toolErrors"], [e["message"] for e in report["toolErrors"]]
