@@ -8,11 +8,10 @@ import re
 import shutil
 
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, run_cli
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from in_process import run_cli
 
 from etrace_lint.discovery.discover import TargetSpec
 from etrace_lint.running.shards import ShardError, parse_shard, split
