@@ -143,13 +143,13 @@ def test_the_probe_is_on_in_every_output_format_and_one_flag_away(tmp_path):
     assert [f["rule"] for f in json.loads(flagged.stdout)["findings"]] == ["ETL412", "ETL412"], flagged.stderr
     github = run_cli(target, "--output-format", "github", cwd=str(tmp_path))
     assert "::warning" in github.stdout and "ETL412" in github.stdout, github.stderr
-    sarif = run_cli(target, "--sarif", "out.sarif", cwd=str(tmp_path))
+    # these two in processes of their own: the second reads what the first wrote in the cache
+    sarif = helpers.run_cli(target, "--sarif", "out.sarif", cwd=str(tmp_path))
     assert sarif.returncode == 1, sarif.stderr
     results = json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"]
     assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results] == [
         ("ETL412", cell), ("ETL412", cell)]
-    # cached like the rest: a second run, a process of its own, serves the probe's result from the cache
-    # without importing JAX
+    # cached like the rest: a second run serves the probe's result from the cache without importing JAX
     again = helpers.run_cli(target, "--sarif", "again.sarif", cwd=str(tmp_path), env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert json.loads((tmp_path / "again.sarif").read_text())["runs"][0]["results"] == results
     imported = {line.rsplit("|", 1)[-1].strip() for line in again.stderr.splitlines() if "|" in line}
