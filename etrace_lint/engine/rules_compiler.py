@@ -404,11 +404,16 @@ def uncount_superseded_notes(findings: list[Finding], compilation: bt.Compilatio
                              left_out: dict[str, int]) -> dict[str, int]:
     """``left_out`` less the hidden notes that a finding about the same weight supersedes
     (``Rule.supersedes``, static or measured): a superseded note is neither shown nor counted."""
-    rules = all_rules()
-    replaced = {(old, _weight_key(f.subject.weight_path))
-                for f in findings if f.subject.weight_path and is_whole_weight(f)
-                for old in getattr(rules.get(f.rule_id), "supersedes", ())}
+    replaced = _superseded(findings)
     return _uncounted(compilation, replaced, left_out) if replaced else left_out
+
+
+def _superseded(findings: list[Finding]) -> set[tuple[str, tuple[str, ...]]]:
+    """(rule id, weight) of each compiler note a finding about that whole weight supersedes."""
+    rules = all_rules()
+    return {(old, _weight_key(f.subject.weight_path))
+            for f in findings if f.subject.weight_path and is_whole_weight(f)
+            for old in getattr(rules.get(f.rule_id), "supersedes", ())}
 
 
 def keep_hidden_records(findings: list[Finding], compilation: bt.Compilation,
@@ -457,10 +462,8 @@ def mark_connected_weights(findings: list[Finding], compilation: bt.Compilation)
                  if bt.record_kind(record) == _CONNECTS and getattr(record, "weight_path", None)}
     if not connected:
         return findings
-    rules = all_rules()
     connects = rule_for_record_kind(_CONNECTS).id
-    connected -= {_weight_key(f.subject.weight_path) for f in findings if f.subject.weight_path
-                  and is_whole_weight(f) and connects in getattr(rules.get(f.rule_id), "supersedes", ())}
+    connected -= {weight for old, weight in _superseded(findings) if old == connects}
     return [dataclasses.replace(f, weight_connected=True)
             if f.rule_id != connects and _weight_key(f.subject.weight_path) in connected else f for f in findings]
 
