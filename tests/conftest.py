@@ -4,6 +4,10 @@ import sys
 # tests import their shared helpers as a plain module
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+# every command line a test starts runs directly: only tests/test_daemon.py, which starts and stops its own,
+# lets a run go to a daemon
+os.environ["ETRACE_LINT_NO_DAEMON"] = "1"
+
 # the cache signs its entries with a key kept in the user's state folder: the tests keep theirs apart
 if "XDG_STATE_HOME" not in os.environ:
     import tempfile
