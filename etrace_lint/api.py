@@ -78,8 +78,8 @@ class CheckResult:
 
     def weights(self) -> dict[str, dict[str, str]]:
         """Per model, each weight's state: ``{"net": {"w_rec": "does not learn", "w": "learns partly"}}``
-        (``etrace_lint.core.learning_graph``: learns, learns partly, same-step only, does not learn, wrong
-        online gradient, learns against BPTT, no verdict)."""
+        (``etrace_lint.core.learning_graph``: learns, learns partly, same-step only, learns within each window,
+        does not learn, wrong online gradient, learns against BPTT, no verdict)."""
         return {graph.target: graph.weights() for graph in self.graphs}
 
     def __repr__(self) -> str:

@@ -60,6 +60,8 @@ def check(context):
     from etrace_lint.analysis.jaxpr_view import aval_shape, invars, primitive_name
     from etrace_lint.core.naming import display_name
 
+    if not context.single_step_vjp:  # a multi-step VJP learns these paths within each window: ETL213's
+        return
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     uses = first_per_weight([u for u in context.plain_uses if not u.decomposed])
     for use in uses:

@@ -49,6 +49,8 @@ TARGETS = declared_targets(os.path.join(REPO, FOLDER))
 # every output format gives the same findings (tests/test_one_answer.py), so one run stands for all of them
 RUNS = ("default", "verify")
 CLAIMS = ("ETL001", "ETL003")  # "learns online" and "learns from same-step gradients, which is exact"
+# "learns a plain path within each window" (a multi-step VJP): the weight's online gradient is not zero
+WITHIN_WINDOW = "ETL213"
 # findings that say a weight gets no online gradient at all (a partial path, ETL006, is not one)
 DENIALS = ("ETL002", "ETL004", "ETL005", "ETL012", "ETL015", "ETL016", "ETL022", "ETL030", "ETL201", "ETL203",
            "ETL206", "ETL207", "ETL208", "ETL209", "ETL212", "ETL402", "ETL411")
@@ -57,15 +59,7 @@ EXACT = 1e-4  # the relative error an online gradient said to be exact may show 
 
 # Disagreements that remain, by (target, run), each with the mechanism behind it (read in braintrace's
 # source, measured by the referee). A new one is added here with its mechanism, or fixed.
-_MULTI_STEP_PLAIN = (
-    "ETL201 says a plain-op weight (the DyT norms' ParamState, a `mul` between the layer's ETP matmul and "
-    "its hidden states) gets no online gradient, but under d_rtrl with vjp_method='multi-step' braintrace's "
-    "reverse pass over the window gives every trainable parameter, plain ones included, its within-window "
-    "gradient, and adds the injected 'future' cotangent for plain paths (braintrace/_algorithm/vjp_base.py, "
-    "_add_future_for_plain_paths): measured non-zero, cos 0.98-0.99 to BPTT, on 0.2.6 and 0.2.8 "
-    "(single-step gives them exactly zero, where ETL201 holds: shd-adlif-dyt)")
-KNOWN: dict[tuple[str, str], str] = {("shd-adlif-dyt-multi-step", "default"): _MULTI_STEP_PLAIN,
-                                     ("shd-adlif-dyt-multi-step", "verify"): _MULTI_STEP_PLAIN}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 # --verify compiles its jitted steps as training does, unless JAX_DISABLE_MOST_OPTIMIZATIONS in the
@@ -132,6 +126,9 @@ def disagreements(truth: TargetTruth, document: dict) -> list[str]:
         elif claims and not weight.learns and weight.bptt_norm > BPTT_FLOOR:
             wrong.append(f"{name}: {'/'.join(claims)} says it learns, but its {truth.algorithm} online gradient "
                          f"is zero ({weight.describe()})")
+        if any(f["rule"] == WITHIN_WINDOW for f in about) and not weight.learns and weight.bptt_norm > BPTT_FLOOR:
+            wrong.append(f"{name}: {WITHIN_WINDOW} says it learns within each window, but its {truth.algorithm} "
+                         f"online gradient is zero ({weight.describe()})")
         exact = [f for f in about if f["rule"] == "ETL003" and "exact" in f["message"]]
         if exact and weight.learns and weight.rel_error is not None and weight.rel_error > EXACT:
             wrong.append(f"{name}: ETL003 says its same-step gradient is exact, but it is not "

@@ -193,11 +193,14 @@ def test_ctrl_c_stops_the_program_and_the_run(programs):
 
 
 def test_a_multi_step_learner_is_linted_for_the_vjp_it_uses(programs):
-    """braintrace 0.2.6's single-step learners give a stateless readout no gradient (ETL209); the
-    program's multi-step learner differentiates through the whole window, and its readout learns."""
+    """braintrace 0.2.6's single-step learners give a stateless readout no gradient (ETL209), and a single-step
+    learner none to a weight that drives a hidden state through a plain op (ETL201); the program's multi-step
+    learner differentiates through the whole window: its readout learns, and the plain input projection learns
+    within each window (ETL213)."""
     result = _run(programs, "--show-info", "--output-format", "json", "multi_step.py")
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads(result.stdout[result.stdout.index("{"):])
     verdicts = {(f["rule"], tuple(f["properties"].get("weightPath") or ())) for f in report["findings"]}
-    assert not {rule for rule, _ in verdicts} & {"ETL208", "ETL209"}, verdicts
+    assert not {rule for rule, _ in verdicts} & {"ETL201", "ETL208", "ETL209"}, verdicts
     assert ("ETL001", ("rnn", "W", "weight")) in verdicts
+    assert ("ETL213", ("w_in",)) in verdicts

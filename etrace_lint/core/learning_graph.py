@@ -18,6 +18,8 @@ from .findings import Finding, Level
 # what a weight's findings say about its learning, strongest first
 LEARNS = "learns"
 SAME_STEP = "same-step only"  # a readout: exact gradients from the same step, no trace (ETL003)
+# a plain path under a multi-step VJP: its gradient within each window of steps, no trace across (ETL213)
+WITHIN_WINDOW = "learns within each window"
 PARTLY = "learns partly"  # learns through some of its uses (ETL001), not through others (ETL005, ETL201, ...)
 NOT_LEARNING = "does not learn"
 # --verify measured a gradient that is not BPTT's (ETL401, ETL404), or the probe a multiple of it (ETL412)
@@ -34,6 +36,7 @@ _APPLIED = " applied here"  # ETL202: an opaque transform (checkpoint, custom_jv
 _BLOCKED_AT_LOCATION = {"ETL203": "op decomposed under vmap"}  # the finding's own line is the plain op
 _OUTPUT_ONLY_RULES = frozenset({"ETL209"})  # a weight whose value reaches the output and no hidden state
 _LEARNS_RULES = frozenset({"ETL001"})
+_WITHIN_WINDOW_RULES = frozenset({"ETL213"})
 _WRONG_RULES = frozenset({"ETL401", "ETL404", "ETL412"})
 _AGAINST_RULES = frozenset({"ETL414", "ETL415"})
 # measured: the weight's online gradient is zero (or the step raises); a compiler relation does not outweigh it
@@ -137,6 +140,8 @@ def _verdict(findings: list[Finding]) -> str:
         return SAME_STEP
     if any(f.rule_id in _LEARNS_RULES for f in findings):
         return LEARNS
+    if any(f.rule_id in _WITHIN_WINDOW_RULES for f in findings):
+        return WITHIN_WINDOW
     return UNKNOWN
 
 

@@ -103,8 +103,12 @@ def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict[str,
     compile_options = dict(options.get("compile_options") or {})
     compile_options.update(extra)
     batch_size = compile_options.pop("batch_size", None) or options.get("batch_size")
-    return LoadedTarget(spec, name, model, inputs, compile_options, batch_size,
-                        dict(options.get("verify") or {}), environ, factory_location=where)
+    # the verify package imports JAX on import; the factory has just imported it anyway
+    from ..verify.settings import trains_single_step
+
+    verify_options = dict(options.get("verify") or {})
+    return LoadedTarget(spec, name, model, inputs, compile_options, batch_size, verify_options, environ,
+                        factory_location=where, single_step_vjp=trains_single_step(verify_options))
 
 
 def _unpack(produced: Any, name: str, label: str, where: Location) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:

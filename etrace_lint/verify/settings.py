@@ -63,6 +63,24 @@ class VerifySettings:
         return dict(self.algorithm_options.get(algorithm, {}))
 
 
+# algorithms whose VJP is multi-step unless told otherwise (braintrace's UORO and DNI)
+_MULTI_STEP_BY_DEFAULT = ("uoro", "dni")
+
+
+def trains_single_step(target_options: dict[str, Any] | None) -> bool:
+    """Whether any algorithm a target says it trains with (``verify={"algorithms": ..., "algorithm_options":
+    ...}``, else the defaults) takes a single-step VJP: the static rules that say a single-step learning signal
+    is zero hold then. Options the check cannot read count as the default, single-step."""
+    try:
+        settings = resolve_settings({key: value for key, value in (target_options or {}).items()
+                                     if key.replace("-", "_") in ("algorithms", "algorithm_options")})
+    except VerifySettingsError:
+        return True
+    default = {name: "multi-step" for name in _MULTI_STEP_BY_DEFAULT}
+    return any(settings.options_for(name).get("vjp_method", default.get(name, "single-step")) != "multi-step"
+               for name in settings.algorithms)
+
+
 def _positive_int(value: Any, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise VerifySettingsError(f"verify option {key!r} must be a positive integer, not {value!r}")

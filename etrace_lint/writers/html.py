@@ -24,6 +24,7 @@ from ..core.learning_graph import (
     NOT_LEARNING,
     PARTLY,
     SAME_STEP,
+    WITHIN_WINDOW,
     WRONG,
     LearningGraph,
     graphs_by_target,
@@ -34,7 +35,7 @@ from .html_assets import CSS, JS
 from .html_layout import layout
 
 _VERDICT_CLASS = {LEARNS: "v-learns", PARTLY: "v-partly", NOT_LEARNING: "v-not", SAME_STEP: "v-same", WRONG: "v-not",
-                  AGAINST: "v-against"}
+                  AGAINST: "v-against", WITHIN_WINDOW: "v-same"}
 _LEVELS = (Level.ERROR, Level.WARNING, Level.NOTE)
 _EXCERPT = 2  # lines of source shown either side of a finding's line
 
