@@ -34,7 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
                "`etrace-lint advise PATHS` measures every braintrace algorithm on each model and recommends one; "
                "`etrace-lint report PATHS -o report.html` writes the HTML report; "
                "`etrace-lint server` runs the language server for editors (LSP on stdin/stdout, "
-               "see `etrace-lint server --help`). "
+               "see `etrace-lint server --help`); "
+               "`etrace-lint daemon status|stop` shows or ends this project's background process, which serves "
+               "runs with warm workers (--no-daemon, or ETRACE_LINT_NO_DAEMON=1, runs directly). "
                "`-` as the path reads the source from stdin (name it with --stdin-filename).\n"
                "Settings are read from [tool.etrace-lint] in the nearest pyproject.toml; flags override them. "
                "Suppress a finding with `# noqa: ETL005` or `# etrace-lint: ignore[ETL005]` on its line, "
@@ -71,7 +73,8 @@ def _add_flag(group, option: Option) -> None:
     group.add_argument(*option.flags, **keywords)
     if option.negation:
         group.add_argument(option.negation, dest=option.name, action="store_const", const=False, default=None,
-                           help=f"do not {option.flag[2:]} (overrides its default and the file)")
+                           help=f"{option.negation_help or 'do not ' + option.flag[2:]} (overrides its default "
+                                "and the file)")
 
 
 def _split(values: list[str] | None) -> list[str]:

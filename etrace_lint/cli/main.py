@@ -1,5 +1,5 @@
 """Command line: ``etrace-lint [check] [PATHS] [options]``, ``etrace-lint rule ID``, ``etrace-lint rules``,
-``etrace-lint clean``; ``-`` reads the source from stdin.
+``etrace-lint clean``, ``etrace-lint daemon status|stop``; ``-`` reads the source from stdin.
 
 The flags are those of :data:`~etrace_lint.config.options.OPTIONS`; the exit codes
 are those of :mod:`~etrace_lint.core.exit_codes`.
@@ -9,9 +9,25 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..core.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
-from .arguments import UsageError, apply_flags, build_parser, check_algorithms, resolve_settings, settings_from_args
+
+if TYPE_CHECKING:
+    from ..config.settings import Settings
+    from .arguments import UsageError, apply_flags, build_parser, resolve_settings, settings_from_args
+
+# the daemon's warm workers for a run's settings (a pool that starts when the run needs a worker)
+PoolSource = Callable[["Settings"], Any]
+_FROM_ARGUMENTS = ("UsageError", "apply_flags", "build_parser", "resolve_settings", "settings_from_args")
+
+
+def __getattr__(name: str) -> Any:
+    # the parser and the settings load on first use: a run the daemon serves needs neither here
+    if name in _FROM_ARGUMENTS:
+        from . import arguments
+        return getattr(arguments, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,11 +49,32 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "server":
         from ..server import main as main_server  # lazy: each subcommand loads only what it runs
         return main_server(argv[1:])
+    if argv and argv[0] == "daemon":
+        from .daemon.command import main_daemon  # lazy: each subcommand loads only what it runs
+        return main_daemon(argv[1:])
     if argv and argv[0] == "check":  # `ruff check PATHS`: the default command by its name
         argv = argv[1:]
+    return lint_command(argv)
+
+
+def lint_command(argv: list[str], pools: PoolSource | None = None) -> int:
+    """``etrace-lint [clean] [PATHS] [options]``. Without ``pools`` a run that may go to the project's
+    daemon goes there; the daemon passes ``pools``, the warm workers its runs share."""
     cleaning = bool(argv) and argv[0] == "clean"
     if cleaning:
         argv = argv[1:]
+    tried = False
+    if pools is None and not cleaning:
+        # lazy: a run that cannot use a daemon never loads it
+        from .daemon.client import serve_through_daemon
+        from .daemon.quick import DEFAULT_IDLE_TIMEOUT, address_of
+        address = address_of(argv, DEFAULT_IDLE_TIMEOUT)
+        if address is not None:
+            tried = True
+            code = serve_through_daemon(argv, address)
+            if code is not None:
+                return code
+    from .arguments import UsageError, build_parser, check_algorithms, resolve_settings  # lazy: see __getattr__
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -46,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"etrace-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if pools is None and not cleaning and not tried:
+        from .daemon.client import address_of_settings, serve_through_daemon  # lazy: see above
+        code = serve_through_daemon(argv, address_of_settings(settings))
+        if code is not None:
+            return code
     if not settings.quiet:
         for warning in warnings:
             print(f"etrace-lint: warning: {warning}", file=sys.stderr)
@@ -60,11 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         if settings.watch:
             from .watch import watch  # lazy: each subcommand loads only what it runs
             return watch(settings, reload=lambda: resolve_settings(args)[0])
-        return run(settings)
+        return run(settings, pool=pools(settings) if pools is not None else None)
     except KeyboardInterrupt:
         # workers ignore Ctrl-C and are stopped by the runner on the way out
         print("etrace-lint: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
-__all__ = ["UsageError", "apply_flags", "build_parser", "main", "resolve_settings", "settings_from_args"]
+__all__ = ["UsageError", "apply_flags", "build_parser", "lint_command", "main", "resolve_settings",
+           "settings_from_args"]

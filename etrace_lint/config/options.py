@@ -50,6 +50,7 @@ class Option:
     const: Any = True  # what a flag of kind "flag" sets
     factory: Callable[[], Any] | None = None  # the default, computed for each Settings
     negation: str = ""  # a flag that sets a flag option to False ("--no-probe"), for a default that is on
+    negation_help: str = ""  # the negation's help, when "do not <flag>" does not read
 
     @property
     def flag(self) -> str:
@@ -213,6 +214,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("drop_env", "list[str]", [], "environment variables (or patterns such as AWS_*) removed before any "
            "model code runs", flags=("--drop-env",), key="drop-env", kind="list", metavar="NAMES",
            combine="extend"),
+    Option("daemon", "bool", True, "serve the run from a warm background process of this project, started on "
+           "first use (`etrace-lint daemon status|stop`); off with ETRACE_LINT_NO_DAEMON=1, and where CI is set "
+           "unless asked for; --no-daemon runs directly", flags=("--daemon",), key="daemon", kind="flag",
+           negation="--no-daemon", negation_help="run in this process, without the background process"),
+    Option("daemon_idle_timeout", "float", 300.0, "seconds the background process waits for the next run before "
+           "it ends", flags=("--daemon-idle-timeout",), key="daemon-idle-timeout", kind="float", metavar="SECONDS",
+           minimum="positive"),
     Option("config", "str | None", None, "read [tool.etrace-lint] from this file", flags=("--config",),
            metavar="PYPROJECT", shown_default="the nearest pyproject.toml with the table"),
     Option("isolated", "bool", False, "ignore every configuration file", flags=("--isolated",), kind="flag"),

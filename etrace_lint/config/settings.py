@@ -93,6 +93,8 @@ class Settings:
     list_targets: bool = _default('list_targets')
     preload: list[str] = _default('preload')
     drop_env: list[str] = _default('drop_env')
+    daemon: bool = _default('daemon')
+    daemon_idle_timeout: float = _default('daemon_idle_timeout')
     config: str | None = _default('config')
     isolated: bool = _default('isolated')
     stdin_filename: str | None = _default('stdin_filename')

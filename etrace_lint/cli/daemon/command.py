@@ -1,0 +1,97 @@
+"""``etrace-lint daemon status|stop``: the background process of the project in the current folder
+(or of ``--project DIR``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from ..arguments import UsageError, build_parser, resolve_settings
+from . import wire
+from .client import _open, place_of, request_stop
+from .place import Place, peer_refusal, peer_uid, socket_refusal
+from .quick import Address
+
+EXIT_RUNNING, EXIT_NONE = 0, 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="etrace-lint daemon",
+        description="The background process that serves `etrace-lint PATHS` for a project with warm workers: "
+                    "started by the first run, it ends after daemon-idle-timeout seconds without a run. "
+                    "status exits 0 when one runs, 1 when none does.")
+    parser.add_argument("action", choices=("status", "stop"))
+    parser.add_argument("--project", metavar="DIR", default=".",
+                        help="the project's folder, or a path inside it (default: the current folder)")
+    return parser
+
+
+def _ask_status(path: str) -> dict[str, Any] | None:
+    try:
+        if socket_refusal(os.lstat(path), os.getuid()) is not None:
+            return None
+        connection = _open(path)
+    except OSError:
+        return None
+    with connection:
+        if peer_refusal(peer_uid(connection), os.getuid()) is not None:
+            return None
+        connection.settimeout(5.0)
+        try:
+            wire.send(connection, {"kind": "status"})
+            return wire.receive(connection)
+        except (OSError, wire.WireError):
+            return None
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds // 60 % 60} min"
+
+
+def _place(project: str) -> Place:
+    """The place of the daemon a run of ``project`` would use: the same settings, read the same way."""
+    settings, _ = resolve_settings(build_parser().parse_args([project]))
+    project_folder = os.path.dirname(settings.config_file) if settings.config_file else settings.root
+    return place_of(Address(project_folder, settings.config_file, settings.daemon_idle_timeout, asked=False),
+                    os.environ)
+
+
+def main_daemon(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        place = _place(args.project)
+    except UsageError as exc:
+        print(f"etrace-lint: error: {exc}", file=sys.stderr)
+        return 2
+    found = [(path, _ask_status(path)) for path in place.siblings()]
+    live = [(path, status) for path, status in found if status is not None]
+    if args.action == "stop":
+        stopped = [request_stop(path) for path, _ in live]
+        for answer in stopped:
+            if answer is not None:
+                print(f"etrace-lint: stopped the daemon of {place.project} (pid {answer.get('pid')})")
+        for path, status in found:
+            if status is None:
+                request_stop(path)  # a socket left behind: removed
+        if not any(stopped):
+            print(f"etrace-lint: no daemon runs for {place.project}")
+        return 0
+    if not live:
+        print(f"etrace-lint: no daemon runs for {place.project}")
+        return EXIT_NONE
+    for path, status in live:
+        current = "" if path == place.socket else " (of an older configuration or environment: the next run "\
+                                                  "replaces it)"
+        print(f"etrace-lint: daemon of {place.project}: pid {status.get('pid')}, running "
+              f"{_duration(float(status.get('age', 0)))}, idle {_duration(float(status.get('idle', 0)))} "
+              f"(ends after {_duration(float(status.get('idle_timeout', 0)))} idle), "
+              f"{status.get('runs', 0)} runs served{current}; socket {path}")
+    return EXIT_RUNNING

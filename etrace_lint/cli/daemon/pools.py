@@ -1,0 +1,58 @@
+"""The daemon's warm workers: one pool, kept from run to run while its preloaded libraries and its
+folder of compiled programs stay the same, and started only when a run has a model to lint (as a
+direct run starts its own)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ...config.settings import EngineSettings, Settings
+from ...core.findings import TargetResult
+from ...discovery.discover import TargetSpec
+from ...running.runner import open_cache, program_folder
+from ...running.workers import WorkerPool
+
+PoolKey = tuple[tuple[str, ...], str | None]
+
+
+class WarmPools:
+    """The pool the last run used, handed to the next run whose settings need the same one."""
+
+    def __init__(self) -> None:
+        self._key: PoolKey | None = None
+        self._pool: WorkerPool | None = None
+
+    def pool_for(self, settings: Settings) -> WorkerPool:
+        """A warm pool for ``settings``: the cache's folder of compiled programs (a direct run's
+        warning when it cannot be written included), else a temporary one."""
+        folder = program_folder(open_cache(settings), settings.quiet)
+        key = (tuple(settings.preload), folder.path if folder is not None else None)
+        if self._pool is None or key != self._key:
+            self.close()
+            self._pool, self._key = WorkerPool(settings.preload, compilation_cache=folder), key
+        return self._pool
+
+    def __call__(self, settings: Settings) -> "LazyPool":
+        return LazyPool(lambda: self.pool_for(settings), self._pool if self._key is not None else None)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+        self._pool, self._key = None, None
+
+
+class LazyPool:
+    """What a run sees as its pool: the warm one, fetched when the run has a model to lint, so that a
+    run the cache serves touches no folder and no worker."""
+
+    def __init__(self, fetch: Callable[[], WorkerPool], last: WorkerPool | None) -> None:
+        self._fetch, self._last = fetch, last
+
+    @property
+    def workers(self) -> list[Any]:
+        return self._last.workers if self._last is not None else []
+
+    def run(self, specs: list[TargetSpec], root: str, settings: EngineSettings, jobs: int, timeout: float,
+            progress: Callable[[int, int, TargetSpec], None] | None = None,
+            durations: dict[str, float] | None = None, **keywords: Any) -> list[TargetResult]:
+        return self._fetch().run(specs, root, settings, jobs, timeout, progress, durations, **keywords)

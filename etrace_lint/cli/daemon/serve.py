@@ -1,0 +1,206 @@
+"""The daemon: it listens on its socket, answers ``status`` and ``stop`` at once, and runs each
+lint request in its main thread, one at a time, as a fresh ``etrace-lint`` would run it: in the
+caller's folder, under the caller's environment, its output kept for the caller to print.
+
+A request that comes while a run is going is answered ``busy`` (the caller runs directly). The
+daemon ends after its idle time, on ``stop`` or SIGTERM, and when its socket file is no longer its
+own (removed by a caller that gave up on it, or by ``etrace-lint clean`` of the folder).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+import warnings
+from typing import Any
+
+from ..main import lint_command
+from . import wire
+from .capture import captured
+from .place import peer_refusal, peer_uid
+from .pools import WarmPools
+
+HEARTBEAT = 1.0  # seconds between the "alive" messages of a run
+_TICK = 0.5
+
+
+class Daemon:
+    def __init__(self, listener: socket.socket, path: str, digest: str, idle_timeout: float) -> None:
+        self.listener, self.path, self.digest = listener, path, digest
+        self.idle_timeout = idle_timeout
+        self.inode = os.stat(path).st_ino
+        self.started = time.time()
+        self.last_activity = time.monotonic()
+        self.busy = threading.Event()
+        self.stopping = threading.Event()
+        self.requests: queue.Queue[tuple[socket.socket, dict[str, Any]]] = queue.Queue()
+        self.pools = WarmPools()
+        self.runs = 0
+
+    # -- the listening thread ----------------------------------------------------------------
+
+    def listen(self) -> None:
+        self.listener.settimeout(_TICK)
+        while not self.stopping.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            try:
+                self._greet(connection)
+            except (OSError, wire.WireError):
+                connection.close()
+
+    def _greet(self, connection: socket.socket) -> None:
+        if peer_refusal(peer_uid(connection), os.getuid()) is not None:
+            connection.close()
+            return
+        connection.settimeout(5.0)
+        request = wire.receive(connection)
+        kind = request.get("kind")
+        if kind == "lint" and request.get("digest") == self.digest and not self.busy.is_set():
+            self.busy.set()
+            self.requests.put((connection, request))
+            return
+        with connection:
+            if kind == "status":
+                wire.send(connection, self.status())
+            elif kind == "stop":
+                wire.send(connection, {"kind": "stopping", "pid": os.getpid()})
+                self.stopping.set()
+            elif kind == "lint":
+                wire.send(connection, {"kind": "busy" if self.busy.is_set() else "refused"})
+
+    def status(self) -> dict[str, Any]:
+        idle = 0.0 if self.busy.is_set() else time.monotonic() - self.last_activity
+        return {"kind": "status", "pid": os.getpid(), "started": self.started, "age": time.time() - self.started,
+                "idle": idle, "idle_timeout": self.idle_timeout, "runs": self.runs, "busy": self.busy.is_set(),
+                "socket": self.path, "digest": self.digest}
+
+    # -- the main thread ---------------------------------------------------------------------
+
+    def own_socket(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except OSError:
+            return False
+
+    def serve_forever(self) -> None:
+        listening = threading.Thread(target=self.listen, name="etrace-lint-daemon-listener", daemon=True)
+        listening.start()
+        try:
+            while not self.stopping.is_set():
+                try:
+                    connection, request = self.requests.get(timeout=_TICK)
+                except queue.Empty:
+                    if time.monotonic() - self.last_activity > self.idle_timeout or not self.own_socket():
+                        break
+                    continue
+                with connection:
+                    self.serve(connection, request)
+                self.last_activity = time.monotonic()
+                self.busy.clear()
+        finally:
+            self.stopping.set()
+            if self.own_socket():
+                os.unlink(self.path)
+            self.listener.close()
+            self.pools.close()
+
+    def serve(self, connection: socket.socket, request: dict[str, Any]) -> None:
+        lock = threading.Lock()
+        done = threading.Event()
+
+        def tell(message: dict[str, Any]) -> None:
+            with lock:
+                try:
+                    wire.send(connection, message)
+                except OSError:
+                    pass  # the caller went away (Ctrl-C): the run ends all the same
+
+        def heartbeat() -> None:
+            while not done.wait(HEARTBEAT):
+                tell({"kind": "alive"})
+
+        tell({"kind": "accepted"})
+        beating = threading.Thread(target=heartbeat, name="etrace-lint-daemon-heartbeat", daemon=True)
+        beating.start()
+        try:
+            if isinstance(request.get("idle_timeout"), (int, float)):
+                self.idle_timeout = float(request["idle_timeout"])
+            code, output = self.run(request)
+        except Exception:  # noqa: BLE001 - a request it cannot run (its folder is gone): the caller runs directly
+            traceback.print_exc()
+            code, output = -1, []
+        finally:
+            done.set()
+            beating.join()
+        self.runs += 1
+        tell({"kind": "done", "code": code, "output": output} if code >= 0 else {"kind": "failed"})
+
+    def run(self, request: dict[str, Any]) -> tuple[int, list[list[str]]]:
+        """One command line, as a fresh process in the caller's folder and environment runs it."""
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        # a fresh process shows a warning once per place: forget the places earlier runs warned at
+        with warnings.catch_warnings(), captured(request.get("tty", {}), request.get("encoding", "utf-8")) as output:
+            try:
+                code = lint_command(list(request["argv"]), pools=self.pools)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                if exc.code is not None and not isinstance(exc.code, int):
+                    print(exc.code, file=sys.stderr)
+            except Exception:  # noqa: BLE001 - as the interpreter reports an uncaught exception, and goes on
+                traceback.print_exc()
+                code = 1
+            sys.stdout.flush()
+            sys.stderr.flush()
+        return code, output
+
+
+def listen(path: str) -> socket.socket | None:
+    """A socket listening at ``path``, closed to other users (0600, in a 0700 folder); None when a
+    live daemon holds it already (a stale one is replaced)."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_mask = os.umask(0o177)
+    try:
+        try:
+            listener.bind(path)
+        except OSError:
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(path)
+                listener.close()
+                return None  # another daemon of this digest started first
+            except ConnectionRefusedError:
+                os.unlink(path)
+                listener.bind(path)
+            finally:
+                probe.close()
+    finally:
+        os.umask(old_mask)
+    listener.listen(16)
+    return listener
+
+
+def main(argv: list[str]) -> int:
+    """``python -m etrace_lint.cli.daemon SOCKET DIGEST IDLE_TIMEOUT``, started by the command line."""
+    path, digest, idle_timeout = argv[0], argv[1], float(argv[2])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    listener = listen(path)
+    if listener is None:
+        return 0
+    daemon = Daemon(listener, path, digest, idle_timeout)
+    signal.signal(signal.SIGTERM, lambda *_: daemon.stopping.set())
+    print(f"etrace-lint daemon {os.getpid()} serves {path}", flush=True)
+    daemon.serve_forever()
+    return 0

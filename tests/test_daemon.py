@@ -1,0 +1,247 @@
+"""The background process that serves ``etrace-lint PATHS`` with warm workers, run as a user runs it.
+
+Every other test runs the command line directly (``ETRACE_LINT_NO_DAEMON=1`` for the session, set in
+``conftest.py``); these take it away for their own runs, give each test a folder of sockets of its
+own (``ETRACE_LINT_DAEMON_DIR``) and stop whatever daemon a test started, so none outlives it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+from helpers import REPO
+
+from etrace_lint.cli.daemon import place, quick
+from etrace_lint.config.options import OPTIONS
+
+MODELS = os.path.join(REPO, "examples", "models")
+pytestmark = pytest.mark.skipif(not place.supported(), reason="needs Unix sockets with peer credentials (Linux)")
+
+
+class Project:
+    """A project with a configuration and two models, and the environment its runs go to a daemon under."""
+
+    def __init__(self, root: str, sockets: str) -> None:
+        self.root, self.sockets = root, sockets
+        self.env = {name: value for name, value in os.environ.items()
+                    if name not in ("ETRACE_LINT_NO_DAEMON", "CI")}
+        self.env["ETRACE_LINT_DAEMON_DIR"] = sockets
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "etrace_lint", *args], cwd=self.root,
+                              env={**self.env, **(env or {})}, capture_output=True, text=True, timeout=600)
+
+    def edit(self, name: str = "models/gru.py") -> None:
+        """A change that makes the model's file be linted again (its bytes are part of the cache key)."""
+        with open(os.path.join(self.root, name), "a", encoding="utf-8") as handle:
+            handle.write(f"# edited {time.time_ns()}\n")
+
+    def socket_files(self) -> list[str]:
+        return sorted(name for name in os.listdir(self.sockets) if name.endswith(".sock"))
+
+    def status(self) -> subprocess.CompletedProcess[str]:
+        return self.run("daemon", "status")
+
+    def daemon_pid(self) -> int:
+        status = self.status()
+        assert status.returncode == 0, status.stdout + status.stderr
+        return int(status.stdout.split(" pid ", 1)[1].split(",", 1)[0])
+
+
+def _started_here(sockets: str) -> list[int]:
+    """The processes whose command line names this test's folder of sockets: the daemons it started."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if sockets.encode() in handle.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def _gone(pid: int, within: float = 20.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+                if handle.read().split(") ", 1)[1].startswith("Z"):
+                    return True  # ended, not yet reaped by its parent
+        except OSError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "project"
+    (root / "models").mkdir(parents=True)
+    for name in ("gru.py", "static_readout.py"):
+        shutil.copy(os.path.join(MODELS, name), root / "models" / name)
+    (root / "pyproject.toml").write_text("[tool.etrace-lint]\njobs = 1\n", encoding="utf-8")
+    # short: a socket's path has at most 107 bytes
+    sockets = tempfile.mkdtemp(prefix="etl-daemon-")
+    yield Project(str(root), sockets)
+    for name in os.listdir(sockets):
+        if name.endswith(".sock"):
+            from etrace_lint.cli.daemon.client import request_stop
+            request_stop(os.path.join(sockets, name))
+    for pid in _started_here(sockets):
+        if not _gone(pid, within=10.0):
+            os.kill(pid, signal.SIGKILL)
+            _gone(pid)
+    shutil.rmtree(sockets, ignore_errors=True)
+
+
+def test_the_second_run_is_served_by_the_daemon_and_answers_as_a_direct_run(project):
+    project.run("models")
+    pid = project.daemon_pid()
+    project.edit()
+    served = project.run("models", "-o", "report.txt", "--sarif", "log.sarif", "--show-info")
+    served_report = open(os.path.join(project.root, "report.txt"), encoding="utf-8").read()
+    direct = project.run("models", "-o", "report.txt", "--sarif", "log.sarif", "--show-info", "--no-daemon",
+                         "--no-cache")
+    direct_report = open(os.path.join(project.root, "report.txt"), encoding="utf-8").read()
+    status = project.status()
+    assert project.daemon_pid() == pid and "2 runs served" in status.stdout, status.stdout
+    assert (served.returncode, served.stdout, served.stderr) == (direct.returncode, direct.stdout, direct.stderr)
+    assert served.returncode == 1 and served_report == direct_report and "ETL" in served_report
+    assert os.path.join(project.root, "log.sarif") in served.stderr  # written in the caller's folder
+    assert project.run("models", "--statistics").stdout == project.run("models", "--statistics",
+                                                                       "--no-daemon").stdout
+
+
+def test_an_edited_configuration_or_environment_gets_a_fresh_daemon(project):
+    project.run("models")
+    first = project.daemon_pid()
+    with open(os.path.join(project.root, "pyproject.toml"), "a", encoding="utf-8") as handle:
+        handle.write("# a comment is an edit too\n")
+    project.run("models")
+    second = project.daemon_pid()
+    assert second != first and _gone(first)
+    project.run("models", env={"SOME_SETTING": "1"})
+    third = int(project.run("daemon", "status", env={"SOME_SETTING": "1"}).stdout.split(" pid ")[1].split(",")[0])
+    assert third not in (first, second) and _gone(second)
+    assert len(project.socket_files()) == 1
+
+
+def test_daemon_status_and_stop(project):
+    none = project.status()
+    assert none.returncode == 1 and "no daemon runs" in none.stdout
+    project.run("models")
+    status = project.status()
+    assert status.returncode == 0 and " pid " in status.stdout and "idle" in status.stdout, status.stdout
+    pid = project.daemon_pid()
+    stop = project.run("daemon", "stop")
+    assert stop.returncode == 0 and f"pid {pid}" in stop.stdout
+    assert _gone(pid) and project.socket_files() == []
+    assert project.status().returncode == 1
+
+
+def test_no_daemon_by_flag_by_variable_or_in_ci(project):
+    direct = project.run("models", "--no-daemon")
+    assert project.run("models", env={"ETRACE_LINT_NO_DAEMON": "1"}).stdout == direct.stdout
+    ci = project.run("models", env={"CI": "true"})
+    assert (ci.returncode, ci.stdout, ci.stderr) == (direct.returncode, direct.stdout, direct.stderr)
+    assert project.socket_files() == [] and _started_here(project.sockets) == []
+
+
+def test_a_killed_daemon_is_run_around_with_one_line_and_its_socket_removed(project):
+    project.run("models")
+    pid = project.daemon_pid()
+    os.kill(pid, signal.SIGKILL)
+    assert _gone(pid)
+    after = project.run("models")
+    direct = project.run("models", "--no-daemon")
+    lines = after.stderr.splitlines()
+    assert [line for line in lines if "daemon" in line] == [lines[0]] and "running without the daemon" in lines[0]
+    assert after.stdout == direct.stdout and after.returncode == direct.returncode
+    assert after.stderr.split("\n", 1)[1] == direct.stderr
+    assert project.socket_files() == []  # removed: the next run starts a fresh daemon
+    project.run("models")
+    assert project.daemon_pid() != pid
+
+
+def test_a_daemon_that_does_not_answer_is_run_around_with_one_line(project):
+    project.run("models")
+    pid = project.daemon_pid()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        hung = project.run("models", env={"ETRACE_LINT_DAEMON_TIMEOUT": "2"})
+        assert time.monotonic() - started < 120
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    direct = project.run("models", "--no-daemon")
+    assert "did not answer within 2 s; running without the daemon" in hung.stderr.splitlines()[0]
+    assert hung.stdout == direct.stdout and hung.returncode == direct.returncode
+    assert _gone(pid)  # its socket was taken away: it ends by itself
+
+
+def test_a_folder_open_to_others_is_not_used(project):
+    os.chmod(project.sockets, 0o755)
+    run = project.run("models")
+    assert "running without the daemon" in run.stderr and "mode 755" in run.stderr
+    assert project.socket_files() == [] and _started_here(project.sockets) == []
+
+
+def test_another_users_folder_socket_or_process_is_refused():
+    """Unit checks: the tests run as root, where another user's files cannot be made without tricks."""
+    me, other = os.getuid(), os.getuid() + 1
+
+    def stat_of(mode: int, uid: int) -> os.stat_result:
+        return os.stat_result((mode, 0, 0, 1, uid, 0, 0, 0, 0, 0))
+
+    assert place.folder_refusal(stat_of(0o040700, me), me) is None
+    assert "belongs to user" in place.folder_refusal(stat_of(0o040700, other), me)
+    assert "mode 750" in place.folder_refusal(stat_of(0o040750, me), me)
+    assert "not a folder" in place.folder_refusal(stat_of(0o120777, me), me)  # a symbolic link
+    assert place.socket_refusal(stat_of(0o140600, me), me) is None
+    assert "belongs to user" in place.socket_refusal(stat_of(0o140600, other), me)
+    assert "not a socket" in place.socket_refusal(stat_of(0o100600, me), me)
+    assert place.peer_refusal(me, me) is None and "runs as user" in place.peer_refusal(other, me)
+
+
+def test_a_stale_socket_file_is_removed(project, tmp_path):
+    import socket
+
+    os.chmod(project.sockets, 0o700)
+    from etrace_lint.cli.daemon.client import _remove_if_stale
+
+    path = os.path.join(project.sockets, "stale.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.close()  # the file stays, no process behind it
+    _remove_if_stale(path)
+    assert not os.path.exists(path)
+
+
+def test_the_quick_reading_knows_every_flag_of_the_options_table():
+    values, switches = set(), {"-h", "--help", "--version"}
+    for option in OPTIONS:
+        if option.positional or not option.flags:
+            continue
+        (switches if option.kind == "flag" else values).update(option.flags)
+        if option.negation:
+            switches.add(option.negation)
+    assert quick.VALUE_FLAGS | (quick.READ_IN_FULL & values) == values
+    assert quick.SWITCHES | (quick.READ_IN_FULL & switches) == switches
+    assert not quick.VALUE_FLAGS & quick.SWITCHES and not (quick.VALUE_FLAGS | quick.SWITCHES) & quick.READ_IN_FULL
+    assert quick.DEFAULT_IDLE_TIMEOUT == next(o.default for o in OPTIONS if o.name == "daemon_idle_timeout")
+    assert quick.paths_of(["models", "-o", "x.txt", "--select=ETL2", "-q"]) == ["models"]
+    assert quick.paths_of(["--watch", "models"]) is None and quick.paths_of(["--verb"]) is None
+
+
+def test_help_names_the_daemon():
+    proc = subprocess.run([sys.executable, "-m", "etrace_lint", "--help"], capture_output=True, text=True)
+    assert "etrace-lint daemon status|stop" in proc.stdout and "--no-daemon" in proc.stdout
