@@ -103,10 +103,26 @@ def project(tmp_path):
     shutil.rmtree(sockets, ignore_errors=True)
 
 
+TALKS = '''import sys
+
+import braintrace
+import jax.numpy as jnp
+
+print("importing the model", file=sys.stderr)
+
+
+def etrace_target_talks():
+    print("building the model", file=sys.stderr)
+    return braintrace.nn.GRUCell(4, 8), (jnp.ones((4,)),)
+'''
+
+
 def test_the_second_run_is_served_by_the_daemon_and_answers_as_a_direct_run(project):
     project.run("models")
     pid = project.daemon_pid()
     project.edit()
+    with open(os.path.join(project.root, "models", "talks.py"), "w", encoding="utf-8") as handle:
+        handle.write(TALKS)  # what a model prints in its worker reaches the caller's stderr, as in a direct run
     served = project.run("models", "-o", "report.txt", "--sarif", "log.sarif", "--show-info")
     served_report = open(os.path.join(project.root, "report.txt"), encoding="utf-8").read()
     direct = project.run("models", "-o", "report.txt", "--sarif", "log.sarif", "--show-info", "--no-daemon",
@@ -116,6 +132,7 @@ def test_the_second_run_is_served_by_the_daemon_and_answers_as_a_direct_run(proj
     assert project.daemon_pid() == pid and "2 runs served" in status.stdout, status.stdout
     assert (served.returncode, served.stdout, served.stderr) == (direct.returncode, direct.stdout, direct.stderr)
     assert served.returncode == 1 and served_report == direct_report and "ETL" in served_report
+    assert "importing the model\nbuilding the model\n" in served.stderr
     assert os.path.join(project.root, "log.sarif") in served.stderr  # written in the caller's folder
     assert project.run("models", "--statistics").stdout == project.run("models", "--statistics",
                                                                        "--no-daemon").stdout

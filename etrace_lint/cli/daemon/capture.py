@@ -11,13 +11,17 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .relay import Relay
+
 
 class CapturedStream(io.TextIOBase):
-    """A text stream that appends what is written to a shared list of ``[name, text]``."""
+    """A text stream that appends what is written to a shared list of ``[name, text]``; with a
+    relay, after what the workers wrote before it (the relay's lock keeps the list in order)."""
 
-    def __init__(self, name: str, output: list[list[str]], tty: bool, encoding: str) -> None:
+    def __init__(self, name: str, output: list[list[str]], tty: bool, encoding: str, relay: Relay | None) -> None:
         super().__init__()
         self._name, self._output, self._tty, self._encoding = name, output, tty, encoding
+        self._relay = relay
 
     @property  # read-only on io.TextIOBase, which typeshed declares a plain attribute
     def encoding(self) -> str:  # type: ignore[override]
@@ -37,21 +41,34 @@ class CapturedStream(io.TextIOBase):
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if text:
-            if self._output and self._output[-1][0] == self._name:
-                self._output[-1][1] += text
+            if self._relay is None:
+                self._append(text)
             else:
-                self._output.append([self._name, text])
+                with self._relay.lock:
+                    self._relay.take()
+                    self._append(text)
         return len(text)
+
+    def _append(self, text: str) -> None:
+        if self._output and self._output[-1][0] == self._name:
+            self._output[-1][1] += text
+        else:
+            self._output.append([self._name, text])
 
 
 @contextmanager
-def captured(tty: dict[str, bool], encoding: str = "utf-8") -> Iterator[list[list[str]]]:
-    """``sys.stdout`` and ``sys.stderr`` replaced for the block; yields what they were given."""
+def captured(tty: dict[str, bool], encoding: str = "utf-8", relay: Relay | None = None) -> Iterator[list[list[str]]]:
+    """``sys.stdout`` and ``sys.stderr`` replaced for the block, and the workers' stderr relayed into
+    it; yields what they were given."""
     output: list[list[str]] = []
     saved = sys.stdout, sys.stderr
-    sys.stdout = CapturedStream("stdout", output, bool(tty.get("stdout")), encoding)
-    sys.stderr = CapturedStream("stderr", output, bool(tty.get("stderr")), encoding)
+    sys.stdout = CapturedStream("stdout", output, bool(tty.get("stdout")), encoding, relay)
+    sys.stderr = CapturedStream("stderr", output, bool(tty.get("stderr")), encoding, relay)
+    if relay is not None:
+        relay.start(output)
     try:
         yield output
     finally:
         sys.stdout, sys.stderr = saved
+        if relay is not None:
+            relay.stop()

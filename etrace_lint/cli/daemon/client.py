@@ -20,6 +20,7 @@ from . import wire
 from .key import digest
 from .place import Place, PlaceError, peer_refusal, peer_uid, private_folder, runtime_dir, socket_refusal, supported
 from .quick import Address
+from .relay import RAW
 
 if TYPE_CHECKING:  # the settings load only for a command line that is not plain (see .quick)
     from ...config.settings import Settings
@@ -257,7 +258,14 @@ def _replay(output: list[list[str]]) -> None:
         stream = sys.stdout if name == "stdout" else sys.stderr
         if last is not None and last is not stream:
             last.flush()
-        stream.write(text)
+        if name == RAW and hasattr(stream, "buffer"):  # the workers' bytes, as they wrote them
+            stream.flush()
+            stream.buffer.write(text.encode("latin-1"))
+            stream.buffer.flush()
+        elif name == RAW:  # a stream without bytes underneath (a caller's StringIO)
+            stream.write(text.encode("latin-1").decode("utf-8", errors="replace"))
+        else:
+            stream.write(text)
         last = stream
     sys.stdout.flush()
     sys.stderr.flush()

@@ -25,6 +25,7 @@ from . import wire
 from .capture import captured
 from .place import peer_refusal, peer_uid
 from .pools import WarmPools
+from .relay import Relay
 
 HEARTBEAT = 1.0  # seconds between the "alive" messages of a run
 _TICK = 0.5
@@ -41,6 +42,7 @@ class Daemon:
         self.stopping = threading.Event()
         self.requests: queue.Queue[tuple[socket.socket, dict[str, Any]]] = queue.Queue()
         self.pools = WarmPools()
+        self.relay = Relay()  # before any worker starts: they inherit its pipe as their stderr
         self.runs = 0
 
     # -- the listening thread ----------------------------------------------------------------
@@ -112,6 +114,10 @@ class Daemon:
             self.stopping.set()
             if self.own_socket():
                 os.unlink(self.path)
+                try:
+                    os.unlink(self.path[:-len(".sock")] + ".log")  # nothing went wrong: its log goes with it
+                except OSError:
+                    pass
             self.listener.close()
             self.pools.close()
 
@@ -152,7 +158,8 @@ class Daemon:
         os.environ.clear()
         os.environ.update(request["env"])
         # a fresh process shows a warning once per place: forget the places earlier runs warned at
-        with warnings.catch_warnings(), captured(request.get("tty", {}), request.get("encoding", "utf-8")) as output:
+        with warnings.catch_warnings(), \
+                captured(request.get("tty", {}), request.get("encoding", "utf-8"), self.relay) as output:
             try:
                 code = lint_command(list(request["argv"]), pools=self.pools)
             except SystemExit as exc:
