@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     hidden = ", ".join(f.hidden) or "a hidden state"
     return f"{f.weight_or_op} learns online: its {f.op} here drives {hidden}"
 

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     if f.blocking:  # the compiler saw it behind other weights that reach no hidden state either
         return (f"{f.weight_or_op} reaches no hidden state (its output feeds only {' and '.join(f.blocking)}, "
                 f"which reaches none either): it learns from same-step gradients only, which is exact here; if "

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     y, hs = f.context.get("y_shape"), f.context.get("hidden_shape")
     hidden = ", ".join(f.hidden) or "the hidden state"
     shapes = f" (shape {tuple(y)} against {tuple(hs)})" if y is not None and hs is not None else ""

@@ -1,9 +1,9 @@
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     weight = f.weight_or_op
     through = " and ".join(f.blocking) or "another weight's op"
     if f.weight and any(b.startswith(f"{f.weight}'s op") for b in f.blocking) and f.where_in_scan():

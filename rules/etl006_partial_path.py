@@ -1,9 +1,9 @@
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     hidden = ", ".join(f.hidden) or "its hidden state"
     return (f"{f.weight_or_op}{f.where_in_scan()} reaches {hidden} both directly and through another weight's op; "
             f"only the direct path is traced, so its online gradient misses the other part. Learn it by BPTT if "

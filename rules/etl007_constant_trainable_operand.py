@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     key = f.context.get("key") or "trainable operand"
     if f.misplaced:
         return (f"the {key} of this {f.op} is not a ParamState ({', '.join(f.misplaced)} is passed as its input "

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     return ("this cond was flattened so that the weights in it can learn online: both branches now run every "
             "step and a select keeps the right result (same values, more compute)")
 

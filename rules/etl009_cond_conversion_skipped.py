@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     reason = f.context.get("reason") or "a branch cannot be flattened"
     return (f"this cond could not be flattened ({reason}), so it stays opaque: weights used inside it cannot "
             f"learn online. Move that part out of the branch")

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     length = f.context.get("length")
     copies = f" into {length} copies of its body" if length else ""
     return f"this scan was unrolled{copies} so that the weights in it can learn online (same values)"

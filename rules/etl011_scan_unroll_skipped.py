@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     reason = f.context.get("reason") or "it cannot be unrolled"
     if f.level == "info":
         return f"this scan was not unrolled ({reason}); the compiler handles it by structured descent instead"

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     return ("this scan iterates over a stacked weight (passed as xs), so each iteration uses a slice of it; the "
             "compiler cannot attribute slices and the weight will not learn online. Give each iteration its own "
             "ParamState, or keep the loop out of the online step")

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     length = f.context.get("length")
     long = f" of length {length}" if length else ""
     verb = "learns" if len(f.weights) == 1 else "learn"

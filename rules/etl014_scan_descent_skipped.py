@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     text = f.text
     reason = text.split(": ", 1)[1] if ": " in text else text
     reason = reason.split(". ")[0].rstrip(".")

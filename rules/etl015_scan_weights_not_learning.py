@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     weights = ", ".join(f.weights) or "some weights"
     verb = "is" if len(f.weights) == 1 else "are"
     return (f"{weights} {verb} used inside this long scan through plain JAX ops, so "

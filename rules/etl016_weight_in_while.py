@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     return (f"{f.weight_or_op} is used inside a while loop, which online learning cannot go through (its number "
             f"of iterations depends on the data), so the model cannot be compiled. Apply {f.weight or 'the weight'} "
             f"outside the loop, or use a fixed-length scan/fori_loop that the compiler can unroll")

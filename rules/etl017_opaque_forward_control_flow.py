@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     if "n_detached" in f.context:  # the inputs of a hidden-producing while detached in the perturbed step
         return ("same-step gradients through this while loop's inputs are cut; the loop's own hidden state still "
                 "learns exactly, but a weight whose only same-step path to the output crosses the loop gets none "

@@ -1,9 +1,9 @@
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     return ("this loop mixes the hidden state through a recurrent weight; the compiler leaves it out of the "
             "state-to-state transition, so credit through it uses the e-prop approximation. Pass "
             "include_recurrent_mixing=True in the compile options to trace through it")

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients
 
     weights = ", ".join(f.weights) or "some weights"

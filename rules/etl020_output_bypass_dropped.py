@@ -1,9 +1,9 @@
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     weights = ", ".join(f.weights) or "some weights"
     return (f"{weights} reach the step's output through a while loop or an op with side effects, bypassing "
             f"every hidden state; that part of their same-step gradient is zero. Compute the output outside the "

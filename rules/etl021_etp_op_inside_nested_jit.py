@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     return (f"this {f.op} sits inside a nested jit the compiler could not flatten, so "
             f"{f.weight or 'its weight'} will not learn online through it; call it outside the jit")
 

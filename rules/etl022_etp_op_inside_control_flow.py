@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     return (f"this {f.op} sits inside a loop or branch the compiler could not flatten, so its weight will not "
             f"learn online through it. Move it out of the loop body, or use a fixed-length scan within the "
             f"unroll limit")

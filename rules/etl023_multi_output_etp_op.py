@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     n, index = f.context.get("num_outvars"), f.context.get("y_outvar_index")
     outputs = f" has {n} outputs;" if n else " has several outputs;"
     taken = index if index is not None else 0

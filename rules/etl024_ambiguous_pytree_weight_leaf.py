@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     weight = f.weight or "a pytree ParamState"
     return (f"the compiler could not tell which leaf of {weight} this {f.op} uses and assumed the first, so its "
             f"online gradient may go to the wrong leaf; give each array its own ParamState")

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     hidden = ", ".join(f.hidden) or "a hidden group"
     n = f.context.get("sparse_n")
     snap = f"SnAp-{n}" if n else "SnAp-n"

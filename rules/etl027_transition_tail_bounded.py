@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     return f"the state-to-state transition was cut at a tail the compiler could not follow: {f.text}"
 
 

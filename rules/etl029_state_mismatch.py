@@ -1,8 +1,10 @@
+from typing import Any
+
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     if f.context.get("direction") == "retrieved_not_in_compiled":
         name = f.weight or "a state of the model"
         return (f"{name} is a state of the model that the step never reads or writes, so the compiler leaves it "
@@ -19,7 +21,7 @@ def explain(f):
             f"modules); the compiler added it for this trace. Create it in __init__ or init_state")
 
 
-def _is_global_random_state(state) -> bool:
+def _is_global_random_state(state: Any) -> bool:
     """brainstate's process-wide RandomState: nothing a user creates, so nothing to move into __init__."""
     from etrace_lint.analysis.braintrace_adapter import is_global_random_state
 

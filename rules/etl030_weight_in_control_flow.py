@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     op = f.context.get("op_name") or "loop or branch"
     return (f"{f.weight_or_op} is used inside a {op} the compiler cannot look into, so the model cannot be "
             f"compiled for online learning; apply the weight outside the {op}")

@@ -1,8 +1,16 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, Rule
 
+if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
+    from etrace_lint.analysis.braintrace_adapter import Compilation
+    from etrace_lint.analysis.jaxpr_view import SourceFrame
 
-def describe(exc, compilation):
+
+def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceFrame | None]:
     """The exception's first sentence, and the example inputs the step was traced with: a shape or
     dtype error is almost always a mismatch between the two."""
     from etrace_lint.core.wording import error_sentence

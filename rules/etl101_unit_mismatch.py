@@ -1,14 +1,21 @@
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, Rule
+
+if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
+    from etrace_lint.analysis.braintrace_adapter import Compilation
+    from etrace_lint.analysis.jaxpr_view import SourceFrame
 
 
 def _unit(shown: str) -> str:
     return "a unitless value" if shown == "1" else shown
 
 
-def describe(exc, compilation):
+def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceFrame | None]:
     """Name both units, as the exception states them, and point at the write that changed them."""
     changes = compilation.unit_changes
     at = changes[-1].frame if changes else compilation.last_write

@@ -1,10 +1,17 @@
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, Rule
 
+if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
+    from etrace_lint.analysis.braintrace_adapter import Compilation
+    from etrace_lint.analysis.jaxpr_view import SourceFrame
 
-def describe(exc, compilation):
+
+def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceFrame | None]:
     """One message for both braintrace lines (their texts differ)."""
     named = re.search(r"ParamState (\S.*?) is written", str(exc))
     which = f"ParamState {named.group(1)}" if named else "a ParamState"

@@ -1,10 +1,17 @@
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, Rule
 
+if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
+    from etrace_lint.analysis.braintrace_adapter import Compilation
+    from etrace_lint.analysis.jaxpr_view import SourceFrame
 
-def describe(exc, compilation):
+
+def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceFrame | None]:
     named = re.search(r"within a (\w+) (?:function|region)", str(exc))
     op = named.group(1) if named else "loop or branch"
     fix = ("a fixed-length scan/fori_loop that the compiler can unroll" if op == "while"

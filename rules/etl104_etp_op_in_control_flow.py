@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorMatch, RecordFacts, Rule
 
 
-def explain(f):
+def explain(f: RecordFacts) -> str:
     return (f"this {f.op} sits inside a loop or branch the compiler could not flatten, and the compile options "
             f"make that an error (its weight would not learn online). Move it out of the loop body, use a "
             f"fixed-length scan within the unroll limit, or set ControlFlowPolicy(etp_in_control_flow='exclude') "

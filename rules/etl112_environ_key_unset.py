@@ -1,9 +1,17 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from etrace_lint.config.environ import how_to_set, unset_key
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, Rule
 
+if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
+    from etrace_lint.analysis.braintrace_adapter import Compilation
+    from etrace_lint.analysis.jaxpr_view import SourceFrame
 
-def describe(exc, compilation):
+
+def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceFrame | None]:
     """Name the key and the three ways to set it; the line is the user's read of the key."""
     key = unset_key(exc) or "?"
     return f"the model reads brainstate.environ key {key!r}, which is not set; {how_to_set(key)}", None

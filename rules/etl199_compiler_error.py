@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorFacts, ErrorMatch, Rule
 
 
-def explain_error(facts):
+def explain_error(facts: ErrorFacts) -> str:
     """On the line of the equation the compiler was handling, say so: the model may well be fine."""
     if not facts.on_user_line:
         return facts.text

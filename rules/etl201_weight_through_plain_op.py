@@ -1,10 +1,16 @@
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level, Subject
 from etrace_lint.core.rule import Hit, Rule
 from etrace_lint.fixes.etp import etp_fix
+
+if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
+    from etrace_lint.analysis.context import AnalysisContext, PlainUse
 
 # the ETP op that does what a plain primitive does
 _ETP_FOR = {
@@ -27,7 +33,7 @@ def _public_module(module: str) -> str:
     return ".".join(parts[:first_private] or parts[:1])
 
 
-def _fix(context, use, weight: str) -> tuple[str, str]:
+def _fix(context: AnalysisContext, use: PlainUse, weight: str) -> tuple[str, str]:
     """Where the fix goes: the layer that owns the weight when a braintrace twin of it exists,
     else the op on this line; and the twin, if any."""
     from etrace_lint.analysis.context import etp_layer_for, library_layer, owner_module
@@ -55,7 +61,7 @@ def _fix(context, use, weight: str) -> tuple[str, str]:
     return (f"use {etp}" if etp else "use an ETP op such as braintrace.matmul or braintrace.element_wise here"), ""
 
 
-def check(context):
+def check(context: AnalysisContext) -> Iterator[Hit]:
     from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.analysis.jaxpr_view import aval_shape, invars, primitive_name
     from etrace_lint.core.naming import display_name

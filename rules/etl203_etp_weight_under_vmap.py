@@ -1,9 +1,16 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
 from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
+if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
+    from etrace_lint.analysis.context import AnalysisContext
 
-def check(context):
+
+def check(context: AnalysisContext) -> Iterator[Hit]:
     from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.analysis.jaxpr_view import primitive_name
     from etrace_lint.core.naming import display_name

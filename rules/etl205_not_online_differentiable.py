@@ -1,8 +1,15 @@
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
+
+if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
+    from etrace_lint.analysis.context import AnalysisContext
+    from etrace_lint.analysis.jaxpr_view import EqnSite
 
 # what JAX says when reverse mode meets a primitive it cannot differentiate -> that primitive
 _CULPRITS = (
@@ -12,7 +19,7 @@ _CULPRITS = (
 )
 
 
-def culprit_site(context, message: str):
+def culprit_site(context: AnalysisContext, message: str) -> EqnSite | None:
     """The first equation of the primitive the error names, if it names one."""
     from etrace_lint.analysis.jaxpr_view import primitive_name
 
@@ -24,7 +31,7 @@ def culprit_site(context, message: str):
     return None
 
 
-def check(context):
+def check(context: AnalysisContext) -> Iterator[Hit]:
     if not context.learning_weights:
         return  # nothing learns online: ETL204's business, and braintrace refuses to build a learner
     from etrace_lint.core.wording import exception_line

@@ -1,9 +1,9 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import Rule, UnusedSuppression
 from etrace_lint.fixes.suppression import remove_suppression_fix
 
 
-def explain(facts):
+def explain(facts: UnusedSuppression) -> str:
     """An UnusedSuppression: which codes report nothing there, which name no rule."""
     where = "in this file" if facts.form == "file-ignore" else "on this line"
     reasons = ([f"{', '.join(facts.idle)} reports nothing {where}"] if facts.idle else []) + (

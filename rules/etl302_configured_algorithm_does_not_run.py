@@ -1,8 +1,15 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Rule
 
+if TYPE_CHECKING:  # --advise imports JAX and braintrace: annotations only
+    from etrace_lint.verify.advise.findings import AdviceFacts
 
-def explain(facts):
+
+def explain(facts: AdviceFacts) -> str:
     """AdviceFacts: the configured algorithm's error, and an algorithm that runs."""
     return (f"{facts.algorithm}, the algorithm configured for this model, {facts.stage}: {facts.error}; "
             f"{facts.alternative} runs on it")

@@ -1,8 +1,15 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Rule
 
+if TYPE_CHECKING:  # --advise imports JAX and braintrace: annotations only
+    from etrace_lint.verify.advise.findings import AdviceFacts
 
-def explain(facts):
+
+def explain(facts: AdviceFacts) -> str:
     """AdviceFacts: the configured algorithm's trace bytes against the budget, and one that fits."""
     return (f"{facts.algorithm}, the algorithm configured for this model, needs {facts.trace} of trace state "
             f"at batch {facts.batch}, over the memory budget of {facts.budget}; {facts.alternative} fits")

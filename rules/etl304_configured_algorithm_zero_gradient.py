@@ -1,8 +1,15 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Rule
 
+if TYPE_CHECKING:  # --advise imports JAX and braintrace: annotations only
+    from etrace_lint.verify.advise.findings import AdviceFacts
 
-def explain(facts):
+
+def explain(facts: AdviceFacts) -> str:
     """AdviceFacts: a weight without online gradient under the configured algorithm, and one that gives it one."""
     return (f"{facts.weight} gets an exactly zero online gradient under {facts.algorithm}, the algorithm "
             f"configured for this model, while BPTT moves it; under {facts.alternative} it learns")

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import GradientFacts, Rule
 
 
-def explain(g):
+def explain(g: GradientFacts) -> str:
     if g.verdict == "nonfinite":
         return (f"{g.algorithm} online gradient of {g.subject} is NaN or infinite {g.span}, although it must equal "
                 f"BPTT here ({g.reason}): an ETP rule or the compiler is wrong")

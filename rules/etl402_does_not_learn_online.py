@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import GradientFacts, Rule
 
 
-def explain(g):
+def explain(g: GradientFacts) -> str:
     message = (f"{g.weight} gets no online gradient under {g.algorithm} {g.span} while its BPTT gradient is not "
                f"zero: it will not learn online")
     return f"{message} (see {g.explained_by})" if g.explained_by else message

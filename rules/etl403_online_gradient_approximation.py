@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import GradientFacts, Rule
 
 
-def explain(g):
+def explain(g: GradientFacts) -> str:
     if g.scale:
         return f"{g.subject} under {g.algorithm} {g.span}: online gradient is {g.scale}, an approximation ({g.reason})"
     return (f"{g.algorithm} online gradient of {g.subject} approximates BPTT {g.span}: relative error {g.rel_error}, "

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import GradientFacts, Rule
 
 
-def explain(g):
+def explain(g: GradientFacts) -> str:
     if g.scale:
         return (f"{g.subject} under {g.algorithm} {g.span}: online gradient is {g.scale}: cosine {g.cosine} is below "
                 f"the floor {g.cosine_floor} ({g.reason})")

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import ProbeFacts, Rule
 
 
-def explain(p):
+def explain(p: ProbeFacts) -> str:
     if p.parameter_shape:
         return (f"the first online training step under {p.algorithm} raises: {p.weight} has shape "
                 f"{p.parameter_shape}, but the online gradient braintrace computes for it has shape "

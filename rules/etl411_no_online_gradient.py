@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import ProbeFacts, Rule
 
 
-def explain(p):
+def explain(p: ProbeFacts) -> str:
     message = (f"{p.weight} does not learn online under {p.algorithm}: measured over {p.steps} steps, its online "
                f"gradient is {p.zero} while its BPTT gradient is not (norm {p.bptt_norm})")
     return f"{message}, although {p.static}" if p.static else message

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import ProbeFacts, Rule
 
 
-def explain(p):
+def explain(p: ProbeFacts) -> str:
     return (f"at the first step, where it must equal BPTT's, the online gradient of {p.weight} under "
             f"{p.algorithm} is {p.scale}: {p.why_scaled}")
 

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import ProbeFacts, Rule
 
 
-def explain(p):
+def explain(p: ProbeFacts) -> str:
     return (f"{p.weight}'s online gradient under {p.algorithm} is NaN or infinite within {p.steps} steps while its "
             f"BPTT gradient is finite: the first online updates would write NaN into it")
 

@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import GradientFacts, Rule
 
 
-def explain(g):
+def explain(g: GradientFacts) -> str:
     return (f"{g.subject} learns against BPTT under {g.algorithm} {g.span}: its online gradient points the "
             f"opposite way, cosine {g.draws or g.cosine} ({g.reason}); a step of online training moves it where "
             f"BPTT would not")

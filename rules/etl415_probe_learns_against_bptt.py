@@ -1,8 +1,8 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import ProbeFacts, Rule
 
 
-def explain(p):
+def explain(p: ProbeFacts) -> str:
     return (f"{p.weight} learns against BPTT under {p.algorithm}: measured over {p.steps} steps, its online "
             f"gradient points the opposite way to its BPTT gradient, cosine {p.draws}; each online update moves "
             f"it where BPTT would not")
