@@ -42,7 +42,19 @@ _REPRODUCIBLE = ("import-error", "no-factory", "factory-error", "bad-return")
 _ENVIRONMENT_ERRORS = ("ModuleNotFoundError", "ImportError")
 
 
+_pinned: dict | None = None
+
+
+def pin_versions() -> None:
+    """From now on :func:`versions` answers what it read first: for a process that ends as soon as
+    any of it changes (the daemon: its key holds the installed packages and etrace-lint's sources)."""
+    global _pinned
+    _pinned = versions()
+
+
 def versions() -> dict:
+    if _pinned is not None:
+        return dict(_pinned)
     found = {"python": sys.version.split()[0], "cache-format": str(FORMAT)}
     for dist in _DISTRIBUTIONS:
         try:

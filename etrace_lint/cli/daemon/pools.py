@@ -4,11 +4,13 @@ direct run starts its own)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
 from ...config.settings import EngineSettings, Settings
 from ...core.findings import TargetResult
 from ...discovery.discover import TargetSpec
+from ...running.cache_key import load_key
 from ...running.runner import open_cache, program_folder
 from ...running.workers import WorkerPool
 
@@ -25,6 +27,10 @@ class WarmPools:
     def pool_for(self, settings: Settings) -> WorkerPool:
         """A warm pool for ``settings``: the cache's folder of compiled programs (a direct run's
         warning when it cannot be written included), else a temporary one."""
+        pool = self._pool
+        if (pool is not None and self._key == (tuple(settings.preload), _programs(settings))
+                and (pool.programs.key is None or pool.programs.key == load_key())):
+            return pool  # the same folder, still writable, signed with the same key: what the checks below find
         folder = program_folder(open_cache(settings), settings.quiet)
         key = (tuple(settings.preload), folder.path if folder is not None else None)
         if self._pool is None or key != self._key:
@@ -39,6 +45,16 @@ class WarmPools:
         if self._pool is not None:
             self._pool.close()
         self._pool, self._key = None, None
+
+
+def _programs(settings: Settings) -> str | None:
+    """The folder of compiled programs a run with a cache keeps, while it can be written."""
+    if not settings.use_cache:
+        return None
+    cache = settings.cache_dir if os.path.isabs(settings.cache_dir) else os.path.join(settings.root,
+                                                                                     settings.cache_dir)
+    folder = os.path.join(cache, "xla")
+    return folder if os.access(folder, os.W_OK) and os.access(os.path.join(cache, "targets"), os.W_OK) else ""
 
 
 class LazyPool:

@@ -20,6 +20,7 @@ import traceback
 import warnings
 from typing import Any
 
+from ...running.cache import pin_versions
 from ..main import lint_command
 from . import wire
 from .capture import captured
@@ -206,6 +207,7 @@ def main(argv: list[str]) -> int:
     listener = listen(path)
     if listener is None:
         return 0
+    pin_versions()  # read once: the digest in the socket's name changes with any of them
     daemon = Daemon(listener, path, digest, idle_timeout)
     signal.signal(signal.SIGTERM, lambda *_: daemon.stopping.set())
     print(f"etrace-lint daemon {os.getpid()} serves {path}", flush=True)
