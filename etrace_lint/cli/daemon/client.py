@@ -183,7 +183,9 @@ def _start(place: Place, address: Address) -> socket.socket | None:
     stop_others(place)
     log = os.open(place.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        pid = os.posix_spawn(sys.executable, [sys.executable, "-m", "etrace_lint.cli.daemon", place.socket,
+        # -P: the folder it starts in is not put on sys.path (a project's own json.py must not shadow the
+        # standard library's in the daemon, as it does not in the console script)
+        pid = os.posix_spawn(sys.executable, [sys.executable, "-P", "-m", "etrace_lint.cli.daemon", place.socket,
                                               place.digest, str(address.idle_timeout)],
                              dict(os.environ), setsid=True,
                              file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
