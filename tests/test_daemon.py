@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -19,6 +20,7 @@ import pytest
 from helpers import REPO
 
 from etrace_lint.cli.daemon import place, quick
+from etrace_lint.cli.daemon.client import _remove_if_stale, request_stop
 from etrace_lint.config.options import OPTIONS
 
 MODELS = os.path.join(REPO, "examples", "models")
@@ -94,7 +96,6 @@ def project(tmp_path):
     yield Project(str(root), sockets)
     for name in os.listdir(sockets):
         if name.endswith(".sock"):
-            from etrace_lint.cli.daemon.client import request_stop
             request_stop(os.path.join(sockets, name))
     for pid in _started_here(sockets):
         if not _gone(pid, within=10.0):
@@ -229,12 +230,7 @@ def test_another_users_folder_socket_or_process_is_refused():
     assert place.peer_refusal(me, me) is None and "runs as user" in place.peer_refusal(other, me)
 
 
-def test_a_stale_socket_file_is_removed(project, tmp_path):
-    import socket
-
-    os.chmod(project.sockets, 0o700)
-    from etrace_lint.cli.daemon.client import _remove_if_stale
-
+def test_a_stale_socket_file_is_removed(project):
     path = os.path.join(project.sockets, "stale.sock")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
