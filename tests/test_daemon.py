@@ -20,7 +20,8 @@ import pytest
 from helpers import REPO
 
 from etrace_lint.cli.daemon import place, quick
-from etrace_lint.cli.daemon.client import _remove_if_stale, request_stop
+from etrace_lint.cli.daemon.client import _remove_if_stale, request_status, request_stop
+from etrace_lint.cli.daemon.key import digest
 from etrace_lint.config.options import OPTIONS
 
 MODELS = os.path.join(REPO, "examples", "models")
@@ -258,3 +259,56 @@ def test_the_quick_reading_knows_every_flag_of_the_options_table():
 def test_help_names_the_daemon():
     proc = subprocess.run([sys.executable, "-m", "etrace_lint", "--help"], capture_output=True, text=True)
     assert "etrace-lint daemon status|stop" in proc.stdout and "--no-daemon" in proc.stdout
+
+
+def test_what_git_and_the_shell_change_for_each_commit_keeps_the_daemon():
+    base = {"HOME": "/home/someone", "PATH": "/usr/bin"}
+    each_commit = {**base, "GIT_AUTHOR_DATE": "@1795804289 +0000", "GIT_INDEX_FILE": ".git/next-index-1.lock",
+                   "PWD": "/a", "SHLVL": "2"}
+    next_commit = {**base, "GIT_AUTHOR_DATE": "@1795804290 +0000", "GIT_INDEX_FILE": ".git/next-index-2.lock",
+                   "PWD": "/b", "SHLVL": "3"}
+    assert digest(None, each_commit) == digest(None, next_commit) == digest(None, base)
+    assert digest(None, {**base, "JAX_ENABLE_X64": "1"}) != digest(None, base)
+
+
+PRE_COMMIT = os.path.join(os.path.dirname(sys.executable), "pre-commit")
+HOOK = """\
+repos:
+  - repo: local
+    hooks:
+      - id: etrace-lint
+        name: etrace-lint
+        entry: etrace-lint --exit-zero
+        language: system
+        types: [python]
+        require_serial: true
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(PRE_COMMIT), reason="pre-commit is not installed")
+def test_commits_through_the_pre_commit_hook_share_one_daemon(project):
+    env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+           "PRE_COMMIT_HOME": os.path.join(project.sockets, "pre-commit-home"), "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t", "NO_COLOR": "1"}
+    with open(os.path.join(project.root, ".pre-commit-config.yaml"), "w", encoding="utf-8") as handle:
+        handle.write(HOOK)
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=project.root, env={**project.env, **env}, capture_output=True,
+                              text=True, timeout=600)
+
+    git("init", "-q")
+    git("add", ".")
+    assert git("commit", "-qm", "models", "--no-verify").returncode == 0
+    assert subprocess.run([PRE_COMMIT, "install"], cwd=project.root, env={**project.env, **env},
+                          capture_output=True).returncode == 0
+    pids = []
+    for count in range(2):
+        project.edit()
+        git("add", ".")
+        commit = git("commit", "-qm", f"edit {count}")
+        assert commit.returncode == 0 and "Passed" in commit.stdout + commit.stderr, commit.stdout + commit.stderr
+        sockets = project.socket_files()
+        assert len(sockets) == 1
+        pids.append(request_status(os.path.join(project.sockets, sockets[0])))
+    assert pids[0]["pid"] == pids[1]["pid"] and pids[1]["runs"] == 2

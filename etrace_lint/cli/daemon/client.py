@@ -159,12 +159,22 @@ def stop_others(place: Place) -> None:
 
 def request_stop(path: str) -> dict[str, Any] | None:
     """Ask the daemon at ``path`` to end; its answer, or None when none answered (a stale socket is removed)."""
+    return _ask(path, "stop", remove_stale=True)
+
+
+def request_status(path: str) -> dict[str, Any] | None:
+    """The status of the daemon at ``path`` (its pid, age, idle time, runs); None when none answers."""
+    return _ask(path, "status", remove_stale=False)
+
+
+def _ask(path: str, kind: str, remove_stale: bool) -> dict[str, Any] | None:
     try:
         if socket_refusal(os.lstat(path), os.getuid()) is not None:
             return None
         connection = _open(path)
     except (ConnectionRefusedError, FileNotFoundError):
-        _remove(path)
+        if remove_stale:
+            _remove(path)
         return None
     except OSError:
         return None
@@ -173,7 +183,7 @@ def request_stop(path: str) -> dict[str, Any] | None:
             return None
         connection.settimeout(5.0)
         try:
-            wire.send(connection, {"kind": "stop"})
+            wire.send(connection, {"kind": kind})
             return wire.receive(connection)
         except (OSError, wire.WireError):
             return None

@@ -6,12 +6,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
 
 from ..arguments import UsageError, build_parser, resolve_settings
-from . import wire
-from .client import _open, place_of, request_stop
-from .place import Place, peer_refusal, peer_uid, socket_refusal
+from .client import place_of, request_status, request_stop
+from .place import Place
 from .quick import Address
 
 EXIT_RUNNING, EXIT_NONE = 0, 1
@@ -27,24 +25,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--project", metavar="DIR", default=".",
                         help="the project's folder, or a path inside it (default: the current folder)")
     return parser
-
-
-def _ask_status(path: str) -> dict[str, Any] | None:
-    try:
-        if socket_refusal(os.lstat(path), os.getuid()) is not None:
-            return None
-        connection = _open(path)
-    except OSError:
-        return None
-    with connection:
-        if peer_refusal(peer_uid(connection), os.getuid()) is not None:
-            return None
-        connection.settimeout(5.0)
-        try:
-            wire.send(connection, {"kind": "status"})
-            return wire.receive(connection)
-        except (OSError, wire.WireError):
-            return None
 
 
 def _duration(seconds: float) -> str:
@@ -71,7 +51,7 @@ def main_daemon(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"etrace-lint: error: {exc}", file=sys.stderr)
         return 2
-    found = [(path, _ask_status(path)) for path in place.siblings()]
+    found = [(path, request_status(path)) for path in place.siblings()]
     live = [(path, status) for path, status in found if status is not None]
     if args.action == "stop":
         stopped = [request_stop(path) for path, _ in live]

@@ -18,12 +18,14 @@ from typing import Iterable, Mapping
 
 from ... import __version__
 
-# Set afresh by the shell or git for each command, and read by no lint: they do not start a fresh
-# daemon (the daemon still runs each request under the caller's own values). git names a
-# per-commit index (``next-index-PID.lock``) when a commit names its files.
+# Set afresh by the shell, git or pre-commit for each command, and read by no lint: they do not start a
+# fresh daemon (its parent process runs each request under the caller's own values; its workers keep
+# those of its first request). git gives a commit's hooks its date, and a per-commit index
+# (``next-index-PID.lock``) when the commit names its files; pre-commit gives a push's hooks its refs.
 # The command line's own ways to reach a daemon (its folder, how long it waits) are not the run's either.
-VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "GIT_INDEX_FILE", "ETRACE_LINT_DAEMON_DIR",
-                      "ETRACE_LINT_DAEMON_TIMEOUT"})
+VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "GIT_INDEX_FILE", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE",
+                      "PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF", "PRE_COMMIT_ORIGIN", "PRE_COMMIT_SOURCE",
+                      "ETRACE_LINT_DAEMON_DIR", "ETRACE_LINT_DAEMON_TIMEOUT"})
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
