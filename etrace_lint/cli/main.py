@@ -25,7 +25,7 @@ _FROM_ARGUMENTS = ("UsageError", "apply_flags", "build_parser", "resolve_setting
 def __getattr__(name: str) -> Any:
     # the parser and the settings load on first use: a run the daemon serves needs neither here
     if name in _FROM_ARGUMENTS:
-        from . import arguments
+        from . import arguments  # lazy: see the comment above
         return getattr(arguments, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -67,7 +67,7 @@ def lint_command(argv: list[str], pools: PoolSource | None = None) -> int:
     if pools is None and not cleaning:
         # lazy: a run that cannot use a daemon never loads it
         from .daemon.client import serve_through_daemon
-        from .daemon.quick import DEFAULT_IDLE_TIMEOUT, address_of
+        from .daemon.quick import DEFAULT_IDLE_TIMEOUT, address_of  # lazy: as the line above
         address = address_of(argv, DEFAULT_IDLE_TIMEOUT)
         if address is not None:
             tried = True
