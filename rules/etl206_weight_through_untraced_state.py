@@ -8,18 +8,14 @@ from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import Hit, Rule
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
-    from etrace_lint.analysis.context import AnalysisContext, BufferedUse
-    from etrace_lint.core.naming import StatePath
+    from etrace_lint.analysis.context import AnalysisContext
 
 
 def check(context: AnalysisContext) -> Iterator[Hit]:
+    from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.core.naming import display_name, display_names
 
-    # each weight once, at its first store (analysis.context's first_per_weight is typed for PlainUse)
-    first: dict[StatePath, BufferedUse] = {}
-    for use in context.buffered_uses:
-        first.setdefault(use.weight, use)
-    for use in first.values():
+    for use in first_per_weight(context.buffered_uses):
         weight, buffer = display_name(use.weight), display_name(use.buffer)
         hidden = display_names(use.hidden)
         readers = "reads" if len(use.hidden) == 1 else "read"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from ..config.settings import EngineSettings
 from ..core.findings import Level
@@ -419,8 +419,17 @@ def buffered_uses(context: AnalysisContext) -> list[BufferedUse]:
     return found
 
 
-def first_per_weight(uses: list[PlainUse]) -> list[PlainUse]:
-    first: dict[StatePath, PlainUse] = {}
+class _WeightUse(Protocol):
+    @property
+    def weight(self) -> StatePath: ...
+
+
+_Use = TypeVar("_Use", bound=_WeightUse)
+
+
+def first_per_weight(uses: list[_Use]) -> list[_Use]:
+    """Each weight's first use, in order (a plain op's, a buffered store's)."""
+    first: dict[StatePath, _Use] = {}
     for use in uses:
         first.setdefault(use.weight, use)
     return list(first.values())
