@@ -57,6 +57,8 @@ from .options import (
     flag_is_on,
     option_for_flag,
 )
+from .search import nearest
+from .search import search_start as search_start  # where callers have always found it
 from .settings import Settings
 
 TABLE = "[tool.etrace-lint]"
@@ -240,32 +242,14 @@ def _display(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def search_start(paths: list[str]) -> str:
-    """Where the search for pyproject.toml begins: the first path given, else the cwd."""
-    for path in paths:
-        path = path.split("::", 1)[0]
-        if os.path.exists(path):
-            return path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-    return os.getcwd()
-
-
 def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
     """The nearest pyproject.toml at or above ``start`` with a ``[tool.etrace-lint]`` table.
 
     Like ruff, a pyproject.toml without the table does not stop the search,
     but one that is not valid TOML does: it may be the one the user meant.
     """
-    directory = os.path.abspath(start)
-    while True:
-        candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate):
-            table = _our_table(_read_toml(candidate, _display(candidate)), _display(candidate))
-            if table is not None:
-                return candidate, table
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    return nearest(start, lambda candidate: _our_table(_read_toml(candidate, _display(candidate)),
+                                                       _display(candidate)))
 
 
 def load_settings(start: str, explicit: str | None = None) -> Settings:

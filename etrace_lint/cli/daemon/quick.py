@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...config.search import nearest, search_start
+
 DEFAULT_IDLE_TIMEOUT = 300.0  # daemon-idle-timeout's default in the options table
 # flags that take a value
 VALUE_FLAGS = frozenset({
@@ -67,15 +69,6 @@ def paths_of(argv: Sequence[str]) -> list[str] | None:
     return paths or ["."]
 
 
-def _search_start(paths: list[str]) -> str:
-    """As ``config.pyproject.search_start``: the first path given that exists, else the cwd."""
-    for path in paths:
-        path = path.split("::", 1)[0]
-        if os.path.exists(path):
-            return path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-    return os.getcwd()
-
-
 def _our_table(path: str) -> dict[str, Any] | None:
     """``[tool.etrace-lint]`` of ``path``; a file that is not TOML raises ValueError (a full read reports it)."""
     with open(path, "rb") as handle:
@@ -91,17 +84,7 @@ def _our_table(path: str) -> dict[str, Any] | None:
 
 def find_table(start: str) -> tuple[str, dict[str, Any]] | None:
     """As ``config.pyproject.find_config``: the nearest pyproject.toml with the table."""
-    directory = os.path.abspath(start)
-    while True:
-        candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate):
-            table = _our_table(candidate)
-            if table is not None:
-                return candidate, table
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    return nearest(start, _our_table)
 
 
 def address_of(argv: Sequence[str], default_idle_timeout: float) -> Address | None:
@@ -110,7 +93,7 @@ def address_of(argv: Sequence[str], default_idle_timeout: float) -> Address | No
     if paths is None:
         return None
     try:
-        found = find_table(_search_start(paths))
+        found = find_table(search_start(paths))
     except (OSError, ValueError):
         return None
     if found is None:
