@@ -13,13 +13,13 @@ if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
 def check(context: AnalysisContext) -> Iterator[Hit]:
     from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.analysis.jaxpr_view import primitive_name
-    from etrace_lint.core.naming import display_name
+    from etrace_lint.core.naming import display_name, display_names
 
     if context.single_step_vjp:  # a single-step VJP gives these paths nothing: ETL201's
         return
     for use in first_per_weight([u for u in context.plain_uses if not u.decomposed]):
         op = primitive_name(use.site.eqn)
-        weight, hidden = display_name(use.weight), ", ".join(display_name(h) for h in use.hidden)
+        weight, hidden = display_name(use.weight), display_names(use.hidden)
         also = "also " if use.partial else ""
         message = (f"{weight} {also}reaches {hidden} through a plain `{op}`, which no eligibility trace follows: "
                    f"under vjp_method='multi-step' that path learns from the reverse pass over each window of "
