@@ -27,6 +27,7 @@ if not _os.path.isdir(_os.path.join(_here, "rules")) and _os.path.isfile(
     if __name__ + ".rules" not in _sys.modules:
         _spec = _util.spec_from_file_location(__name__ + ".rules", _os.path.join(_checkout_rules, "__init__.py"),
                                               submodule_search_locations=[_checkout_rules])
+        assert _spec is not None and _spec.loader is not None  # a file location always gives both
         rules = _util.module_from_spec(_spec)
         _sys.modules[_spec.name] = rules
         _spec.loader.exec_module(rules)

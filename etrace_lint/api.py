@@ -33,7 +33,7 @@ def finding_line(finding: Finding, root: str = "") -> str:
     return f"{path}:{finding.line}:{finding.location.column}: {finding.rule_id} {finding.message} [{finding.target}]"
 
 
-class FindingList(list):
+class FindingList(list[Finding]):
     """A plain list of findings whose repr is their text lines, so a failing assert reads like the linter.
 
     One line (pytest shows a repr's newlines as ``\\n``), paths relative to the current folder.
@@ -56,9 +56,9 @@ class CheckResult:
     findings: tuple[Finding, ...]
     tool_errors: tuple[ToolError, ...]
     graphs: tuple[LearningGraph, ...]
-    verify_rows: tuple[dict, ...] = ()
+    verify_rows: tuple[dict[str, Any], ...] = ()
     root: str = ""
-    advice: tuple[Mapping, ...] = ()  # the learning-rule advisor's rows, when it ran
+    advice: tuple[Mapping[str, Any], ...] = ()  # the learning-rule advisor's rows, when it ran
 
     @property
     def errors(self) -> FindingList:
@@ -91,11 +91,11 @@ class CheckResult:
         return head + (":\n  " + "\n  ".join(lines) + "\n)" if lines else ")")
 
     def _repr_html_(self) -> str:
-        return render_report(self.findings, self.tool_errors, self.graphs, list(self.verify_rows), self.root,
+        return render_report(self.findings, self.tool_errors, list(self.graphs), list(self.verify_rows), self.root,
                              fragment=True, advice=self.advice)
 
 
-def _settings(start: str, options: dict) -> Settings:
+def _settings(start: str, options: dict[str, Any]) -> Settings:
     """Defaults, then ``[tool.etrace-lint]`` found from ``start``, then the keyword options (as the CLI layers them)."""
     names = {f.name for f in dataclasses.fields(Settings)}
     for key in options:
@@ -106,8 +106,8 @@ def _settings(start: str, options: dict) -> Settings:
     return settings.with_values(values, "keyword argument")
 
 
-def _outcome(findings: list, tool_errors: list, settings, linted: list[str], targets: list[str],
-             verify_rows: list, advice_rows: list) -> CheckResult:
+def _outcome(findings: list[Finding], tool_errors: list[ToolError], settings: Settings, linted: list[str],
+             targets: list[str], verify_rows: list[dict[str, Any]], advice_rows: list[dict[str, Any]]) -> CheckResult:
     outcome = apply_policy(findings, tool_errors, settings, linted)
     return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),
                        tuple(graphs_by_target(outcome.findings, targets)), tuple(verify_rows), settings.root,
@@ -162,7 +162,7 @@ def _caller() -> tuple[str, int]:
 
 
 def check(model: Any, *inputs: Any, name: str | None = None, batch_size: int | None = None,
-          compile_options: dict | None = None, **options: Any) -> CheckResult:
+          compile_options: dict[str, Any] | None = None, **options: Any) -> CheckResult:
     """Lint a model built in this process, with the example inputs of one step.
 
     ``etrace_lint.check(braintrace.nn.GRUCell(16, 32), jnp.ones((16,)))`` lints the model as a

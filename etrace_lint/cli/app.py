@@ -202,7 +202,8 @@ def report(fixed: Fixed, settings: Settings, info: RunInfo, buffer: StdinBuffer 
     """Write the outputs and return the exit code."""
     outcome, applied = fixed.outcome, list(fixed.applied)
     if buffer is not None:
-        outcome = buffer.relocate(outcome)
+        outcome = dataclasses.replace(outcome, findings=buffer.relocate_findings(outcome.findings),
+                                      tool_errors=buffer.relocate_errors(outcome.tool_errors))
         applied = buffer.relocate_findings(applied)
     if settings.fix_only:
         return write_fix_only(outcome, tuple(applied), info, settings)

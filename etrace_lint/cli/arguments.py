@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from typing import Any
+from typing import Any, Callable
 
 from .. import __version__
 from ..config.options import MINIMUM_WORDS, OPTIONS, Option, below_minimum
@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
                "or `# etrace-lint: file-ignore[ETL005]` anywhere in the file.\n"
                f"Exit codes: {EXIT_OK} clean, {EXIT_FINDINGS} findings at or above --fail-level, "
                f"{EXIT_ERROR} usage or tool error.")
-    groups = {"": parser}
+    groups: dict[str, argparse._ActionsContainer] = {"": parser}  # argparse's one type for both
     for option in OPTIONS:
         if not option.flags:
             continue
@@ -55,9 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_flag(group, option: Option) -> None:
+def _add_flag(group: argparse._ActionsContainer, option: Option) -> None:
     shown = option.default_text()
-    keywords = {"help": f"{option.help} (default: {shown})" if shown else option.help}
+    keywords: dict[str, Any] = {"help": f"{option.help} (default: {shown})" if shown else option.help}
     if option.positional:
         group.add_argument(option.name, nargs="*", **keywords)
         return
@@ -94,11 +94,11 @@ def _shard(value: str) -> str:
     return value
 
 
-def _environ(values: list[str]) -> dict:
+def _environ(values: list[str]) -> dict[str, Any]:
     """``--environ dt=0.1ms,tau=2ms --environ ...``: plain values, checked but not converted."""
     from ..config.environ import EnvironError, parse_assignments  # lazy: each subcommand loads only what it runs
 
-    environ = {}
+    environ: dict[str, Any] = {}
     for value in values:
         try:
             environ.update(parse_assignments(value))
@@ -117,7 +117,7 @@ def _memory(value: str) -> int:
 
 
 # what a flag's parsed value becomes in the settings, by the option's kind (default: as parsed)
-_CONVERTERS = {
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "list": _split,
     "level": Level.parse,
     "folder": os.path.abspath,
@@ -150,12 +150,12 @@ def apply_flags(settings: Settings, args: argparse.Namespace) -> Settings:
     return settings.with_values(values, origins)
 
 
-def settings_from_args(args: argparse.Namespace):
+def settings_from_args(args: argparse.Namespace) -> Settings:
     """Defaults, then ``[tool.etrace-lint]``, then the command line."""
     return resolve_settings(args)[0]
 
 
-def resolve_settings(args: argparse.Namespace):
+def resolve_settings(args: argparse.Namespace) -> tuple[Settings, list[str]]:
     """Defaults, then ``[tool.etrace-lint]``, then the command line; and the warnings about them.
 
     A rule selected by its id or name runs: its opt-in option is turned on
@@ -210,7 +210,7 @@ def resolve_settings(args: argparse.Namespace):
     return settings, warnings
 
 
-def check_algorithms(settings) -> None:
+def check_algorithms(settings: Settings) -> None:
     """An unknown ``--algorithms`` name stops the run before any worker starts (the table, not braintrace)."""
     if settings.advise and settings.advise_algorithms:
         from ..verify.advise.algorithms import known_labels, unknown_labels  # the verify package imports JAX

@@ -9,9 +9,10 @@ import json
 import os
 import shutil
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from ..config.options import OPTIONS
+from ..config.settings import Settings
 from ..running.cache import _TAG  # the tag the cache writes: its first line is the signature, the second names us
 
 CACHE_TAG = "CACHEDIR.TAG"
@@ -28,7 +29,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def settings_report(settings) -> list[dict]:
+def settings_report(settings: Settings) -> list[dict[str, Any]]:
     """Every option: its name as the configuration spells it, its value, and where the value came from."""
     rows = []
     for option in OPTIONS:
@@ -38,7 +39,7 @@ def settings_report(settings) -> list[dict]:
     return rows
 
 
-def show_settings(settings, stream=None) -> int:
+def show_settings(settings: Settings, stream: TextIO | None = None) -> int:
     """``--show-settings``: the effective configuration, one option a line, and where each value came from."""
     stream = stream or sys.stdout
     rows = settings_report(settings)
@@ -62,7 +63,7 @@ def _is_our_cache(folder: str) -> bool:
         return False
 
 
-def cache_folders(settings, start: str) -> list[str]:
+def cache_folders(settings: Settings, start: str) -> list[str]:
     """The configured cache folder, and every etrace-lint cache folder under ``start``."""
     configured = settings.cache_dir if os.path.isabs(settings.cache_dir) else os.path.join(settings.root,
                                                                                          settings.cache_dir)
@@ -75,7 +76,7 @@ def cache_folders(settings, start: str) -> list[str]:
     return sorted(found)
 
 
-def clean(settings, start: str, quiet: bool = False) -> int:
+def clean(settings: Settings, start: str, quiet: bool = False) -> int:
     """``etrace-lint clean``: remove the caches (only folders etrace-lint tagged as its cache)."""
     folders = cache_folders(settings, start)
     for folder in folders:

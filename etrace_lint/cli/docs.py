@@ -13,7 +13,7 @@ import argparse
 import re
 import sys
 
-from ..config.options import OPTIONS, did_you_mean_rule, option_for_flag
+from ..config.options import OPTIONS, Option, did_you_mean_rule, option_for_flag
 from ..core.exit_codes import EXIT_ERROR, EXIT_OK
 from ..core.registry import active_rules, all_rules
 from ..core.rule import Rule, rule_page_path
@@ -35,7 +35,7 @@ OLDEST_BRAINTRACE = "0.2.6"
 _VERSION = re.compile(r"\bbraintrace (\d+\.\d+\.\d+)\b")
 
 
-def _find_rule(wanted: str):
+def _find_rule(wanted: str) -> Rule | None:
     rules = all_rules()
     return rules.get(wanted.upper()) or next((r for r in rules.values() if r.name == wanted), None)
 
@@ -53,7 +53,7 @@ def main_rule(argv: list[str]) -> int:
     return EXIT_OK
 
 
-def format_rule(rule) -> str:
+def format_rule(rule: Rule) -> str:
     state = ", retired" if rule.retired else ("" if rule.enabled else ", off by default")
     header = f"{rule.id} {rule.name} ({rule.level.value}{state})"
     body = rule.docs.split("\n", 1)[1] if rule.docs.startswith("# ") else rule.docs
@@ -113,7 +113,7 @@ def main_rules(argv: list[str]) -> int:
     return EXIT_OK
 
 
-def _value_words(option) -> str:
+def _value_words(option: Option) -> str:
     words = {"flag": "true or false", "int": "integer", "float": "number", "level": "note, warning or error",
              "list": "strings", "paths": "strings", "folder": "string", "levels": "table: rule = level",
              "per-file-ignores": "table: glob = rules", "compile-options": "table", "environ": "table: key = value"}

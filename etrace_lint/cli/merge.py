@@ -30,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _fail_level(args) -> Level:
+def _fail_level(args: argparse.Namespace) -> Level:
     if args.fail_level:
         return Level.parse(args.fail_level)
 

@@ -6,9 +6,10 @@ import json
 import os
 import sys
 from contextlib import ExitStack
-from typing import Callable
+from typing import Callable, TextIO
 
 from ..config.settings import Settings
+from ..core.findings import Finding
 from ..discovery.discover import TargetSpec
 from ..policy.decide import Outcome
 from ..writers import RunInfo, get_writer, relative_path
@@ -40,6 +41,7 @@ def write_outputs(outcome: Outcome, info: RunInfo, settings: Settings, to_stderr
     """The main output (stdout, ``-o FILE``, or stderr when stdout carries a fixed buffer) and
     the SARIF log of ``--sarif``; ``-s`` prints nothing, files are still written."""
     with ExitStack() as stack:
+        stream: TextIO | None
         if settings.output_file:
             stream = stack.enter_context(open(settings.output_file, "w", encoding="utf-8"))
         elif settings.silent:
@@ -54,13 +56,14 @@ def write_outputs(outcome: Outcome, info: RunInfo, settings: Settings, to_stderr
 
 
 def write_sarif_file(outcome: Outcome, info: RunInfo, settings: Settings) -> None:
+    assert settings.sarif  # called only when --sarif names a file
     with open(settings.sarif, "w", encoding="utf-8") as handle:
         get_writer("sarif")(outcome, info, handle)
     if not settings.quiet:
         print(f"etrace-lint: SARIF log written to {os.path.abspath(settings.sarif)}", file=sys.stderr)
 
 
-def write_fix_only(outcome: Outcome, fixed: tuple, info: RunInfo, settings: Settings) -> int:
+def write_fix_only(outcome: Outcome, fixed: tuple[Finding, ...], info: RunInfo, settings: Settings) -> int:
     """``--fix-only``: say what was fixed, nothing about what remains; exit 0 unless a target failed."""
     if not settings.quiet:
         count = len(fixed)
@@ -75,7 +78,7 @@ def write_fix_only(outcome: Outcome, fixed: tuple, info: RunInfo, settings: Sett
     return 2 if outcome.tool_errors else 0
 
 
-def would_fix(finding, settings: Settings) -> bool:
+def would_fix(finding: Finding, settings: Settings) -> bool:
     return finding.fix is not None and not finding.suppressed and (
         finding.fix.applicability == "safe" or (settings.unsafe_fixes and finding.fix.applicability == "unsafe"))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import AbstractSet, Any
 
 from ..config.settings import Settings
 from ..core.findings import ToolError
@@ -85,7 +85,8 @@ def plan_run(discovered: Discovered, settings: Settings, cache: Any) -> Plan:
     return Plan(discovered, specs, shard, tool_errors, cached)
 
 
-def paths_without_targets(settings: Settings, discovery: Discovery, imported: set[str] = frozenset()) -> list[str]:
+def paths_without_targets(settings: Settings, discovery: Discovery,
+                          imported: AbstractSet[str] = frozenset()) -> list[str]:
     """Paths to lint that hold no target, as given (ruff warns of a path without Python files).
 
     A path that does not exist, or holds a file that could not be read, is a

@@ -15,12 +15,15 @@ import shutil
 import sys
 import threading
 import time
+from typing import TextIO
+
+from ..discovery.discover import TargetSpec
 
 WARM_LIBRARIES = "jax, brainstate, braintrace"
 
 
 class Progress:
-    def __init__(self, enabled: bool, stream=None, delay: float = 1.0, tick: float = 0.5):
+    def __init__(self, enabled: bool, stream: TextIO | None = None, delay: float = 1.0, tick: float = 0.5) -> None:
         self.stream = stream or sys.stderr
         try:
             is_tty = self.stream.isatty()
@@ -51,7 +54,7 @@ class Progress:
         self._ticker = threading.Thread(target=tick, name="etrace-lint-progress", daemon=True)
         self._ticker.start()
 
-    def __call__(self, done: int, total: int, spec) -> None:
+    def __call__(self, done: int, total: int, spec: TargetSpec) -> None:
         self._first_result.set()
         if not self.enabled or time.monotonic() - self.start < self.delay:
             return

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable
+import threading
+from typing import TYPE_CHECKING, Callable
 
 from ..config.settings import Settings
 from ..running.runner import open_cache, program_folder
 from ..running.workers import WorkerPool
 from .app import run
+
+if TYPE_CHECKING:  # annotations only: watchfiles loads only for --watch
+    from watchfiles import Change
 
 CONFIG_NAMES = ("pyproject.toml",)
 
@@ -37,14 +41,14 @@ def watched_folders(settings: Settings) -> list[str]:
     return [f for f in folders if not any(f != o and f.startswith(o.rstrip(os.sep) + os.sep) for o in folders)]
 
 
-def _relevant(settings: Settings) -> Callable:
+def _relevant(settings: Settings) -> Callable[[Change, str], bool]:
     from watchfiles import PythonFilter  # watchfiles loads only for --watch
 
     python = PythonFilter()
     cache = os.path.abspath(settings.cache_dir if os.path.isabs(settings.cache_dir)
                             else os.path.join(settings.root, settings.cache_dir))
 
-    def relevant(change, path: str) -> bool:
+    def relevant(change: Change, path: str) -> bool:
         if path.startswith(cache + os.sep) or os.path.basename(path).startswith(".etrace-lint-stdin-"):
             return False
         return os.path.basename(path) in CONFIG_NAMES or python(change, path)
@@ -53,7 +57,7 @@ def _relevant(settings: Settings) -> Callable:
 
 
 def watch(settings: Settings, reload: Callable[[], Settings] | None = None,
-          stop_event=None) -> int:
+          stop_event: threading.Event | None = None) -> int:
     """Lint now and after every change, until interrupted; returns the exit code of the last run.
 
     ``reload`` reads the configuration again (after a pyproject.toml changed);

@@ -12,6 +12,7 @@ import ast
 import fnmatch
 import os
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import pathspec
 
@@ -207,7 +208,7 @@ def _work_tree_top(start: str) -> str | None:
         directory = parent
 
 
-def iter_python_files(path: str, ignore: IgnoreRules, seen_dirs: set | None = None):
+def iter_python_files(path: str, ignore: IgnoreRules, seen_dirs: set[str] | None = None) -> Iterator[str]:
     """Python files under ``path``, sorted, honouring ignores; symlink loops are cut."""
     seen_dirs = set() if seen_dirs is None else seen_dirs
     real = os.path.realpath(path)

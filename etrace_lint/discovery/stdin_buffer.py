@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 from contextlib import contextmanager
+from typing import Iterable, Iterator, TextIO
 
 from ..core.findings import Finding, ToolError
 
@@ -34,14 +35,11 @@ class StdinBuffer:
         text = text.replace(self.temporary, self.shown)
         return text.replace(os.path.basename(self.temporary), os.path.basename(self.shown))
 
-    def relocate(self, outcome):
-        """The outcome's findings and tool errors, about the file the buffer stands for."""
-        return dataclasses.replace(
-            outcome, findings=self.relocate_findings(outcome.findings),
-            tool_errors=[ToolError.from_json(json.loads(self.rename(json.dumps(e.to_json()))))
-                         for e in outcome.tool_errors])
+    def relocate_errors(self, errors: Iterable[ToolError]) -> list[ToolError]:
+        """The tool errors, about the file the buffer stands for."""
+        return [ToolError.from_json(json.loads(self.rename(json.dumps(e.to_json())))) for e in errors]
 
-    def relocate_findings(self, findings):
+    def relocate_findings(self, findings: Iterable[Finding]) -> list[Finding]:
         """The findings, about the file the buffer stands for."""
         return [Finding.from_json(json.loads(self.rename(json.dumps(f.to_json())))) for f in findings]
 
@@ -52,7 +50,7 @@ class StdinBuffer:
 
 
 @contextmanager
-def stdin_buffer(stdin_filename: str | None, stream=None):
+def stdin_buffer(stdin_filename: str | None, stream: TextIO | None = None) -> Iterator[StdinBuffer]:
     """Read stdin and write it beside ``stdin_filename`` (else in the working folder) for the run."""
     text = (stream or sys.stdin).read()
     shown = os.path.abspath(stdin_filename) if stdin_filename else os.path.join(os.getcwd(), "-")

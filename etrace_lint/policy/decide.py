@@ -8,7 +8,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..config.baseline import new_findings
 from ..config.options import flag_is_on
@@ -97,7 +97,7 @@ class Outcome:
 
 
 def _suppress(findings: list[Finding], linted_files: list[str], settings: Settings,
-              unlocated: frozenset = frozenset()) -> list[Finding]:
+              unlocated: frozenset[str] = frozenset()) -> list[Finding]:
     """Mark suppressed findings, and add ETL301 for suppressions that matched nothing.
 
     ``unlocated``: rules some of whose notes were left out unlocated; a
@@ -109,6 +109,7 @@ def _suppress(findings: list[Finding], linted_files: list[str], settings: Settin
         suppression = index.match(finding.path, finding.line, finding.rule_id)
         marked.append(replace(finding, suppressed=suppression.form) if suppression else finding)
     rule = all_rules()["ETL301"]
+    assert rule.explain is not None  # ETL301 words its facts (rules/etl301_unused_suppression.py)
     opt_in = opt_in_rules(settings)
     running = [rid for rid in all_rules() if _rule_runs(rid, settings, opt_in)]
     for path, suppression, codes in index.unused(linted_files):
@@ -136,7 +137,7 @@ def counted_notes(results: Iterable[TargetResult]) -> dict[str, int]:
 
 
 def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: Settings,
-                 linted_files: list[str] = (), use_baseline: bool = True,
+                 linted_files: Sequence[str] = (), use_baseline: bool = True,
                  notes_left_out: dict[str, int] | None = None) -> Outcome:
     """``notes_left_out``: per rule, notes the engine did not build because they are
     hidden (counted as hidden when their rule is selected)."""
