@@ -14,7 +14,7 @@ import sys
 from ..config.pyproject import ConfigError, load_settings, search_start
 from ..core.exit_codes import EXIT_ERROR
 from ..core.findings import Level
-from ..writers.merge import MergeError, exit_code, merge_files
+from ..writers.merge import MergeError, merge_files, merged_exit_code
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,4 +56,4 @@ def main_merge(argv: list[str]) -> int:
             handle.write(text)
     else:
         sys.stdout.write(text)
-    return exit_code(kind, document, _fail_level(args).rank, args.exit_zero)
+    return merged_exit_code(kind, document, _fail_level(args).rank, args.exit_zero)

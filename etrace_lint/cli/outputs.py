@@ -9,6 +9,7 @@ from contextlib import ExitStack
 from typing import Callable, TextIO
 
 from ..config.settings import Settings
+from ..core.exit_codes import exit_code
 from ..core.findings import Finding
 from ..discovery.discover import TargetSpec
 from ..policy.decide import Outcome
@@ -75,7 +76,7 @@ def write_fix_only(outcome: Outcome, fixed: tuple[Finding, ...], info: RunInfo, 
             print(f"etrace-lint: error: {error.message} [{error.target}]", file=sys.stderr)
     if settings.sarif:
         write_sarif_file(outcome, info, settings)
-    return 2 if outcome.tool_errors else 0
+    return exit_code(bool(outcome.tool_errors), failing=False, exit_zero=True)
 
 
 def would_fix(finding: Finding, settings: Settings) -> bool:

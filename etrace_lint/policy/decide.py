@@ -14,6 +14,7 @@ from ..config.baseline import new_findings
 from ..config.options import flag_is_on
 from ..config.settings import Settings
 from ..config.suppressions import SuppressionIndex
+from ..core.exit_codes import exit_code
 from ..core.findings import Finding, Level, Location, Subject, TargetResult, ToolError
 from ..core.registry import all_rules
 from ..core.rule import UnusedSuppression
@@ -88,12 +89,8 @@ class Outcome:
     baselined: int = 0  # findings left out because the baseline records them
 
     def exit_code(self, settings: Settings) -> int:
-        if self.tool_errors:
-            return 2
-        if settings.exit_zero:
-            return 0
-        failing = [f for f in self.findings if not f.suppressed and f.level.rank >= settings.fail_level.rank]
-        return 1 if failing else 0
+        failing = any(not f.suppressed and f.level.rank >= settings.fail_level.rank for f in self.findings)
+        return exit_code(bool(self.tool_errors), failing, settings.exit_zero)
 
 
 def _suppress(findings: list[Finding], linted_files: list[str], settings: Settings,

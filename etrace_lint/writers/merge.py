@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from ..core.exit_codes import exit_code
 from ..core.findings import Level
 from .own_logs import DEVICE_PROPERTY, SHARD_PROPERTY, sarif_device, sarif_model, sarif_run_properties, shard_record
 
@@ -220,18 +220,14 @@ def merge_files(paths: list[str]) -> tuple[str, dict]:
     return kind, (merge_sarif(documents) if kind == "sarif" else merge_json(documents))
 
 
-def exit_code(kind: str, document: dict, fail_rank: int, exit_zero: bool) -> int:
-    """The exit code the unsharded run would have had: 2 for tool errors, 1 for findings at the fail level."""
+def merged_exit_code(kind: str, document: dict, fail_rank: int, exit_zero: bool) -> int:
+    """The exit code the unsharded run would have had, read from its merged document."""
     ranks = {level.value: level.rank for level in Level}
     if kind == "sarif":
         run = document["runs"][0]
-        if not run["invocations"][0].get("executionSuccessful", True):
-            return EXIT_ERROR
+        failed = not run["invocations"][0].get("executionSuccessful", True)
         levels = [r.get("level", "warning") for r in run.get("results", []) if not r.get("suppressions")]
     else:
-        if document["toolErrors"]:
-            return EXIT_ERROR
+        failed = bool(document["toolErrors"])
         levels = [f["level"] for f in document["findings"] if not f.get("suppressed")]
-    if exit_zero:
-        return EXIT_OK
-    return EXIT_FINDINGS if any(ranks.get(level, 0) >= fail_rank for level in levels) else EXIT_OK
+    return exit_code(failed, any(ranks.get(level, 0) >= fail_rank for level in levels), exit_zero)
