@@ -15,7 +15,7 @@ def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceF
     dtype error is almost always a mismatch between the two."""
     from etrace_lint.core.wording import error_sentence
 
-    shown = getattr(compilation, "inputs_shown", "")
+    shown = compilation.inputs_shown
     given = f" with the example inputs {shown}" if shown else " with the example inputs"
     return f"the step does not trace{given}: {error_sentence(exc)}", None
 

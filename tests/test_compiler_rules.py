@@ -151,7 +151,7 @@ class _Locator:
 
 def finding_of(record: SimpleNamespace, locator: object = None) -> Finding:
     """The one finding a compilation that emitted only ``record`` shows, by the engine's own path."""
-    compilation = braintrace_adapter.Compilation(records=[record])
+    compilation = braintrace_adapter.Compilation(records=[braintrace_adapter.record_view(record)])
     findings, _ = findings_from_records(compilation, locator or _Locator(), "model")
     (finding,) = findings
     return finding

@@ -339,12 +339,12 @@ def explained_weights(context: AnalysisContext) -> set[StatePath]:
     """
     explained = set()
     for record in context.compilation.records:
-        if not rule_for_record_kind(bt.record_kind(record), bt.record_level(record)).explains_weight:
+        if not rule_for_record_kind(record.kind, record.level).explains_weight:
             continue
-        if getattr(record, "weight_path", None):
-            explained.add(tuple(record.weight_path))
-        if bt.record_level(record) != "info":  # e.g. weights a descended scan left without a relation
-            for path in (bt.record_context(record).get("weight_paths") or ()):
+        if record.weight_path:
+            explained.add(record.weight_path)
+        if record.level != "info":  # e.g. weights a descended scan left without a relation
+            for path in (record.context.get("weight_paths") or ()):
                 if isinstance(path, tuple):
                     explained.add(path)
     return explained

@@ -15,14 +15,15 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..core.details import Boundary
 from ..core.findings import Finding, Location
 from ..core.naming import StatePath, display_name
-from ..core.rule import Rule
+from ..core.rule import Hit, Rule
 
-if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
+if TYPE_CHECKING:  # the engine's Locator and the record views' package import braintrace; annotations only
+    from .braintrace_adapter import RecordView
     from .locate import Locator
 
 MAX_STEPS = 64  # a route longer than this is cut in the middle: its ends say the most
@@ -89,18 +90,24 @@ def _weight_of(locator: Locator, eqn: Any) -> StatePath | None:
     return None
 
 
-def weight_flow(locator: Locator, subject: Any) -> tuple[Location, ...]:
+def weight_flow(locator: Locator, subject: RecordView | Hit) -> tuple[Location, ...]:
     """The route of a weight (a compiler record's ``weight_path``, a hit's ``weight_path``) to the
-    hidden states it names (else any hidden state), through its use (a hit's or record's equation)."""
+    hidden states a record names (else any hidden state), through its use (a hit's equation; else
+    the weight's first use), past the blocking weights a record names."""
     from . import braintrace_adapter as bt  # imports JAX; a cached run must not
     from . import jaxpr_view as jv  # imports JAX; a cached run must not
 
-    weight = tuple(getattr(subject, "weight_path", None) or ())
+    hidden: set[StatePath] = set()
+    context: Mapping[str, Any] = {}
+    if isinstance(subject, Hit):
+        weight, use = tuple(subject.weight_path or ()), subject.eqn
+    else:
+        weight, use = subject.weight_path, None
+        hidden = {tuple(p) for p in subject.hidden_paths}
+        context = subject.context
     if not weight or locator.module_info is None:
         return ()
     name = display_name(weight)
-    hidden = {tuple(p) for p in getattr(subject, "hidden_paths", ()) or ()}
-    use = getattr(subject, "eqn", None)
     if use is not None and not isinstance(use, jv.EqnSite):
         use = jv.EqnSite(use)
     if use is None:
@@ -123,7 +130,6 @@ def weight_flow(locator: Locator, subject: Any) -> tuple[Location, ...]:
                 steps.append(locator.of_site(site, f"its value crosses {display_name(other)}'s op"))
         elif primitive in _BOUNDARIES:
             steps.append(locator.of_site(site, f"its value crosses {_BOUNDARIES[primitive]}"))
-    context = bt.record_context(subject) if hasattr(subject, "kind") else {}
     for blocking in context.get("blocking_weight_paths", ()) or ():
         if blocking and tuple(blocking) not in crossed:
             steps.append(locator.of_weight(tuple(blocking), label=f"its value crosses {display_name(blocking)}'s op"))
@@ -210,11 +216,11 @@ def _with_control_flow(finding: Finding, locator: Locator) -> Finding:
     return dataclasses.replace(finding, control_flow=boundaries)
 
 
-def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: Any) -> Finding:
+def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: RecordView | Hit) -> Finding:
     """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit), and the
     control flow around its op (``control_flow``)."""
     finding = _with_control_flow(finding, locator)
-    flow = getattr(rule, "flow", None)
+    flow = rule.flow
     if flow is None or finding.flow:
         return finding
     try:

@@ -7,8 +7,6 @@ a readout, and it is reported as one: in the findings and in what the rules see.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 
@@ -19,7 +17,7 @@ def reported_kinds(compilation: bt.Compilation) -> list[tuple[str, str]]:
     """(kind, braintrace level) of each record as it is reported: a weight excluded behind weights that
     reach no hidden state is reported as one that reaches none itself (a note, not ETL005's warning)."""
     readouts = weights_reaching_no_state(compilation)
-    return [(kind_in_context(record, readouts), bt.record_level(record)) for record in compilation.records]
+    return [(kind_in_context(record, readouts), record.level) for record in compilation.records]
 
 
 def weights_reaching_no_state(compilation: bt.Compilation) -> set[StatePath]:
@@ -29,19 +27,18 @@ def weights_reaching_no_state(compilation: bt.Compilation) -> set[StatePath]:
     return readouts
 
 
-def _reaching_no_state(records: list[Any]) -> set[StatePath]:
-    return {tuple(r.weight_path) for r in records
-            if bt.record_kind(r) == NON_TEMPORAL and getattr(r, "weight_path", None)}
+def _reaching_no_state(records: list[bt.RecordView]) -> set[StatePath]:
+    return {r.weight_path for r in records if r.kind == NON_TEMPORAL and r.weight_path}
 
 
-def kind_in_context(record: Any, readouts: set[StatePath]) -> str:
+def kind_in_context(record: bt.RecordView, readouts: set[StatePath]) -> str:
     """A weight whose op feeds only ops of weights that reach no hidden state (an LRU's output
     projection feeding a readout) reaches none either: the compiler calls it excluded behind
     another weight, but what happens to it is what happens to a readout (its exact same-step
     gradient), so it is reported as one."""
-    kind = bt.record_kind(record)
+    kind = record.kind
     if kind == WEIGHT_TO_WEIGHT:
-        blocking = [tuple(p) for p in bt.record_context(record).get("blocking_weight_paths", ()) or () if p]
+        blocking = [tuple(p) for p in record.context.get("blocking_weight_paths", ()) or () if p]
         if blocking and all(path in readouts for path in blocking):
             return NON_TEMPORAL
     return kind

@@ -33,7 +33,7 @@ def _class_names(exc: BaseException) -> list[str]:
     return [cls.__name__ for cls in type(exc).__mro__]
 
 
-def locate_record(record: Any, locator: Locator, ordinal: int = 0, subject: Any = None,
+def locate_record(record: bt.RecordView, locator: Locator, ordinal: int = 0, subject: Any = None,
                   rule: Rule | None = None) -> tuple[Location, list[Location]]:
     """Primary location of a record, and related ones (blocking weights, the factory).
 
@@ -42,12 +42,12 @@ def locate_record(record: Any, locator: Locator, ordinal: int = 0, subject: Any 
     record's rule may say which control-flow equation its records are about
     (``Rule.control_flow``); ``ordinal`` counts its records so far.
     """
-    context = bt.record_context(record)
-    weight_path = getattr(record, "weight_path", None)
+    context = record.context
+    weight_path = record.weight_path
     # most records are placed by their subject equation: the other candidates are not even listed
     primary = locator.of_eqn(subject) if subject is not None else None
     if primary is None:
-        rule = rule_for_record_kind(bt.record_kind(record), bt.record_level(record)) if rule is None else rule
+        rule = rule_for_record_kind(record.kind, record.level) if rule is None else rule
         found = _candidate_locations(record, rule.control_flow, context, weight_path, locator, ordinal)
         primary = next((loc for loc in found if loc is not None), locator.factory)
 
@@ -70,8 +70,8 @@ def locate_record(record: Any, locator: Locator, ordinal: int = 0, subject: Any 
 _NAMED_PRIMITIVE = re.compile(r"equation '(\w+)'|rule of '(\w+)'")
 
 
-def _candidate_locations(record: Any, family: str, context: Mapping[str, Any], weight_path: Any, locator: Locator,
-                         ordinal: int) -> Iterator[Location | None]:
+def _candidate_locations(record: bt.RecordView, family: str, context: Mapping[str, Any], weight_path: StatePath,
+                         locator: Locator, ordinal: int) -> Iterator[Location | None]:
     """Where a record without a subject equation may be placed, most precise first; each
     is only worked out when the ones before found nothing. ``family``: the control-flow
     primitive the record's rule says it is about."""
@@ -80,20 +80,20 @@ def _candidate_locations(record: Any, family: str, context: Mapping[str, Any], w
         yield locator.of_nth_control_flow(op_name or family, ordinal)
     if op_name:
         yield locator.of_primitive(op_name)
-    primitive = bt.record_primitive_name(record)
+    primitive = record.primitive
     for key in ("invar", "weight_var"):
         if context.get(key) is not None:
             yield locator.of_var(context[key], op_name)
     if weight_path:
-        yield locator.of_weight(tuple(weight_path), primitive)
+        yield locator.of_weight(weight_path, primitive)
     if context.get("state") is not None:
         if bt.is_global_random_state(context["state"]):  # created by no model: where the step draws from it
             yield locator.of_state_use(context["state"])
         else:
             yield locator.of_state_object(context["state"])
-    hidden_paths = [tuple(p) for p in (*(getattr(record, "hidden_paths", ()) or ()), context.get("hidden_path"))
+    hidden_paths = [tuple(p) for p in (*record.hidden_paths, context.get("hidden_path"))
                     if isinstance(p, (tuple, list))]
-    named = _NAMED_PRIMITIVE.search(str(getattr(record, "message", "")))
+    named = _NAMED_PRIMITIVE.search(record.message)
     if named and hidden_paths:
         # the compiler names the op it could not analyse and gives only the states: the op is
         # on the way from those states to their new values
@@ -118,21 +118,20 @@ def _paths_in(value: Any) -> list[StatePath]:
     return []
 
 
-def _record_paths(record: Any) -> list[StatePath]:
+def _record_paths(record: bt.RecordView) -> list[StatePath]:
     paths = []
-    if getattr(record, "weight_path", None):
-        paths.append(tuple(record.weight_path))
-    paths.extend(tuple(p) for p in getattr(record, "hidden_paths", ()) or ())
-    for value in bt.record_context(record).values():
+    if record.weight_path:
+        paths.append(record.weight_path)
+    paths.extend(tuple(p) for p in record.hidden_paths)
+    for value in record.context.values():
         paths.extend(_paths_in(value))
     return paths
 
 
-def record_details(record: Any, record_level: str, iterations: tuple[int, ...] = ()) -> CompilerRecord:
+def record_details(record: bt.RecordView, record_level: str, iterations: tuple[int, ...] = ()) -> CompilerRecord:
     """What braintrace said in the record, in its own words (its kind and level as it named them)."""
-    hidden = getattr(record, "hidden_paths", ()) or ()
-    return CompilerRecord(bt.record_kind(record), record_level, one_line(getattr(record, "message", "")),
-                          tuple(path_key(h) for h in hidden), iterations)
+    return CompilerRecord(record.kind, record_level, one_line(record.message),
+                          tuple(path_key(h) for h in record.hidden_paths), iterations)
 
 
 def _line_of(location: Location | None, primary: Location) -> str:
@@ -154,11 +153,11 @@ def _misplaced_weights(subject: Any, locator: Locator) -> tuple[str, ...]:
     return (display_name(path),) if path is not None else ()
 
 
-def record_facts(record: Any, kind: str, locator: Locator, primary: Location, iterations: tuple[int, ...] = (),
-                 iteration_count: int = 0, subject: Any = None) -> RecordFacts:
+def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Location,
+                 iterations: tuple[int, ...] = (), iteration_count: int = 0, subject: Any = None) -> RecordFacts:
     """What a rule words its message from: the record's paths by name, lines of the ops it names."""
-    context = bt.record_context(record)
-    weight_path = getattr(record, "weight_path", None)
+    context = record.context
+    weight_path: StatePath | None = record.weight_path
     if not weight_path and context.get("invar") is not None:
         weight_path = locator.weight_path_of_var(context["invar"])
     blocking = []
@@ -170,12 +169,12 @@ def record_facts(record: Any, kind: str, locator: Locator, primary: Location, it
     for key in ("weight_paths", "params", "sources"):
         weights.extend(_paths_in(context.get(key)))
     paths = _record_paths(record)
-    primitive = bt.record_primitive_name(record)
+    primitive = record.primitive
     return RecordFacts(
-        kind=kind, level=bt.record_level(record),
-        text=plain_text(getattr(record, "message", ""), paths, locator.states if _has_tuple(record) else ()),
+        kind=kind, level=record.level,
+        text=plain_text(record.message, paths, locator.states if _has_tuple(record) else ()),
         weight=display_name(weight_path) if weight_path else "",
-        hidden=tuple(display_name(h) for h in getattr(record, "hidden_paths", ()) or ()),
+        hidden=tuple(display_name(h) for h in record.hidden_paths),
         weights=tuple(dict.fromkeys(display_name(w) for w in weights)),
         blocking=tuple(blocking), primitive=primitive, op=op_phrase(primitive),
         context=context, iterations=iterations, iteration_count=iteration_count,
@@ -186,8 +185,8 @@ def record_facts(record: Any, kind: str, locator: Locator, primary: Location, it
 _NO_PARAMSTATE_KINDS = frozenset({"relation_excluded_no_paramstate", "trainable_invar_not_paramstate"})
 
 
-def _has_tuple(record: Any) -> bool:
-    message = str(getattr(record, "message", ""))
+def _has_tuple(record: bt.RecordView) -> bool:
+    message = record.message
     return "('" in message or '("' in message
 
 
@@ -198,7 +197,7 @@ def record_message(rule: Rule, facts: RecordFacts) -> str:
     return facts.text
 
 
-def _finding(record: Any, kind: str, rule: Rule, level: Level, locator: Locator, target: str, ordinal: int,
+def _finding(record: bt.RecordView, kind: str, rule: Rule, level: Level, locator: Locator, target: str, ordinal: int,
              subject: Any, record_level: str, unrolled: bool = False) -> Finding:
     primary, related = locate_record(record, locator, ordinal, subject, rule)
     iterations: tuple[int, ...] = ()
@@ -212,13 +211,11 @@ def _finding(record: Any, kind: str, rule: Rule, level: Level, locator: Locator,
     return flow_for(rule, finding, locator, record)
 
 
-def record_subject(record: Any) -> Subject:
+def record_subject(record: bt.RecordView) -> Subject:
     """The weight, hidden states and op a record is about."""
-    weight_path = getattr(record, "weight_path", None) or ()
-    hidden = getattr(record, "hidden_paths", ()) or ()
+    weight_path = record.weight_path
     return Subject(weight=display_name(weight_path) if weight_path else "", weight_path=path_key(weight_path),
-                   primitive=bt.record_primitive_name(record) or "",
-                   hidden_states=tuple(display_name(h) for h in hidden))
+                   primitive=record.primitive, hidden_states=tuple(display_name(h) for h in record.hidden_paths))
 
 
 def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[Any, Level, bool]:
@@ -234,15 +231,15 @@ def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[An
     return rule, level, rule.id in count_only
 
 
-def is_hidden_note(record: Any, count_only: frozenset[str]) -> bool:
+def is_hidden_note(record: bt.RecordView, count_only: frozenset[str]) -> bool:
     """Whether the run only counts this record's finding (see :func:`_grade`)."""
     if not count_only:
         return False
-    return _grade(bt.record_kind(record), bt.record_level(record), count_only)[2]
+    return _grade(record.kind, record.level, count_only)[2]
 
 
 # what a finding of one scan iteration was built from: (record, kind, rule, locator, iteration count)
-_MergeInput = tuple[Any, str, Rule, "Locator", int]
+_MergeInput = tuple[bt.RecordView, str, Rule, "Locator", int]
 
 
 def _merge_iterations(findings: list[Finding], records: dict[int, _MergeInput]) -> list[Finding]:
@@ -280,7 +277,7 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
     subjects = list(compilation.record_subjects)
     subjects += [None] * (len(compilation.records) - len(subjects))
     left_out: dict[str, int] = {}
-    unrolled = any(bt.record_kind(r) == "scan_unrolled" for r in compilation.records)
+    unrolled = any(r.kind == "scan_unrolled" for r in compilation.records)
     findings: list[Finding] = []
     seen: dict[str, int] = {}
     merge_inputs: dict[int, _MergeInput] = {}
@@ -288,7 +285,7 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
     readouts = weights_reaching_no_state(compilation)
     for record, subject in zip(compilation.records, subjects):
         kind = kind_in_context(record, readouts)
-        record_level = bt.record_level(record)
+        record_level = record.level
         grade = graded.get((kind, record_level))
         if grade is None:
             grade = graded[(kind, record_level)] = _grade(kind, record_level, count_only)
@@ -413,7 +410,11 @@ def _superseded(findings: list[Finding]) -> set[tuple[str, tuple[str, ...]]]:
     rules = all_rules()
     return {(old, _weight_key(f.subject.weight_path))
             for f in findings if f.subject.weight_path and is_whole_weight(f)
-            for old in getattr(rules.get(f.rule_id), "supersedes", ())}
+            for old in _supersedes(rules.get(f.rule_id))}
+
+
+def _supersedes(rule: Rule | None) -> tuple[str, ...]:
+    return rule.supersedes if rule is not None else ()
 
 
 def keep_hidden_records(findings: list[Finding], compilation: bt.Compilation,
@@ -427,14 +428,13 @@ def keep_hidden_records(findings: list[Finding], compilation: bt.Compilation,
     readouts = weights_reaching_no_state(compilation)
     hidden: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = {}  # (rule, weight) -> (kind, message)
     for record in compilation.records:
-        path = getattr(record, "weight_path", None)
+        path = record.weight_path
         if not path:
             continue
         kind = kind_in_context(record, readouts)  # graded as findings_from_records grades it
-        rule, _, counted_only = _grade(kind, bt.record_level(record), count_only)
+        rule, _, counted_only = _grade(kind, record.level, count_only)
         if counted_only:
-            hidden.setdefault((rule.id, _weight_key(path_key(path))), []).append(
-                (kind, one_line(getattr(record, "message", ""))))
+            hidden.setdefault((rule.id, _weight_key(path_key(path))), []).append((kind, one_line(record.message)))
     if not hidden:
         return findings
     kept = []
@@ -459,7 +459,7 @@ def mark_connected_weights(findings: list[Finding], compilation: bt.Compilation)
     counts it, or builds it for the cache and a later run hides it: a finding that denies another use of
     the weight then says, to the learning graph, a weight that learns partly."""
     connected = {_weight_key(path_key(record.weight_path)) for record in compilation.records
-                 if bt.record_kind(record) == _CONNECTS and getattr(record, "weight_path", None)}
+                 if record.kind == _CONNECTS and record.weight_path}
     if not connected:
         return findings
     connects = rule_for_record_kind(_CONNECTS).id
@@ -479,10 +479,10 @@ def _uncounted(compilation: bt.Compilation, replaced: set[tuple[str, tuple[str, 
         return left_out
     left_out = dict(left_out)
     for record in compilation.records:
-        path = getattr(record, "weight_path", None)
+        path = record.weight_path
         if not path:
             continue
-        rule = rule_for_record_kind(bt.record_kind(record), bt.record_level(record))
+        rule = rule_for_record_kind(record.kind, record.level)
         if (rule.id, _weight_key(path_key(path))) in replaced and left_out.get(rule.id):
             left_out[rule.id] -= 1
     return {rule_id: n for rule_id, n in left_out.items() if n}

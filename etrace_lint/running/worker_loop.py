@@ -2,11 +2,10 @@
 
 A worker is either forked from the warm fork server (:mod:`.zygote`), which has
 already imported JAX, brainstate and braintrace, or spawned afresh and imports
-them itself. Either way it starts JAX's backend, says ``("ready", pid)`` and
-then answers each ``("lint", index, spec fields, root, run options, new_group,
-more_in_file)`` with ``("result", index, json, changes)``, ``changes`` being
-what the target left changed in the process (empty: fit for the next one);
-``None`` or a closed pipe asks it to leave.
+them itself. Either way it starts JAX's backend, says :class:`~.messages.Ready`
+and then answers each :class:`~.messages.Lint` with :class:`~.messages.Linted`,
+which says what the target left changed in the process (nothing: fit for the
+next one); ``None`` or a closed pipe asks it to leave (:mod:`.messages`).
 
 ``new_group`` marks the first target of a file on this worker: every module of
 the user's tree that an earlier file imported is dropped first
@@ -24,10 +23,10 @@ import time
 
 from ..core.findings import Location, TargetResult, ToolError
 from ..core.registry import all_rules
-from ..discovery.discover import TargetSpec
 from ..engine.lint import lint_target
 from ..engine.targets import forget_imported_files, import_file
 from . import children, isolation, process_state, reads
+from .messages import Fork, Lint, Linted, Ready
 
 # What every worker needs before its first target: imported once in the fork
 # server, so that no forked worker pays for it again.
@@ -151,8 +150,8 @@ def _tool_folders() -> tuple[str, ...]:
     return (os.path.abspath(folder).rstrip(os.sep) + os.sep,) if folder else ()
 
 
-def next_message(conn):
-    """The parent's next message; None when it says goodbye or is gone."""
+def next_message(conn) -> Lint | Fork | None:
+    """The parent's next message (to a worker, or to the fork server); None when it says goodbye or is gone."""
     try:
         return conn.recv()
     except (EOFError, OSError):
@@ -173,10 +172,11 @@ def serve(conn) -> None:
     file_reads: frozenset[str] = frozenset()
     import_seconds = 0.0  # the file's import, counted with its first target (slow files are scheduled first)
     linted = False
-    conn.send(("ready", os.getpid()))
+    conn.send(Ready(os.getpid()))
     while (message := next_message(conn)) is not None:
-        _, index, spec_fields, root, settings, new_group, more_in_file = message
-        spec = TargetSpec(*spec_fields)
+        assert isinstance(message, Lint)  # the only request a worker gets
+        index, spec, root, settings = message.index, message.spec, message.root, message.settings
+        new_group, more_in_file = message.new_group, message.more_in_file
         apply_run_settings(settings)
         if new_group:
             if linted:
@@ -215,7 +215,7 @@ def serve(conn) -> None:
         linted = True
         reference = imported if more_in_file and imported is not None else start
         disturbed = reference.changes(names)
-        conn.send(("result", index, result.to_json(), disturbed))
+        conn.send(Linted(index, result.to_json(), tuple(disturbed)))
 
 
 def prepare_process() -> None:

@@ -34,13 +34,14 @@ import sys
 import tempfile
 import time
 from multiprocessing.connection import wait
-from typing import Callable
+from typing import Any, Callable
 
 from ..config.settings import EngineSettings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
 from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
 from .memory import format_size, resident
+from .messages import Exited, Fork, Forked, ForkServerMessage, Lint, Linted, Ready, Unsafe, WorkerMessage
 from .programs import ProgramFolder
 from .schedule import Scaling, Schedule
 from .worker_loop import tool_error
@@ -93,8 +94,7 @@ class _Worker:
 
     def give(self, index: int, spec: TargetSpec, root: str, settings: EngineSettings, new_group: bool) -> None:
         self.index, self.started = index, time.monotonic()
-        self.conn.send(("lint", index, (spec.path, spec.factory, spec.line, spec.name), root, settings, new_group,
-                        bool(self.queue)))
+        self.conn.send(Lint(index, spec, root, settings, new_group, more_in_file=bool(self.queue)))
 
     def deadline(self, timeout: float) -> float:
         return self.started + timeout if self.index is not None else self.born + STARTUP_LIMIT
@@ -157,30 +157,30 @@ class _ForkServer:
             self.receive()
         return self.ready
 
-    def receive(self) -> tuple | None:
+    def receive(self) -> ForkServerMessage | None:
         try:
-            message = self.conn.recv()
+            message: ForkServerMessage = self.conn.recv()
         except (EOFError, OSError):
             self.ready, self.unsafe = False, self.unsafe or "stopped"
             return None
-        if message[0] == "ready":
+        if isinstance(message, Ready):
             self.ready = True
-        elif message[0] == "unsafe":
-            self.unsafe = message[1] or "the backend started"
-        elif message[0] == "exit":
-            self.exits[message[1]] = message[2]
+        elif isinstance(message, Unsafe):
+            self.unsafe = message.module or "the backend started"
+        elif isinstance(message, Exited):
+            self.exits[message.pid] = message.code
         return message
 
     def fork(self, context) -> _Worker:
         parent_end, child_end = context.Pipe()
-        self.conn.send(("fork", child_end))
+        self.conn.send(Fork(child_end))
         child_end.close()
         while True:
             message = self.receive()
             if message is None:
                 raise OSError("the fork server stopped")
-            if message[0] == "forked":
-                return _Worker(parent_end, pid=message[1])
+            if isinstance(message, Forked):
+                return _Worker(parent_end, pid=message.pid)
 
     def close(self) -> None:
         try:
@@ -267,7 +267,21 @@ class WorkerPool:
         child_end.close()
         return _Worker(parent_end, process=process)
 
-    def _note_exits(self) -> None:
+    def add_worker(self) -> _Worker:
+        """Start one more worker (forked, else spawned); it says when it is ready."""
+        worker = self._start_worker()
+        self.workers.append(worker)
+        return worker
+
+    def waitables(self) -> list[Any]:
+        """What a run waits on: each worker's pipe (and process), and the fork server's pipe."""
+        waitables = [x for w in self.workers for x in w.waitables]
+        if self._server is not None:
+            waitables.append(self._server.conn)
+        return waitables
+
+    def note_exits(self) -> None:
+        """Take in the fork server's news of forked workers that ended (their exit codes)."""
         if self._server is None:
             return
         while self._server.conn.poll(0):
@@ -277,7 +291,8 @@ class WorkerPool:
             if worker.pid in self._server.exits:
                 worker.exitcode = self._server.exits.pop(worker.pid)
 
-    def _exitcode(self, worker: _Worker) -> int | None:
+    def exitcode(self, worker: _Worker) -> int | None:
+        """The exit code of a worker that ended (None: not known within a moment)."""
         if worker.process is not None:
             worker.process.join(timeout=1)
             return worker.process.exitcode
@@ -291,7 +306,7 @@ class WorkerPool:
     def warm(self) -> None:
         """Start the fork server and one worker now, so that the first run does not wait for imports."""
         if not self.workers:
-            self.workers.append(self._start_worker())
+            self.add_worker()
 
     def stop_busy(self) -> None:
         """Stop the workers in the middle of a target (their file's modules are in an unknown state)."""
@@ -385,21 +400,21 @@ class _Run:
         worker.stop()
         self.pool.workers.pop(slot)
         if self.pending():
-            self.pool.workers.append(self.pool._start_worker())
+            self.pool.add_worker()
 
     def run(self) -> list[TargetResult]:
         if not self.specs:
             return []
         pool = self.pool
         if not pool.workers:
-            pool.workers.append(pool._start_worker())
+            pool.add_worker()
         failed_starts = 0
         try:
             while self.done < len(self.specs):
                 for _ in range(self.scaling.more_workers(pool.workers, self.pending(), self.most)):
-                    pool.workers.append(pool._start_worker())
+                    pool.add_worker()
                 if not pool.workers:
-                    pool.workers.append(pool._start_worker())
+                    pool.add_worker()
                 self.assign()
                 if self.progress is not None and self.current is not None:
                     self.progress(self.done, len(self.specs), self.current)
@@ -408,29 +423,26 @@ class _Run:
                 look = self.scaling.next_look(pool.workers, self.pending(), self.most)
                 if look is not None:
                     deadline = min(deadline, look + 0.001)
-                waitables = [x for w in pool.workers for x in w.waitables]
-                if pool._server is not None:
-                    waitables.append(pool._server.conn)
                 poll = _MEMORY_POLL if self.memory_limit else _POLL
-                ready = wait(waitables, timeout=max(0.0, min(deadline - time.monotonic(), poll)))
-                pool._note_exits()
+                ready = wait(pool.waitables(), timeout=max(0.0, min(deadline - time.monotonic(), poll)))
+                pool.note_exits()
                 for slot in range(len(pool.workers) - 1, -1, -1):
                     worker = pool.workers[slot]
-                    message = None
+                    message: WorkerMessage | None = None
                     if worker.conn in ready:
                         try:
                             message = worker.conn.recv()
                         except (EOFError, OSError):
                             message = None
-                    if message is not None and message[0] == "ready":
+                    if isinstance(message, Ready):
                         worker.ready, failed_starts = True, 0
                         self.scaling.started(time.monotonic() - worker.born)
                         continue
-                    if message is not None and message[0] == "result" and message[1] == worker.index:
+                    if isinstance(message, Linted) and message.index == worker.index:
                         self.scaling.finished(time.monotonic() - worker.started)
-                        self.finish(worker.index, TargetResult.from_json(message[2]))
+                        self.finish(message.index, TargetResult.from_json(message.result))
                         worker.index = None
-                        if message[3]:  # the target left the process changed: the next one gets a fresh worker
+                        if message.changes:  # the target left the process changed: the next one gets a fresh worker
                             self.retire(slot, worker)
                         continue
                     dead = (worker.conn in ready or not worker.alive()
@@ -448,7 +460,7 @@ class _Run:
                     if worker.index is None and not worker.ready:
                         failed_starts += 1
                     if dead:
-                        why, reason = _crash_message(pool._exitcode(worker)), "crash"
+                        why, reason = _crash_message(pool.exitcode(worker)), "crash"
                     else:
                         why, reason = (f"linting took longer than the timeout of {self.timeout:g} s "
                                        "and was stopped (--timeout)"), "timeout"

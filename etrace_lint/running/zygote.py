@@ -8,11 +8,9 @@ the backend is still down, and says so. A library named in ``preload`` whose
 import starts the backend (brainpy.state does) is reported back instead, and
 the parent starts a fork server without it.
 
-Protocol over one pipe: the server sends ``("ready", pid)`` or
-``("unsafe", module)``; then it answers ``("fork", connection)`` with
-``("forked", pid)`` and reports each worker that ends with ``("exit", pid,
-code)`` (``code`` as ``Process.exitcode``: the exit status, or minus the
-signal). ``None`` or a closed pipe stops it.
+Protocol over one pipe (:mod:`.messages`): the server sends ``Ready`` or
+``Unsafe``; then it answers each ``Fork`` with ``Forked`` and reports each
+worker that ends with ``Exited``. ``None`` or a closed pipe stops it.
 """
 
 from __future__ import annotations
@@ -28,6 +26,7 @@ from multiprocessing.connection import wait
 
 from . import children as processes
 from . import worker_loop
+from .messages import Exited, Fork, Forked, Ready, Unsafe
 
 _REAP_EVERY = 0.2
 
@@ -44,16 +43,16 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
         except Exception:  # noqa: BLE001 - a target that needs it will say why
             continue
         if worker_loop.backend_started():
-            conn.send(("unsafe", name))
+            conn.send(Unsafe(name))
             return
     if worker_loop.backend_started() or threading.active_count() > 1:
-        conn.send(("unsafe", ""))
+        conn.send(Unsafe(""))
         return
     worker_loop.prepare_for_workers()
     # the imported objects go to the collector's permanent generation: no worker walks them again,
     # and a worker's collections leave their pages shared with this process
     gc.freeze()
-    conn.send(("ready", os.getpid()))
+    conn.send(Ready(os.getpid()))
     children: set[int] = set()
     try:
         while True:
@@ -61,7 +60,8 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
                 message = worker_loop.next_message(conn)
                 if message is None:
                     break
-                child_conn = message[1]
+                assert isinstance(message, Fork)  # the only request the fork server gets
+                child_conn = message.connection
                 pid = os.fork()
                 if pid == 0:  # the new worker
                     code = 0
@@ -75,9 +75,9 @@ def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) 
                         os._exit(code)
                 child_conn.close()
                 children.add(pid)
-                conn.send(("forked", pid))
+                conn.send(Forked(pid))
             for pid, code in _reap(children):
-                conn.send(("exit", pid, code))
+                conn.send(Exited(pid, code))
     finally:
         _stop_children(children)
     # nothing is left to write: skip tearing down JAX and the libraries at exit (most of a second

@@ -3,6 +3,8 @@ reads it (JAX's own layout is read by :mod:`etrace_lint.analysis.jaxpr_view`).
 
 - :mod:`.compiler`: running the compiler, its records, its exceptions and the traced
   step's state tables (what the engine and the record rules need);
+- :mod:`.records`: each compiler record read once into a typed, frozen :class:`RecordView`,
+  the only form of a record the rest of the linter sees;
 - :mod:`.graph`: read-only views of a compiled ``ETraceGraph`` (hidden groups,
   relations, vmap decompositions, one online gradient step) for the rules' typed view
   and --verify.
@@ -48,7 +50,7 @@ from .graph import (
     vmap_warning_primitive,
     zero_df_relations,
 )
-from .records import record_context, record_kind, record_level, record_primitive_name
+from .records import RecordView, record_view
 from .step_states import (
     constant_hidden_writes,
     is_global_random_state,
@@ -64,6 +66,7 @@ __all__ = [
     "ETraceGraph",
     "ModuleInfo",
     "GroupView",
+    "RecordView",
     "RelationView",
     "UntracedState",
     "ZeroDfRelation",
@@ -86,10 +89,7 @@ __all__ = [
     "model_states",
     "online_gradient_error",
     "quiet",
-    "record_context",
-    "record_kind",
-    "record_level",
-    "record_primitive_name",
+    "record_view",
     "relation_output_ids",
     "relation_views",
     "relation_weight_paths",

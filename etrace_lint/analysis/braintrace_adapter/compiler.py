@@ -27,6 +27,7 @@ from braintrace._compiler import module_info as _module_info_module
 from ...core.naming import StatePath
 from .. import jaxpr_view as jv
 from .inclusions import one_inclusion_per_weight
+from .records import RecordView, record_view
 
 if TYPE_CHECKING:  # braintrace's own classes, for annotations only
     from braintrace._compiler.graph import ETraceGraph
@@ -41,7 +42,7 @@ class Compilation:
     module_info: ModuleInfo | None = None  # as soon as tracing succeeded
     traced_jaxpr: Any = None  # the step's jaxpr before control-flow canonicalisation
     raw_jaxpr: Any = None  # the step's jaxpr as traced, before jit calls are inlined
-    records: list[Any] = field(default_factory=list)  # every CompilationRecord, in order
+    records: list[RecordView] = field(default_factory=list)  # every CompilationRecord, in order, as read
     # per record, the equation the compiler was looking at when it emitted it (or None)
     record_subjects: list[Any] = field(default_factory=list)
     error: BaseException | None = None
@@ -109,15 +110,16 @@ def _subject_eqn(frame: Any, depth: int = 4) -> Any:
 
 
 @contextlib.contextmanager
-def _tee_records(sink: list[Any], subjects: list[Any] | None = None,
-                 needs_subject: Callable[[Any], bool] | None = None) -> Iterator[None]:
+def _tee_records(sink: list[RecordView], subjects: list[Any] | None = None,
+                 needs_subject: Callable[[RecordView], bool] | None = None) -> Iterator[None]:
     original = _diagnostics.DiagnosticReporter.append
 
     def append(reporter: Any, record: Any) -> None:
-        sink.append(record)
+        view = record_view(record)
+        sink.append(view)
         if subjects is not None:
             subject = None
-            if needs_subject is None or needs_subject(record):
+            if needs_subject is None or needs_subject(view):
                 # emit(), the pass that called it and that pass's caller: further out
                 # an ``eqn`` is a driver's stale loop variable
                 subject = _subject_eqn(sys._getframe(1))
@@ -300,7 +302,7 @@ def compiled_states(minfo: ModuleInfo) -> dict[StatePath, Any]:
 
 
 def compile_model(model: Any, inputs: tuple[Any, ...], compile_options: dict[str, Any],
-                  needs_subject: Callable[[Any], bool] | None = None) -> Compilation:
+                  needs_subject: Callable[[RecordView], bool] | None = None) -> Compilation:
     """Trace ``model`` and run the ETrace compiler, hidden perturbation included.
 
     ``needs_subject``: which records will be located (the equation a pass was

@@ -1,7 +1,7 @@
 """The compiler's inclusion records, one per ParamState an included op trains.
 
-Part of the adapter over braintrace's private layout (its ``CompilationRecord``
-and relations).
+Part of the adapter over braintrace's private layout (its relations); the records are
+already read into :class:`~.records.RecordView`.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from ...core.naming import StatePath
-from .records import record_context, record_kind, record_primitive_name
+from .records import RecordView
 
 if TYPE_CHECKING:  # braintrace's own classes, for annotations only
     from braintrace._compiler.graph import ETraceGraph
 
 
-def one_inclusion_per_weight(graph: ETraceGraph, records: list[Any],
-                             subjects: list[Any]) -> tuple[list[Any], list[Any]]:
+def one_inclusion_per_weight(graph: ETraceGraph, records: list[RecordView],
+                             subjects: list[Any]) -> tuple[list[RecordView], list[Any]]:
     """The compiler's records, with its record that it connected an op (``relation_included``) repeated
     for each further ParamState the op trains: braintrace names only the op's first trainable leaf's
     state, so a ``lora_matmul(x, B, A)`` is recorded as connecting ``B`` while ``A`` learns as well."""
@@ -31,18 +31,17 @@ def one_inclusion_per_weight(graph: ETraceGraph, records: list[Any],
     if not any(len(paths) > 1 for paths in owners.values()):
         return records, subjects
     subjects = list(subjects) + [None] * (len(records) - len(subjects))
-    out_records, out_subjects = [], []
+    out_records: list[RecordView] = []
+    out_subjects: list[Any] = []
     for record, subject in zip(records, subjects):
         out_records.append(record)
         out_subjects.append(subject)
-        weight_path = getattr(record, "weight_path", None)
-        if record_kind(record) != "relation_included" or not weight_path:
+        weight_path = record.weight_path
+        if record.kind != "relation_included" or not weight_path:
             continue
-        context = record_context(record)
-        record_key = (record_primitive_name(record), tuple(context.get("hidden_group_indices") or ()),
-                      tuple(weight_path))
+        record_key = (record.primitive, tuple(record.context.get("hidden_group_indices") or ()), weight_path)
         for other in owners.get(record_key, ()):
-            if other != tuple(weight_path):
+            if other != weight_path:
                 out_records.append(dataclasses.replace(record, weight_path=other))
                 out_subjects.append(subject)
     return out_records, out_subjects

@@ -1,0 +1,82 @@
+"""What the parent, the fork server (:mod:`.zygote`) and the workers (:mod:`.worker_loop`) say to each other.
+
+Each message is a small frozen record, pickled whole over a ``multiprocessing`` pipe
+(a connection inside one travels as ``multiprocessing`` passes connections).
+``None``, or a closed pipe, asks a worker or the fork server to leave.
+
+- A worker says :class:`Ready` once its backend runs, then answers each :class:`Lint`
+  with :class:`Linted`.
+- The fork server says :class:`Ready` once its imports are done, or :class:`Unsafe` when
+  it cannot fork safely; then it answers each :class:`Fork` with :class:`Forked`, and
+  says :class:`Exited` for each worker of its that ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+from ..config.settings import EngineSettings
+from ..discovery.discover import TargetSpec
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A worker, or the fork server, is ready for work."""
+
+    pid: int
+
+
+@dataclass(frozen=True)
+class Lint:
+    """Lint one target. ``new_group``: the first target of a file on this worker (the modules an
+    earlier file imported are dropped first); ``more_in_file``: more targets of the file follow."""
+
+    index: int  # the target's place in the run, returned with its result
+    spec: TargetSpec
+    root: str
+    settings: EngineSettings
+    new_group: bool
+    more_in_file: bool
+
+
+@dataclass(frozen=True)
+class Linted:
+    """A target's result (``TargetResult.to_json()``), and what the target left changed in the
+    worker's process, in words (empty: the worker is fit for the next target)."""
+
+    index: int
+    result: dict[str, Any]
+    changes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Unsafe:
+    """The fork server cannot fork safely: importing ``module`` started JAX's backend (empty: the
+    backend started, or threads run, without any preloaded library to blame)."""
+
+    module: str
+
+
+@dataclass(frozen=True)
+class Fork:
+    """Fork a worker that talks over ``connection``."""
+
+    connection: Any  # a multiprocessing Connection
+
+
+@dataclass(frozen=True)
+class Forked:
+    pid: int
+
+
+@dataclass(frozen=True)
+class Exited:
+    """A forked worker ended; ``code`` as ``Process.exitcode``: the exit status, or minus the signal."""
+
+    pid: int
+    code: int
+
+
+WorkerMessage = Union[Ready, Linted]
+ForkServerMessage = Union[Ready, Unsafe, Forked, Exited]
