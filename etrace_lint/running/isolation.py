@@ -109,7 +109,7 @@ class ModuleBaseline:
 
     def __init__(self):
         self.path = list(sys.path)
-        self.modules = set(sys.modules)
+        self.modules = set(sys.modules.copy())
         self.trees: set[str] = set()
 
     def enter(self, path: str, root: str) -> None:
@@ -125,7 +125,9 @@ class ModuleBaseline:
 
     def reset(self) -> int:
         """Drop every module of the user's folders and restore ``sys.path``; returns how many were dropped."""
-        dropped = [name for name, module in list(sys.modules.items()) if self._from_user_tree(name, module)]
+        # a copy made in one step: another thread (JAX's, a finalizer run by the collector) may import while the
+        # list is built, and listing the live dict then raises "dictionary changed size during iteration"
+        dropped = [name for name, module in sys.modules.copy().items() if self._from_user_tree(name, module)]
         for name in dropped:
             sys.modules.pop(name, None)
         sys.path[:] = self.path

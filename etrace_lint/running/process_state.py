@@ -75,7 +75,7 @@ class Namespaces:
 
     def add_new_modules(self) -> None:
         """Cover the modules imported since the namespaces were gathered."""
-        for name, module in list(sys.modules.items()):
+        for name, module in sys.modules.copy().items():
             namespace = getattr(module, "__dict__", None)
             if name in self._modules or name in _SKIPPED_MODULES or not isinstance(namespace, dict):
                 continue

@@ -213,7 +213,7 @@ def _placement(name: str, module) -> tuple[str, str] | str | None:
 
 def place_loaded_modules() -> None:
     """Place every module imported so far (in the fork server: no worker places them again)."""
-    for name, module in list(sys.modules.items()):
+    for name, module in sys.modules.copy().items():
         _placement(name, module)
 
 
@@ -222,7 +222,7 @@ def collect(opened: set[str], skip: tuple[str, ...] = ()) -> Reads:
     ``skip``: folders whose files are the tool's own (the compilation cache)."""
     files: set[str] = set()
     distributions: dict[str, str] = {}
-    for name, module in list(sys.modules.items()):
+    for name, module in sys.modules.copy().items():
         placed = _placement(name, module)
         if isinstance(placed, tuple):
             distributions[placed[0]] = placed[1]
