@@ -24,18 +24,21 @@ from .diagnostics import SOURCE
 _RULE_ID = re.compile(r"ETL\d{3}")
 
 
-def _ours(diagnostic: types.Diagnostic) -> bool:
-    return diagnostic.source == SOURCE and isinstance(diagnostic.code, str) and diagnostic.code in all_rules()
+def _rule_id(diagnostic: types.Diagnostic) -> str | None:
+    """The rule of one of our diagnostics; None for another source's, or for one that is no rule's."""
+    code = diagnostic.code
+    return code if diagnostic.source == SOURCE and isinstance(code, str) and code in all_rules() else None
 
 
 def rule_hover(diagnostics: list[types.Diagnostic], line_text: str, position: types.Position) -> types.Hover | None:
     """The documentation of the rules flagged on the hovered line, or of the rule id under the cursor."""
-    rule_ids = []
+    rule_ids: list[str] = []
     for match in _RULE_ID.finditer(line_text):
         if match.start() <= position.character <= match.end() and match.group() in all_rules():
             rule_ids.append(match.group())
     if not rule_ids:
-        rule_ids = [d.code for d in diagnostics if _ours(d) and d.range.start.line == position.line]
+        rule_ids = [rule_id for d in diagnostics
+                    if (rule_id := _rule_id(d)) is not None and d.range.start.line == position.line]
     rule_ids = list(dict.fromkeys(rule_ids))
     if not rule_ids:
         return None
@@ -73,9 +76,9 @@ def suppression_actions(uri: str, source: str, diagnostics: list[types.Diagnosti
     file_seen: set[str] = set()
     for diagnostic in diagnostics:
         line = diagnostic.range.start.line
-        if not _ours(diagnostic) or not wanted.start.line <= line <= wanted.end.line or line >= len(lines):
+        rule_id = _rule_id(diagnostic)
+        if rule_id is None or not wanted.start.line <= line <= wanted.end.line or line >= len(lines):
             continue
-        rule_id = diagnostic.code
         new_line = line_with_ignore(source, line + 1, rule_id)
         if new_line is not None and (rule_id, line) not in seen:
             edited = "\n".join(lines[:line] + [new_line] + lines[line + 1:])
@@ -115,7 +118,7 @@ def fix_actions(diagnostics: list[types.Diagnostic], wanted: types.Range,
     for diagnostic in diagnostics:
         fix = (diagnostic.data or {}).get("fix") if isinstance(diagnostic.data, dict) else None
         line = diagnostic.range.start.line
-        if not fix or not _ours(diagnostic) or not wanted.start.line <= line <= wanted.end.line:
+        if not fix or _rule_id(diagnostic) is None or not wanted.start.line <= line <= wanted.end.line:
             continue
         changes: dict[str, list[types.TextEdit]] = {}
         for edit in fix["edits"]:

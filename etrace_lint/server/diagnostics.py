@@ -8,6 +8,7 @@ about (where the exception was raised is its related location).
 from __future__ import annotations
 
 import os
+from typing import Sequence
 
 from lsprotocol import types
 
@@ -27,7 +28,7 @@ class Lines:
     """The saved text of files, read once per publication: findings are about what was saved,
     not about unsaved edits in the editor's buffer."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._files: dict[str, list[str]] = {}
 
     def of(self, path: str) -> list[str]:
@@ -85,12 +86,11 @@ def finding_diagnostic(finding: Finding, lines: Lines, encoding: str, docs_url: 
         data=_data(finding))
 
 
-def _data(finding: Finding) -> dict:
+def _data(finding: Finding) -> dict[str, object]:
     """What code actions need later: the rule, the model, and the rule's fix when it has one."""
-    data = {"rule": finding.rule_id, "model": finding.target}
-    fix = getattr(finding, "fix", None)
-    if fix is not None:
-        data["fix"] = fix.to_json()
+    data: dict[str, object] = {"rule": finding.rule_id, "model": finding.target}
+    if finding.fix is not None:
+        data["fix"] = finding.fix.to_json()
     return data
 
 
@@ -110,7 +110,7 @@ def tool_error_diagnostic(error: ToolError, factory: Location, lines: Lines, enc
         data={"reason": error.reason, "model": error.target})
 
 
-def notice_diagnostic(message: str, severity: types.DiagnosticSeverity, lines: list[str] = (), line: int = 1,
+def notice_diagnostic(message: str, severity: types.DiagnosticSeverity, lines: Sequence[str] = (), line: int = 1,
                       column: int = 1, encoding: str = types.PositionEncodingKind.Utf16) -> types.Diagnostic:
     """What the server itself has to say about a file: trust, configuration, syntax."""
     return types.Diagnostic(range=line_range(list(lines), line, column, encoding), message=message,

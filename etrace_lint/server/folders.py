@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..config.environ import EnvironError, check_value
 from ..config.pyproject import ConfigError, load_settings, validate_configured_selectors, validate_selectors
@@ -22,6 +22,9 @@ from ..discovery.discover import IgnoreRules
 from ..running.runner import open_cache
 from .store import ResultStore
 from .trust import inside, is_trusted, project_root
+
+if TYPE_CHECKING:  # the cache module loads only when a run needs it (running.runner.open_cache); annotations only
+    from ..running.cache import Cache
 
 
 class OptionsError(Exception):
@@ -37,7 +40,7 @@ class ServerOptions:
     environ: dict[str, Any] = field(default_factory=dict)  # brainstate.environ values, such as dt
 
     @classmethod
-    def parse(cls, raw: Any) -> "ServerOptions":
+    def parse(cls, raw: object) -> "ServerOptions":
         if raw is None:
             return cls()
         if not isinstance(raw, dict):
@@ -67,7 +70,7 @@ class ServerOptions:
         return options
 
 
-def _strings(value: Any, key: str) -> list[str]:
+def _strings(value: object, key: str) -> list[str]:
     if isinstance(value, str):
         value = value.split(",")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -85,7 +88,7 @@ class Folder:
     nested: bool = False  # a project of its own inside a workspace folder
     real_root: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.real_root = self.real_root or os.path.realpath(self.root)
 
     def owns(self, path: str) -> bool:
@@ -94,7 +97,7 @@ class Folder:
         real = os.path.realpath(path)
         return inside(real, self.real_root) and project_root(real, self.real_root) == self.real_root
 
-    def open_cache(self, settings: Settings | None = None):
+    def open_cache(self, settings: Settings | None = None) -> Cache | None:
         """A cache for one lint: a Cache remembers the digests it read, and files change between lints."""
         settings = settings or self.settings
         return open_cache(settings) if settings is not None else None
@@ -175,6 +178,7 @@ class Folders:
     def reload(self, root: str) -> Folder:
         """Settings read again (a pyproject.toml was saved); results linted so far are kept."""
         key = os.path.abspath(root)
+        old: Folder | None
         if key in self._folders:
             old = self._folders[key]
             folder = self.add(root)
@@ -186,7 +190,7 @@ class Folders:
             folder.store = old.store
         return folder
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Folder]:
         return iter(list(self._folders.values()) + list(self._nested.values()))
 
     def workspace_of(self, path: str) -> Folder | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import TypeAlias
 
 _NAME = rb"[A-Za-z][A-Za-z0-9-]*"
 _LINE = _NAME + rb"[ \t]*:[^\r\n]*\r\n"
@@ -33,12 +34,14 @@ _ARRIVING = re.compile(rb"(?:" + _LINE + rb")*(?:" + _NAME + rb"(?:[ \t]*:[^\r\n
 _KEEP_WITHOUT_HEADER = 4096  # a header split across reads is at most this long
 _PREVIEW = 60
 
+JsonObject: TypeAlias = dict[str, object]  # a decoded JSON object, as the client sent it
+
 
 @dataclass(frozen=True)
 class Message:
     """A frame whose body is a JSON object."""
 
-    data: dict
+    data: JsonObject
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ def _preview(data: bytes) -> str:
 class FrameReader:
     """Feed it bytes as they arrive; it returns the messages and bad frames they complete."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._buffer = bytearray()
         self._skipped = 0  # bytes dropped while no header was in sight
         self._after_bad = False  # bytes skipped right after a bad frame belong to its report

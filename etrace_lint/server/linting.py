@@ -14,16 +14,29 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
+from ..config.settings import Settings
 from ..core.findings import TargetResult, ToolError
 from ..discovery.discover import TargetSpec, discover
 from ..running.runner import run_targets
+from ..running.workers import WorkerPool
 from .folders import Folder
+
+if TYPE_CHECKING:  # the cache module loads only when a run needs it (running.runner.open_cache); annotations only
+    from ..running.cache import Cache
 
 
 class RunStopped(Exception):
     """A lint stopped before its end: cancelled, or superseded by a newer save."""
+
+
+def configured(folder: Folder) -> Settings:
+    """The settings a lint of ``folder`` runs with. The server lints only a trusted folder, and a
+    folder is trusted only once its settings are read (``folders.load_folder``)."""
+    if folder.settings is None:
+        raise ValueError(f"{folder.root} has no settings to lint with: {folder.error or 'not configured'}")
+    return folder.settings
 
 
 @dataclass
@@ -34,11 +47,15 @@ class LintPlan:
     file_errors: dict[str, ToolError] = field(default_factory=dict)  # those that cannot be parsed
     verify: bool = False
     static_only: bool = False  # the first pass of a save: no probe, published at once (the probe's pass follows)
-    cache: Any = None
+    cache: Cache | None = None
+
+    @property
+    def settings(self) -> Settings:
+        return configured(self.folder)
 
     def probes(self) -> bool:
         """Whether this plan's lint runs the probe: the folder's settings say so, and it is not the static pass."""
-        return bool(self.folder.settings.probe) and not self.static_only and not self.verify
+        return bool(self.settings.probe) and not self.static_only and not self.verify
 
     def reads(self) -> set[str]:
         """The files this lint depends on, as far as is known before it runs."""
@@ -47,7 +64,7 @@ class LintPlan:
 
 def plan_lint(folder: Folder, files: list[str]) -> LintPlan:
     """The targets in ``files`` (those the folder lints) and the targets that import one of them."""
-    settings = folder.settings
+    settings = configured(folder)
     plan = LintPlan(folder, cache=folder.open_cache())
     named = sorted(f for f in set(files) if folder.lints(f) and os.path.isfile(f))
     dependents = set(folder.store.dependents(files))
@@ -68,7 +85,8 @@ def plan_lint(folder: Folder, files: list[str]) -> LintPlan:
 
 
 def plan_verify(folder: Folder, path: str) -> LintPlan:
-    found = discover([path], folder.root, folder.settings.excludes) if folder.lints(path) else None
+    settings = folder.settings  # a folder without settings lints no file
+    found = discover([path], folder.root, settings.excludes) if settings is not None and folder.lints(path) else None
     plan = LintPlan(folder, verify=True)
     if found is not None:
         plan.specs = list(found.targets)
@@ -77,9 +95,10 @@ def plan_verify(folder: Folder, path: str) -> LintPlan:
     return plan
 
 
-def run_plan(plan: LintPlan, pool, progress: Callable[[int, int, TargetSpec], None]) -> list[TargetResult]:
+def run_plan(plan: LintPlan, pool: WorkerPool | None,
+             progress: Callable[[int, int, TargetSpec], None]) -> list[TargetResult]:
     """One result per spec of the plan. ``progress`` may raise RunStopped to stop the run."""
-    settings = plan.folder.settings
+    settings = plan.settings
     if plan.verify:
         settings = dataclasses.replace(settings, verify=True)
     elif plan.static_only:

@@ -8,21 +8,24 @@ import uuid
 from typing import Callable
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from ..discovery.discover import TargetSpec
 
 _CREATE_LIMIT = 5.0  # a client that never answers the create request gets no progress
 
 
 class WorkDone:
-    def __init__(self, server, title: str, on_cancel: Callable[[], None]):
+    def __init__(self, server: LanguageServer, title: str, on_cancel: Callable[[], None]) -> None:
         self.server = server
         self.title = title
         self.on_cancel = on_cancel
         self.token: str | None = None
         self._loop = asyncio.get_running_loop()
-        self._last: tuple | None = None
+        self._last: tuple[int, int] | None = None
 
     def _supported(self) -> bool:
-        window = getattr(self.server.client_capabilities, "window", None)
+        window = self.server.client_capabilities.window
         return bool(window and window.work_done_progress)
 
     async def begin(self) -> None:
@@ -40,7 +43,7 @@ class WorkDone:
         if future is not None:
             future.add_done_callback(lambda f: f.cancelled() and self.on_cancel())
 
-    def report(self, done: int, total: int, spec) -> None:
+    def report(self, done: int, total: int, spec: TargetSpec) -> None:
         """Called from the lint thread; sends only what changed."""
         if self.token is None or (done, total) == self._last:
             return

@@ -10,17 +10,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import BinaryIO, Iterable, Sequence, TypeAlias
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import MsgId
 
 from .. import __version__
-from ..core.findings import TargetResult
+from ..core.findings import Finding, TargetResult
 from ..core.rule import DOCS_URL
 from ..discovery.discover import TargetSpec, read_source, targets_in_source
 from ..running.workers import WorkerPool
@@ -39,47 +42,52 @@ log = logging.getLogger(__name__)
 
 VERIFY_COMMAND = "etrace-lint.verify"
 
+# what a published diagnostic shows: a finding, a tool error, or what the server says about a file
+Problem: TypeAlias = Finding | PlacedToolError | types.Diagnostic
+
 
 class _Protocol(LanguageServerProtocol):
     """Tells the server about ``$/cancelRequest``: pygls cancels the request's future, but a
     command keeps running in the lint thread until it is told to stop."""
 
-    def _handle_cancel_notification(self, msg_id):
+    def _handle_cancel_notification(self, msg_id: MsgId) -> None:
         super()._handle_cancel_notification(msg_id)
-        self._server.cancel_request(msg_id)
+        if isinstance(self._server, EtraceLintServer):  # the one server this protocol is made for
+            self._server.cancel_command(msg_id)
 
 
 class EtraceLintServer(LanguageServer):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__("etrace-lint", __version__, protocol_cls=_Protocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.options = ServerOptions()
         self.folders = Folders(self.options)
         self.published: dict[str, list[types.Diagnostic]] = {}
-        self._shown: dict[str, list] = {}  # uri -> the problems its published diagnostics show
+        self._shown: dict[str, Sequence[Problem]] = {}  # uri -> the problems its published diagnostics show
         self.notices: dict[str, types.Diagnostic] = {}  # path -> what the server says instead of linting
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="etrace-lint-lint")
-        self.pool = None
+        self.pool: WorkerPool | None = None
         self.scheduler: Scheduler | None = None
-        self._requests: dict = {}  # request id -> Run of a running command
+        self._requests: dict[MsgId | None, Run] = {}  # request id -> Run of a running command
         self._closed = False
 
     # -- set-up -------------------------------------------------------------
 
-    def start_io(self, stdin=None, stdout=None) -> None:
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """pygls's start_io with a reader that survives malformed frames and answers every request."""
-        self._stop_event = threading.Event()  # pygls's shutdown() sets it
-        self.protocol.set_writer(StdoutWriter(stdout))
+        stop = self._stop_event = threading.Event()  # pygls's shutdown() sets it
+        # pygls's own defaults, the process's standard streams
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
             lifecycle = Lifecycle(tell_client=self._log_to_client, initialized=lambda: self.scheduler is not None,
                                   shutting_down=lambda: self._closed)
-            asyncio.run(serve(self.protocol, stdin, self._stop_event, lifecycle))
+            asyncio.run(serve(self.protocol, stdin or sys.stdin.buffer, stop, lifecycle))
         except BrokenPipeError:
             log.error("the client closed the connection")
         except (KeyboardInterrupt, SystemExit):  # pygls ends the process on `exit` with sys.exit
             pass
         finally:
-            self.shutdown()
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls's JsonRPCServer.shutdown has no annotations
 
     def _log_to_client(self, text: str) -> None:
         try:
@@ -95,8 +103,10 @@ class EtraceLintServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"etrace-lint: {exc}"))
         self.folders = Folders(self.options)
         roots = [uri_to_path(f.uri) for f in params.workspace_folders or ()]
-        if not roots and (params.root_uri or params.root_path):
-            roots = [uri_to_path(params.root_uri) if params.root_uri else os.path.abspath(params.root_path)]
+        if not roots and params.root_uri:
+            roots = [uri_to_path(params.root_uri)]
+        elif not roots and params.root_path:
+            roots = [os.path.abspath(params.root_path)]
         for root in filter(None, roots):
             self.folders.add(root)
         self.scheduler = Scheduler(self._plan, self._execute, self._apply)
@@ -163,6 +173,8 @@ class EtraceLintServer(LanguageServer):
             return
         if self.notices.pop(path, None) is not None:
             self.publish()
+        if self.scheduler is None:  # before initialize there are no folders: no file gets this far
+            return
         self.executor.submit(self.start_pool)
         self.scheduler.request(folder, path)
 
@@ -173,13 +185,17 @@ class EtraceLintServer(LanguageServer):
             del self.notices[path]
         self.publish()
         for uri in list(self.workspace.text_documents):
-            path = uri_to_path(uri)
-            if path and path.endswith(".py") and self.folders.folder_of(path) is folder:
+            opened = uri_to_path(uri)
+            if opened and opened.endswith(".py") and self.folders.folder_of(opened) is folder:
                 self.file_event(uri)
 
-    def _notice(self, path: str, message: str, severity) -> types.Diagnostic:
+    def _encoding(self) -> str:
+        """The position encoding agreed with the client; pygls's default where none was."""
+        return self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+
+    def _notice(self, path: str, message: str, severity: types.DiagnosticSeverity) -> types.Diagnostic:
         lines = Lines().of(path)
-        return notice_diagnostic(message, severity, lines, encoding=self.workspace.position_encoding)
+        return notice_diagnostic(message, severity, lines, encoding=self._encoding())
 
     # -- linting ----------------------------------------------------------------
 
@@ -189,7 +205,7 @@ class EtraceLintServer(LanguageServer):
     async def _execute(self, plan: LintPlan, run: Run) -> list[TargetResult]:
         names = sorted({os.path.basename(spec.path) for spec in plan.specs})
         title = f"etrace-lint: {'verifying' if plan.verify else 'linting'} {', '.join(names) or 'nothing'}"
-        progress = WorkDone(self, title, on_cancel=lambda: setattr(run, "cancelled", True))
+        progress = WorkDone(self, title, on_cancel=run.cancel)
         if plan.specs:  # a helper module nothing imports has nothing to show progress for
             await progress.begin()
 
@@ -219,11 +235,13 @@ class EtraceLintServer(LanguageServer):
             f.path for _, result in pairs for f in result.findings}
         self.publish(touched)
 
-    async def verify(self, uri: str) -> dict:
-        """Run ``--verify`` for the targets of one file and publish what it finds."""
+    async def verify(self, uri: object) -> dict[str, int | bool]:
+        """Run ``--verify`` for the targets of one file and publish what it finds. ``uri``: the
+        command's argument, as the client sent it."""
         path = uri_to_path(uri) if isinstance(uri, str) else None
         folder = self.folders.folder_of(path) if path else None
-        if folder is None or not folder.trusted or folder.settings is None:
+        scheduler = self.scheduler  # set by initialize, which comes before any command
+        if scheduler is None or path is None or folder is None or not folder.trusted or folder.settings is None:
             raise JsonRpcInvalidParams(message=f"Invalid params: etrace-lint does not run {uri!r}: it is not a "
                                                "file of a workspace folder, or the folder is not trusted or not "
                                                "configured")
@@ -233,37 +251,39 @@ class EtraceLintServer(LanguageServer):
         self._requests[msg_id] = run
         self.executor.submit(self.start_pool)
         try:
-            await self.scheduler.run_once(plan, run)
+            await scheduler.run_once(plan, run)
         except RunStopped:
             return {"targets": len(plan.specs), "verified": False}
         finally:
             self._requests.pop(msg_id, None)
         return {"targets": len(plan.specs), "verified": True}
 
-    def cancel_request(self, msg_id) -> None:
+    def cancel_command(self, msg_id: MsgId) -> None:
+        """``$/cancelRequest`` for a running command: its run stops at its next check. (pygls's own
+        ``cancel_request`` is the other way round: it asks the client to cancel.)"""
         run = self._requests.get(msg_id)
         if run is not None:
-            run.cancelled = True
+            run.cancel()
 
     # -- publishing ---------------------------------------------------------------
 
-    def publish(self, touched: set[str] = frozenset()) -> None:
+    def publish(self, touched: Iterable[str] = frozenset()) -> None:
         """Send every file whose problems changed, an empty list where they went away, and the
         ``touched`` files whatever they hold. A file whose problems did not change keeps the
         diagnostics it was sent, even if its text changed since: a newer lint will say."""
-        encoding = self.workspace.position_encoding
+        encoding = self._encoding()
         lines = Lines()
-        wanted: dict[str, list] = {}
+        wanted: dict[str, Sequence[Problem]] = {}
         docs_urls: dict[str, str] = {}  # each file's folder's docs-url, where its codes link to
         for folder in self.folders:
             if folder.settings is not None and folder.trusted:
-                for path, problems in folder.store.problems(folder.settings).items():
-                    wanted[path_to_uri(path)] = problems
+                for path, held in folder.store.problems(folder.settings).items():
+                    wanted[path_to_uri(path)] = held
                     docs_urls[path_to_uri(path)] = folder.settings.docs_url
         for path, notice in self.notices.items():
             wanted[path_to_uri(path)] = [notice]
         touched_uris = {path_to_uri(path) for path in touched}
-        published = {}
+        published: dict[str, list[types.Diagnostic]] = {}
         for uri in sorted(set(wanted) | set(self._shown) | touched_uris):
             problems = wanted.get(uri, [])
             if problems == self._shown.get(uri, []) and uri not in touched_uris:
@@ -275,7 +295,7 @@ class EtraceLintServer(LanguageServer):
         self.published = {uri: d for uri, d in published.items() if d}
 
     @staticmethod
-    def _diagnostic(problem, lines: Lines, encoding, docs_url: str) -> types.Diagnostic:
+    def _diagnostic(problem: Problem, lines: Lines, encoding: str, docs_url: str) -> types.Diagnostic:
         if isinstance(problem, types.Diagnostic):
             return problem
         if isinstance(problem, PlacedToolError):
@@ -303,25 +323,25 @@ def build_server() -> EtraceLintServer:
     server = EtraceLintServer()
 
     @server.feature(types.INITIALIZE)
-    def initialize(ls: EtraceLintServer, params: types.InitializeParams):
+    def initialize(ls: EtraceLintServer, params: types.InitializeParams) -> None:
         ls.setup(params)
 
     @server.feature(types.INITIALIZED)
-    def initialized(ls: EtraceLintServer, params: types.InitializedParams):
+    def initialized(ls: EtraceLintServer, params: types.InitializedParams) -> None:
         # the workers import JAX while the user reads the file; the first save finds them warm
         if ls.pool is None and any(f.trusted and f.settings for f in ls.folders):
             ls.executor.submit(ls.start_pool)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: EtraceLintServer, params: types.DidOpenTextDocumentParams):
+    def did_open(ls: EtraceLintServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.file_event(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: EtraceLintServer, params: types.DidSaveTextDocumentParams):
+    def did_save(ls: EtraceLintServer, params: types.DidSaveTextDocumentParams) -> None:
         ls.file_event(params.text_document.uri)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def folders_changed(ls: EtraceLintServer, params: types.DidChangeWorkspaceFoldersParams):
+    def folders_changed(ls: EtraceLintServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         for removed in params.event.removed:
             if (path := uri_to_path(removed.uri)) is not None:
                 ls.folders.remove(path)
@@ -331,14 +351,14 @@ def build_server() -> EtraceLintServer:
         ls.publish()
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: EtraceLintServer, params: types.HoverParams):
+    def hover(ls: EtraceLintServer, params: types.HoverParams) -> types.Hover | None:
         lines = _document_lines(ls, params.text_document.uri)
         line_text = lines[params.position.line] if params.position.line < len(lines) else ""
         return rule_hover(ls.published.get(params.text_document.uri, []), line_text, params.position)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
-    def code_action(ls: EtraceLintServer, params: types.CodeActionParams):
+    def code_action(ls: EtraceLintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         source = "".join(_document_lines(ls, uri))
         published = ls.published.get(uri, [])
@@ -347,14 +367,14 @@ def build_server() -> EtraceLintServer:
         return actions + suppression_actions(uri, source, published, params.range) or None
 
     @server.command(VERIFY_COMMAND)
-    async def verify(ls: EtraceLintServer, *arguments):
+    async def verify(ls: EtraceLintServer, *arguments: object) -> dict[str, int | bool]:
         if len(arguments) != 1:
             raise JsonRpcInvalidParams(message=f"Invalid params: {VERIFY_COMMAND} takes one argument, the "
                                                f"document's URI; it got {len(arguments)}")
         return await ls.verify(arguments[0])
 
     @server.feature(types.SHUTDOWN)
-    def shutdown(ls: EtraceLintServer, *args):
+    def shutdown(ls: EtraceLintServer, *args: object) -> None:
         ls.close()
 
     return server

@@ -41,7 +41,7 @@ STALE_GRACE_SECONDS = 0.5  # stopping a stale lint costs its busy workers: resta
 
 def digests(paths: Iterable[str]) -> dict[str, str | None]:
     """What each file holds now (None: it cannot be read)."""
-    found = {}
+    found: dict[str, str | None] = {}
     for path in paths:
         try:
             with open(path, "rb") as handle:
@@ -54,10 +54,13 @@ def digests(paths: Iterable[str]) -> dict[str, str | None]:
 class Run:
     """One lint in flight, as the lint thread sees it: checked between steps of the runner."""
 
-    def __init__(self, reads: Iterable[str] = ()):
+    def __init__(self, reads: Iterable[str] = ()) -> None:
         self.reads = frozenset(reads)
         self.superseded_at: float | None = None
         self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
     def supersede(self) -> None:
         if self.superseded_at is None:
@@ -74,18 +77,18 @@ class Run:
 class Scheduler:
     def __init__(self, plan: Callable[[Folder, list[str]], Awaitable[LintPlan]],
                  execute: Callable[[LintPlan, Run], Awaitable[list[TargetResult]]],
-                 apply: Callable[[LintPlan, list[tuple[TargetSpec, TargetResult]], list[str]], None]):
+                 apply: Callable[[LintPlan, list[tuple[TargetSpec, TargetResult]], list[str]], None]) -> None:
         self._plan, self._execute, self._apply = plan, execute, apply
         self._generation: dict[str, int] = defaultdict(int)
         self._dirty: dict[str, tuple[Folder, set[str]]] = {}
         self._running: set[Run] = set()
         self._lock = asyncio.Lock()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     def stop_all(self) -> None:
         self._dirty.clear()
         for run in self._running:
-            run.cancelled = True
+            run.cancel()
 
     def request(self, folder: Folder, path: str) -> None:
         """``path`` was opened or saved: lint it, and what imports it, soon."""
@@ -103,12 +106,15 @@ class Scheduler:
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._loop())
 
-    def changed_since(self, snapshot: dict, paths: Iterable[str], contents: dict | None = None) -> bool:
+    def changed_since(self, snapshot: dict[str, int], paths: Iterable[str],
+                      contents: dict[str, str | None] | None = None) -> bool:
         """Saved since ``snapshot`` was taken, or (``contents``: digests taken then) rewritten since."""
         paths = list(paths)
         if any(self._generation.get(p, 0) != snapshot.get(p, 0) for p in paths):
             return True
-        known = [p for p in paths if contents and p in contents]
+        if not contents:
+            return False
+        known = [p for p in paths if p in contents]
         return bool(known) and digests(known) != {p: contents[p] for p in known}
 
     async def _loop(self) -> None:
@@ -169,8 +175,8 @@ class Scheduler:
                 self._running.discard(run)
             self.finish(plan, results, snapshot, contents)
 
-    def finish(self, plan: LintPlan, results: list[TargetResult], snapshot: dict,
-               contents: dict | None = None) -> None:
+    def finish(self, plan: LintPlan, results: list[TargetResult], snapshot: dict[str, int],
+               contents: dict[str, str | None] | None = None) -> None:
         """Keep what no save made stale and what read the texts the lint began with; lint the rest again."""
         contents = contents or {}
         rewritten = {path for path, digest in digests(contents).items() if digest != contents[path]}
@@ -178,7 +184,8 @@ class Scheduler:
         def stale(paths: set[str]) -> bool:
             return self.changed_since(snapshot, paths) or bool(rewritten & paths)
 
-        fresh, again = [], set()
+        fresh: list[tuple[TargetSpec, TargetResult]] = []
+        again: set[str] = set()
         for spec, result in zip(plan.specs, results):
             if stale({spec.path, *result.dependencies}):
                 again.add(spec.path)

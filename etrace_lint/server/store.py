@@ -28,7 +28,7 @@ class PlacedToolError:
 
 
 class ResultStore:
-    def __init__(self):
+    def __init__(self) -> None:
         self._results: dict[str, tuple[TargetSpec, TargetResult]] = {}
         self._file_errors: dict[str, ToolError] = {}  # files that cannot be parsed or read
 
@@ -74,7 +74,7 @@ class ResultStore:
         broken = {spec.path for spec, result in held if result.tool_errors} | set(self._file_errors)
         linted = sorted({spec.path for spec, _ in held} - broken)
         outcome = apply_policy(findings, [], settings, linted, use_baseline=False, notes_left_out=notes_left_out)
-        shown: dict[str, list] = defaultdict(list)
+        shown: dict[str, list[Finding | PlacedToolError]] = defaultdict(list)
 
         for finding in attach_fixes(outcome.findings):  # the same fixes --fix applies, for code actions
             shown[finding.path].append(finding)

@@ -25,13 +25,14 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable
+from typing import BinaryIO, Callable, TypeGuard
 
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcServerNotInitialized
+from pygls.protocol import JsonRPCProtocol
 
-from .framing import BadFrame, FrameReader, Message
+from .framing import BadFrame, FrameReader, JsonObject, Message
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +48,11 @@ class Lifecycle:
     shutting_down: Callable[[], bool]
 
 
-def _read_stdin(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
+def _read_stdin(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[bytes]) -> None:
     """In a daemon thread: a blocked read must not keep the process alive after ``exit``. It reads
     the file descriptor itself: a daemon thread blocked inside a buffered reader holds its lock, and
     the interpreter aborts when it finds that lock taken at exit."""
+    read: Callable[[int], bytes]
     try:
         fd = stdin.fileno()
         read = functools.partial(os.read, fd)
@@ -69,10 +71,10 @@ def _read_stdin(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio
         pass
 
 
-async def serve(protocol, stdin: BinaryIO, stop: threading.Event, server: Lifecycle) -> None:
+async def serve(protocol: JsonRPCProtocol, stdin: BinaryIO, stop: threading.Event, server: Lifecycle) -> None:
     """Read messages from ``stdin`` until it closes or ``stop`` is set; hand each to ``protocol``."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue = asyncio.Queue()
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
     threading.Thread(target=_read_stdin, args=(stdin, loop, queue), name="etrace-lint-stdin", daemon=True).start()
     frames = FrameReader()
     while not stop.is_set():
@@ -90,15 +92,15 @@ async def serve(protocol, stdin: BinaryIO, stop: threading.Event, server: Lifecy
                     log.exception("handling %s failed", event.data.get("method", "a message"))
 
 
-def _is_request(data: dict) -> bool:
+def _is_request(data: JsonObject) -> bool:
     return "method" in data and "id" in data
 
 
-def _usable_id(value: Any) -> bool:
+def _usable_id(value: object) -> TypeGuard[str | int]:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
-def dispatch(protocol, data: dict, server: Lifecycle) -> None:
+def dispatch(protocol: JsonRPCProtocol, data: JsonObject, server: Lifecycle) -> None:
     """Hand one decoded message to the protocol, or answer (or log) why it cannot be handled."""
     method = data.get("method")
     tell_client = server.tell_client
@@ -130,12 +132,15 @@ def dispatch(protocol, data: dict, server: Lifecycle) -> None:
     protocol.handle_message(message)
 
 
-def _refuse(protocol, data: dict, error: JsonRpcException, tell_client: Callable[[str], None]) -> None:
+def _refuse(protocol: JsonRPCProtocol, data: JsonObject, error: JsonRpcException,
+            tell_client: Callable[[str], None]) -> None:
     """A request gets the error as its response; anything else is logged, as it has no one to answer."""
     if _is_request(data):
         msg_id = data["id"] if _usable_id(data["id"]) else None
         log.warning("request %r (%s) refused: %s", msg_id, data.get("method"), error.message)
-        protocol._send_response(msg_id, error=error.to_response_error())  # pygls's one way to send an error
+        # pygls's one way to send an error. A request whose id cannot be used is answered with a null id, which
+        # pygls sends (its ResponseErrorMessage.id is Optional) though its MsgId annotation leaves None out
+        protocol._send_response(msg_id, error=error.to_response_error())  # type: ignore[arg-type]  # MsgId omits None
     else:
         log.warning("message ignored: %s", error.message)
         tell_client(f"etrace-lint: message ignored: {error.message}")
