@@ -16,9 +16,9 @@ from helpers import fixture, lint_file
 
 brainstate = pytest.importorskip("brainstate")
 braintrace = pytest.importorskip("braintrace")
-import advise_reference as ref  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import online_referee as ref  # noqa: E402
 
 from etrace_lint.core.sizes import format_size  # noqa: E402
 from etrace_lint.verify.advise.run import AdviceSettings, advise_model  # noqa: E402
@@ -162,8 +162,8 @@ def _advised_with_references(factory: str, algorithms: str, steps: int, scale: f
     rows = advise_model(model, inputs, target=factory, batch_size=batch,
                         settings=AdviceSettings(algorithms=algorithms, steps=steps,
                                                 inputs=lambda steps, batch, seed: xs),
-                        loss=ref.squared_loss)
-    exact = ref.bptt(brainstate.graph.clone(pristine), xs)
+                        loss=ref.mean_squared_output)
+    exact = ref.unrolled_bptt(brainstate.graph.clone(pristine), xs)
     assert all(np.any(g) for g in exact.values())  # every weight moves: there is something to compare
     measured = {label: _measured(pristine, xs, exact, label, label in flops) for label in algorithms.split(",")}
     return {row.label: row for row in rows}, measured
