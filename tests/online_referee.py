@@ -1,7 +1,19 @@
-"""The ground truth for tests/real_models: braintrace's own online gradient against exact BPTT.
+"""The tests' reference: braintrace's own online gradient against exact BPTT, through braintrace's and
+brainstate's public API only.
 
 Only braintrace's and brainstate's public API is used here, never etrace-lint's
-code, so the referee cannot share a mistake with the linter it judges. For
+code, so the referee cannot share a mistake with the linter it judges (the one
+exception names weights: :func:`named` keys the advisor's leaves as its rows
+name them, with etrace-lint's ``display_name``). Two users:
+
+- tests/real_models (:func:`judge`), described below;
+- the advisor's tests (:func:`unrolled_bptt`, :func:`online`,
+  :func:`allocated_bytes`, :func:`online_step`, ...): the learner's state
+  allocated for real and its bytes summed, BPTT through the model unrolled
+  in Python, the online gradient one step per call, XLA's analysis of
+  jitted steps.
+
+For
 each lint target and each online algorithm it names (``verify={"algorithms":
 [...]}`` on its decorator; D-RTRL, braintrace's ``D_RTRL`` /
 ``ParamDimVjpAlgorithm``, when it names none), one run of ``steps`` steps:
@@ -133,9 +145,10 @@ def _declared_name(node: ast.FunctionDef) -> str | None:
     return "" if node.name.startswith("etrace_target") else None
 
 
-def _load(folder: str, file: str) -> Any:
-    name = "real_models_" + file[:-3]
-    spec = importlib.util.spec_from_file_location(name, os.path.join(folder, file))
+def load(path: str, name: str) -> Any:
+    """The file as module ``name``, its folder importable while it runs (a model that imports a sibling)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, folder)
     try:
@@ -195,6 +208,42 @@ def _leaves(grads: dict) -> dict[tuple[str, ...], np.ndarray]:
     return flat
 
 
+def named(grads: dict) -> dict[str, np.ndarray]:
+    """One array per ParamState leaf, named as the advisor's rows name them (``cell.W['weight']``)."""
+    from etrace_lint.core.naming import display_name  # naming only: no figure goes through the linter's code
+
+    flat = {}
+    for path, tree in grads.items():
+        for leaf_path, leaf in jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_quantity)[0]:
+            flat[display_name(tuple(path)) + jax.tree_util.keystr(leaf_path)] = np.asarray(_mantissa(leaf),
+                                                                                            np.float64)
+    return flat
+
+
+def _online_gradient(learner: Any, loss: Callable, sequence: tuple, **more: Any) -> Any:
+    """``etrace_grad`` over ``sequence`` (inputs with a leading time axis), the per-step losses summed."""
+    return learner.etrace_grad(*sequence, step_fn=lambda *x: loss(learner(*x)), reduction="sum",
+                               loss_output="scalar", **more)
+
+
+def online_program(learner: Any, loss: Callable) -> Callable:
+    """The learner's online gradient over a sequence, jitted: ``program(sequence)``."""
+    return brainstate.transform.jit(lambda sequence: _online_gradient(learner, loss, sequence))
+
+
+def bptt_program(model: Any, loss: Callable, differentiate: Callable = brainstate.transform.grad) -> Callable:
+    """Exact BPTT of the summed loss over a sequence through ``for_loop``, jitted: ``program(sequence)``;
+    ``differentiate``: ``brainstate.transform.jacfwd`` where JAX cannot reverse the step."""
+    weights = model.states(brainstate.ParamState)
+
+    @brainstate.transform.jit
+    def bptt(sequence):
+        def total():
+            return brainstate.transform.for_loop(lambda *x: loss(model(*x)), *sequence).sum()
+        return differentiate(total, weights)()
+    return bptt
+
+
 def _short(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
@@ -203,7 +252,7 @@ def _short(exc: BaseException) -> str:
 def judge(folder: str, spec: TargetSpec, steps: int = 4, seed: int = 0) -> list[TargetTruth]:
     """One TargetTruth per algorithm of the target."""
     try:
-        module = _load(folder, spec.file)
+        module = load(os.path.join(folder, spec.file), "real_models_" + spec.file[:-3])
         factory = getattr(module, spec.factory)
         declared = getattr(factory, TARGET_ATTRIBUTE, {}) or {}
         verify = declared.get("verify", {})
@@ -239,35 +288,21 @@ def _judge_one(spec: TargetSpec, factory: Callable, declared: dict, algorithm: s
             learner = _learner(model, algorithm, x0, options)
         except Exception as exc:
             return truth("compile", _short(exc))
-        weights = model.states(brainstate.ParamState)
         start = _snapshot(model)
         learner_start = _snapshot(learner)
-
-        def bptt_by(differentiate: Callable) -> Callable:
-            @brainstate.transform.jit
-            def bptt(sequence):
-                def total():
-                    return brainstate.transform.for_loop(lambda *x: loss(model(*x)), *sequence).sum()
-                return differentiate(total, weights)()
-            return bptt
-
         try:
             try:
-                exact, xs = _bptt_with_signal(bptt_by(brainstate.transform.grad), xs, start, bool(inputs_fn))
+                exact, xs = _bptt_with_signal(bptt_program(model, loss), xs, start, bool(inputs_fn))
             except ValueError as exc:
                 if "Reverse-mode differentiation does not work for lax.while_loop" not in str(exc):
                     raise
                 _restore(start)
-                exact, xs = _bptt_with_signal(bptt_by(brainstate.transform.jacfwd), xs, start, bool(inputs_fn))
+                exact, xs = _bptt_with_signal(bptt_program(model, loss, brainstate.transform.jacfwd), xs, start,
+                                              bool(inputs_fn))
         except Exception as exc:  # the model itself does not run over a sequence: nothing to judge
             return truth("bptt", _short(exc))
         try:
-            @brainstate.transform.jit
-            def online(sequence):
-                return learner.etrace_grad(*sequence, step_fn=lambda *x: loss(learner(*x)),
-                                           reduction="sum", loss_output="scalar")
-
-            online_grads = _leaves(online(xs))
+            online_grads = _leaves(online_program(learner, loss)(xs))
         except Exception as exc:
             return truth("step", _short(exc))
         finally:
@@ -338,6 +373,72 @@ def _compare(path: tuple[str, ...], online: np.ndarray | None, exact: np.ndarray
         cosine = float(np.vdot(online, exact) / (online_norm * exact_norm))
         rel = float(np.linalg.norm(online - exact) / exact_norm)
     return WeightTruth(path, online_norm, exact_norm, finite, cosine, rel)
+
+
+# ------------------------------------------------------------------ the advisor's reference
+
+
+def allocated_bytes(model: Any, learner: Any) -> int:
+    """Bytes of every state the learner holds that the model does not, allocated for real."""
+    own = {id(st) for st in brainstate.graph.states(model).values()}
+    total = 0
+    for st in brainstate.graph.states(learner).values():
+        if id(st) in own:
+            continue
+        for leaf in jax.tree.leaves(st.value):
+            leaf = jnp.asarray(leaf)
+            total += jax.random.key_data(leaf).nbytes if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key) \
+                else leaf.nbytes
+    return total
+
+
+def unrolled_bptt(model: Any, xs: Any, loss: Callable = mean_squared_output) -> dict[str, np.ndarray]:
+    """Exact gradient of the summed loss over the sequence, the model unrolled in Python, per named leaf; the
+    model's states are as they were afterwards."""
+    weights = brainstate.graph.states(model).filter(brainstate.ParamState)
+    start = _snapshot(model)
+
+    def total():
+        return sum(loss(model(xs[t])) for t in range(len(xs)))
+
+    try:
+        return named(brainstate.transform.grad(total, weights)())
+    finally:
+        _restore(start)
+
+
+def online(learner: Any, xs: Any, loss: Callable = mean_squared_output) -> dict[str, np.ndarray]:
+    """The learner's online gradient, one jitted call per step, summed as training applies it."""
+    step = online_program(learner, loss)
+    total: dict[str, np.ndarray] = {}
+    for t in range(len(xs)):
+        for name, value in named(step((xs[t:t + 1],))).items():
+            total[name] = total.get(name, 0) + value
+    return total
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = np.ravel(a), np.ravel(b)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def relative_error(got: np.ndarray, reference: np.ndarray) -> float:
+    return float(np.linalg.norm(np.ravel(got) - np.ravel(reference)) / np.linalg.norm(np.ravel(reference)))
+
+
+def flops(compiled: Any) -> float:
+    costs = compiled.cost_analysis()
+    return (costs[0] if isinstance(costs, list) else costs)["flops"]
+
+
+def online_step(learner: Any, x: Any, loss: Callable = mean_squared_output) -> Any:
+    """One jitted online step, compiled: what the advisor's XLA columns analyse."""
+    step = brainstate.transform.jit(lambda x: _online_gradient(learner, loss, (x,), return_value=True))
+    return step.lower(x).compile()
+
+
+def forward_step(model: Any, x: Any, loss: Callable = mean_squared_output) -> Any:
+    return brainstate.transform.jit(lambda x: loss(model(x))).lower(x).compile()
 
 
 @contextlib.contextmanager

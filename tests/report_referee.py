@@ -37,25 +37,12 @@ def _gradients(model, learner, inputs: tuple) -> dict[str, dict]:
     if any(isinstance(leaf, (jax.core.Tracer, jax.ShapeDtypeStruct)) for leaf in jax.tree.leaves(inputs)):
         return {}  # compiled inside a jax transformation, or from shapes: no values to run the learner on
     loss = referee.mean_squared_output
-    weights = model.states(brainstate.ParamState)
+    bptt = referee.bptt_program(model, loss)
     start, learner_start = referee._snapshot(model), referee._snapshot(learner)
     xs = referee._noise(inputs, STEPS, 0)
-
-    @brainstate.transform.jit
-    def bptt(sequence):
-        def total():
-            return brainstate.transform.for_loop(lambda *x: loss(model(*x)), *sequence).sum()
-        return brainstate.transform.grad(total, weights)()
-
     try:
         exact, xs = referee._bptt_with_signal(bptt, xs, start, False)
-
-        @brainstate.transform.jit
-        def online(sequence):
-            return learner.etrace_grad(*sequence, step_fn=lambda *x: loss(learner(*x)), reduction="sum",
-                                       loss_output="scalar")
-
-        measured = referee._leaves(online(xs))
+        measured = referee._leaves(referee.online_program(learner, loss)(xs))
     except Exception as exc:  # the learner does not run on noise: no figure
         return {"error": {"why": referee._short(exc)}}
     finally:

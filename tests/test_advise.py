@@ -9,8 +9,8 @@ from helpers import fixture
 
 brainstate = pytest.importorskip("brainstate")
 braintrace = pytest.importorskip("braintrace")
-import advise_reference as ref  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import online_referee as ref  # noqa: E402
 
 from etrace_lint.verify.advise.run import AdviceSettings, advise_model  # noqa: E402
 
@@ -42,14 +42,14 @@ def rows():
     settings = AdviceSettings(algorithms="d_rtrl,pp_prop,snap", steps=STEPS, batch_size=5,
                               inputs=lambda steps, batch, seed: xs)
     found = advise_model(model, inputs, target="models.py::etrace_target_rate_rnn", batch_size=BATCH,
-                         settings=settings, loss=ref.squared_loss)
+                         settings=settings, loss=ref.mean_squared_output)
     return {row.label: row for row in found}, xs, pristine
 
 
 @pytest.fixture(scope="module")
 def bptt(rows):
     _, xs, pristine = rows
-    return ref.bptt(brainstate.graph.clone(pristine), xs)
+    return ref.unrolled_bptt(brainstate.graph.clone(pristine), xs)
 
 
 @pytest.mark.parametrize("label, cls, options", [
@@ -85,7 +85,7 @@ def test_fidelity_matches_bptt_and_the_online_gradient_of_braintrace(rows, bptt,
     for name, reference in bptt.items():
         got = online.get(name, np.zeros_like(reference))
         if name in zero:
-            assert by_weight[name].verdict == "no online gradient"
+            assert by_weight[name].verdict.advice_text == "no online gradient"
             continue
         assert by_weight[name].cosine == pytest.approx(ref.cosine(got, reference), abs=1e-4), name
         rel = ref.relative_error(got, reference)

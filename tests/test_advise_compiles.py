@@ -20,8 +20,8 @@ from helpers import REPO, run_cli
 
 brainstate = pytest.importorskip("brainstate")
 braintrace = pytest.importorskip("braintrace")
-import advise_reference as ref  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import online_referee as ref  # noqa: E402
 from online_referee import TARGET_ATTRIBUTE, declared_targets  # noqa: E402
 
 from etrace_lint.analysis import braintrace_adapter as bt  # noqa: E402

@@ -26,6 +26,7 @@ from etrace_lint.core.details import (
 )
 from etrace_lint.core.findings import Finding, Level, Location, Subject
 from etrace_lint.core.rule import Hit
+from etrace_lint.core.verdict import Verdict
 from etrace_lint.writers.properties import finding_properties
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -120,8 +121,8 @@ FINDINGS = [
     Finding("ETL304", Level.WARNING, "advice", "m", Location("/m.py", 10), subject=Subject(weight="cell.W"),
             details=Advice("d_rtrl", AdviceRow(
                 "/m.py::m", "pp_prop", {"decay_or_rank": 0.9}, True, True, None, 4096, Law(0, 2048, 0), 8192, 3.5,
-                weights=(WeightFidelity("cell.W['weight']", 0.97, 0.2, "approximate"),), batch=2, measured_batch=2,
-                steps=8, hidden_groups=1, recommended=True))),
+                weights=(WeightFidelity("cell.W['weight']", 0.97, 0.2, Verdict.APPROXIMATION),), batch=2,
+                measured_batch=2, steps=8, hidden_groups=1, recommended=True))),
     Finding("ETL301", Level.WARNING, "unused", "", Location("/m.py", 11),
             subject=Subject(suppression_form="noqa", suppression_codes=("ETL201",))),
 ]

@@ -10,9 +10,10 @@ from helpers import fixture
 
 from etrace_lint.config.settings import EngineSettings
 from etrace_lint.core.findings import Level, TargetResult
+from etrace_lint.core.verdict import Verdict
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
-from etrace_lint.verify import compare
+from etrace_lint.verify import verdict as judge
 from etrace_lint.verify.settings import VerifySettingsError, resolve_settings
 from etrace_lint.writers.properties import finding_properties
 from etrace_lint.writers.verify_table import format_verify_table
@@ -238,36 +239,52 @@ def test_a_model_no_layout_runs_is_told_what_to_set(batched):
 
 
 def test_verdicts_tell_a_bug_from_an_approximation():
-    same = compare.metrics([1.0, 2.0], [1.0, 2.0])
-    double = compare.metrics([2.0, 4.0], [1.0, 2.0])
-    zero = compare.metrics([0.0, 0.0], [1.0, 2.0])
-    opposite = compare.metrics([-1.0, -2.0], [1.0, 2.0])
-    assert compare.verdict(same, True, 1e-5, 0.5, 0.0) == compare.EXACT
-    assert compare.verdict(double, True, 1e-5, 0.5, 0.0) == compare.WRONG
-    assert compare.verdict(double, False, 1e-5, 0.5, 0.0) == compare.APPROXIMATION
+    same = judge.metrics([1.0, 2.0], [1.0, 2.0])
+    double = judge.metrics([2.0, 4.0], [1.0, 2.0])
+    zero = judge.metrics([0.0, 0.0], [1.0, 2.0])
+    opposite = judge.metrics([-1.0, -2.0], [1.0, 2.0])
+    assert judge.decide(same, True, 1e-5, 0.5, 0.0) == Verdict.EXACT
+    assert judge.decide(double, True, 1e-5, 0.5, 0.0) == Verdict.WRONG
+    assert judge.decide(double, False, 1e-5, 0.5, 0.0) == Verdict.APPROXIMATION
     # against BPTT on one draw: claimed only when every draw says so
-    assert compare.verdict(opposite, False, 1e-5, 0.5, 0.0) == compare.AGAINST
-    assert compare.verdict(opposite, True, 1e-5, 0.5, 0.0) == compare.WRONG  # where exact is expected: a bug
-    assert compare.confirmed(compare.AGAINST, [-1.0, -0.9, -0.2], False) == compare.AGAINST
-    assert compare.confirmed(compare.AGAINST, [-1.0, 0.1, -0.2], False) == compare.MISALIGNED
-    assert compare.confirmed(compare.AGAINST, [-1.0, 0.1, -0.2], True) == compare.WRONG
-    assert compare.confirmed(compare.AGAINST, [-1.0, math.nan, -0.2], False) == compare.MISALIGNED
-    assert compare.verdict(compare.metrics([1.0, 0.3], [0.2, 1.0]), False, 1e-5, 0.5, 0.0) == compare.MISALIGNED
-    assert compare.verdict(zero, True, 1e-5, 0.5, 0.0) == compare.NOT_LEARNING
-    assert compare.verdict(compare.metrics([math.nan], [1.0]), False, 1e-5, 0.5, 0.0) == compare.NONFINITE
+    assert judge.decide(opposite, False, 1e-5, 0.5, 0.0) == Verdict.AGAINST
+    assert judge.decide(opposite, True, 1e-5, 0.5, 0.0) == Verdict.WRONG  # where exact is expected: a bug
+    assert judge.confirmed(Verdict.AGAINST, [-1.0, -0.9, -0.2], False) == Verdict.AGAINST
+    assert judge.confirmed(Verdict.AGAINST, [-1.0, 0.1, -0.2], False) == Verdict.MISALIGNED
+    assert judge.confirmed(Verdict.AGAINST, [-1.0, 0.1, -0.2], True) == Verdict.WRONG
+    assert judge.confirmed(Verdict.AGAINST, [-1.0, math.nan, -0.2], False) == Verdict.MISALIGNED
+    assert judge.decide(judge.metrics([1.0, 0.3], [0.2, 1.0]), False, 1e-5, 0.5, 0.0) == Verdict.MISALIGNED
+    assert judge.decide(zero, True, 1e-5, 0.5, 0.0) == Verdict.NOT_LEARNING
+    assert judge.decide(judge.metrics([math.nan], [1.0]), False, 1e-5, 0.5, 0.0) == Verdict.NONFINITE
     assert math.isclose(double.rel_error, 1.0) and math.isclose(double.cosine, 1.0)
+
+
+def test_the_advice_decides_without_an_expectation_and_words_verdicts_its_own_way():
+    same = judge.metrics([1.0, 2.0], [1.0, 2.0])
+    double = judge.metrics([2.0, 4.0], [1.0, 2.0])
+    # the advice does not know which gradients must be exact: within tolerance is exact, else the direction judges
+    assert judge.decide(same, None, 1e-5, 0.5, 0.0) is Verdict.EXACT
+    assert judge.decide(double, None, 1e-5, 0.5, 0.0) is Verdict.APPROXIMATION
+    assert judge.decide(judge.metrics([0.0, 0.0], [1.0, 2.0]), None, 1e-5, 0.5, 0.0) is Verdict.NOT_LEARNING
+    assert judge.decide(judge.metrics([1.0, 2.0], [1e-9, 0.0]), None, 1e-5, 0.5, 1e-8) is Verdict.MISALIGNED
+    assert judge.decide(judge.metrics([0.0], [0.0]), None, 1e-5, 0.5, 0.0) is Verdict.VACUOUS
+    assert judge.confirmed(Verdict.AGAINST, [-1.0, None, -0.2], None) is Verdict.MISALIGNED
+    words = {verdict: verdict.advice_text for verdict in Verdict}
+    assert words[Verdict.NOT_LEARNING] == "no online gradient" and words[Verdict.AGAINST] == "learns against BPTT"
+    assert words[Verdict.APPROXIMATION] == "approximate" and words[Verdict.NONFINITE] == "not finite"
+    assert all(Verdict.from_advice_text(word) is verdict for verdict, word in words.items())
 
 
 def test_a_multiple_of_bptt_is_told_from_an_error():
     tolerance = 1e-5
-    assert compare.scale(compare.metrics([2.0, 4.0], [1.0, 2.0]), tolerance) == pytest.approx(2.0)
-    assert compare.scale(compare.metrics([-0.5, -1.0], [1.0, 2.0]), tolerance) == pytest.approx(-0.5)
-    assert compare.scale(compare.metrics([1.0, 2.0], [1.0, 2.0]), tolerance) is None
-    assert compare.scale(compare.metrics([2.0, 1.0], [1.0, 2.0]), tolerance) is None  # another direction
-    assert compare.scale(compare.metrics([0.0, 0.0], [1.0, 2.0]), tolerance) is None
-    assert compare.describe_scale(2.0) == "2.00x BPTT's, same direction"
-    assert compare.describe_scale(-1.0) == "1.00x BPTT's, opposite direction"
-    assert compare.describe_scale(0.004) == "0.004x BPTT's, same direction"
+    assert judge.scale(judge.metrics([2.0, 4.0], [1.0, 2.0]), tolerance) == pytest.approx(2.0)
+    assert judge.scale(judge.metrics([-0.5, -1.0], [1.0, 2.0]), tolerance) == pytest.approx(-0.5)
+    assert judge.scale(judge.metrics([1.0, 2.0], [1.0, 2.0]), tolerance) is None
+    assert judge.scale(judge.metrics([2.0, 1.0], [1.0, 2.0]), tolerance) is None  # another direction
+    assert judge.scale(judge.metrics([0.0, 0.0], [1.0, 2.0]), tolerance) is None
+    assert judge.describe_scale(2.0) == "2.00x BPTT's, same direction"
+    assert judge.describe_scale(-1.0) == "1.00x BPTT's, opposite direction"
+    assert judge.describe_scale(0.004) == "0.004x BPTT's, same direction"
 
 
 def test_the_table_and_every_finding_name_a_weight_alike(exact):
@@ -351,5 +368,5 @@ def test_a_weight_that_learns_against_bptt_on_every_draw_is_its_own_verdict():
 def test_a_direction_is_claimed_only_after_every_draw_agrees():
     rows = [row for result in verified("against.py").values() for row in result.verify_rows]
     against = [row for row in rows if row["verdict"] == "against-bptt"]
-    assert against and all(len(row["draws"]) == compare.DRAWS and max(row["draws"]) < 0 for row in against)
+    assert against and all(len(row["draws"]) == judge.DRAWS and max(row["draws"]) < 0 for row in against)
     assert all("draws" not in row for row in rows if row["verdict"] != "against-bptt")

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .verdict import Verdict
+
 
 @dataclass(frozen=True)
 class Law:
@@ -29,27 +31,17 @@ class Law:
         return " + ".join(terms) or "0"
 
 
-# verdicts of one weight's online gradient against BPTT
-EXACT = "exact"
-APPROXIMATE = "approximate"
-MISALIGNED = "misaligned"
-AGAINST = "learns against BPTT"  # cosine below 0 on every input draw
-NO_GRADIENT = "no online gradient"
-NOT_COMPARED = "n/a"  # BPTT and the online gradient both zero: nothing to compare
-NOT_FINITE = "not finite"
-
-
 @dataclass(frozen=True)
 class WeightFidelity:
     weight: str  # the weight as the model's code names it, with its leaf (``cell.W['weight']``)
     cosine: float | None  # None: either side is zero
     relative_error: float | None  # None: BPTT is zero
-    verdict: str
+    verdict: Verdict  # written as its advice_text
     draws: tuple[float | None, ...] = ()  # a direction: the cosine on each input draw (None: not measured)
 
     def to_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"weight": self.weight, "cosine": self.cosine, "relative_error": self.relative_error,
-                                 "verdict": self.verdict}
+                                 "verdict": self.verdict.advice_text}
         return {**shown, "draws": list(self.draws)} if self.draws else shown
 
 
@@ -99,26 +91,26 @@ class AdviceRow:
             bool(data["runs"]), data.get("error"), data.get("trace_bytes"),
             Law(law["c0"], law["c1"], law["c2"]) if law.get("c0") is not None else None,
             data.get("xla_temp_bytes"), data.get("flops_ratio"), tuple(data.get("zero_gradient_weights") or ()),
-            tuple(WeightFidelity(w["weight"], w["cosine"], w["relative_error"], w["verdict"],
+            tuple(WeightFidelity(w["weight"], w["cosine"], w["relative_error"], Verdict.from_advice_text(w["verdict"]),
                                  tuple(w.get("draws") or ())) for w in data.get("weights") or ()),
             data.get("batch"), data.get("measured_batch"), int(data.get("steps") or 0), data.get("hidden_groups"),
             data.get("note") or "", bool(data.get("recommended")))
 
-    def weights_with(self, verdict: str) -> tuple[str, ...]:
+    def weights_with(self, verdict: Verdict) -> tuple[str, ...]:
         """The weight leaves of one verdict, by name."""
         return tuple(w.weight for w in self.weights if w.verdict == verdict)
 
     @property
     def exact(self) -> bool:
-        compared = [w for w in self.weights if w.verdict != NOT_COMPARED]
-        return bool(compared) and all(w.verdict == EXACT for w in compared)
+        compared = [w for w in self.weights if w.verdict is not Verdict.VACUOUS]
+        return bool(compared) and all(w.verdict is Verdict.EXACT for w in compared)
 
     @property
     def closeness(self) -> float:
         """How close to BPTT, larger is closer: the mean cosine over the weight leaves compared, a leaf
         without online gradient counting as 0 and a non-finite one as -1."""
-        compared = [w for w in self.weights if w.verdict != NOT_COMPARED]
-        cosines = [0.0 if w.verdict == NO_GRADIENT else (w.cosine if w.cosine is not None else -1.0)
+        compared = [w for w in self.weights if w.verdict is not Verdict.VACUOUS]
+        cosines = [0.0 if w.verdict is Verdict.NOT_LEARNING else (w.cosine if w.cosine is not None else -1.0)
                    for w in compared]
         return round(sum(cosines) / len(cosines), 6) if cosines else -1.0
 

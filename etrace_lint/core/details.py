@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 from .advice import AdviceRow, Law, WeightFidelity
+from .verdict import Verdict
 
 PathKey = tuple[str | int, ...]  # a state's path as a finding shows it: ints stay ints
 
@@ -187,6 +188,8 @@ _TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in (
 
 def details_to_json(value: Any) -> Any:
     """A record of this module (or a tuple of them) as JSON: each record with its ``type``."""
+    if isinstance(value, Verdict):
+        return {"type": "Verdict", "value": value.value}
     if is_dataclass(value) and not isinstance(value, type):
         return {"type": type(value).__name__,
                 **{f.name: details_to_json(getattr(value, f.name)) for f in fields(value)}}
@@ -197,6 +200,8 @@ def details_to_json(value: Any) -> Any:
 
 def details_from_json(data: Any) -> Any:
     """The inverse of :func:`details_to_json`: records by their ``type``, lists as tuples."""
+    if isinstance(data, dict) and data.get("type") == "Verdict":
+        return Verdict(data["value"])
     if isinstance(data, dict) and data.get("type") in _TYPES:
         cls = _TYPES[data["type"]]
         return cls(**{name: details_from_json(value) for name, value in data.items() if name != "type"})

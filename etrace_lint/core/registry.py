@@ -12,6 +12,7 @@ from types import ModuleType
 
 from .. import rules as rules_pkg
 from .rule import Rule
+from .verdict import Verdict
 
 GENERIC_RECORD_RULE = "ETL099"
 GENERIC_ERROR_RULE = "ETL199"
@@ -89,6 +90,6 @@ def _rule_of_verdict() -> dict[str, Rule]:
     return {verdict: rule for rule in active_rules().values() for verdict in rule.verdicts}
 
 
-def rule_for_verdict(verdict: str) -> Rule | None:
+def rule_for_verdict(verdict: Verdict) -> Rule | None:
     """The --verify rule that reports a verdict of the gradient comparison; None for one nothing reports."""
-    return _rule_of_verdict().get(verdict)
+    return _rule_of_verdict().get(verdict.value)

@@ -131,7 +131,7 @@ class GradientFacts:
     weight: str  # the weight as the code names it, with its leaf when only one leaf is reported
     leaves: str  # " (2 leaves; worst ['bias'])", or nothing for one leaf
     span: str  # "over 16 steps"
-    verdict: str  # the worst leaf's verdict (verify/compare.py)
+    verdict: str  # the worst leaf's verdict, its value (core/verdict.py)
     reason: str  # why exactness or an approximation is expected
     rel_error: str  # formatted numbers of the worst leaf
     cosine: str
@@ -223,8 +223,8 @@ class Rule:
     # for record rules: the braintrace levels of its kinds this rule takes (empty: every level),
     # when the compiler grades one kind two ways that mean different things for the weight
     record_levels: tuple[str, ...] = ()
-    # for --verify rules: the verdicts of the gradient comparison this rule reports
-    # ("wrong", "not-learning", ...; see verify/compare.py)
+    # for --verify rules: the verdicts of the gradient comparison this rule reports, by their value
+    # ("wrong", "not-learning", ...; see core/verdict.py)
     verdicts: tuple[str, ...] = ()
     # ids of rules whose findings about the same weight this rule's finding replaces: one verdict per
     # weight, the stronger evidence deciding it (a zero eligibility trace over the compiler's relation,

@@ -113,7 +113,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             # --verify runs jitted code for a while: the collector stays on
             from ..verify import verify_model
             with preferred_paths(names):
-                verify_findings, verify_rows = verify_model(loaded, context, settings, findings=findings)
+                verify_findings, measured = verify_model(loaded, context, settings, findings=findings)
+            verify_rows = [row.to_json() for row in measured]
             findings.extend(verify_findings)
         if compilation.graph is not None and settings.advise:
             from ..verify.advise.engine import advise_target  # imports JAX: only a run with --advise loads it

@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from ..analysis import braintrace_adapter as bt
+from ..core.findings import Finding
 from ..core.naming import display_name, path_key
 from ..core.registry import rule_for_verdict
-from . import compare
+from ..core.verdict import Verdict
+from . import verdict as judge
 from .expectations import GraphFacts, expectation
 from .findings import FindingMaker
-from .harness import Harness, HarnessError, LayoutError, describe, device_label, on_device, select_device
+from .harness import GradientRun, Harness, HarnessError, LayoutError, describe, device_label, on_device, select_device
 from .layout import advice
-from .settings import VerifySettingsError, resolve_settings
+from .rows import VerifyRow
+from .settings import VerifySettings, VerifySettingsError, resolve_settings
+
+if TYPE_CHECKING:  # annotations only
+    from ..analysis.context import AnalysisContext
+    from ..analysis.loaded_target import LoadedTarget
+    from ..config.settings import EngineSettings
 
 
 def _tell(text: str, progress: Callable[[str], None] | None) -> None:
@@ -23,8 +32,9 @@ def _tell(text: str, progress: Callable[[str], None] | None) -> None:
         progress(text)
 
 
-def verify_model(loaded: Any, context: Any, run: Any, *, findings: list,
-                 progress: Callable[[str], None] | None = None) -> tuple[list, list[dict]]:
+def verify_model(loaded: LoadedTarget, context: AnalysisContext, run: EngineSettings | None, *,
+                 findings: list[Finding],
+                 progress: Callable[[str], None] | None = None) -> tuple[list[Finding], list[VerifyRow]]:
     """Findings and per-leaf rows of the gradient check of one compiled model.
 
     ``run``: the run's settings (``verify_steps``, ``verify_batch``, ... and
@@ -42,7 +52,7 @@ def verify_model(loaded: Any, context: Any, run: Any, *, findings: list,
     with on_device(device):
         try:
             harness = Harness(context.model, loaded.inputs, loaded.batch_size,
-                              _step_weights(context), settings, settings.loss)
+                              bt.step_param_states(context.module_info), settings, settings.loss)
         except Exception as exc:  # the model's inputs or states: reported, never raised
             return [maker.not_run(f"--verify did not run: reading the model's states raised {describe(exc)}")], []
         try:
@@ -51,13 +61,10 @@ def verify_model(loaded: Any, context: Any, run: Any, *, findings: list,
             harness.close()
 
 
-def _step_weights(context: Any) -> Any:
-    return bt.step_param_states(context.module_info)
-
-
-def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker, name: str,
-            progress: Callable | None) -> tuple[list, list[dict]]:
-    findings, rows = [], []
+def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker: FindingMaker, name: str,
+            progress: Callable[[str], None] | None) -> tuple[list[Finding], list[VerifyRow]]:
+    findings: list[Finding] = []
+    rows: list[VerifyRow] = []
     lengths = sorted({1, settings.steps}, reverse=True)
     _tell(f"{name}: bptt T={lengths[0]}", progress)
     try:
@@ -87,7 +94,7 @@ def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker,
             findings.append(maker.not_run(f"--verify did not run {algorithm} over {lengths[0]} steps: "
                                           f"{describe(exc)}", algorithm))
             continue
-        compared: dict[int, list[dict]] = {}
+        compared: dict[int, list[VerifyRow]] = {}
         for steps in lengths:
             online, reference = runs[steps], bptt[steps]
             if not _same_loss(online.loss, reference.loss, reference.dtypes, settings):
@@ -95,40 +102,45 @@ def _verify(harness: Any, facts: GraphFacts, settings: Any, maker: FindingMaker,
                 continue
             compared[steps] = _rows(online, reference, facts, settings, algorithm, steps, name, maker.device,
                                     harness.batch, harness.input_scale)
-        if any(row["verdict"] == compare.AGAINST for run_rows in compared.values() for row in run_rows):
-            _tell(f"{name}: {algorithm} on {compare.DRAWS - 1} more input draws", progress)
+        if any(row.verdict is Verdict.AGAINST for run_rows in compared.values() for row in run_rows):
+            _tell(f"{name}: {algorithm} on {judge.DRAWS - 1} more input draws", progress)
             try:
-                _confirm_direction(compared, bptt, runs, harness.other_draws(learner, lengths, compare.DRAWS))
+                compared = _confirm_direction(compared, bptt, harness.other_draws(learner, lengths, judge.DRAWS))
             except Exception as exc:  # noqa: BLE001 - the model ran on the first draw; a direction stays unclaimed
-                _confirm_direction(compared, bptt, runs, [], f"the other input draws raised {describe(exc)}")
+                compared = _confirm_direction(compared, bptt, [], f"the other input draws raised {describe(exc)}")
         for steps, run_rows in compared.items():
             rows.extend(run_rows)
             findings.extend(_findings(run_rows, maker, algorithm, steps))
     return _once_per_weight(findings), rows
 
 
-def _confirm_direction(compared: dict[int, list[dict]], bptt: dict, runs: dict, others: list[tuple[dict, dict]],
-                       failed: str = "") -> None:
+def _confirm_direction(compared: dict[int, list[VerifyRow]], bptt: dict[int, GradientRun],
+                       others: list[tuple[dict[int, GradientRun], dict[int, GradientRun]]],
+                       failed: str = "") -> dict[int, list[VerifyRow]]:
     """Each row that points against BPTT on the first draw, measured on the other draws too: its cosines
     are kept (``draws``), and it stays against BPTT only when every draw says so."""
+    confirmed: dict[int, list[VerifyRow]] = {}
     for steps, run_rows in compared.items():
         keys = {(tuple(map(str, weight)), leaf): (weight, leaf) for weight, leaf in bptt[steps].grads}
+        confirmed[steps] = []
         for row in run_rows:
-            if row["verdict"] != compare.AGAINST:
+            if row.verdict is not Verdict.AGAINST:
+                confirmed[steps].append(row)
                 continue
-            key = keys[(tuple(row["weightPath"]), row["leaf"])]
-            cosines = [row["cosine"] if row["cosine"] is not None else math.nan]
+            key = keys[(tuple(map(str, row.weight_path)), row.leaf)]
+            cosines = [row.cosine if row.cosine is not None else math.nan]
             for reference, online in others:
-                grad = online[steps].grads.get(key)
-                grad = np.zeros_like(reference[steps].grads[key]) if grad is None else grad
-                cosines.append(compare.metrics(grad, reference[steps].grads[key]).cosine)
+                bptt_grad = reference[steps].grads[key]
+                cosines.append(judge.metrics(judge.online_gradient(online[steps].grads, key, bptt_grad),
+                                             bptt_grad).cosine)
             if failed:
                 cosines.append(math.nan)
-            row["draws"] = [compare.json_number(c) for c in cosines]
-            row["verdict"] = compare.confirmed(row["verdict"], cosines, row["expected"] == "exact")
+            confirmed[steps].append(replace(row, draws=tuple(judge.json_number(c) for c in cosines),
+                                            verdict=judge.confirmed(row.verdict, cosines, row.exact_expected)))
+    return confirmed
 
 
-def _layout_message(error: Any) -> str:
+def _layout_message(error: LayoutError) -> str:
     """Why BPTT ran under no layout, in the order tried, and what the user can set."""
     whys = list(dict.fromkeys(why for _, why, _ in error.failures))
     about_layout = len(whys) > 1 or any(blamed for _, _, blamed in error.failures)
@@ -143,52 +155,44 @@ def _layout_message(error: Any) -> str:
     return f"{text}. To fix, {advice(error.leading)}" if about_layout else text
 
 
-def _same_loss(online: float, bptt: float, dtypes: dict, settings: Any) -> bool:
+def _same_loss(online: float, bptt: float, dtypes: dict[object, str], settings: VerifySettings) -> bool:
     dtype = "float64" if dtypes and all(d == "float64" for d in dtypes.values()) else "float32"
     rtol = math.sqrt(settings.tolerance(dtype))
     return math.isclose(online, bptt, rel_tol=rtol, abs_tol=1e-30) or (math.isnan(online) and math.isnan(bptt))
 
 
-def _rows(online: Any, reference: Any, facts: GraphFacts, settings: Any, algorithm: str, steps: int,
-          name: str, device: str, batch: int | None, input_scale: float = 1.0) -> list[dict]:
-    scale = max((float(np.linalg.norm(g)) for g in reference.grads.values() if np.all(np.isfinite(g))),
-                default=0.0)
+def _rows(online: GradientRun, reference: GradientRun, facts: GraphFacts, settings: VerifySettings, algorithm: str,
+          steps: int, name: str, device: str, batch: int | None, input_scale: float = 1.0) -> list[VerifyRow]:
+    largest = judge.largest_norm(reference.grads.values())
     rows = []
     for key in sorted(reference.grads, key=lambda k: (display_name(k[0]), k[1])):
         weight, leaf = key
         bptt_grad = reference.grads[key]
-        online_grad = online.grads.get(key)
-        if online_grad is None:  # the learner does not differentiate it at all
-            online_grad = np.zeros_like(bptt_grad)
         expected = expectation(facts, weight, algorithm, steps)
         tolerance = settings.tolerance(reference.dtypes.get(key, "float32"))
-        m = compare.metrics(online_grad, bptt_grad)
-        verdict = compare.verdict(m, expected.exact, tolerance, settings.cosine_floor, tolerance * scale)
-        factor = compare.scale(m, tolerance) if verdict != compare.EXACT else None
-        rows.append({
-            "model": name, "algorithm": algorithm, "steps": steps, "weight": display_name(weight),
-            "weightPath": list(path_key(weight)), "leaf": leaf, "expected": expected.label,
-            "reason": expected.reason, "verdict": verdict, "relError": compare.json_number(m.rel_error),
-            "cosine": compare.json_number(m.cosine), "scale": factor, "onlineNorm": compare.json_number(m.online_norm),
-            "bpttNorm": compare.json_number(m.bptt_norm), "tolerance": tolerance,
-            "cosineFloor": settings.cosine_floor, "device": device, "batch": batch, "inputScale": input_scale,
-            "seconds": round(online.seconds, 4), "bpttSeconds": round(reference.seconds, 4),
-        })
+        m = judge.metrics(judge.online_gradient(online.grads, key, bptt_grad), bptt_grad)
+        verdict = judge.decide(m, expected.exact, tolerance, settings.cosine_floor, tolerance * largest)
+        factor = judge.scale(m, tolerance) if verdict is not Verdict.EXACT else None
+        rows.append(VerifyRow(
+            name, algorithm, steps, display_name(weight), path_key(weight), leaf, expected.label, expected.reason,
+            verdict, judge.json_number(m.rel_error), judge.json_number(m.cosine), factor,
+            judge.json_number(m.online_norm), judge.json_number(m.bptt_norm), tolerance, settings.cosine_floor,
+            device, batch, input_scale, round(online.seconds, 4), round(reference.seconds, 4)))
     return rows
 
 
-def _badness(row: dict) -> tuple:
-    cosine = row["cosine"] if row["cosine"] is not None else -2.0
-    rel = row["relError"] if row["relError"] is not None else math.inf
+def _badness(row: VerifyRow) -> tuple[float, float]:
+    cosine = row.cosine if row.cosine is not None else -2.0
+    rel = row.rel_error if row.rel_error is not None else math.inf
     return (cosine, -rel)
 
 
-def _findings(rows: list[dict], maker: FindingMaker, algorithm: str, steps: int) -> list:
-    grouped: dict[tuple, list[dict]] = {}
+def _findings(rows: list[VerifyRow], maker: FindingMaker, algorithm: str, steps: int) -> list[Finding]:
+    grouped: dict[tuple[str, tuple[str | int, ...]], list[VerifyRow]] = {}
     for row in rows:
-        rule = rule_for_verdict(row["verdict"])  # the rule says which verdicts it reports
+        rule = rule_for_verdict(row.verdict)  # the rule says which verdicts it reports
         if rule is not None:
-            grouped.setdefault((rule.id, tuple(row["weightPath"])), []).append(row)
+            grouped.setdefault((rule.id, row.weight_path), []).append(row)
     found = []
     for (rule_id, _), group in grouped.items():
         group.sort(key=_badness)
@@ -197,15 +201,15 @@ def _findings(rows: list[dict], maker: FindingMaker, algorithm: str, steps: int)
     return found
 
 
-def _weight_key(row: dict, maker: FindingMaker) -> tuple:
+def _weight_key(row: VerifyRow, maker: FindingMaker) -> tuple[object, ...]:
     """The weight's path with its original element types (ints stay ints) for the locator."""
     for path in maker.locator.states:
-        if list(map(str, path)) == row["weightPath"]:
+        if tuple(map(str, path)) == row.weight_path:
             return tuple(path)
-    return tuple(row["weightPath"])
+    return row.weight_path
 
 
-def _once_per_weight(findings: list) -> list:
+def _once_per_weight(findings: list[Finding]) -> list[Finding]:
     """One finding per rule, algorithm and weight: the longest run's (T=1 only when it alone shows it)."""
     kept, seen = [], set()
     for finding in findings:

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.details import VerifyHarness, VerifyLeaf, VerifyNotRun, VerifyWeight
 from ..core.findings import Finding, Location, Subject
 from ..core.naming import display_name, path_key
 from ..core.registry import all_rules
 from ..core.rule import GradientFacts
-from . import compare
+from . import verdict as judge
+from .rows import VerifyRow
+
+if TYPE_CHECKING:  # annotations only
+    from ..analysis.context import AnalysisContext
 
 NOT_RUN, HARNESS = "ETL405", "ETL499"
 
 
-def _number(value: Any) -> str:
+def _number(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:.3g}"
@@ -23,10 +27,10 @@ def _number(value: Any) -> str:
 
 def _why_scaled(factor: float) -> str:
     """What a multiple of the exact gradient usually means."""
-    whole = compare.whole_multiple(factor)
+    whole = judge.whole_multiple(factor)
     if whole is not None:
         return (f"a whole multiple usually means the online rule counts one path from the weight to the loss "
-                f"{compare.times_word(whole)}, as braintrace does when a hidden state is computed in the same step "
+                f"{judge.times_word(whole)}, as braintrace does when a hidden state is computed in the same step "
                 f"from "
                 f"another hidden state's new value (braintrace.nn.LSTMCell's c feeding h)")
     if factor < 0:
@@ -37,7 +41,7 @@ def _why_scaled(factor: float) -> str:
 class FindingMaker:
     """Knows where a model's weights live and which other findings explain them."""
 
-    def __init__(self, context: Any, target: str, other_findings: list[Finding], device: str = ""):
+    def __init__(self, context: AnalysisContext, target: str, other_findings: list[Finding], device: str = ""):
         self.context = context
         self.locator = context.locator
         self.target = target
@@ -71,14 +75,15 @@ class FindingMaker:
 
     # ------------------------------------------------------------------ findings
 
-    def for_weight(self, rule_id: str, algorithm: str, steps: int, weight: tuple, rows: list[dict]) -> Finding:
+    def for_weight(self, rule_id: str, algorithm: str, steps: int, weight: tuple[object, ...],
+                   rows: list[VerifyRow]) -> Finding:
         """One finding for the leaves of one weight that share a verdict's rule; ``rows[0]`` is the worst."""
         worst = rows[0]
-        shown = display_name(weight) + (worst["leaf"] if len(rows) == 1 else "")
-        more = f" ({len(rows)} leaves; worst {worst['leaf']})" if len(rows) > 1 else ""
+        shown = display_name(weight) + (worst.leaf if len(rows) == 1 else "")
+        more = f" ({len(rows)} leaves; worst {worst.leaf})" if len(rows) > 1 else ""
         primary, related = self.weight_locations(weight)
         details = VerifyWeight(_leaf(worst), tuple(_leaf(r) for r in rows) if len(rows) > 1 else ())
-        factor = worst.get("scale")
+        factor = worst.scale
         explained = self.explanation(weight) if rule_id == "ETL402" else None
         if explained is not None:
             details = replace(details, explained_by=explained.rule_id)
@@ -86,12 +91,12 @@ class FindingMaker:
                                        explained.location.column, f"{explained.rule_id}: why it is left out"))
         facts = GradientFacts(
             algorithm=algorithm, weight=shown, leaves=more, span=f"over {steps} step{'s' if steps != 1 else ''}",
-            verdict=worst["verdict"], reason=worst.get("reason") or "", rel_error=_number(worst["relError"]),
-            cosine=_number(worst["cosine"]), cosine_floor=worst.get("cosineFloor"),
-            scale=compare.describe_scale(factor) if factor is not None else "",
+            verdict=worst.verdict.value, reason=worst.reason or "", rel_error=_number(worst.rel_error),
+            cosine=_number(worst.cosine), cosine_floor=worst.cosine_floor,
+            scale=judge.describe_scale(factor) if factor is not None else "",
             why_scaled=_why_scaled(factor) if factor is not None else "",
             explained_by=f"{explained.rule_id} on line {explained.line}" if explained is not None else "",
-            draws=compare.describe_draws(worst["draws"]) if worst.get("draws") else "")
+            draws=judge.describe_draws(worst.draws) if worst.draws else "")
         message = all_rules()[rule_id].explain(facts)  # the rule words what was measured
         subject = Subject(weight=display_name(weight), weight_path=path_key(weight), algorithm=algorithm)
         return self._finding(rule_id, message, primary, related, details, subject)
@@ -108,7 +113,7 @@ class FindingMaker:
         return self._finding(HARNESS, message, self.locator.factory, [], details, Subject(algorithm=algorithm))
 
 
-def _leaf(row: dict) -> VerifyLeaf:
+def _leaf(row: VerifyRow) -> VerifyLeaf:
     """One leaf's row of the --verify table, as its finding keeps it."""
-    return VerifyLeaf(row["algorithm"], row["steps"], row["weight"], row["leaf"], row["verdict"], row["expected"],
-                      row["relError"], row["cosine"], row.get("scale"), row["device"])
+    return VerifyLeaf(row.algorithm, row.steps, row.weight, row.leaf, row.verdict.value, row.expected,
+                      row.rel_error, row.cosine, row.scale, row.device)

@@ -28,15 +28,16 @@ having already overridden the file. A target's options come from
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # annotations only
+    from ..config.settings import EngineSettings
 
 DEFAULT_ALGORITHMS = ("d_rtrl", "pp_prop")
 DEFAULT_TOLERANCES = {"float16": 1e-2, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-10}
 DEFAULT_ALGORITHM_OPTIONS = {"pp_prop": {"decay_or_rank": 0.9}, "es_d_rtrl": {"decay_or_rank": 0.9}}
 TARGET_KEYS = ("steps", "batch", "seed", "algorithms", "cosine_floor", "loss", "inputs",
                "tolerances", "algorithm_options")
-_RUN_FIELDS = {"verify_steps": "steps", "verify_batch": "batch", "verify_algorithms": "algorithms",
-             "verify_seed": "seed", "verify_cosine_floor": "cosine_floor", "device": "device"}
 
 
 class VerifySettingsError(ValueError):
@@ -50,16 +51,17 @@ class VerifySettings:
     seed: int = 0
     algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
     cosine_floor: float = 0.5
-    tolerances: dict = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
-    loss: Callable | None = None
-    inputs: Callable | None = None
-    algorithm_options: dict = field(default_factory=lambda: {k: dict(v) for k, v in DEFAULT_ALGORITHM_OPTIONS.items()})
+    tolerances: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    loss: Callable[..., Any] | None = None
+    inputs: Callable[..., Any] | None = None
+    algorithm_options: dict[str, dict[str, Any]] = field(
+        default_factory=lambda: {k: dict(v) for k, v in DEFAULT_ALGORITHM_OPTIONS.items()})
     device: str = ""  # a JAX platform name; empty: JAX's default device
 
     def tolerance(self, dtype_name: str) -> float:
         return float(self.tolerances.get(dtype_name, self.tolerances.get("float32", 1e-5)))
 
-    def options_for(self, algorithm: str) -> dict:
+    def options_for(self, algorithm: str) -> dict[str, Any]:
         return dict(self.algorithm_options.get(algorithm, {}))
 
 
@@ -91,13 +93,13 @@ def _algorithms(value: Any) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not items or not all(isinstance(a, str) for a in items):
         raise VerifySettingsError(f"verify option 'algorithms' must name at least one algorithm, not {value!r}")
-    names = []
+    names: list[str] = []
     for item in items:
         names.extend(a.strip().lower() for a in item.split(",") if a.strip())
     return tuple(dict.fromkeys(names))
 
 
-def _tolerances(value: Any) -> dict:
+def _tolerances(value: Any) -> dict[str, float]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return {name: float(value) for name in DEFAULT_TOLERANCES}
     if isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
@@ -105,7 +107,7 @@ def _tolerances(value: Any) -> dict:
     raise VerifySettingsError(f"verify option 'tolerances' must be a number or a dtype -> number table, not {value!r}")
 
 
-def _apply(values: dict, key: str, value: Any) -> None:
+def _apply(values: dict[str, Any], key: str, value: Any) -> None:
     if key in ("steps", "batch"):
         values[key] = _positive_int(value, key)
     elif key == "seed":
@@ -137,17 +139,21 @@ def _apply(values: dict, key: str, value: Any) -> None:
         values[key] = value.strip().lower()
 
 
-def resolve_settings(target_options: dict | None, run: Any = None) -> VerifySettings:
-    """Layer the target's options and the run's settings (fields named as in :data:`_RUN_FIELDS`)
-    over the defaults."""
+def _run_values(run: EngineSettings) -> dict[str, Any]:
+    """The run's settings, under the names a target's options use."""
+    return {"steps": run.verify_steps, "batch": run.verify_batch, "algorithms": run.verify_algorithms,
+            "seed": run.verify_seed, "cosine_floor": run.verify_cosine_floor, "device": run.device}
+
+
+def resolve_settings(target_options: dict[str, Any] | None, run: EngineSettings | None = None) -> VerifySettings:
+    """Layer the target's options and the run's settings over the defaults."""
     values: dict[str, Any] = {}
     for key, value in (target_options or {}).items():
         key = key.replace("-", "_")
         if key not in TARGET_KEYS:
             raise VerifySettingsError(f"unknown verify option {key!r} (known: {', '.join(TARGET_KEYS)})")
         _apply(values, key, value)
-    for name, key in _RUN_FIELDS.items():
-        value = getattr(run, name, None)
+    for key, value in (_run_values(run) if run is not None else {}).items():
         if value is not None and value != "":
             _apply(values, key, value)
     return VerifySettings(**values)

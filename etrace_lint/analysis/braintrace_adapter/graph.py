@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import brainstate
 import braintrace
 
+from ...core import algorithms
 from ...core.naming import StatePath
 from .compiler import quiet
 
@@ -127,16 +128,13 @@ def online_gradient_error(model: Any, inputs: tuple[Any, ...]) -> BaseException 
             st.value = saved[path]
 
 
-# braintrace.compile's registered names of the algorithms 0.2.6 and 0.2.8 both export as classes
-_ALGORITHM_CLASSES = {"d_rtrl": "D_RTRL", "pp_prop": "pp_prop", "es_d_rtrl": "ES_D_RTRL", "esd_rtrl": "ES_D_RTRL",
-                      "eprop": "EProp", "e_prop": "EProp"}
-
-
 def algorithm_class(name: str) -> Any:
-    """The algorithm class a registered name stands for (``"d_rtrl"`` -> ``braintrace.D_RTRL``), None when
-    the name is not one of them (``braintrace.compile`` then resolves it)."""
-    attribute = _ALGORITHM_CLASSES.get(name.lower())
-    return getattr(braintrace, attribute, None) if attribute else None
+    """The class ``--verify`` and the probe build a named algorithm from (``"d_rtrl"`` -> ``braintrace.D_RTRL``),
+    None for one :data:`~etrace_lint.core.algorithms.BUILT_FROM_CLASS` leaves to ``braintrace.compile``."""
+    attribute = algorithms.class_name(name)
+    if attribute is None or algorithms.canonical(name) not in algorithms.BUILT_FROM_CLASS:
+        return None
+    return getattr(braintrace, attribute, None)
 
 
 def step_param_states(minfo: ModuleInfo) -> Any:

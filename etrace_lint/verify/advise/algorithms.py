@@ -1,8 +1,7 @@
-"""The braintrace algorithms the advisor measures: name -> constructor and its usual options.
+"""The braintrace algorithms the advisor measures: each of :mod:`etrace_lint.core.algorithms` with the
+options the advisor builds it with.
 
-Names are braintrace's registered ones (``braintrace.compile(model, "d_rtrl", ...)``);
-``snap`` is ``braintrace.SnAp``, which braintrace does not register by name. A
-name followed by ``:multi-step`` is the same algorithm with a multi-step VJP.
+A name followed by ``:multi-step`` is the same algorithm with a multi-step VJP.
 Only the algorithms the installed braintrace provides are offered.
 """
 
@@ -12,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import braintrace
+
+from ...core.algorithms import ALIASES, CLASSES
 
 # pp_prop (ES-D-RTRL) has no default decay: its docstring's example uses 0.9, and so does ``--verify``
 PP_PROP_DECAY = 0.9
@@ -46,21 +47,14 @@ class Algorithm:
 _PP_NOTE = (f"decay_or_rank={PP_PROP_DECAY}: pp_prop requires it and documents no default; "
             f"0.9 is the value of braintrace's own pp_prop example")
 
+# the advisor's options for an algorithm, and why, where it does not take the constructor's defaults
+_OPTIONS: dict[str, dict[str, Any]] = {"pp_prop": {"decay_or_rank": PP_PROP_DECAY}}
+_NOTES = {"pp_prop": _PP_NOTE, "snap": "n=2, SnAp's default", "uoro": "multi-step VJP, UORO's default",
+          "dni": "multi-step VJP and no synthesizer attached, DNI's defaults"}
 # (name, class, options, note), in the order the table shows them
-_TABLE = (
-    ("d_rtrl", "D_RTRL", {}, ""),
-    ("pp_prop", "pp_prop", {"decay_or_rank": PP_PROP_DECAY}, _PP_NOTE),
-    ("eprop", "EProp", {}, ""),
-    ("ostl_recurrent", "OSTLRecurrent", {}, ""),
-    ("ostl_feedforward", "OSTLFeedforward", {}, ""),
-    ("snap", "SnAp", {}, "n=2, SnAp's default"),
-    ("uoro", "UORO", {}, "multi-step VJP, UORO's default"),
-    ("dni", "DNI", {}, "multi-step VJP and no synthesizer attached, DNI's defaults"),
-    ("three_factor", "ThreeFactor", {}, ""),
-)
+_TABLE = tuple((name, class_name, _OPTIONS.get(name, {}), _NOTES.get(name, "")) for name, class_name in CLASSES.items())
 # single-step algorithms whose multi-step VJP variant is offered too
 _MULTI_STEP_OF = ("d_rtrl", "pp_prop")
-ALIASES = {"es_d_rtrl": "pp_prop", "esd_rtrl": "pp_prop", "e_prop": "eprop"}
 
 
 class UnknownAlgorithm(ValueError):

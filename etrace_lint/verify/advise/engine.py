@@ -9,42 +9,48 @@ naming the file and the factory.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...analysis import braintrace_adapter as bt
+from ...core.findings import Finding
 from ..settings import VerifySettingsError, resolve_settings
 from .findings import configured_findings
 from .recommend import default_budget
 from .run import AdviceSettings, advise_model
 
+if TYPE_CHECKING:  # annotations only
+    from ...analysis.context import AnalysisContext
+    from ...analysis.loaded_target import LoadedTarget
+    from ...config.settings import EngineSettings
+
 DEFAULT_STEPS = 8
 
 
-def settings_for(loaded: Any, run: Any) -> tuple[AdviceSettings, Any]:
+def settings_for(loaded: LoadedTarget, run: EngineSettings) -> tuple[AdviceSettings, Callable[..., Any] | None]:
     """The run's advice options, with the target's own ``verify`` loss and inputs; and that loss."""
     try:
         verify = resolve_settings(loaded.verify_options, None)
         loss, inputs = verify.loss, verify.inputs
     except VerifySettingsError:  # --verify reports it; the advice draws its own inputs
         loss = inputs = None
-    algorithms = getattr(run, "advise_algorithms", None)
+    algorithms = run.advise_algorithms
     settings = AdviceSettings(algorithms=",".join(algorithms) if algorithms else None,
-                              steps=getattr(run, "advise_steps", None) or DEFAULT_STEPS,
-                              batch_size=getattr(run, "advise_batch_size", None),
-                              memory_budget=getattr(run, "memory_budget", None) or None, inputs=inputs)
+                              steps=run.advise_steps or DEFAULT_STEPS, batch_size=run.advise_batch_size,
+                              memory_budget=run.memory_budget or None, inputs=inputs)
     return settings, loss
 
 
-def configured_algorithm(loaded: Any, run: Any) -> str | None:
+def configured_algorithm(loaded: LoadedTarget, run: EngineSettings) -> str | None:
     """The algorithm the user trains with, when they said: the target's ``verify={"algorithms": [...]}``,
     else ``[tool.etrace-lint.verify] algorithms``; its first entry."""
-    named = (loaded.verify_options or {}).get("algorithms") or getattr(run, "verify_algorithms", None)
+    named = (loaded.verify_options or {}).get("algorithms") or run.verify_algorithms
     if isinstance(named, str):
         named = [part for part in named.split(",") if part.strip()]
     return str(named[0]).strip().lower() if named else None
 
 
-def advise_target(loaded: Any, context: Any, run: Any) -> tuple[list, list[dict]]:
+def advise_target(loaded: LoadedTarget, context: AnalysisContext,
+                  run: EngineSettings) -> tuple[list[Finding], list[dict[str, Any]]]:
     """(findings about the configured algorithm, the rows as JSON)."""
     settings, loss = settings_for(loaded, run)
     rows = advise_model(context.model, loaded.inputs, target=loaded.spec.key, batch_size=loaded.batch_size,

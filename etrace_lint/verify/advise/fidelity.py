@@ -8,7 +8,7 @@ does. Only how a learner is built differs: from the advisor's table.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from typing import Any
 
 import brainstate
@@ -19,8 +19,9 @@ import numpy as np
 from ...analysis import braintrace_adapter as bt
 from ...core import advice as R
 from ...core.naming import display_name
-from .. import compare
-from ..harness import Harness, HarnessError, describe
+from ...core.verdict import Verdict
+from .. import verdict as judge
+from ..harness import GradientRun, Harness, HarnessError, describe
 
 
 class AdviceHarness(Harness):
@@ -79,60 +80,42 @@ def _as_after_a_step(learner: Any) -> None:
             st.value = jax.tree.map(typed, st.value)
 
 
-def weight_rows(online: Any, reference: Any, tolerance_of: Any, cosine_floor: float) -> tuple[tuple, tuple]:
+def weight_rows(online: GradientRun, reference: GradientRun, tolerance_of: Callable[[str], float],
+                cosine_floor: float) -> tuple[tuple[R.WeightFidelity, ...], tuple[str, ...]]:
     """(per-leaf WeightFidelity, weights whose online gradient is exactly zero while BPTT's is not)."""
-    scale = max((float(np.linalg.norm(g)) for g in reference.grads.values() if np.all(np.isfinite(g))),
-                default=0.0)
+    largest = judge.largest_norm(reference.grads.values())
     fidelity, zeros = [], []
     for key in sorted(reference.grads, key=lambda k: (display_name(k[0]), k[1])):
         weight, leaf = key
         name = display_name(weight) + (leaf or "")
         bptt = reference.grads[key]
-        grad = online.grads.get(key)
-        grad = np.zeros_like(bptt) if grad is None else grad
+        grad = judge.online_gradient(online.grads, key, bptt)
         tolerance = tolerance_of(reference.dtypes.get(key, "float32"))
-        m = compare.metrics(grad, bptt)
-        zero_scale = tolerance * scale
-        if not m.finite:
-            verdict = R.NOT_FINITE
-        elif m.bptt_norm > zero_scale and m.online_norm <= compare.ROUNDING * m.bptt_norm:
-            verdict = R.NO_GRADIENT
-        elif m.bptt_norm <= zero_scale and m.online_norm <= zero_scale:
-            verdict = R.NOT_COMPARED
-        elif m.bptt_norm > zero_scale and m.rel_error <= tolerance:
-            verdict = R.EXACT
-        elif m.bptt_norm > zero_scale and m.cosine < 0:
-            verdict = R.AGAINST  # on this draw: ``confirm_directions`` measures the others
-        elif m.bptt_norm > zero_scale and m.cosine >= cosine_floor:
-            verdict = R.APPROXIMATE
-        else:
-            verdict = R.MISALIGNED
+        m = judge.metrics(grad, bptt)
+        zero_scale = tolerance * largest
+        # no expectation: the advice does not know which gradients must be exact, and calls exact what is
+        verdict = judge.decide(m, None, tolerance, cosine_floor, zero_scale)
         if m.finite and m.bptt_norm > zero_scale and not np.any(grad):
             zeros.append(name)
-        fidelity.append(R.WeightFidelity(name, _number(m.cosine), _number(m.rel_error), verdict))
+        fidelity.append(R.WeightFidelity(name, judge.json_number(m.cosine), judge.json_number(m.rel_error), verdict))
     return tuple(fidelity), tuple(zeros)
 
 
-def confirm_directions(fidelity: tuple, reference: Any, others: list[tuple[Any, Any]]) -> tuple:
+def confirm_directions(fidelity: tuple[R.WeightFidelity, ...], reference: GradientRun,
+                       others: list[tuple[GradientRun, GradientRun]]) -> tuple[R.WeightFidelity, ...]:
     """The weights against BPTT on the first draw, measured on the other draws (``others``: BPTT and online
     runs): against BPTT when every draw says so, else misaligned; each keeps its cosine on every draw."""
     keys = {display_name(weight) + (leaf or ""): (weight, leaf) for weight, leaf in reference.grads}
     confirmed = []
     for row in fidelity:
-        if row.verdict != R.AGAINST:
+        if row.verdict is not Verdict.AGAINST:
             confirmed.append(row)
             continue
         key = keys[row.weight]
         cosines = [row.cosine]
         for bptt, online in others:
-            grad = online.grads.get(key)
-            grad = np.zeros_like(bptt.grads[key]) if grad is None else grad
-            cosines.append(_number(compare.metrics(grad, bptt.grads[key]).cosine))
-        against = len(cosines) == compare.DRAWS and all(c is not None and c < 0 for c in cosines)
+            grad = judge.online_gradient(online.grads, key, bptt.grads[key])
+            cosines.append(judge.json_number(judge.metrics(grad, bptt.grads[key]).cosine))
         confirmed.append(R.WeightFidelity(row.weight, row.cosine, row.relative_error,
-                                          R.AGAINST if against else R.MISALIGNED, tuple(cosines)))
+                                          judge.confirmed(row.verdict, cosines, None), tuple(cosines)))
     return tuple(confirmed)
-
-
-def _number(value: float) -> float | None:
-    return value if isinstance(value, float) and math.isfinite(value) else None

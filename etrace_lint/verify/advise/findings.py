@@ -45,7 +45,7 @@ def _figures(row: AdviceRow) -> str:
         parts.append(f"trace {format_size(row.trace_bytes)} at batch {row.batch if row.batch is not None else 1}")
     if row.flops_ratio is not None:
         parts.append(f"{row.flops_ratio:.1f}x the flops of a forward step")
-    verdicts = [w.verdict for w in row.weights]
+    verdicts = [w.verdict.advice_text for w in row.weights]
     if verdicts:
         parts.append(", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts)))
     return f"{row.label} ({'; '.join(parts)})" if parts else row.label

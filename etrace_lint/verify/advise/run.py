@@ -12,7 +12,8 @@ import numpy as np
 
 from ...analysis import braintrace_adapter as bt
 from ...core import advice as R
-from .. import compare
+from ...core.verdict import Verdict
+from .. import verdict as judge
 from ..harness import HarnessError, describe, mean_squared_output, on_device
 from ..settings import VerifySettings
 from .algorithms import Algorithm, select
@@ -136,11 +137,11 @@ def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list
             except Exception:  # noqa: BLE001
                 cost = None
             fidelity, zeros = weight_rows(runs[verify.steps], reference, verify.tolerance, verify.cosine_floor)
-            if any(w.verdict == R.AGAINST for w in fidelity):
-                _tell(progress, f"{target}: {algorithm.label} on {compare.DRAWS - 1} more input draws")
+            if any(w.verdict is Verdict.AGAINST for w in fidelity):
+                _tell(progress, f"{target}: {algorithm.label} on {judge.DRAWS - 1} more input draws")
                 try:
                     others = [(b[verify.steps], o[verify.steps])
-                              for b, o in harness.other_draws(learner, [verify.steps], compare.DRAWS)]
+                              for b, o in harness.other_draws(learner, [verify.steps], judge.DRAWS)]
                 except Exception:  # noqa: BLE001 - a direction measured on one draw only is not claimed
                     others = []
                 fidelity = confirm_directions(fidelity, reference, others)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ...core import advice as R
 from ...core.sizes import format_size
+from ...core.verdict import Verdict
 
 
 def _size(value) -> str:
@@ -23,8 +24,10 @@ def _law(law: dict | None) -> str:
 # the table's words for each weight verdict, short enough for a row to fit in WIDTH columns; the key below
 # the table gives each word's meaning
 # worst first: a cell too narrow for every count keeps the worst
-_SHORT = {R.AGAINST: "against", R.NO_GRADIENT: "zero", R.NOT_FINITE: "not finite", "misaligned": "misaligned",
-          "approximate": "approx", "exact": "exact", R.NOT_COMPARED: "n/a"}
+_SHORT = {verdict.advice_text: word for verdict, word in (
+    (Verdict.AGAINST, "against"), (Verdict.NOT_LEARNING, "zero"), (Verdict.NONFINITE, "not finite"),
+    (Verdict.MISALIGNED, "misaligned"), (Verdict.APPROXIMATION, "approx"), (Verdict.EXACT, "exact"),
+    (Verdict.VACUOUS, "n/a"))}
 _KEY = {"against": "learns against BPTT: cosine below 0 on every input draw",
         "zero": "no online gradient while BPTT's is not zero",
         "misaligned": "cosine below the floor, or below 0 on some input draws only",
@@ -74,7 +77,7 @@ def _weights(count: int) -> str:
 def _left_out(row: R.AdviceRow) -> list[str]:
     """What a row leaves without learning in BPTT's direction: its weights with no online gradient, and those
     learning against BPTT."""
-    return list(dict.fromkeys([*row.zero_gradient_weights, *row.weights_with(R.AGAINST)]))
+    return list(dict.fromkeys([*row.zero_gradient_weights, *row.weights_with(Verdict.AGAINST)]))
 
 
 def _why_preferred(chosen: R.AdviceRow, rows: list[R.AdviceRow]) -> str:
@@ -104,7 +107,7 @@ def recommendation(rows: list[dict]) -> list[str]:
     if chosen is None:
         return ["no algorithm runs and fits the memory budget with a gradient to compare"]
     lines = [f"* recommended: {chosen.label}"]
-    zero, against = list(chosen.zero_gradient_weights), list(chosen.weights_with(R.AGAINST))
+    zero, against = list(chosen.zero_gradient_weights), list(chosen.weights_with(Verdict.AGAINST))
     if not zero and not against:
         return lines
     said = []
@@ -159,7 +162,7 @@ def format_advice_table(rows: list[dict], relpath=lambda path: path) -> str:
                 out.append(f"  {label(row)}: trace bytes at batch B: {_law(row.get('trace_bytes_law'))}\n")
             if _fidelity(row, 10 ** 6) != _fidelity(row, room):
                 out.append(f"  {label(row)}: weights {', '.join(_counts(row))}\n")
-            against = [w["weight"] for w in row.get("weights") or () if w["verdict"] == R.AGAINST]
+            against = [w["weight"] for w in row.get("weights") or () if w["verdict"] == Verdict.AGAINST.advice_text]
             if against:
                 out.append(f"  {label(row)}: learning against BPTT: {', '.join(against)}\n")
             if row.get("zero_gradient_weights"):

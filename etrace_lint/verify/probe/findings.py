@@ -11,8 +11,8 @@ from ...core.naming import display_name, path_key
 from ...core.registry import all_rules
 from ...core.rule import ProbeFacts
 from ...core.wording import plain_text
-from ..compare import describe_draws, describe_scale, times_word, whole_multiple
 from ..findings import FindingMaker
+from ..verdict import describe_draws, describe_scale, times_word, whole_multiple
 from .measure import LeafSignal, ProbeResult, ProbeRun, StepFailure
 
 if TYPE_CHECKING:  # annotations only

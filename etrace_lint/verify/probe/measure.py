@@ -22,12 +22,11 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import braintrace
 import numpy as np
 
 from ...analysis import braintrace_adapter as bt
-from .. import compare
-from ..compare import ROUNDING  # an online gradient this much smaller than BPTT's is a zero
+from ...core.verdict import Verdict
+from .. import verdict as judge
 from ..expectations import GraphFacts, expectation
 from ..harness import GradientRun, Harness, HarnessError, LayoutError, describe, on_device
 from ..settings import VerifySettings, VerifySettingsError, resolve_settings
@@ -57,7 +56,7 @@ class LeafSignal:
     @property
     def against(self) -> bool:
         """Points against BPTT's on every input draw: it learns in the opposite direction."""
-        return len(self.draws) >= compare.DRAWS and all(c < 0 for c in self.draws)
+        return judge.against_on_every_draw(self.draws)
 
     @property
     def finite(self) -> bool:
@@ -66,8 +65,8 @@ class LeafSignal:
     @property
     def not_learning(self) -> bool:
         """Measured zero online (up to float32 rounding of a zero) while BPTT's is not."""
-        return (self.online_norm is not None and self.bptt_norm is not None and self.bptt_norm > self.zero_scale
-                and self.online_norm <= ROUNDING * self.bptt_norm)
+        return (self.online_norm is not None and self.bptt_norm is not None
+                and judge.not_learning(self.online_norm, self.bptt_norm, self.zero_scale))
 
 
 @dataclass(frozen=True)
@@ -147,8 +146,7 @@ def _probe(harness: Harness, context: AnalysisContext, settings: VerifySettings)
 def _with_compile_options(settings: VerifySettings, algorithm: str,
                           compile_options: dict[str, Any]) -> VerifySettings:
     """The target's compile options the algorithm's constructor takes (``control_flow``, ...) join its own."""
-    constructor = {"d_rtrl": braintrace.D_RTRL, "pp_prop": braintrace.pp_prop,
-                   "es_d_rtrl": braintrace.ES_D_RTRL}.get(algorithm)
+    constructor = bt.algorithm_class(algorithm)  # the class the harness builds the learner from, if any
     if constructor is None or not compile_options:
         return settings
     accepted = set(inspect.signature(constructor.__init__).parameters) - {"self", "model"}
@@ -169,24 +167,25 @@ def _probe_one(harness: Harness, learner: Any, algorithm: str, bptt: dict[int, G
         return ProbeRun(algorithm, harness.batch, failure=step_failure(exc, harness),
                         seconds=time.perf_counter() - start)
     longest, first = bptt[PROBE_STEPS], bptt[1]
-    scale_of_bptt = max((float(np.linalg.norm(g)) for g in longest.grads.values() if np.all(np.isfinite(g))),
-                        default=0.0)
+    largest = judge.largest_norm(longest.grads.values())
     signals = []
     for key in sorted(longest.grads, key=str):
         weight, leaf = key
         tolerance = settings.tolerance(longest.dtypes.get(key, "float32"))
         reference = longest.grads[key]
-        measured = online[PROBE_STEPS].grads.get(key)
-        measured = np.zeros_like(reference) if measured is None else measured  # not differentiated at all
+        measured = judge.online_gradient(online[PROBE_STEPS].grads, key, reference)
         factor = None
         if key in first.grads and expectation(facts, weight, algorithm, 1).exact:
             at_one = online[1].grads.get(key)
             if at_one is not None:
-                factor = compare.scale(compare.metrics(at_one, first.grads[key]), tolerance)
-        m = compare.metrics(measured, reference)
-        pointing = (compare.json_number(m.cosine),) if m.cosine < 0 and m.bptt_norm > tolerance * scale_of_bptt else ()
+                factor = judge.scale(judge.metrics(at_one, first.grads[key]), tolerance)
+        m = judge.metrics(measured, reference)
+        zero_scale = tolerance * largest
+        # against BPTT on this draw, whatever the algorithm promises: the other draws are measured below
+        against = judge.decide(m, False, tolerance, settings.cosine_floor, zero_scale) is Verdict.AGAINST
+        pointing = (judge.json_number(m.cosine),) if against else ()
         signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
-                                  tolerance * scale_of_bptt, factor, pointing))  # type: ignore[arg-type]
+                                  zero_scale, factor, pointing))  # type: ignore[arg-type]
     if any(signal.draws for signal in signals):
         signals = _on_other_draws(harness, learner, signals)
     return ProbeRun(algorithm, harness.batch, tuple(signals), seconds=time.perf_counter() - start)
@@ -195,7 +194,7 @@ def _probe_one(harness: Harness, learner: Any, algorithm: str, bptt: dict[int, G
 def _on_other_draws(harness: Harness, learner: Any, signals: list[LeafSignal]) -> list[LeafSignal]:
     """A leaf whose online gradient points against BPTT's on the first draw, measured on the others."""
     try:
-        others = harness.other_draws(learner, [PROBE_STEPS], compare.DRAWS)
+        others = harness.other_draws(learner, [PROBE_STEPS], judge.DRAWS)
     except Exception:  # noqa: BLE001 - a direction measured once is not claimed
         return [replace(signal, draws=()) for signal in signals]
     kept = []
@@ -206,8 +205,8 @@ def _on_other_draws(harness: Harness, learner: Any, signals: list[LeafSignal]) -
             cosines = list(signal.draws)
             for reference, online in others:
                 bptt = reference[PROBE_STEPS].grads[key]
-                grad = online[PROBE_STEPS].grads.get(key)
-                cosines.append(compare.metrics(np.zeros_like(bptt) if grad is None else grad, bptt).cosine)
+                grad = judge.online_gradient(online[PROBE_STEPS].grads, key, bptt)
+                cosines.append(judge.metrics(grad, bptt).cosine)
             signal = replace(signal, draws=tuple(cosines))
         kept.append(signal)
     return kept

@@ -1,21 +1,23 @@
-"""Metrics of one online gradient against BPTT, and what they mean."""
+"""(online, BPTT) gradients -> a verdict: the one decision ``--verify``, the probe and the advice share.
+
+Each of them measures a weight leaf's online gradient against exact BPTT's and
+asks the same questions in the same order (:func:`decide`): is either side
+not finite, is the online one zero where BPTT's is not, is there anything to
+compare, is it exact, does it point against BPTT, is it close enough. Only
+what they know beforehand differs: ``--verify`` knows whether the weight's
+gradient must be exact, the advice does not. The verdicts' names are
+:class:`etrace_lint.core.verdict.Verdict`.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-# verdicts, in the order they are decided
-NONFINITE = "nonfinite"  # NaN or inf on either side
-VACUOUS = "n/a"  # both zero: nothing was compared
-NOT_LEARNING = "not-learning"  # online identically zero, BPTT not
-EXACT = "exact"  # expected exact, and it is
-WRONG = "wrong"  # expected exact, and it is not
-APPROXIMATION = "approximation"  # expected approximate, points the right way
-MISALIGNED = "misaligned"  # expected approximate, cosine below the floor
-AGAINST = "against-bptt"  # the online gradient points against BPTT's (cosine below 0) on every input draw
+from ..core.verdict import Verdict
 
 # input draws a direction is measured over before an online gradient is said to point against BPTT's: one
 # draw of random inputs can tip a gradient that is nearly orthogonal to BPTT's either way
@@ -36,7 +38,7 @@ class Metrics:
     finite: bool
 
 
-def metrics(online: np.ndarray, bptt: np.ndarray) -> Metrics:
+def metrics(online: np.ndarray | Sequence[float], bptt: np.ndarray | Sequence[float]) -> Metrics:
     a = np.asarray(online, dtype=np.float64).ravel()
     b = np.asarray(bptt, dtype=np.float64).ravel()
     finite = bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)))
@@ -49,30 +51,59 @@ def metrics(online: np.ndarray, bptt: np.ndarray) -> Metrics:
     return Metrics(rel, cosine, na, nb, True)
 
 
-def verdict(m: Metrics, exact_expected: bool, tolerance: float, cosine_floor: float,
-            zero_scale: float) -> str:
-    """``zero_scale``: a BPTT norm at or below it counts as zero (round-off of a zero gradient)."""
+def online_gradient(online: Mapping[object, np.ndarray], key: object, bptt: np.ndarray) -> np.ndarray:
+    """The online gradient of a leaf, zero where the learner does not differentiate the leaf at all."""
+    grad = online.get(key)
+    return np.zeros_like(bptt) if grad is None else grad
+
+
+def largest_norm(bptt: Iterable[np.ndarray]) -> float:
+    """The largest finite norm among BPTT's gradients of one run: a leaf's BPTT norm at or below its dtype's
+    tolerance times this is round-off of a zero gradient (its zero scale)."""
+    return max((float(np.linalg.norm(g)) for g in bptt if np.all(np.isfinite(g))), default=0.0)
+
+
+def not_learning(online_norm: float, bptt_norm: float, zero_scale: float) -> bool:
+    """Online zero, up to float32 rounding of a zero, while BPTT's is not."""
+    return bptt_norm > zero_scale and online_norm <= ROUNDING * bptt_norm
+
+
+def decide(m: Metrics, exact_expected: bool | None, tolerance: float, cosine_floor: float,
+           zero_scale: float) -> Verdict:
+    """The verdict of one leaf on one input draw.
+
+    ``exact_expected``: whether the algorithm must give BPTT's gradient here (any difference is then an
+    error, whichever way it points); None when that is not known, and a gradient within ``tolerance`` is
+    exact. ``zero_scale``: a BPTT norm at or below it counts as zero. :data:`Verdict.AGAINST` holds for this
+    draw only: :func:`confirmed` says whether the other draws agree."""
     if not m.finite:
-        return NONFINITE
-    if m.bptt_norm > zero_scale and m.online_norm <= ROUNDING * m.bptt_norm:
-        return NOT_LEARNING
+        return Verdict.NONFINITE
+    if not_learning(m.online_norm, m.bptt_norm, zero_scale):
+        return Verdict.NOT_LEARNING
     if m.bptt_norm <= zero_scale and m.online_norm <= zero_scale:
-        return VACUOUS
-    if exact_expected:  # any difference is a bug, an error whichever way it points
-        return EXACT if m.rel_error <= tolerance else WRONG
-    if m.bptt_norm > zero_scale and m.cosine < 0:
-        return AGAINST  # on this draw: ``confirmed`` says whether the other draws agree
+        return Verdict.VACUOUS
+    if exact_expected:
+        return Verdict.EXACT if m.rel_error <= tolerance else Verdict.WRONG
     if m.bptt_norm <= zero_scale:
-        return MISALIGNED
-    return APPROXIMATION if m.cosine >= cosine_floor else MISALIGNED
+        return Verdict.MISALIGNED
+    if exact_expected is None and m.rel_error <= tolerance:
+        return Verdict.EXACT
+    if m.cosine < 0:
+        return Verdict.AGAINST
+    return Verdict.APPROXIMATION if m.cosine >= cosine_floor else Verdict.MISALIGNED
 
 
-def confirmed(verdict_on_first: str, cosines: list[float], exact_expected: bool) -> str:
+def against_on_every_draw(cosines: Sequence[float | None]) -> bool:
+    """The cosine with BPTT's is below 0 on each of :data:`DRAWS` input draws (None or NaN: not measured)."""
+    return len(cosines) >= DRAWS and all(c is not None and math.isfinite(c) and c < 0 for c in cosines)
+
+
+def confirmed(verdict_on_first: Verdict, cosines: Sequence[float | None], exact_expected: bool | None) -> Verdict:
     """The verdict once every draw is measured: against BPTT only when the cosine is below 0 on each of them
     (``cosines``, the first draw's included); else what a gradient that points nowhere in particular is."""
-    if verdict_on_first != AGAINST or all(math.isfinite(c) and c < 0 for c in cosines):
+    if verdict_on_first is not Verdict.AGAINST or against_on_every_draw(cosines):
         return verdict_on_first
-    return WRONG if exact_expected else MISALIGNED
+    return Verdict.WRONG if exact_expected else Verdict.MISALIGNED
 
 
 # |cosine| at least this: the online gradient is a multiple of BPTT's (an angle under about 0.8 degrees)
@@ -109,13 +140,13 @@ def describe_scale(k: float) -> str:
     return f"{factor}x BPTT's, {'same' if k > 0 else 'opposite'} direction"
 
 
-def describe_draws(cosines: list) -> str:
+def describe_draws(cosines: Sequence[float | None]) -> str:
     """"-0.99, -0.97 and -0.96 on 3 input draws"; a draw not measured reads "n/a"."""
     shown = [f"{c:.2f}" if isinstance(c, float) and math.isfinite(c) else "n/a" for c in cosines]
     listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}"
     return f"{listed} on {len(shown)} input draw{'s' if len(shown) != 1 else ''}"
 
 
-def json_number(value: float) -> float | None:
+def json_number(value: float | None) -> float | None:
     """JSON has no NaN or infinity: those become null."""
     return value if isinstance(value, float) and math.isfinite(value) else None
