@@ -13,10 +13,15 @@ import collections
 import dataclasses
 import os
 import re
+from typing import TYPE_CHECKING
 
-from ..core.findings import Finding
+from ..core.findings import Edit, Finding, Fix, TargetResult
 from .edits import apply_edits, overlaps, unified_diff
 from .source import Sources
+
+if TYPE_CHECKING:  # annotations only: the rules import this package, and loading one need not load the options table
+    from ..config.settings import Settings
+    from ..discovery.discover import TargetSpec
 
 
 @dataclasses.dataclass
@@ -40,8 +45,9 @@ def attach_fixes(findings: list[Finding], sources: Sources | None = None) -> lis
     out = []
     for finding in findings:
         rule = rules.get(finding.rule_id)
-        fixer = getattr(rule, "fix", None)
+        fixer = rule.fix if rule is not None else None
         if fixer is not None and finding.fix is None and not finding.suppressed:
+            fix: Fix | None
             try:
                 fix = fixer(finding, sources)
             except Exception:  # a fix that cannot be worked out is no fix, never a crash
@@ -52,12 +58,12 @@ def attach_fixes(findings: list[Finding], sources: Sources | None = None) -> lis
     return out
 
 
-def _fix_path(finding: Finding) -> str | None:
-    paths = {edit.path for edit in finding.fix.edits}
+def _fix_path(fix: Fix) -> str | None:
+    paths = {edit.path for edit in fix.edits}
     return paths.pop() if len(paths) == 1 else None
 
 
-def _key(finding: Finding) -> tuple:
+def _key(finding: Finding) -> tuple[str, str, str, str]:
     """A finding, whatever line an added import moved it to."""
     message = re.sub(r"\blines? \d+(?:-\d+)?|:\d+:\d+", "#", finding.message)
     return finding.rule_id, finding.target, finding.location.path, message
@@ -66,7 +72,7 @@ def _key(finding: Finding) -> tuple:
 class _Checker:
     """Lints again the targets whose code a file holds, on an edited text of that file."""
 
-    def __init__(self, settings, specs: list, results: list):
+    def __init__(self, settings: Settings, specs: list[TargetSpec], results: list[TargetResult]):
         self.settings = settings
         self.specs, self.results = specs, results
 
@@ -74,7 +80,7 @@ class _Checker:
         return [i for i, (spec, result) in enumerate(zip(self.specs, self.results))
                 if spec.path == path or path in result.dependencies]
 
-    def _outcome(self, findings, files):
+    def _outcome(self, findings: list[Finding], files: list[str]) -> list[Finding]:
         from ..policy.decide import apply_policy  # lazy: rules import fixes; the policy loads only to check a fix
 
         return apply_policy(findings, [], self.settings, files, use_baseline=False).findings
@@ -115,18 +121,24 @@ class _Checker:
         return ""
 
 
-def _edit_file(path: str, fixes: list[Finding], checker: _Checker) -> tuple[str, str, list, list]:
+def _edits(finding: Finding) -> tuple[Edit, ...]:
+    """The edits of a finding's fix (every finding given to a file's fixes has one)."""
+    return finding.fix.edits if finding.fix is not None else ()
+
+
+def _edit_file(path: str, fixes: list[Finding],
+               checker: _Checker) -> tuple[str, str, list[Finding], list[tuple[Finding, str]]]:
     """(before, after, applied, refused) for one file: all its fixes checked together, and
     one by one when together they fail."""
     with open(path, encoding="utf-8") as handle:
         before = handle.read()
     chosen: list[Finding] = []
     for finding in fixes:  # a fix that overlaps an earlier one waits for the next run
-        if not any(overlaps(finding.fix.edits, other.fix.edits) for other in chosen):
+        if not any(overlaps(_edits(finding), _edits(other)) for other in chosen):
             chosen.append(finding)
 
     def attempt(group: list[Finding]) -> tuple[str, str]:
-        after = apply_edits(before, [e for f in group for e in f.fix.edits])
+        after = apply_edits(before, [e for f in group for e in _edits(f)])
         return after, checker.check(path, before, after, group)
 
     after, why = attempt(chosen)
@@ -134,7 +146,8 @@ def _edit_file(path: str, fixes: list[Finding], checker: _Checker) -> tuple[str,
         return before, after, chosen, []
     if len(chosen) == 1:
         return before, before, [], [(chosen[0], why)]
-    accepted, refused = [], []
+    accepted: list[Finding] = []
+    refused: list[tuple[Finding, str]] = []
     for finding in chosen:
         _, alone = attempt([finding])
         (refused.append((finding, alone)) if alone else accepted.append(finding))
@@ -146,8 +159,8 @@ def _edit_file(path: str, fixes: list[Finding], checker: _Checker) -> tuple[str,
     return before, after, accepted, refused
 
 
-def run_fixes(findings: list[Finding], settings, specs: list, results: list, *, write: bool,
-              unsafe: bool) -> FixReport:
+def run_fixes(findings: list[Finding], settings: Settings, specs: list[TargetSpec], results: list[TargetResult], *,
+              write: bool, unsafe: bool) -> FixReport:
     """Check each file's fixes and, when ``write``, write the files whose fixes passed."""
     report = FixReport()
     by_file: dict[str, list[Finding]] = {}
@@ -157,7 +170,7 @@ def run_fixes(findings: list[Finding], settings, specs: list, results: list, *, 
         if finding.fix.applicability != "safe" and not unsafe:
             report.unsafe_left += 1
             continue
-        path = _fix_path(finding)
+        path = _fix_path(finding.fix)
         if path is None or not os.path.isfile(path):
             report.refused.append((finding, "its edits span several files"))
             continue

@@ -11,8 +11,13 @@ import difflib
 import os
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Collection, Iterable, Mapping
 
 from ..core.findings import Edit
+
+if TYPE_CHECKING:  # libcst loads only when a fix is asked for; annotations only
+    import libcst as cst
+    from libcst.metadata import CodeRange
 
 
 def _offset(lines: list[str], line: int, column: int) -> int:
@@ -22,12 +27,13 @@ def _offset(lines: list[str], line: int, column: int) -> int:
     return sum(len(text) for text in lines[:line - 1]) + column - 1
 
 
-def apply_edits(text: str, edits) -> str:
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """``text`` with ``edits`` applied. Identical edits count once; overlapping ones raise ValueError."""
     lines = text.splitlines(keepends=True)
     spans = sorted({(_offset(lines, e.line, e.column), _offset(lines, e.end_line, e.end_column), e.replacement)
                     for e in edits})
-    out, position = [], 0
+    out: list[str] = []
+    position = 0
     for start, end, replacement in spans:
         if start < position:
             raise ValueError("overlapping edits")
@@ -38,9 +44,9 @@ def apply_edits(text: str, edits) -> str:
     return "".join(out)
 
 
-def overlaps(first, second) -> bool:
+def overlaps(first: Iterable[Edit], second: Collection[Edit]) -> bool:
     """Whether two groups of edits touch the same text (identical edits do not count)."""
-    def key(e: Edit) -> tuple:
+    def key(e: Edit) -> tuple[tuple[int, int], tuple[int, int]]:
         return (e.line, e.column), (e.end_line, e.end_column)
     for a in first:
         for b in second:
@@ -84,11 +90,12 @@ def _section(module: str, folder: str) -> str:
     return "stdlib" if top in sys.stdlib_module_names else "thirdparty"
 
 
-def _top_imports(path: str, module, positions) -> tuple[list[_TopImport], int]:
+def _top_imports(path: str, module: cst.Module,
+                 positions: Mapping[cst.CSTNode, CodeRange]) -> tuple[list[_TopImport], int]:
     """The imports at the top of the module, and the line after its docstring (1 without one)."""
     import libcst as cst  # libcst loads only when a fix is asked for
 
-    def dotted(node) -> str:
+    def dotted(node: cst.BaseExpression) -> str:
         if isinstance(node, cst.Attribute):
             return f"{dotted(node.value)}.{node.attr.value}"
         return node.value if isinstance(node, cst.Name) else ""
@@ -118,7 +125,7 @@ def _top_imports(path: str, module, positions) -> tuple[list[_TopImport], int]:
     return found, after_docstring
 
 
-def import_edit(path: str, module, positions) -> Edit:
+def import_edit(path: str, module: cst.Module, positions: Mapping[cst.CSTNode, CodeRange]) -> Edit:
     """An edit adding ``import braintrace`` where isort and ruff's ``I001`` would put it.
 
     In the block of third-party imports (the one with the most, when blank

@@ -18,9 +18,13 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, TypeGuard
 
 from ..core.findings import Finding, Fix
 from .source import ParsedSource, Sources
+
+if TYPE_CHECKING:  # libcst loads only when a fix is asked for; annotations only
+    import libcst as cst
 
 _MATMUL_FUNCTIONS = {"jnp.dot", "jnp.matmul", "jax.numpy.dot", "jax.numpy.matmul", "numpy.dot", "numpy.matmul",
                      "np.dot", "np.matmul"}
@@ -38,11 +42,12 @@ def weight_names(display: str) -> set[str]:
     return set(specific[-1:]) or set(names[-1:])
 
 
-def _mentions(source: ParsedSource, node, names: set[str]) -> bool:
+def _mentions(source: ParsedSource, node: cst.CSTNode, names: set[str]) -> bool:
     return bool(names & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source.code(node))))
 
 
-def _matmul_operands(source: ParsedSource, node):
+def _matmul_operands(source: ParsedSource,
+                     node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """(left, right) of a plain matmul expression, or None."""
     import libcst as cst  # libcst loads only when a fix is asked for
 
@@ -87,7 +92,7 @@ def matmul_fix(finding: Finding, sources: Sources) -> Fix | None:
     return Fix(f"use braintrace.matmul({arguments})", tuple(edits), applicability)
 
 
-def _transposed(source: ParsedSource, node) -> str:
+def _transposed(source: ParsedSource, node: cst.BaseExpression) -> str:
     """``W`` -> ``W.T``; ``W.T`` -> ``W``; anything but a name or attribute chain in parentheses."""
     import libcst as cst  # libcst loads only when a fix is asked for
 
@@ -97,7 +102,7 @@ def _transposed(source: ParsedSource, node) -> str:
     return f"{code}.T" if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) else f"({code}).T"
 
 
-def _is_transpose(node) -> bool:
+def _is_transpose(node: cst.BaseExpression) -> TypeGuard[cst.Attribute]:
     """Whether the operand is written ``W.T``."""
     import libcst as cst  # libcst loads only when a fix is asked for
 
@@ -111,7 +116,9 @@ def linear_fix(finding: Finding, sources: Sources) -> Fix | None:
     if finding.subject.etp_layer != "braintrace.nn.Linear":
         return None
     created = next((loc for loc in finding.related if loc.label == "weight created here"), None)
-    source = sources.get(created.path) if created is not None else None
+    if created is None:
+        return None
+    source = sources.get(created.path)
     if source is None:
         return None
     calls = [node for node in source.nodes_starting_on(created.line)

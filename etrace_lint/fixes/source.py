@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Mapping
 
 from ..core.findings import Edit
+
+if TYPE_CHECKING:  # libcst loads only when a fix is asked for; annotations only
+    import libcst as cst
+    from libcst.metadata import CodeRange
 
 
 def load_parser_in_background() -> None:
@@ -30,28 +35,28 @@ class ParsedSource:
         self.path = path
         self.text = text
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-        self.module = wrapper.module
-        self.positions = wrapper.resolve(PositionProvider)
-        self._by_line: dict[int, list] = {}
+        self.module: cst.Module = wrapper.module
+        self.positions: Mapping[cst.CSTNode, CodeRange] = wrapper.resolve(PositionProvider)
+        self._by_line: dict[int, list[cst.CSTNode]] = {}
         for node, where in self.positions.items():
             self._by_line.setdefault(where.start.line, []).append(node)
         self._aliases = self._import_aliases()
 
-    def nodes_starting_on(self, line: int) -> list:
+    def nodes_starting_on(self, line: int) -> list[cst.CSTNode]:
         return self._by_line.get(line, [])
 
-    def start(self, node) -> tuple[int, int]:
+    def start(self, node: cst.CSTNode) -> tuple[int, int]:
         where = self.positions[node].start
         return where.line, where.column + 1
 
-    def code(self, node) -> str:
+    def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
-    def replace(self, node, text: str) -> Edit:
+    def replace(self, node: cst.CSTNode, text: str) -> Edit:
         where = self.positions[node]
         return Edit(self.path, where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, text)
 
-    def dotted(self, node) -> str:
+    def dotted(self, node: cst.CSTNode) -> str:
         """``jnp.dot`` for a chain of names and attributes, else ``""``."""
         import libcst as cst  # libcst loads only when a fix is asked for
 
@@ -94,7 +99,7 @@ class ParsedSource:
         """The name this file binds braintrace to, or None when it does not import it."""
         return next((local for local, full in sorted(self._aliases.items()) if full == "braintrace"), None)
 
-    def is_brainstate_linear(self, func) -> bool:
+    def is_brainstate_linear(self, func: cst.BaseExpression) -> bool:
         return self.resolve(self.dotted(func)) == "brainstate.nn.Linear"
 
     def import_braintrace(self) -> Edit:

@@ -26,7 +26,7 @@ def _comment_on(text: str, line: int) -> tuple[int, str] | None:
     return None
 
 
-def _without_codes(comment: str, match: re.Match, unused: set[str]) -> str:
+def _without_codes(comment: str, match: re.Match[str], unused: set[str]) -> str:
     """The comment with ``unused`` taken out of the directive ``match``; the directive goes
     when no code is left, and what else the comment says stays."""
     kept = [c for c in re.split(r"[,\s]+", (match.group("codes") or "").strip()) if c and c.upper() not in unused]

@@ -12,9 +12,12 @@ import functools
 import importlib
 import os
 from dataclasses import dataclass, field
-from typing import Callable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from ..core.rule import DOCS_URL
+
+if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
+    from ..policy.decide import Outcome
 
 
 def relative_path(path: str, root: str) -> str:
@@ -41,11 +44,11 @@ class RunInfo:
     device: str = ""
     color: bool = False
     targets_failed: int = 0  # of ``targets``, those that could not be linted
-    verify_rows: list = field(default_factory=list)  # per-weight --verify results
-    advice_rows: list = field(default_factory=list)  # per-algorithm --advise rows
-    shard: dict | None = None  # --shard: which part of the targets this run linted (see merge.py)
+    verify_rows: list[dict[str, Any]] = field(default_factory=list)  # per-weight --verify results
+    advice_rows: list[dict[str, Any]] = field(default_factory=list)  # per-algorithm --advise rows
+    shard: dict[str, object] | None = None  # --shard: which part of the targets this run linted (see merge.py)
     show_flows: bool = False  # --show-flows: each finding's route under it in the text output
-    fixes: dict | None = None  # --fix: {"applied": n, "remaining": m}; None when not fixing
+    fixes: dict[str, int] | None = None  # --fix: {"applied": n, "remaining": m}; None when not fixing
     unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable with --fix
     docs_url: str = DOCS_URL  # docs-url: where the rules' pages are (SARIF's helpUri)
 
@@ -54,7 +57,7 @@ class RunInfo:
         return relative_path(path, self.root)
 
 
-Writer = Callable[["object", RunInfo, TextIO], None]
+Writer = Callable[["Outcome", RunInfo, TextIO], None]
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,8 @@ class OutputFormat:
 
     def load(self, quiet: bool = False) -> Writer:
         module = importlib.import_module(f"{__name__}.{self.module}")
-        return getattr(module, (self.quiet_writer or self.writer) if quiet else self.writer)
+        writer: Writer = getattr(module, (self.quiet_writer or self.writer) if quiet else self.writer)
+        return writer
 
 
 # the formats --output-format offers, in the order --help lists them

@@ -7,9 +7,13 @@ a ``%`` or a ``::`` cannot end the command early or start another one.
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..core.findings import Level
+from . import RunInfo
+
+if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
+    from ..policy.decide import Outcome
 
 _COMMAND = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "notice"}
 
@@ -27,7 +31,7 @@ def _command(kind: str, path: str, line: int, column: int, title: str, message: 
     return f"::{kind} {props}::{escape_data(message)}\n"
 
 
-def write_github(outcome, info, stream: TextIO) -> None:
+def write_github(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     for error in outcome.tool_errors:
         loc = error.location
         stream.write(_command("error", info.relpath(loc.path), loc.line, loc.column, "etrace-lint",

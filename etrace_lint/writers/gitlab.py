@@ -12,20 +12,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..core.findings import Level
+from . import RunInfo
+
+if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
+    from ..policy.decide import Outcome
 
 SEVERITY = {Level.ERROR: "major", Level.WARNING: "minor", Level.NOTE: "info"}
 
 
-def _fingerprint(seen: dict, *parts: str) -> str:
+def _fingerprint(seen: dict[str, int], *parts: str) -> str:
     key = "\0".join(parts)
     seen[key] = seen.get(key, 0) + 1
     return hashlib.sha256(f"{key}\0{seen[key]}".encode("utf-8")).hexdigest()[:32]
 
 
-def write_gitlab(outcome, info, stream: TextIO) -> None:
+def write_gitlab(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     seen: dict[str, int] = {}
     issues = []
     for finding in outcome.findings:

@@ -15,9 +15,9 @@ import html
 import os
 import uuid
 from collections import Counter
-from typing import Mapping, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TextIO
 
-from ..core.findings import Finding, Level, ToolError
+from ..core.findings import Edit, Finding, Level, ToolError
 from ..core.learning_graph import (
     AGAINST,
     LEARNS,
@@ -27,12 +27,17 @@ from ..core.learning_graph import (
     WITHIN_WINDOW,
     WRONG,
     LearningGraph,
+    Node,
     graphs_by_target,
 )
+from . import RunInfo
 from .html_advice import CSS as ADVICE_CSS
 from .html_advice import advice_section, rows_for
 from .html_assets import CSS, JS
-from .html_layout import layout
+from .html_layout import Layout, layout
+
+if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
+    from ..policy.decide import Outcome
 
 _VERDICT_CLASS = {LEARNS: "v-learns", PARTLY: "v-partly", NOT_LEARNING: "v-not", SAME_STEP: "v-same", WRONG: "v-not",
                   AGAINST: "v-against", WITHIN_WINDOW: "v-same"}
@@ -42,7 +47,7 @@ _EXCERPT = 2  # lines of source shown either side of a finding's line
 esc = html.escape
 
 
-def write_html(outcome, info, stream: TextIO) -> None:
+def write_html(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     """The whole page for a run: every target of ``outcome``, in the order of its findings."""
     targets = list(dict.fromkeys([f.target for f in outcome.findings if f.target]
                                  + [e.target for e in outcome.tool_errors]))
@@ -51,9 +56,9 @@ def write_html(outcome, info, stream: TextIO) -> None:
                                hidden_notes=outcome.hidden_notes, models=info.targets, advice=info.advice_rows))
 
 
-def render_report(findings, tool_errors, graphs: list[LearningGraph], verify_rows: list, root: str,
-                  fragment: bool = False, hidden_notes: int = 0, models: int | None = None,
-                  advice: Sequence[Mapping] = ()) -> str:
+def render_report(findings: Sequence[Finding], tool_errors: Sequence[ToolError], graphs: Sequence[LearningGraph],
+                  verify_rows: Sequence[Mapping[str, Any]], root: str, fragment: bool = False, hidden_notes: int = 0,
+                  models: int | None = None, advice: Sequence[Mapping[str, Any]] = ()) -> str:
     """The report as HTML: a whole document, or (``fragment``) a ``<div>`` for a notebook cell.
 
     ``advice``: the learning-rule advisor's rows, each drawn under the model its ``target`` names."""
@@ -109,7 +114,8 @@ class _Paths:
         return self.lines[path]
 
 
-def _overview(page: str, findings, tool_errors, graphs, hidden_notes: int, models: int | None) -> str:
+def _overview(page: str, findings: Sequence[Finding], tool_errors: Sequence[ToolError],
+              graphs: Sequence[LearningGraph], hidden_notes: int, models: int | None) -> str:
     levels = Counter(f.level for f in findings)
     rules = Counter((f.rule_id, f.level) for f in findings)
     count = models if models is not None else len(graphs)
@@ -144,17 +150,17 @@ def _weights_summary(graph: LearningGraph) -> str:
     return ", ".join(f"{n} {esc(verdict)}" for verdict, n in sorted(verdicts.items())) or "-"
 
 
-def _tool_errors(tool_errors, paths: _Paths) -> str:
+def _tool_errors(tool_errors: Sequence[ToolError], paths: _Paths) -> str:
     items = "".join(f'<li class="level-error">{esc(e.target)}: {esc(e.message)} '
                     f"<span class=muted>({esc(paths.rel(e.location.path))}:{e.location.line})</span></li>"
                     for e in tool_errors)
     return f'<h2>Tool errors</h2><ul class="tool-errors">{items}</ul>'
 
 
-def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: list, errors: list[ToolError],
-            advice: list[Mapping] = ()) -> str:
+def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: Sequence[Mapping[str, Any]],
+            errors: list[ToolError], advice: Sequence[Mapping[str, Any]] = ()) -> str:
     places = {node.id: number for number, node in enumerate(graph.nodes)}
-    blocked_by: dict[int, list] = {}  # finding -> the nodes its blocked edges point at
+    blocked_by: dict[int, list[Node]] = {}  # finding -> the nodes its blocked edges point at
     for edge in graph.edges:
         if edge.kind == "blocked":
             for index in edge.findings:
@@ -180,8 +186,8 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
              'refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
              '<path d="M0,0L10,5L0,10z" fill="#777"/></marker></defs>']
     boxes_of: dict[str, list[str]] = {}  # node id -> the boxes drawn around it
-    for number, box in enumerate(placed.regions):
-        for member in box.members:
+    for number, region_box in enumerate(placed.regions):
+        for member in region_box.members:
             boxes_of.setdefault(member, []).append(f"{prefix}-b{number}")
     parts += _regions(prefix, graph, placed, ids)
     for edge in placed.edges:
@@ -224,7 +230,7 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
     return f'<div class="graph">{"".join(parts)}</div>{legend}'
 
 
-def _regions(prefix: str, graph: LearningGraph, placed, ids: dict[str, str]) -> list[str]:
+def _regions(prefix: str, graph: LearningGraph, placed: Layout, ids: dict[str, str]) -> list[str]:
     """The control-flow regions as labelled boxes, drawn under the edges and nodes (outer boxes first)."""
     labels = {region.id: region for region in graph.regions}
     parts = []
@@ -241,7 +247,7 @@ def _regions(prefix: str, graph: LearningGraph, placed, ids: dict[str, str]) -> 
 
 
 def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, paths: _Paths,
-             places: dict[str, int], blocked_by: dict[int, list]) -> str:
+             places: dict[str, int], blocked_by: dict[int, list[Node]]) -> str:
     node = graph.node_of(index)
     node_id = f"{prefix}-n{places[node.id]}"
     blockers = "".join(f' &middot; kept from learning by <a class="to-blocker" href="#{prefix}-n{places[b.id]}">'
@@ -297,7 +303,7 @@ def _diff(finding: Finding, paths: _Paths) -> str:
     return f'<div class="muted">{title}</div><pre class="excerpt diff">{"".join(out)}</pre>' if out else ""
 
 
-def _apply(edits, lines: list[str]) -> list[str]:
+def _apply(edits: Iterable[Edit], lines: list[str]) -> list[str]:
     text = "\n".join(lines)
     starts = [0]
     for line in lines:
@@ -311,7 +317,7 @@ def _apply(edits, lines: list[str]) -> list[str]:
     return text.split("\n")
 
 
-def _verify(rows: list) -> str:
+def _verify(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return ""
     head = "<tr><th>weight</th><th>T</th><th>algorithm</th><th>verdict</th><th>rel. error</th><th>cosine</th></tr>"
@@ -321,11 +327,11 @@ def _verify(rows: list) -> str:
     return f'<h3>Gradient check (online vs BPTT)</h3><table class="verify">{head}{body}</table>'
 
 
-def _number(value) -> str:
+def _number(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3g}"
 
 
-def _cosine(row: dict) -> str:
+def _cosine(row: Mapping[str, Any]) -> str:
     """No cosine is measured against a zero gradient: say which one was zero."""
     if row.get("cosine") is not None:
         return _number(row["cosine"])

@@ -10,7 +10,7 @@ was not measured is "n/a" with the reason, never 0.
 from __future__ import annotations
 
 import html
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 esc = html.escape
 
@@ -22,24 +22,24 @@ _VERDICT_CLASS = {"exact": "adv-exact", "approximate": "adv-approx", "misaligned
                   "no online gradient": "adv-bad"}
 
 
-def rows_for(target: str, advice: Sequence[Mapping]) -> list[Mapping]:
+def rows_for(target: str, advice: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The rows about one model: its target is ``FILE::FACTORY`` or the model's own name."""
     return [row for row in advice if _names(row.get("target")) & {target}]
 
 
-def _names(target) -> set[str]:
+def _names(target: object) -> set[str]:
     text = str(target or "")
     return {text, text.rsplit("::", 1)[-1]}
 
 
-def algorithm_name(row: Mapping) -> str:
+def algorithm_name(row: Mapping[str, Any]) -> str:
     """``d_rtrl``, or ``d_rtrl (vjp_method=multi-step)`` for a variant with options."""
     options = row.get("options") or {}
     shown = ", ".join(f"{key}={value}" for key, value in sorted(options.items()))
     return f"{row.get('algorithm', '?')} ({shown})" if shown else str(row.get("algorithm", "?"))
 
 
-def size(value) -> str:
+def size(value: float | None) -> str:
     if value is None:
         return "n/a"
     amount = float(value)
@@ -50,7 +50,7 @@ def size(value) -> str:
     return f"{amount:.1f} GiB"
 
 
-def _why_unmeasured(row: Mapping) -> str:
+def _why_unmeasured(row: Mapping[str, Any]) -> str:
     if not row.get("compiles"):
         return "does not compile"
     if not row.get("runs"):
@@ -58,7 +58,7 @@ def _why_unmeasured(row: Mapping) -> str:
     return "not measured"
 
 
-def _law(row: Mapping) -> str:
+def _law(row: Mapping[str, Any]) -> str:
     law = row.get("trace_bytes_law") or {}
     if not law:
         return "n/a"
@@ -67,7 +67,7 @@ def _law(row: Mapping) -> str:
     return " + ".join(shown) or "0"
 
 
-def _bars(prefix: str, rows: list[Mapping]) -> str:
+def _bars(prefix: str, rows: Sequence[Mapping[str, Any]]) -> str:
     """Trace memory per algorithm; one scale for the chart, so bars compare."""
     measured = [float(row["trace_bytes"]) for row in rows if row.get("trace_bytes") is not None]
     largest = max(measured, default=0.0)
@@ -95,7 +95,7 @@ def _bars(prefix: str, rows: list[Mapping]) -> str:
     return "".join(parts)
 
 
-def _cost_table(rows: list[Mapping]) -> str:
+def _cost_table(rows: Sequence[Mapping[str, Any]]) -> str:
     head = ("<tr><th>algorithm</th><th>compiles</th><th>runs</th><th>trace memory</th>"
             "<th>its law in the batch size B (bytes)"
             "</th><th>XLA temporary</th><th>flops / forward step</th><th>weights with zero online gradient</th></tr>")
@@ -113,11 +113,11 @@ def _cost_table(rows: list[Mapping]) -> str:
     return f'<table class="advice-costs">{head}{"".join(body)}</table>'
 
 
-def _number(value) -> str:
+def _number(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3g}"
 
 
-def _fidelity(rows: list[Mapping]) -> str:
+def _fidelity(rows: Sequence[Mapping[str, Any]]) -> str:
     """Weights down, algorithms across: each cell the verdict, cosine and relative error against BPTT."""
     weights = list(dict.fromkeys(str(w.get("weight")) for row in rows for w in row.get("weights") or ()))
     if not weights:
@@ -142,7 +142,7 @@ def _fidelity(rows: list[Mapping]) -> str:
     return f'<table class="advice-fidelity">{head}{"".join(body)}</table>'
 
 
-def advice_section(prefix: str, rows: list[Mapping]) -> str:
+def advice_section(prefix: str, rows: Sequence[Mapping[str, Any]]) -> str:
     """The advisor's table for one model, or nothing when it was not asked for."""
     if not rows:
         return ""

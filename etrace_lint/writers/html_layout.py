@@ -9,8 +9,15 @@ exchanged and then turned, so weights form a column on the left.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence, TypeVar
 
 from ..core.learning_graph import LearningGraph
+
+if TYPE_CHECKING:  # grandalf loads only for the HTML report; annotations only
+    from grandalf.graphs import Vertex
+    from grandalf.layouts import SugiyamaLayout
+
+_Item = TypeVar("_Item")
 
 NODE_HEIGHT = 26
 CHAR_WIDTH = 7.0  # of the report's 12px monospace font
@@ -70,9 +77,9 @@ class _View:
 
 class _EdgeView:
     def __init__(self) -> None:
-        self.points: list = []
+        self.points: list[tuple[float, float]] = []
 
-    def setpath(self, points: list) -> None:
+    def setpath(self, points: list[tuple[float, float]]) -> None:
         self.points = points
 
 
@@ -85,7 +92,7 @@ def layout(graph: LearningGraph) -> Layout:
     from grandalf.graphs import Edge, Graph, Vertex  # loads only for the HTML report
     from grandalf.layouts import SugiyamaLayout  # loads only for the HTML report
 
-    vertices = {}
+    vertices: dict[str, Vertex] = {}
     for node in graph.nodes:
         vertex = Vertex(node.id)
         # turned: grandalf's width is our height, its height our width
@@ -100,7 +107,7 @@ def layout(graph: LearningGraph) -> Layout:
             link.view = _EdgeView()
             edges.append(link)
     whole = Graph(list(vertices.values()), edges)
-    regions = {node.id: node.regions for node in graph.nodes if node.regions}
+    regions_of = {node.id: node.regions for node in graph.nodes if node.regions}
     placed: dict[str, PlacedNode] = {}
     routed: list[PlacedEdge] = []
     top = MARGIN
@@ -118,7 +125,7 @@ def layout(graph: LearningGraph) -> Layout:
                 pass
             for _ in sugiyama.ordering_step(oneway=True):
                 pass
-            _group_regions(sugiyama, regions)
+            _group_regions(sugiyama, regions_of)
             sugiyama.setxy()
             sugiyama.draw_edges()
         # grandalf's (x, y) of a centre, turned: our x is its y, our y its x
@@ -147,10 +154,11 @@ def layout(graph: LearningGraph) -> Layout:
     return Layout(placed, tuple(routed), width, height, regions, left, upper)
 
 
-def _grouped(items: list[tuple[tuple, object]], depth: int = 0) -> list:
+def _grouped(items: list[tuple[tuple[str, ...], _Item]], depth: int = 0) -> list[_Item]:
     """A layer's vertices in their order, each region's members moved up to its first member, and so on
     for the regions nested in it."""
-    order, placed_groups = [], set()
+    order: list[_Item] = []
+    placed_groups: set[str] = set()
     for key, vertex in items:
         if len(key) <= depth:
             order.append(vertex)
@@ -160,12 +168,12 @@ def _grouped(items: list[tuple[tuple, object]], depth: int = 0) -> list:
     return order
 
 
-def _group_regions(sugiyama, regions: dict[str, tuple[str, ...]]) -> None:
+def _group_regions(sugiyama: SugiyamaLayout, regions: dict[str, tuple[str, ...]]) -> None:
     """grandalf orders a layer to reduce crossings and knows nothing of regions: bring each region's ops
     together, then order the other layers by where their neighbours now stand, so edges stay short."""
-    grouped = set()
+    grouped: set[int] = set()
     for number, layer in enumerate(sugiyama.layers):
-        keys = [(regions.get(getattr(v, "data", None), ()), v) for v in layer]
+        keys = [(_regions_around(v, regions), v) for v in layer]
         if not any(key for key, _ in keys):
             continue
         layer[:] = _grouped(keys)
@@ -178,9 +186,9 @@ def _group_regions(sugiyama, regions: dict[str, tuple[str, ...]]) -> None:
         if number in grouped:
             continue
 
-        def place(vertex, layer=layer):
-            seen = [sugiyama.grx[n].pos / max(len(sugiyama.layers[sugiyama.grx[n].rank]), 1)
-                    for n in (vertex.N(-1) + vertex.N(+1)) if n in sugiyama.grx]
+        def place(vertex: Vertex, layer: list[Vertex] = layer) -> float:
+            seen: list[float] = [sugiyama.grx[n].pos / max(len(sugiyama.layers[sugiyama.grx[n].rank]), 1)
+                                 for n in (vertex.N(-1) + vertex.N(+1)) if n in sugiyama.grx]
             return sum(seen) / len(seen) if seen else sugiyama.grx[vertex].pos / max(len(layer), 1)
 
         layer.sort(key=place)
@@ -188,7 +196,13 @@ def _group_regions(sugiyama, regions: dict[str, tuple[str, ...]]) -> None:
             sugiyama.grx[vertex].pos = position
 
 
-def _box(items: list) -> tuple[float, float, float, float]:
+def _regions_around(vertex: Vertex, regions: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The regions around a vertex of a layer; none around the dummy vertices grandalf adds on long edges."""
+    data = getattr(vertex, "data", None)  # grandalf's dummy vertices have no data
+    return regions.get(data, ()) if isinstance(data, str) else ()
+
+
+def _box(items: Sequence[PlacedNode | PlacedRegion]) -> tuple[float, float, float, float]:
     """(x, y, right, bottom) around ``items`` (anything with x, y, width, height), with the label band."""
     pad = REGION_PAD
     return (min(i.x for i in items) - pad, min(i.y for i in items) - pad - REGION_LABEL,
@@ -225,7 +239,7 @@ def region_boxes(graph: LearningGraph, placed: dict[str, PlacedNode],
         if not members:
             continue
         inner = [b for b in boxes if b.members and set(b.members) <= set(members)]
-        box = _box([placed[m] for m in members] + inner)
+        box = _box([*(placed[m] for m in members), *inner])
         if any(_overlaps(box, node) for node_id, node in placed.items() if node_id not in members):
             for member in members:
                 x, y, right, bottom = _box([placed[member]] + [b for b in inner if member in b.members])

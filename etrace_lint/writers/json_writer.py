@@ -3,24 +3,29 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from ..core.findings import Finding, Fix, Location, ToolError
+from . import RunInfo
 from .own_logs import SHARD_PROPERTY
 from .properties import finding_properties
 
+if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
+    from ..policy.decide import Outcome
 
-def _location(loc, info) -> dict:
+
+def _location(loc: Location, info: RunInfo) -> dict[str, object]:
     return {"path": info.relpath(loc.path), "line": loc.line, "column": loc.column,
             **({"label": loc.label} if loc.label else {})}
 
 
-def _fix(fix, info) -> dict:
+def _fix(fix: Fix, info: RunInfo) -> dict[str, object]:
     return {"message": fix.message, "applicability": fix.applicability,
             "edits": [{"path": info.relpath(e.path), "line": e.line, "column": e.column, "endLine": e.end_line,
                        "endColumn": e.end_column, "replacement": e.replacement} for e in fix.edits]}
 
 
-def finding_record(f, info) -> dict:
+def finding_record(f: Finding, info: RunInfo) -> dict[str, object]:
     """One finding as the json and json-lines formats show it."""
     return {
         "rule": f.rule_id,
@@ -36,12 +41,12 @@ def finding_record(f, info) -> dict:
     }
 
 
-def tool_error_record(e, info) -> dict:
+def tool_error_record(e: ToolError, info: RunInfo) -> dict[str, object]:
     """One target that could not be linted, as the json and json-lines formats show it."""
     return {"model": e.target, "message": e.message, "reason": e.reason, "location": _location(e.location, info)}
 
 
-def write_json_lines(outcome, info, stream: TextIO) -> None:
+def write_json_lines(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     """One JSON object a line (ruff's ``json-lines``): each finding, then each tool error
     (``"toolError": true``); nothing else, so a stream reader needs no document end."""
     for finding in outcome.findings:
@@ -50,7 +55,7 @@ def write_json_lines(outcome, info, stream: TextIO) -> None:
         stream.write(json.dumps({**tool_error_record(error, info), "toolError": True}, sort_keys=True) + "\n")
 
 
-def write_json(outcome, info, stream: TextIO) -> None:
+def write_json(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     document = {
         "findings": [finding_record(f, info) for f in outcome.findings],
         "toolErrors": [tool_error_record(e, info) for e in outcome.tool_errors],

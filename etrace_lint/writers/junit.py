@@ -10,14 +10,20 @@ ElementTree, which escapes every value.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+from ..core.findings import Finding, ToolError
+from . import RunInfo
+
+if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
+    from ..policy.decide import Outcome
 
 
-def write_junit(outcome, info, stream: TextIO) -> None:
+def write_junit(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     shown = [f for f in outcome.findings if not f.suppressed]
     suites = ET.Element("testsuites", name="etrace-lint", tests=str(max(1, len(shown) + len(outcome.tool_errors))),
                         failures=str(len(shown)), errors=str(len(outcome.tool_errors)))
-    by_file: dict[str, list] = {}
+    by_file: dict[str, list[tuple[str, Finding | ToolError]]] = {}
     for finding in shown:
         by_file.setdefault(info.relpath(finding.path), []).append(("failure", finding))
     for error in outcome.tool_errors:
@@ -30,14 +36,14 @@ def write_junit(outcome, info, stream: TextIO) -> None:
         for kind, item in cases:
             loc = item.location
             where = f"line {loc.line}, col {loc.column}"
-            if kind == "failure":
+            if isinstance(item, Finding):
                 name, text = f"etrace-lint.{item.rule_id}", f"{where}, {item.message} [{item.target}]"
-                attributes = {"type": item.level.value}
+                junit_type = item.level.value
             else:
                 name, text = "etrace-lint.tool-error", f"{where}, {item.message} [{item.target}]"
-                attributes = {"type": item.reason}
+                junit_type = item.reason
             case = ET.SubElement(suite, "testcase", name=name, classname=path, file=path, line=str(loc.line))
-            ET.SubElement(case, kind, message=item.message, **attributes).text = text
+            ET.SubElement(case, kind, message=item.message, type=junit_type).text = text
     if not by_file:
         suite = ET.SubElement(suites, "testsuite", name="etrace-lint", tests="1", failures="0", errors="0")
         ET.SubElement(suite, "testcase", name="No findings", classname="etrace-lint")

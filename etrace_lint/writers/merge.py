@@ -25,7 +25,8 @@ class MergeError(Exception):
     """Logs that cannot be merged: exit 2 with the message."""
 
 
-def _load(path: str) -> dict:
+def _load(path: str) -> Any:
+    """The JSON document at ``path``, of whatever shape: :func:`_kind` tells what it is."""
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
@@ -35,7 +36,7 @@ def _load(path: str) -> dict:
         raise MergeError(f"{path}: not a JSON document: {exc}") from None
 
 
-def _kind(path: str, document: Any) -> str:
+def _kind(path: str, document: object) -> str:
     if isinstance(document, dict) and isinstance(document.get("runs"), list) and document["runs"]:
         return "sarif"
     if isinstance(document, dict) and "findings" in document and "toolErrors" in document:
@@ -43,14 +44,14 @@ def _kind(path: str, document: Any) -> str:
     raise MergeError(f"{path}: neither an etrace-lint SARIF log nor its JSON output")
 
 
-def _shard_record(path: str, kind: str, document: dict) -> dict:
+def _shard_record(path: str, kind: str, document: dict[str, Any]) -> dict[str, Any]:
     record = shard_record(kind, document)
     if not isinstance(record, dict) or not {"index", "count", "targets"} <= set(record):
         raise MergeError(f"{path}: not the output of a --shard run")
     return record
 
 
-def _first_difference(a, b, where: str = "") -> str | None:
+def _first_difference(a: object, b: object, where: str = "") -> str | None:
     """The first place two records differ, as ``key: a vs b``."""
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b)):
@@ -71,7 +72,7 @@ _SAME_RUN = (("etraceLint", "were made by different versions of etrace-lint"),
              ("discovered", "discovered different targets (every runner must lint the same tree)"))
 
 
-def check_same_run(paths: list[str], records: list[dict]) -> None:
+def check_same_run(paths: list[str], records: list[dict[str, object]]) -> None:
     """Refuse shards of different runs: another version, configuration, split or tree, or another copy
     of a file in the same tree."""
     for key, why in _SAME_RUN:
@@ -84,7 +85,7 @@ def check_same_run(paths: list[str], records: list[dict]) -> None:
     _check_same_files(paths, records)
 
 
-def _check_same_files(paths: list[str], records: list[dict]) -> None:
+def _check_same_files(paths: list[str], records: list[dict[str, object]]) -> None:
     """Refuse shards whose trees hold different copies of a linted file (a runner on another commit)."""
     first = records[0].get("files")
     for path, record in zip(paths[1:], records[1:]):
@@ -106,7 +107,7 @@ def _short_digest(digest: str | None) -> str:
     return "none" if digest is None else (digest[:16] or "unreadable")
 
 
-def check_shards(paths: list[str], records: list[dict]) -> None:
+def check_shards(paths: list[str], records: list[dict[str, Any]]) -> None:
     check_same_run(paths, records)
     counts = {record["count"] for record in records}
     if len(counts) != 1:
@@ -135,7 +136,7 @@ def check_shards(paths: list[str], records: list[dict]) -> None:
                          "and the same cache (or none) to split it the same way")
 
 
-def _sarif_result_key(result: dict) -> tuple:
+def _sarif_result_key(result: dict[str, Any]) -> tuple[str, int, int, str, str, str]:
     location = result["locations"][0]["physicalLocation"]
     model = sarif_model(result)
     text = result["message"]["text"]
@@ -145,14 +146,14 @@ def _sarif_result_key(result: dict) -> tuple:
             location["region"].get("startColumn", 1), result["ruleId"], model, message)
 
 
-def _sarif_notification_key(note: dict) -> tuple:
+def _sarif_notification_key(note: dict[str, Any]) -> tuple[str, int, str, str]:
     location = note["locations"][0]["physicalLocation"]
     model = sarif_model(note)
     return (location["artifactLocation"]["uri"], location["region"]["startLine"], model, note["message"]["text"])
 
 
-def merge_sarif(documents: list[dict]) -> dict:
-    merged = json.loads(json.dumps(documents[0]))
+def merge_sarif(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = json.loads(json.dumps(documents[0]))
     run = merged["runs"][0]
     rules = [doc["runs"][0]["tool"]["driver"].get("rules") for doc in documents]
     if any(r != rules[0] for r in rules):
@@ -185,14 +186,14 @@ def merge_sarif(documents: list[dict]) -> dict:
     return merged
 
 
-def _json_key(item: dict) -> tuple:
+def _json_key(item: dict[str, Any]) -> tuple[str, int, int, str, str, str]:
     location = item["location"]
     return (location["path"], location["line"], location.get("column", 1), item.get("rule", ""),
             item.get("model", ""), item.get("message", ""))
 
 
-def merge_json(documents: list[dict]) -> dict:
-    merged = json.loads(json.dumps(documents[0]))
+def merge_json(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = json.loads(json.dumps(documents[0]))
     merged.pop(SHARD_PROPERTY, None)
     merged["findings"] = sorted((f for doc in documents for f in doc["findings"]), key=_json_key)
     merged["toolErrors"] = sorted((e for doc in documents for e in doc["toolErrors"]),
@@ -207,7 +208,7 @@ def merge_json(documents: list[dict]) -> dict:
     return merged
 
 
-def merge_files(paths: list[str]) -> tuple[str, dict]:
+def merge_files(paths: list[str]) -> tuple[str, dict[str, Any]]:
     """The kind ("sarif" or "json") and the merged document of the shard logs at ``paths``."""
     if not paths:
         raise MergeError("merge needs the logs of every shard")
@@ -220,7 +221,7 @@ def merge_files(paths: list[str]) -> tuple[str, dict]:
     return kind, (merge_sarif(documents) if kind == "sarif" else merge_json(documents))
 
 
-def merged_exit_code(kind: str, document: dict, fail_rank: int, exit_zero: bool) -> int:
+def merged_exit_code(kind: str, document: dict[str, Any], fail_rank: int, exit_zero: bool) -> int:
     """The exit code the unsharded run would have had, read from its merged document."""
     ranks = {level.value: level.rank for level in Level}
     if kind == "sarif":

@@ -27,18 +27,8 @@ from ..core.details import (
 )
 from ..core.findings import Finding, Subject
 
-# our own rules' facts: field -> key, in the order they are printed
-_RULE_KEYS = (
-    ("weight_count", "weights"), ("hidden_state_count", "hiddenStates"), ("transform", "transform"),
-    ("state", "state"), ("state_kind", "stateKind"), ("hidden_states", "hiddenStates"), ("primitive", "primitive"),
-    ("partial", "partial"), ("etp_layer", "etpLayer"), ("operand_shapes", "operandShapes"), ("weights", "weights"),
-    ("braintrace_warning", "braintraceWarning"), ("vjp_method", "vjpMethod"), ("algorithm", "algorithm"),
-    ("exception", "exception"), ("braintrace_version", "braintraceVersion"), ("bias_shape", "biasShape"),
-    ("gradient_shape", "gradientShape"),
-)
 
-
-def _listed(value: Any) -> Any:
+def _listed(value: object) -> object:
     """Tuples, nested ones too, as the lists JSON prints."""
     if isinstance(value, tuple):
         return [_listed(item) for item in value]
@@ -72,8 +62,18 @@ def _error(error: CompilerError, subject: Subject) -> dict[str, Any]:
 
 
 def _rule(facts: RuleFacts, subject: Subject) -> dict[str, Any]:
-    properties = {key: _listed(getattr(facts, name)) for name, key in _RULE_KEYS
-                  if getattr(facts, name) is not None}
+    # in the order they are printed; a fact the rule did not report is None
+    reported: tuple[tuple[str, object], ...] = (
+        ("weights", facts.weight_count), ("hiddenStates", facts.hidden_state_count), ("transform", facts.transform),
+        ("state", facts.state), ("stateKind", facts.state_kind), ("hiddenStates", facts.hidden_states),
+        ("primitive", facts.primitive), ("partial", facts.partial), ("etpLayer", facts.etp_layer),
+        ("operandShapes", facts.operand_shapes), ("weights", facts.weights),
+        ("braintraceWarning", facts.braintrace_warning), ("vjpMethod", facts.vjp_method),
+        ("algorithm", facts.algorithm), ("exception", facts.exception),
+        ("braintraceVersion", facts.braintrace_version), ("biasShape", facts.bias_shape),
+        ("gradientShape", facts.gradient_shape),
+    )
+    properties = {key: _listed(value) for key, value in reported if value is not None}
     return {**properties, **_weight(subject)}
 
 

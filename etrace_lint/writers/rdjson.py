@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import json
 import linecache
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from ..core.findings import Level
+from ..core.findings import Edit, Level, Location
+from . import RunInfo
+
+if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
+    from ..policy.decide import Outcome
 
 SOURCE = {"name": "etrace-lint", "url": "https://github.com/etrace-lint/etrace-lint"}
 SEVERITY = {Level.ERROR: "ERROR", Level.WARNING: "WARNING", Level.NOTE: "INFO"}
@@ -23,26 +27,26 @@ def _byte_column(path: str, line: int, column: int) -> int:
     return len(text[:column - 1].encode("utf-8")) + 1 if text else column
 
 
-def _position(path: str, line: int, column: int) -> dict:
+def _position(path: str, line: int, column: int) -> dict[str, int]:
     return {"line": line, "column": _byte_column(path, line, column)}
 
 
-def _location(info, loc) -> dict:
+def _location(info: RunInfo, loc: Location) -> dict[str, object]:
     return {"path": info.relpath(loc.path), "range": {"start": _position(loc.path, loc.line, loc.column)}}
 
 
-def _suggestion(info, edit) -> dict:
+def _suggestion(info: RunInfo, edit: Edit) -> dict[str, object]:
     return {"range": {"start": _position(edit.path, edit.line, edit.column),
                       "end": _position(edit.path, edit.end_line, edit.end_column)}, "text": edit.replacement}
 
 
-def write_rdjson(outcome, info, stream: TextIO) -> None:
+def write_rdjson(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     linecache.checkcache()  # a file edited since an earlier run in this process (--watch)
     diagnostics = []
     for finding in outcome.findings:
         if finding.suppressed:
             continue
-        diagnostic = {
+        diagnostic: dict[str, object] = {
             "message": f"{finding.message} [{finding.target}]",
             "location": _location(info, finding.location),
             "severity": SEVERITY[finding.level],

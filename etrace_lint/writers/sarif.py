@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attr
 import sarif_om as om
 
 from .. import __version__
-from ..core.findings import Finding, Level, Location, ToolError
+from ..core.findings import Edit, Finding, Fix, Level, Location, ToolError
 from ..core.registry import active_rules
-from ..core.rule import DOCS_URL, rule_page_url
+from ..core.rule import DOCS_URL, Rule, rule_page_url
+from . import RunInfo
 from .fingerprints import primary_location_line_hash
 from .own_logs import DEVICE_PROPERTY, MODEL_PROPERTY, SHARD_PROPERTY
 from .properties import finding_properties
+
+if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
+    from ..policy.decide import Outcome
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/etrace-lint/etrace-lint"
@@ -63,17 +67,19 @@ def clip(text: str, limit: int) -> str:
 _ALWAYS_KEPT = {"level", "executionSuccessful", "version", "results"}
 
 
-def to_json(value: Any) -> Any:
+def to_json(value: object) -> Any:
     """sarif-om objects -> plain JSON under SARIF's property names, without unset fields or defaults."""
-    if attr.has(type(value)):
-        out = {}
-        for field in attr.fields(type(value)):
+    kind = type(value)
+    if attr.has(kind):
+        out: dict[str, Any] = {}
+        for field in attr.fields(kind):
             item = getattr(value, field.name)
             if item is None:
                 continue
             name = field.metadata.get("schema_property_name", field.name)
             default = field.default
-            if isinstance(default, attr.Factory):
+            # attrs' stubs declare Factory a function returning the default's type; it is a class
+            if isinstance(default, attr.Factory):  # type: ignore[arg-type]
                 default = default.factory()
             if name not in _ALWAYS_KEPT and default is not attr.NOTHING and item == default:
                 continue
@@ -92,7 +98,8 @@ def _help_text(markdown: str) -> str:
     return "\n".join(line[3:] if line.startswith("## ") else line for line in lines).strip()
 
 
-def _rule_descriptor(rule, limits: SarifLimits = GITHUB_LIMITS, docs_url: str = DOCS_URL) -> om.ReportingDescriptor:
+def _rule_descriptor(rule: Rule, limits: SarifLimits = GITHUB_LIMITS,
+                     docs_url: str = DOCS_URL) -> om.ReportingDescriptor:
     markdown = rule.docs or rule.summary
     properties: dict[str, Any] = {
         "tags": sorted(set(rule.tags) | {"etrace"})[:limits.tags_per_rule],
@@ -113,7 +120,7 @@ def _rule_descriptor(rule, limits: SarifLimits = GITHUB_LIMITS, docs_url: str = 
     )
 
 
-def _location(loc: Location, info, message: str | None = None, index: int | None = None) -> om.Location:
+def _location(loc: Location, info: RunInfo, message: str | None = None, index: int | None = None) -> om.Location:
     return om.Location(
         id=index,
         physical_location=om.PhysicalLocation(
@@ -124,7 +131,7 @@ def _location(loc: Location, info, message: str | None = None, index: int | None
     )
 
 
-def _code_flow(finding: Finding, info, limits: SarifLimits) -> om.CodeFlow:
+def _code_flow(finding: Finding, info: RunInfo, limits: SarifLimits) -> om.CodeFlow:
     """The finding's route, as GitHub's "Show paths" draws it: one thread flow, one step a line."""
     steps = list(finding.flow)
     if len(steps) > limits.thread_flow_locations:  # the ends of a long route say the most
@@ -138,15 +145,14 @@ def _code_flow(finding: Finding, info, limits: SarifLimits) -> om.CodeFlow:
             for order, step in enumerate(steps, start=1)])])
 
 
-def _region(edit) -> om.Region:
+def _region(edit: Edit) -> om.Region:
     return om.Region(start_line=edit.line, start_column=edit.column, end_line=edit.end_line,
                      end_column=edit.end_column)
 
 
-def _fixes(finding: Finding, info) -> list[om.Fix]:
-    """The finding's fix as SARIF ``fixes``: per file, the replacements to make."""
-    fix = finding.fix
-    changes: dict[str, list] = {}
+def _fixes(fix: Fix, info: RunInfo) -> list[om.Fix]:
+    """A finding's fix as SARIF ``fixes``: per file, the replacements to make."""
+    changes: dict[str, list[om.Replacement]] = {}
     for edit in fix.edits:
         changes.setdefault(edit.path, []).append(om.Replacement(
             deleted_region=_region(edit), inserted_content=om.ArtifactContent(text=edit.replacement)))
@@ -156,7 +162,8 @@ def _fixes(finding: Finding, info) -> list[om.Fix]:
                        replacements=replacements) for path, replacements in changes.items()])]
 
 
-def _result(finding: Finding, rule_index: dict[str, int], info, limits: SarifLimits = GITHUB_LIMITS) -> om.Result:
+def _result(finding: Finding, rule_index: dict[str, int], info: RunInfo,
+            limits: SarifLimits = GITHUB_LIMITS) -> om.Result:
     fingerprint = primary_location_line_hash(finding.location.path, finding.location.line)
     suppressions = None
     if finding.suppressed:
@@ -172,14 +179,14 @@ def _result(finding: Finding, rule_index: dict[str, int], info, limits: SarifLim
         related_locations=[_location(r, info, clip(r.label or "related", limits.message_chars), i)
                            for i, r in enumerate(related, start=1)] or None,
         code_flows=[_code_flow(finding, info, limits)][:limits.code_flows_per_result] if finding.flow else None,
-        fixes=_fixes(finding, info) if finding.fix is not None else None,
+        fixes=_fixes(finding.fix, info) if finding.fix is not None else None,
         partial_fingerprints={"primaryLocationLineHash": fingerprint} if fingerprint else None,
         properties={MODEL_PROPERTY: finding.target, **finding_properties(finding)},
         suppressions=suppressions,
     )
 
 
-def _notification(error: ToolError, info) -> om.Notification:
+def _notification(error: ToolError, info: RunInfo) -> om.Notification:
     return om.Notification(
         level="error",
         message=om.Message(text=f"{error.message} [{error.target}]"),
@@ -198,7 +205,7 @@ def _within_results_limit(findings: list[Finding], limits: SarifLimits) -> tuple
     return sorted(kept, key=Finding.sort_key), len(findings) - len(kept)
 
 
-def build_log(outcome, info, limits: SarifLimits = GITHUB_LIMITS) -> dict:
+def build_log(outcome: Outcome, info: RunInfo, limits: SarifLimits = GITHUB_LIMITS) -> dict[str, object]:
     """The SARIF log as plain JSON, within ``limits`` (GitHub's by default)."""
     rules = list(active_rules().values())
     rule_index = {rule.id: i for i, rule in enumerate(rules)}
@@ -216,7 +223,7 @@ def build_log(outcome, info, limits: SarifLimits = GITHUB_LIMITS) -> dict:
         start_time_utc=info.start_time or None,
         end_time_utc=info.end_time or None,
     )
-    run_properties = {}
+    run_properties: dict[str, object] = {}
     if info.device:
         run_properties[DEVICE_PROPERTY] = info.device
     if info.shard:
@@ -240,9 +247,10 @@ def build_log(outcome, info, limits: SarifLimits = GITHUB_LIMITS) -> dict:
         column_kind="unicodeCodePoints",
         properties=run_properties or None,
     )
-    return to_json(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run]))
+    log: dict[str, object] = to_json(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run]))
+    return log
 
 
-def write_sarif(outcome, info, stream: TextIO) -> None:
+def write_sarif(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     json.dump(build_log(outcome, info), stream, indent=2, ensure_ascii=False)
     stream.write("\n")

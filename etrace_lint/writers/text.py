@@ -14,17 +14,21 @@ Every form ends with a summary line unless ``-q``.
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TYPE_CHECKING, Sequence, TextIO
 
-from ..core.findings import Level
+from ..core.findings import Finding, Level, Location
+from . import RunInfo
 from .statistics import rule_counts
 from .verify_table import format_verify_table
+
+if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
+    from ..policy.decide import Outcome
 
 _COLORS = {Level.ERROR: "\033[31m", Level.WARNING: "\033[33m", Level.NOTE: "\033[36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 
-def write_text(outcome, info, stream: TextIO, summary: bool = True) -> None:
+def write_text(outcome: Outcome, info: RunInfo, stream: TextIO, summary: bool = True) -> None:
     """Each finding, its related locations under it, then the tables and the summary."""
     _write_findings(outcome, info, stream, related=True)
     if summary:
@@ -32,7 +36,7 @@ def write_text(outcome, info, stream: TextIO, summary: bool = True) -> None:
         stream.write(summary_line(outcome, info) + "\n")
 
 
-def write_concise(outcome, info, stream: TextIO, summary: bool = True) -> None:
+def write_concise(outcome: Outcome, info: RunInfo, stream: TextIO, summary: bool = True) -> None:
     """One line a finding (``--output-format concise``), then the summary."""
     _write_findings(outcome, info, stream, related=False)
     if summary:
@@ -40,12 +44,12 @@ def write_concise(outcome, info, stream: TextIO, summary: bool = True) -> None:
         stream.write(summary_line(outcome, info) + "\n")
 
 
-def write_text_quiet(outcome, info, stream: TextIO) -> None:
+def write_text_quiet(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     """``-q``: one line a finding and the tool errors, no tables and no summary."""
     write_concise(outcome, info, stream, summary=False)
 
 
-def write_statistics(outcome, info, stream: TextIO, summary: bool = True) -> None:
+def write_statistics(outcome: Outcome, info: RunInfo, stream: TextIO, summary: bool = True) -> None:
     """``--statistics``: how many findings each rule has, most first (``ruff check --statistics``).
 
     Tool errors are still printed one by one: each needs its own fix.
@@ -62,11 +66,11 @@ def write_statistics(outcome, info, stream: TextIO, summary: bool = True) -> Non
         stream.write(summary_line(outcome, info) + "\n")
 
 
-def _where(loc, info) -> str:
+def _where(loc: Location, info: RunInfo) -> str:
     return f"{info.relpath(loc.path)}:{loc.line}:{loc.column}"
 
 
-def _write_tool_errors(outcome, info, stream: TextIO) -> None:
+def _write_tool_errors(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     color = info.color
     for error in outcome.tool_errors:
         where = _where(error.location, info)
@@ -75,7 +79,7 @@ def _write_tool_errors(outcome, info, stream: TextIO) -> None:
         stream.write(f"{head}: {tag}: {error.message} [{error.target}]\n")
 
 
-def _write_findings(outcome, info, stream: TextIO, related: bool) -> None:
+def _write_findings(outcome: Outcome, info: RunInfo, stream: TextIO, related: bool) -> None:
     color = info.color
     _write_tool_errors(outcome, info, stream)
     for finding in outcome.findings:
@@ -98,7 +102,7 @@ def _write_findings(outcome, info, stream: TextIO, related: bool) -> None:
                 stream.write(f"{_DIM}{line}{_RESET}\n" if color else f"{line}\n")
 
 
-def _write_tables(info, stream: TextIO) -> None:
+def _write_tables(info: RunInfo, stream: TextIO) -> None:
     if info.verify_rows:
         stream.write(format_verify_table(info.verify_rows))
     if info.advice_rows:
@@ -110,7 +114,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' if count != 1 else ''}"
 
 
-def summary_line(outcome, info) -> str:
+def summary_line(outcome: Outcome, info: RunInfo) -> str:
     """``Found 3 findings (1 error, 2 warnings) in 4 models. 1 target could not be linted.``
 
     Models counts the targets that were linted; those that could not be are
@@ -132,7 +136,7 @@ def summary_line(outcome, info) -> str:
     return line + _fix_summary(outcome, info)
 
 
-def _fix_summary(outcome, info) -> str:
+def _fix_summary(outcome: Outcome, info: RunInfo) -> str:
     """`` 2 fixes applied, 1 remaining.`` after --fix; else how many --fix would apply."""
     if info.fixes is not None:
         applied = info.fixes["applied"]
@@ -147,7 +151,7 @@ def _fix_summary(outcome, info) -> str:
     return f" {', '.join(parts)}." if parts else ""
 
 
-def write_fix_list(findings, info, applied: bool, stream: TextIO) -> None:
+def write_fix_list(findings: Sequence[Finding], info: RunInfo, applied: bool, stream: TextIO) -> None:
     """``--show-fixes``: the fixes applied (or available), by file, as ``ruff --show-fixes`` lists them::
 
         Fixed 2 findings:
@@ -159,12 +163,14 @@ def write_fix_list(findings, info, applied: bool, stream: TextIO) -> None:
         stream.write("No fixes applied.\n" if applied else "No fixes available.\n")
         return
     stream.write(f"Fixed {count}:\n" if applied else f"Fixes available for {count} (--fix):\n")
-    by_file: dict[str, list] = {}
+    by_file: dict[str, list[Finding]] = {}
     for finding in findings:
         by_file.setdefault(info.relpath(finding.path), []).append(finding)
     for path in sorted(by_file):
         stream.write(f"- {path}:\n")
         for finding in sorted(by_file[path], key=lambda f: (f.line, f.location.column)):
-            unsafe = "" if finding.fix.applicability == "safe" else f" ({finding.fix.applicability})"
-            stream.write(f"    {finding.line}:{finding.location.column} {finding.rule_id} {finding.fix.message}"
+            fix = finding.fix
+            assert fix is not None  # the findings listed are those with a fix
+            unsafe = "" if fix.applicability == "safe" else f" ({fix.applicability})"
+            stream.write(f"    {finding.line}:{finding.location.column} {finding.rule_id} {fix.message}"
                          f"{unsafe} [{finding.target}]\n")
