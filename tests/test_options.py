@@ -16,7 +16,7 @@ from etrace_lint.config.options import ENGINE_OPTIONS, OPTIONS, flag_is_on, opti
 from etrace_lint.config.settings import EngineScope, EngineSettings, Settings, declared_fields
 from etrace_lint.core.exit_codes import EXIT_ERROR
 from etrace_lint.core.findings import Level
-from etrace_lint.writers import FORMATS, OUTPUT_FORMATS
+from etrace_lint.writers import FORMATS, OUTPUT_FORMATS, get_writer
 
 WITH_FLAG = [o for o in OPTIONS if o.flags and not o.positional]
 WITH_KEY = [o for o in OPTIONS if o.key]
@@ -215,8 +215,8 @@ def test_every_opt_in_flag_names_an_option_the_engine_reads():
 
 def test_every_output_format_has_a_writer():
     assert tuple(build_parser()._option_string_actions["--output-format"].choices) == FORMATS
-    for name, fmt in OUTPUT_FORMATS.items():
-        assert callable(fmt.load()) and callable(fmt.load(quiet=True)), name
+    for name in OUTPUT_FORMATS:
+        assert callable(get_writer(name)) and callable(get_writer(name, quiet=True)), name
 
 
 def test_the_configuration_page_is_the_options_table():

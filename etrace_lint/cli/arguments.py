@@ -14,7 +14,7 @@ from ..config.options import MINIMUM_WORDS, OPTIONS, Option, below_minimum
 from ..config.settings import Settings
 from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ..core.findings import Level
-from ..writers import OUTPUT_FORMATS
+from ..core.output_formats import OUTPUT_FORMATS
 
 
 class UsageError(Exception):

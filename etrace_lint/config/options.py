@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..core.findings import Level
+from ..core.output_formats import FORMATS
 from ..core.rule import DOCS_URL
-from ..writers import FORMATS
 
 LEVELS = tuple(level.value for level in Level)
 

@@ -10,86 +10,26 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, TextIO
+from typing import TYPE_CHECKING, Callable, TextIO
 
-from ..core.rule import DOCS_URL
+from ..core.output_formats import FORMATS, OUTPUT_FORMATS, OutputFormat
+from .run_info import RunInfo, relative_path
 
 if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
     from ..policy.decide import Outcome
 
-
-def relative_path(path: str, root: str) -> str:
-    """Forward-slash path relative to ``root``; paths outside it stay as given."""
-    try:
-        rel = os.path.relpath(path, root)
-    except ValueError:
-        return path.replace(os.sep, "/")
-    if rel.startswith(".."):
-        return path.replace(os.sep, "/")
-    return rel.replace(os.sep, "/")
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """Facts about the run that writers may print, gathered once the run's stages are done."""
-
-    root: str
-    targets: int = 0
-    files_seen: int = 0
-    files_without_targets: int = 0
-    start_time: str = ""
-    end_time: str = ""
-    device: str = ""
-    color: bool = False
-    targets_failed: int = 0  # of ``targets``, those that could not be linted
-    verify_rows: list[dict[str, Any]] = field(default_factory=list)  # per-weight --verify results
-    advice_rows: list[dict[str, Any]] = field(default_factory=list)  # per-algorithm --advise rows
-    shard: dict[str, object] | None = None  # --shard: which part of the targets this run linted (see merge.py)
-    show_flows: bool = False  # --show-flows: each finding's route under it in the text output
-    fixes: dict[str, int] | None = None  # --fix: {"applied": n, "remaining": m}; None when not fixing
-    unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable with --fix
-    docs_url: str = DOCS_URL  # docs-url: where the rules' pages are (SARIF's helpUri)
-
-    def relpath(self, path: str) -> str:
-        """Forward-slash path relative to the root; paths outside it stay as given."""
-        return relative_path(path, self.root)
+# what the rest of the package imports from here: the formats' table, the facts of a run, paths as shown
+__all__ = ["FORMATS", "OUTPUT_FORMATS", "RunInfo", "Writer", "get_writer", "relative_path"]
 
 
 Writer = Callable[["Outcome", RunInfo, TextIO], None]
 
 
-@dataclass(frozen=True)
-class OutputFormat:
-    """One ``--output-format``: the writer that prints it, by module and function, imported when used."""
-
-    name: str
-    module: str
-    writer: str
-    quiet_writer: str = ""  # with -q (default: the writer)
-    statistics: bool = False  # --statistics prints in it: json counts as json, the others as text
-
-    def load(self, quiet: bool = False) -> Writer:
-        module = importlib.import_module(f"{__name__}.{self.module}")
-        writer: Writer = getattr(module, (self.quiet_writer or self.writer) if quiet else self.writer)
-        return writer
-
-
-# the formats --output-format offers, in the order --help lists them
-OUTPUT_FORMATS = {fmt.name: fmt for fmt in (
-    OutputFormat("text", "text", "write_text", quiet_writer="write_text_quiet", statistics=True),
-    OutputFormat("concise", "text", "write_concise", quiet_writer="write_text_quiet", statistics=True),
-    OutputFormat("json", "json_writer", "write_json", statistics=True),
-    OutputFormat("sarif", "sarif", "write_sarif"),
-    OutputFormat("github", "github", "write_github"),
-    OutputFormat("json-lines", "json_writer", "write_json_lines"),
-    OutputFormat("junit", "junit", "write_junit"),
-    OutputFormat("gitlab", "gitlab", "write_gitlab"),
-    OutputFormat("rdjson", "rdjson", "write_rdjson"),
-    OutputFormat("html", "html", "write_html"),
-)}
-FORMATS = tuple(OUTPUT_FORMATS)
+def _load(fmt: OutputFormat, quiet: bool = False) -> Writer:
+    """The function that prints ``fmt``, its module imported now."""
+    module = importlib.import_module(f"{__name__}.{fmt.module}")
+    writer: Writer = getattr(module, (fmt.quiet_writer or fmt.writer) if quiet else fmt.writer)
+    return writer
 
 
 def get_writer(name: str, quiet: bool = False, statistics: bool = False) -> Writer:
@@ -101,4 +41,4 @@ def get_writer(name: str, quiet: bool = False, statistics: bool = False) -> Writ
         if name == "json":
             return write_statistics_json
         return functools.partial(write_statistics, summary=False) if quiet else write_statistics
-    return fmt.load(quiet)
+    return _load(fmt, quiet)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from ..core.findings import Level
-from . import RunInfo
+from .run_info import RunInfo
 
 if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
     from ..policy.decide import Outcome

@@ -30,11 +30,11 @@ from ..core.learning_graph import (
     Node,
     graphs_by_target,
 )
-from . import RunInfo
 from .html_advice import CSS as ADVICE_CSS
 from .html_advice import advice_section, rows_for
 from .html_assets import CSS, JS
 from .html_layout import Layout, layout
+from .run_info import RunInfo
 
 if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
     from ..policy.decide import Outcome

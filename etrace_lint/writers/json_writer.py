@@ -6,9 +6,9 @@ import json
 from typing import TYPE_CHECKING, TextIO
 
 from ..core.findings import Finding, Fix, Location, ToolError
-from . import RunInfo
 from .own_logs import SHARD_PROPERTY
 from .properties import finding_properties
+from .run_info import RunInfo
 
 if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
     from ..policy.decide import Outcome

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, TextIO
 
 from ..core.findings import Finding, ToolError
-from . import RunInfo
+from .run_info import RunInfo
 
 if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
     from ..policy.decide import Outcome

@@ -20,10 +20,10 @@ from .. import __version__
 from ..core.findings import Edit, Finding, Fix, Level, Location, ToolError
 from ..core.registry import active_rules
 from ..core.rule import DOCS_URL, Rule, rule_page_url
-from . import RunInfo
 from .fingerprints import primary_location_line_hash
 from .own_logs import DEVICE_PROPERTY, MODEL_PROPERTY, SHARD_PROPERTY
 from .properties import finding_properties
+from .run_info import RunInfo
 
 if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
     from ..policy.decide import Outcome

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from ..core.findings import Level
 from ..core.registry import all_rules
-from . import RunInfo
+from .run_info import RunInfo
 
 if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
     from ..policy.decide import Outcome

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence, TextIO
 
 from ..core.findings import Finding, Level, Location
-from . import RunInfo
+from .run_info import RunInfo
 from .statistics import rule_counts
 from .verify_table import format_verify_table
 
