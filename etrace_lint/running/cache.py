@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import tempfile
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import etrace_lint
 
@@ -42,7 +42,7 @@ _REPRODUCIBLE = ("import-error", "no-factory", "factory-error", "bad-return")
 _ENVIRONMENT_ERRORS = ("ModuleNotFoundError", "ImportError")
 
 
-_pinned: dict | None = None
+_pinned: dict[str, str] | None = None
 
 
 def pin_versions() -> None:
@@ -52,7 +52,7 @@ def pin_versions() -> None:
     _pinned = versions()
 
 
-def versions() -> dict:
+def versions() -> dict[str, str]:
     if _pinned is not None:
         return dict(_pinned)
     found = {"python": sys.version.split()[0], "cache-format": str(FORMAT)}
@@ -102,8 +102,8 @@ def cacheable(result: TargetResult) -> bool:
 
 
 class Cache:
-    def __init__(self, directory: str, root: str, configuration: dict, environment: dict | None = None,
-                 count_only: frozenset[str] = frozenset()):
+    def __init__(self, directory: str, root: str, configuration: dict[str, Any],
+                 environment: dict[str, str] | None = None, count_only: frozenset[str] = frozenset()) -> None:
         """``count_only``: the rules whose findings this run only counts (``policy.engine_scope``);
         an entry that counted a rule this run shows is stale. It is not part of the key: one
         entry serves runs with and without ``--show-info`` once it holds every note."""
@@ -141,7 +141,7 @@ class Cache:
             self._key_bytes = load_key() or b""
         return self._key_bytes or None
 
-    def _read_entry(self, path: str, authenticated: bool = True) -> dict:
+    def _read_entry(self, path: str, authenticated: bool = True) -> dict[str, Any]:
         """An entry's JSON; with ``authenticated``, only when its signature is this user's (else ValueError)."""
         with open(path, encoding="utf-8") as handle:
             signed = json.load(handle)
@@ -150,7 +150,8 @@ class Cache:
             key = self.signing_key()
             if key is None or not verify(key, str(signed["hmac"]), body.encode("utf-8")):
                 raise ValueError("not signed with this user's key")
-        return json.loads(body)
+        entry: dict[str, Any] = json.loads(body)  # checked field by field by the callers
+        return entry
 
     def get(self, spec: TargetSpec) -> TargetResult | None:
         try:

@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Set
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -27,7 +28,7 @@ def become_subreaper() -> bool:
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -63,7 +64,7 @@ def _listed_children() -> set[int] | None:
     return found
 
 
-def children(skip: set[int] = frozenset()) -> list[int]:
+def children(skip: Set[int] = frozenset()) -> list[int]:
     """The live children of this process, but ``skip``."""
     me = os.getpid()
     listed = _listed_children()
@@ -97,7 +98,7 @@ def _reap_any() -> None:
             return
 
 
-def stop_children(skip: set[int] = frozenset(), rounds: int = 20) -> list[str]:
+def stop_children(skip: Set[int] = frozenset(), rounds: int = 20) -> list[str]:
     """Kill every child of this process but ``skip`` (and the orphans that killing them leaves, which a
     subreaper adopts); returns what was stopped, in words."""
     stopped: list[str] = []

@@ -32,7 +32,7 @@ import site
 import sys
 import sysconfig
 from functools import lru_cache
-from typing import Iterator
+from typing import Any, Iterator, Sequence
 
 SEED = 0  # every target starts from this seed, whichever process runs it and whenever
 _OWN_PACKAGE = __name__.partition(".")[0]
@@ -80,7 +80,7 @@ def _is_own(name: str) -> bool:
     return name == _OWN_PACKAGE or name.startswith(_OWN_PACKAGE + ".")
 
 
-def _module_files(module) -> list[str]:
+def _module_files(module: object) -> list[str]:
     file = getattr(module, "__file__", None)
     if isinstance(file, str):
         return [file]
@@ -88,7 +88,7 @@ def _module_files(module) -> list[str]:
     return [p for p in getattr(module, "__path__", None) or () if isinstance(p, str)]
 
 
-def is_user_module(name: str, module) -> bool:
+def is_user_module(name: str, module: object) -> bool:
     """A module that came from the user's files rather than an installed package."""
     if module is None or _is_own(name):
         return False
@@ -107,7 +107,7 @@ class ModuleBaseline:
     from an installed package.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.path = list(sys.path)
         self.modules = set(sys.modules.copy())
         self.trees: set[str] = set()
@@ -117,7 +117,7 @@ class ModuleBaseline:
         for tree in (os.path.dirname(os.path.abspath(path)), os.path.abspath(root)):
             self.trees.add(os.path.realpath(tree).rstrip(os.sep) + os.sep)
 
-    def _from_user_tree(self, name: str, module) -> bool:
+    def _from_user_tree(self, name: str, module: object) -> bool:
         if name in self.modules or not is_user_module(name, module):
             return False
         trees = tuple(self.trees)
@@ -154,7 +154,7 @@ def search_path(path: str, root: str | None = None) -> Iterator[None]:
                 pass
 
 
-def drop_environment(names: list[str]) -> list[str]:
+def drop_environment(names: Sequence[str]) -> list[str]:
     """Remove the variables matching ``names`` (exact names or ``fnmatch`` patterns) from the environment."""
     if not names:
         return []
@@ -167,7 +167,7 @@ def drop_environment(names: list[str]) -> list[str]:
 class GlobalState:
     """Snapshot of the settings a target may change; :meth:`restore` puts them back."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         import brainstate.environ as environ  # a cached run never imports brainstate
         import jax  # a cached run never imports jax
 
@@ -193,12 +193,12 @@ class GlobalState:
         for name, value in self._jax_flags.items():
             if jax.config.values.get(name, value) != value:
                 try:
-                    jax.config.update(name, value)
+                    jax.config.update(name, value)  # type: ignore[no-untyped-call]  # jax's Config.update has no annotations
                 except Exception:  # noqa: BLE001 - a flag that can only be set at start-up
                     pass
 
 
-def _copy(value):
+def _copy(value: object) -> object:
     if isinstance(value, dict):
         copied = type(value)(value.default_factory) if hasattr(value, "default_factory") else {}
         copied.update({k: list(v) if isinstance(v, list) else v for k, v in value.items()})
@@ -206,7 +206,9 @@ def _copy(value):
     return value
 
 
-_file_random_state: tuple | None = None  # what the import of the current file left; see remember_file_random_state
+# what the import of the current file left, see remember_file_random_state: brainstate's key, and NumPy's state as
+# ``np.random.get_state()`` gives it (a tuple, where NumPy's stub says a dict)
+_file_random_state: tuple[object, Any] | None = None
 
 
 def reseed() -> None:

@@ -14,6 +14,7 @@ Each message is a small frozen record, pickled whole over a ``multiprocessing`` 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import Any, Union
 
 from ..config.settings import EngineSettings
@@ -62,7 +63,7 @@ class Unsafe:
 class Fork:
     """Fork a worker that talks over ``connection``."""
 
-    connection: Any  # a multiprocessing Connection
+    connection: Connection[WorkerMessage, Lint | None]  # the worker's end
 
 
 @dataclass(frozen=True)

@@ -39,17 +39,21 @@ import sys
 import threading
 import types
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import call, eq, itemgetter
 
 _SKIPPED_MODULES = ("__main__",)
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: setting an attribute raises TypeError
 
+Bound = list[tuple[object, ...]]  # the objects of each namespace's compared names, in order
+ProcessValues = tuple[tuple[str, object], ...]  # (what, its value) pairs, as :func:`process_values`
+
 
 @dataclass(frozen=True, eq=False)
 class Fingerprint:
-    bound: list[tuple] | None  # the objects of each namespace's compared names, as ``Namespaces``; None: one is gone
-    process: tuple  # (name, value) pairs
+    bound: Bound | None  # the objects of each namespace's compared names, as ``Namespaces``; None: one is gone
+    process: ProcessValues
 
     def changes(self, names: "Namespaces") -> list[str]:
         """What changed in this process since ``self`` was taken, in words (a few at most)."""
@@ -66,10 +70,10 @@ class Namespaces:
     namespaces), so that a check costs milliseconds. Built in the fork server, before it forks:
     every worker shares it, and adds what starting its backend imported (:meth:`add_new_modules`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.spaces: list[tuple[str, tuple[str, ...]]] = []
-        self._getters: list[itemgetter] = []
-        self._namespaces: list = []
+        self._getters: list[itemgetter[tuple[str, ...]]] = []
+        self._namespaces: list[Mapping[str, object]] = []
         self._modules: set[str] = set()
         self.add_new_modules()
 
@@ -86,7 +90,7 @@ class Namespaces:
                         and not value.__flags__ & _IMMUTABLE_TYPE):  # C types no code can change
                     self._add(f"{name}.{attribute}", vars(value))  # a live view of the class's namespace
 
-    def _add(self, label: str, namespace) -> None:
+    def _add(self, label: str, namespace: Mapping[str, object]) -> None:
         keys = tuple(k for k, v in list(namespace.items()) if isinstance(k, str) and _behaviour(v))
         if keys:
             self.spaces.append((label, keys))
@@ -94,13 +98,13 @@ class Namespaces:
             self._getters.append(itemgetter(*keys) if len(keys) > 1 else itemgetter(keys[0], keys[0]))
             self._namespaces.append(namespace)
 
-    def bound(self) -> list[tuple] | None:
+    def bound(self) -> Bound | None:
         try:
             return list(map(call, self._getters, self._namespaces))
         except KeyError:
             return None  # a name was deleted
 
-    def unchanged_since(self, bound: list[tuple] | None) -> bool:
+    def unchanged_since(self, bound: Bound | None) -> bool:
         """Whether every name is bound to the object it was in ``bound``. The tuples compare in C,
         each pair of objects by identity first, so that a process where nothing changed runs none
         of their code; a name bound to another object counts as changed unless that object says it
@@ -113,9 +117,9 @@ class Namespaces:
         except Exception:  # noqa: BLE001 - a name was deleted (KeyError), or a new object's ``__eq__`` failed
             return False
 
-    def describe(self, before: list[tuple] | None, after: list[tuple] | None) -> list[str]:
+    def describe(self, before: Bound | None, after: Bound | None) -> list[str]:
         """The first few names whose objects differ (the slow path, once a difference is known)."""
-        found = []
+        found: list[str] = []
         for index, ((label, keys), namespace) in enumerate(zip(self.spaces, self._namespaces)):
             if after is None:
                 missing = [key for key in keys if key not in namespace]
@@ -130,13 +134,13 @@ class Namespaces:
         return found or ["a library namespace changed"]
 
 
-def _behaviour(value) -> bool:
+def _behaviour(value: object) -> bool:
     """Code a target could swap for its own: functions, classes, modules, descriptors. Plain data that
     a library rebinds as it runs (a lazily filled ``None``, a flag, a cache) is not compared."""
     return callable(value) or isinstance(value, (types.ModuleType, property, staticmethod, classmethod))
 
 
-def _descriptor(fd: int):
+def _descriptor(fd: int) -> tuple[int, int, int] | str:
     try:
         stat = os.fstat(fd)
     except OSError:
@@ -144,7 +148,7 @@ def _descriptor(fd: int):
     return (stat.st_dev, stat.st_ino, stat.st_mode)
 
 
-def _stream(stream):
+def _stream(stream: object) -> tuple[int, bool]:
     return (id(stream), bool(getattr(stream, "closed", False)))
 
 
@@ -154,8 +158,8 @@ def _umask() -> int:
     return mask
 
 
-def _signals() -> tuple:
-    handlers = []
+def _signals() -> tuple[int | None, ...]:
+    handlers: list[int | None] = []
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGALRM, signal.SIGPIPE):
         try:
             handlers.append(id(signal.getsignal(number)))
@@ -164,7 +168,7 @@ def _signals() -> tuple:
     return tuple(handlers)
 
 
-def _settings() -> tuple:
+def _settings() -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """The values inside JAX's configuration and brainstate.environ (their names keep pointing at the
     same objects when a value changes)."""
     jax = sys.modules.get("jax")
@@ -176,7 +180,7 @@ def _settings() -> tuple:
     return flags, values
 
 
-def process_values() -> tuple:
+def process_values() -> ProcessValues:
     try:
         cwd = os.getcwd()
     except OSError:

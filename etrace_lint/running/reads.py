@@ -51,12 +51,12 @@ class _Recorder:
     an audited call, thousands of times per model): it is a plain function that returns at once on
     any other event, about a third of the cost of a bound method's call."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.active = False
         self.opened: set[str] = set()
         sys.addaudithook(_hook_for(self))
 
-    def note(self, args: tuple) -> None:
+    def note(self, args: tuple[object, ...]) -> None:
         path, mode = args[0], args[1]
         flags = args[2] if len(args) > 2 else 0
         if isinstance(path, bytes):
@@ -79,8 +79,8 @@ class _Recorder:
         return self.opened
 
 
-def _hook_for(recorder: _Recorder) -> Callable[[str, tuple], None]:
-    def hook(event: str, args: tuple) -> None:
+def _hook_for(recorder: _Recorder) -> Callable[[str, tuple[object, ...]], None]:
+    def hook(event: str, args: tuple[object, ...]) -> None:
         if event == "open" and recorder.active:
             recorder.note(args)
 
@@ -175,7 +175,7 @@ def _placed(file: str) -> tuple[str, str] | str | None:
     return os.path.abspath(file)
 
 
-def _module_file(module) -> str | None:
+def _module_file(module: object) -> str | None:
     file = getattr(module, "__file__", None)
     return file if isinstance(file, str) else None
 
@@ -195,14 +195,14 @@ def _ignored(path: str, skip: tuple[str, ...]) -> bool:
 _PLACED_MODULES: dict[str, tuple[object, tuple[str, str] | str | None]] = {}
 
 
-def _place_module(name: str, module) -> tuple[str, str] | str | None:
+def _place_module(name: str, module: object) -> tuple[str, str] | str | None:
     if module is None or name.startswith((_OWN_PACKAGE + ".", "__editable__")) or name == _OWN_PACKAGE:
         return None
     file = _module_file(module)
     return _placed(file) if file else None
 
 
-def _placement(name: str, module) -> tuple[str, str] | str | None:
+def _placement(name: str, module: object) -> tuple[str, str] | str | None:
     known = _PLACED_MODULES.get(name)
     if known is not None and known[0] is module:
         return known[1]

@@ -9,16 +9,38 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from typing import Callable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
-from ..config.settings import Settings
+from ..config.settings import EngineSettings, Settings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
 from ..policy.scope import engine_scope
 from .programs import ProgramFolder
 
+if TYPE_CHECKING:  # the cache module loads only when a run needs it (open_cache); annotations only
+    from .cache import Cache
 
-def open_cache(settings: Settings):
+
+class Pool(Protocol):
+    """What a run lints on: a :class:`~etrace_lint.running.workers.WorkerPool`, or one that stands for it."""
+
+    @property
+    def workers(self) -> Sequence[object]: ...
+
+    def run(self, specs: list[TargetSpec], root: str, settings: EngineSettings, jobs: int, timeout: float,
+            progress: Callable[[int, int, TargetSpec], None] | None = None,
+            durations: dict[str, float] | None = None, *, memory_limit: int = ...) -> list[TargetResult]: ...
+
+
+@runtime_checkable
+class AnnouncesStart(Protocol):
+    """A progress callback that is also told when workers start, and for how many targets."""
+
+    def starting(self, count: int, preload: list[str] | tuple[str, ...] = ()) -> None: ...
+
+
+def open_cache(settings: Settings) -> Cache | None:
     if not settings.use_cache:
         return None
     from .cache import Cache  # lazy: loads only when a run needs it
@@ -30,7 +52,7 @@ def open_cache(settings: Settings):
                  count_only=engine_scope(settings).count_only)
 
 
-def program_folder(cache, quiet: bool = False) -> ProgramFolder | None:
+def program_folder(cache: Cache | None, quiet: bool = False) -> ProgramFolder | None:
     """JAX's compiled programs beside the results, signed with the same key, so that a later run
     compiles less; none without a cache. A folder that cannot be written (a read-only checkout, a
     cache restored without write access) is said once; the pool then keeps a temporary one, so JAX
@@ -58,7 +80,7 @@ def program_folder(cache, quiet: bool = False) -> ProgramFolder | None:
 
 def run_targets(specs: list[TargetSpec], settings: Settings,
                 progress: Callable[[int, int, TargetSpec], None] | None = None,
-                cache=None, pool=None) -> list[TargetResult]:
+                cache: Cache | None = None, pool: Pool | None = None) -> list[TargetResult]:
     """One result per spec, in the order of ``specs`` whatever the number of workers.
 
     ``pool``: a :class:`~etrace_lint.running.workers.WorkerPool` to run on and keep (the
@@ -78,18 +100,17 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         engine_settings = settings.for_engine(engine_scope(settings))
         todo = [specs[i] for i in stale]
         durations = cache.recorded_seconds(todo) if cache is not None else None
-        own_pool = pool is None
-        starting = getattr(progress, "starting", None)
-        if starting is not None and (own_pool or not pool.workers):
-            starting(len(todo), settings.preload)  # the first seconds are the workers' imports: say so
-        if own_pool:
-            pool = WorkerPool(settings.preload, compilation_cache=program_folder(cache, settings.quiet))
+        own_pool = None
+        if isinstance(progress, AnnouncesStart) and (pool is None or not pool.workers):
+            progress.starting(len(todo), settings.preload)  # the first seconds are the workers' imports: say so
+        if pool is None:
+            pool = own_pool = WorkerPool(settings.preload, compilation_cache=program_folder(cache, settings.quiet))
         try:
             fresh = pool.run(todo, settings.root, engine_settings, settings.jobs or default_jobs(), settings.timeout,
                              progress, durations, memory_limit=settings.memory_limit)
         finally:
-            if own_pool:
-                pool.close()
+            if own_pool is not None:
+                own_pool.close()
         for index, result in zip(stale, fresh):
             results[index] = result
             if cache is not None:

@@ -18,7 +18,8 @@ How files are handed out depends on what is known of them:
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence, Set
+from typing import Protocol
 
 from ..discovery.discover import TargetSpec
 
@@ -41,7 +42,8 @@ class Schedule:
 
     def __init__(self, specs: list[TargetSpec], workers: int, durations: dict[str, float] | None = None):
         groups = group_by_file(specs)
-        known = [durations[spec.key] for spec in specs if spec.key in durations] if durations else []
+        durations = durations or {}
+        known = [durations[spec.key] for spec in specs if spec.key in durations]
         if known:
             typical = sum(known) / len(known)
             cost = [sum(durations.get(specs[i].key, typical) for i in group) for group in groups]
@@ -56,7 +58,7 @@ class Schedule:
     def __len__(self) -> int:
         return len(self._retry) + sum(len(run) for run in self._runs)
 
-    def next_group(self, worker: Hashable, alive: set | None = None) -> list[int] | None:
+    def next_group(self, worker: Hashable, alive: Set[Hashable] | None = None) -> list[int] | None:
         """The next file for ``worker``; ``alive``: the workers that still hold a run (others' runs are free)."""
         if self._retry:
             return self._retry.pop(0)
@@ -118,6 +120,7 @@ def contiguous_cuts(work: list[float], parts: int) -> list[tuple[int, int]]:
             low = middle
     limit = high
 
+    cuts: list[tuple[int, int]]
     cuts, start, total, left = [], 0, 0.0, sum(work)
     for index, value in enumerate(work):
         if index > start and len(cuts) < parts - 1:
@@ -137,6 +140,19 @@ def contiguous_cuts(work: list[float], parts: int) -> list[tuple[int, int]]:
 CHEAP_START = 1.0
 
 
+class StartedWorker(Protocol):
+    """What :class:`Scaling` reads of a worker (the pool's handle on one)."""
+
+    @property
+    def ready(self) -> bool: ...
+
+    @property
+    def index(self) -> int | None: ...  # the target it is on; None: idle
+
+    @property
+    def started(self) -> float: ...  # when it took that target, ``time.monotonic()``
+
+
 class Scaling:
     """How many workers are worth starting.
 
@@ -149,7 +165,7 @@ class Scaling:
     start (slow models, or one that hangs while the rest wait).
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.startup: float | None = None
         self.durations: list[float] = []
 
@@ -160,7 +176,7 @@ class Scaling:
     def finished(self, seconds: float) -> None:
         self.durations.append(seconds)
 
-    def more_workers(self, workers: list, pending: int, most: int) -> int:
+    def more_workers(self, workers: Sequence[StartedWorker], pending: int, most: int) -> int:
         if len(workers) >= most or not pending or self.startup is None or not all(w.ready for w in workers):
             return 0
         wanted = len(workers)
@@ -174,7 +190,7 @@ class Scaling:
             wanted = max(wanted, len(workers) + 1)
         return max(0, min(most, wanted) - len(workers))
 
-    def next_look(self, workers: list, pending: int, most: int) -> float | None:
+    def next_look(self, workers: Sequence[StartedWorker], pending: int, most: int) -> float | None:
         """When :meth:`more_workers` may next say yes with no message in between: once the earliest
         busy worker has run longer than a start."""
         if len(workers) >= most or not pending or self.startup is None:

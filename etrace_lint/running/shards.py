@@ -26,9 +26,11 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from .. import __version__
 from ..config.options import OPTIONS
+from ..config.settings import Settings
 from ..discovery.discover import TargetSpec
 from .cache import own_source_files
 from .schedule import contiguous_cuts
@@ -103,7 +105,10 @@ def _own_source() -> str:
     return digest.hexdigest()[:16]
 
 
-def _plain(value):
+Plain: TypeAlias = "None | bool | int | float | str | list[Plain] | dict[str, Plain]"  # as JSON writes it
+
+
+def _plain(value: object) -> Plain:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda item: str(item[0]))}
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -114,7 +119,8 @@ def _plain(value):
     return repr(value)
 
 
-def shard_record(specs: list[TargetSpec], mine: list[TargetSpec], root: str, shard: Shard, settings) -> dict:
+def shard_record(specs: list[TargetSpec], mine: list[TargetSpec], root: str, shard: Shard,
+                 settings: Settings) -> dict[str, Any]:
     """What this shard's log says about itself; :mod:`.merge` refuses shards whose records disagree."""
 
     def version(name: str) -> str:

@@ -20,13 +20,17 @@ import importlib
 import os
 import signal
 import time
+from multiprocessing.connection import Connection
+from typing import Never
 
+from ..config.settings import EngineSettings
 from ..core.findings import Location, TargetResult, ToolError
 from ..core.registry import all_rules
+from ..discovery.discover import TargetSpec
 from ..engine.lint import lint_target
 from ..engine.targets import forget_imported_files, import_file
 from . import children, isolation, process_state, reads
-from .messages import Fork, Lint, Linted, Ready
+from .messages import Fork, Lint, Linted, Ready, WorkerMessage
 
 # What every worker needs before its first target: imported once in the fork
 # server, so that no forked worker pays for it again.
@@ -80,7 +84,7 @@ def _start_backend() -> None:
     jnp.zeros(()).block_until_ready()  # the backend starts on first use, not on a target's clock
 
 
-def _compiler_options(settings):
+def _compiler_options(settings: EngineSettings) -> EngineSettings:
     """The engine settings with the compiler's objects built from the plain data configuration holds."""
     options = dict(settings.compile_options)
     policy = options.get("control_flow")
@@ -91,15 +95,15 @@ def _compiler_options(settings):
     return dataclasses.replace(settings, compile_options=options)
 
 
-def _label(spec) -> str:
+def _label(spec: TargetSpec) -> str:
     return f"{os.path.basename(spec.path)}::{spec.factory}"
 
 
-def tool_error(spec, message: str, reason: str):
+def tool_error(spec: TargetSpec, message: str, reason: str) -> ToolError:
     return ToolError(spec.display_name, f"{_label(spec)}: {message}", Location(spec.path, spec.line), reason)
 
 
-def use_compile_mode(settings) -> None:
+def use_compile_mode(settings: EngineSettings) -> None:
     """Linting never reads what a model's initialisers compute, only the programs JAX traces; yet
     each initialiser runs once per shape through XLA, and optimising those programs is most of a
     cold lint. Without --verify, XLA is asked not to (JAX's ``jax_disable_most_optimizations``:
@@ -109,16 +113,18 @@ def use_compile_mode(settings) -> None:
         return
     import jax  # a cached run never imports jax
 
-    jax.config.update("jax_disable_most_optimizations", not (settings.verify or settings.advise))
+    jax.config.update(  # type: ignore[no-untyped-call]  # jax's Config.update has no annotations
+        "jax_disable_most_optimizations", not (settings.verify or settings.advise))
 
 
-def apply_run_settings(settings) -> None:
+def apply_run_settings(settings: EngineSettings) -> None:
     """What a run asks of the process before any of its targets: taken into the process's fingerprint."""
     isolation.drop_environment(settings.drop_env)
     use_compile_mode(settings)
 
 
-def lint_one(spec, root: str, settings, file_reads: frozenset[str] = frozenset()):
+def lint_one(spec: TargetSpec, root: str, settings: EngineSettings,
+             file_reads: frozenset[str] = frozenset()) -> TargetResult:
     """One target, from clean global settings, with what it read (:mod:`.reads`): the modules in this
     worker, and the files opened while it ran and, ``file_reads``, while its file was imported."""
     try:
@@ -150,7 +156,7 @@ def _tool_folders() -> tuple[str, ...]:
     return (os.path.abspath(folder).rstrip(os.sep) + os.sep,) if folder else ()
 
 
-def next_message(conn) -> Lint | Fork | None:
+def next_message(conn: Connection[Never, Lint | Fork | None]) -> Lint | Fork | None:
     """The parent's next message (to a worker, or to the fork server); None when it says goodbye or is gone."""
     try:
         return conn.recv()
@@ -158,7 +164,7 @@ def next_message(conn) -> Lint | Fork | None:
         return None
 
 
-def serve(conn) -> None:
+def serve(conn: Connection[WorkerMessage, Lint | None]) -> None:
     """Answer the parent until it says goodbye; the modules and backend are ready.
 
     Each answer says whether the process is still fit for what comes next
@@ -214,6 +220,7 @@ def serve(conn) -> None:
                 "left-processes"))
         linted = True
         reference = imported if more_in_file and imported is not None else start
+        assert reference is not None  # a worker's first target starts a file (new_group), which takes ``start``
         disturbed = reference.changes(names)
         conn.send(Linted(index, result.to_json(), tuple(disturbed)))
 
@@ -232,14 +239,15 @@ def prepare_process() -> None:
     os.dup2(2, 1)
 
 
-def forked_main(conn) -> None:
+def forked_main(conn: Connection[WorkerMessage, Lint | None]) -> None:
     """A worker forked from the fork server: the modules are there, the backend is not."""
     prepare_process()
     _start_backend()
     serve(conn)
 
 
-def spawned_main(conn, preload: list[str], compilation_cache: str | None = None) -> None:
+def spawned_main(conn: Connection[WorkerMessage, Lint | None], preload: list[str],
+                 compilation_cache: str | None = None) -> None:
     """A worker started afresh (no fork server on this platform, or it could not be used)."""
     prepare_process()
     gc.disable()  # as in the fork server: no collection walks the imports while they are made

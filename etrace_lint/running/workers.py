@@ -33,8 +33,10 @@ import signal
 import sys
 import tempfile
 import time
-from multiprocessing.connection import wait
-from typing import Any, Callable
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import SpawnContext
+from multiprocessing.process import BaseProcess
+from typing import Callable, Never, Sequence, TypeAlias
 
 from ..config.settings import EngineSettings
 from ..core.findings import TargetResult
@@ -52,6 +54,9 @@ from .worker_loop import tool_error
 STARTUP_LIMIT = 180.0
 _POLL = 0.5  # how often the progress line is refreshed while waiting
 _MEMORY_POLL = 0.05  # how often a busy worker's memory is read, under a memory limit
+
+# what a run waits on: a pipe it receives from, or a spawned process's sentinel
+Waitable: TypeAlias = "Connection[Never, object] | int"
 
 
 def default_jobs() -> int:
@@ -77,7 +82,8 @@ def _crash_message(exitcode: int | None) -> str:
 class _Worker:
     """The parent's handle on one worker: its pipe, and the targets of the file it is on."""
 
-    def __init__(self, conn, pid: int | None = None, process=None):
+    def __init__(self, conn: Connection[Lint | None, WorkerMessage], pid: int | None = None,
+                 process: BaseProcess | None = None) -> None:
         self.conn = conn
         self.pid = pid
         self.process = process  # spawned workers only; forked ones belong to the fork server
@@ -89,7 +95,7 @@ class _Worker:
         self.exitcode: int | None = None
 
     @property
-    def waitables(self) -> list:
+    def waitables(self) -> Sequence[Waitable]:
         return [self.conn] + ([self.process.sentinel] if self.process is not None else [])
 
     def give(self, index: int, spec: TargetSpec, root: str, settings: EngineSettings, new_group: bool) -> None:
@@ -135,9 +141,10 @@ class _Worker:
 class _ForkServer:
     """The parent's handle on the fork server (:mod:`.zygote`)."""
 
-    def __init__(self, context, preload: list[str], compilation_cache: str | None):
+    def __init__(self, context: SpawnContext, preload: list[str], compilation_cache: str | None) -> None:
         from . import zygote  # lazy: what runs in a worker loads only when one starts
 
+        self.conn: Connection[Fork | None, ForkServerMessage]
         self.conn, child = context.Pipe()
         self.process = context.Process(target=zygote.serve_forks, args=(child, list(preload), compilation_cache),
                                        daemon=True, name="etrace-lint-fork-server")
@@ -171,7 +178,7 @@ class _ForkServer:
             self.exits[message.pid] = message.code
         return message
 
-    def fork(self, context) -> _Worker:
+    def fork(self, context: SpawnContext) -> _Worker:
         parent_end, child_end = context.Pipe()
         self.conn.send(Fork(child_end))
         child_end.close()
@@ -225,7 +232,7 @@ class WorkerPool:
     def __enter__(self) -> "WorkerPool":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- starting workers -------------------------------------------------
@@ -273,9 +280,9 @@ class WorkerPool:
         self.workers.append(worker)
         return worker
 
-    def waitables(self) -> list[Any]:
+    def waitables(self) -> list[Waitable]:
         """What a run waits on: each worker's pipe (and process), and the fork server's pipe."""
-        waitables = [x for w in self.workers for x in w.waitables]
+        waitables: list[Waitable] = [x for w in self.workers for x in w.waitables]
         if self._server is not None:
             waitables.append(self._server.conn)
         return waitables
@@ -300,7 +307,7 @@ class WorkerPool:
         while worker.exitcode is None and time.monotonic() < deadline and self._server is not None:
             if self._server.conn.poll(0.1):
                 self._server.receive()
-                worker.exitcode = self._server.exits.pop(worker.pid, None)
+                worker.exitcode = self._server.exits.pop(worker.pid, None) if worker.pid is not None else None
         return worker.exitcode
 
     def warm(self) -> None:
@@ -340,7 +347,9 @@ class WorkerPool:
 
 
 class _Run:
-    def __init__(self, pool: WorkerPool, specs, root, settings, jobs, timeout, progress, durations, memory_limit):
+    def __init__(self, pool: WorkerPool, specs: list[TargetSpec], root: str, settings: EngineSettings, jobs: int,
+                 timeout: float, progress: Callable[[int, int, TargetSpec], None] | None,
+                 durations: dict[str, float] | None, memory_limit: int) -> None:
         self.pool, self.specs, self.root = pool, specs, os.path.abspath(root)
         self.settings, self.timeout, self.progress = settings, timeout, progress
         self.memory_limit = memory_limit
@@ -388,7 +397,8 @@ class _Run:
         """The resident memory of a worker busy on a target, when it is past the limit."""
         if not self.memory_limit or worker.index is None:
             return None
-        pid = worker.pid if worker.pid is not None else worker.process.pid
+        # a forked worker has a pid, a spawned one a process
+        pid = worker.pid if worker.pid is not None else worker.process.pid if worker.process is not None else None
         held = resident(pid) if pid else None
         return held if held is not None and held > self.memory_limit else None
 

@@ -22,16 +22,18 @@ import signal
 import sys
 import threading
 import time
-from multiprocessing.connection import wait
+from collections.abc import Iterator
+from multiprocessing.connection import Connection, wait
 
 from . import children as processes
 from . import worker_loop
-from .messages import Exited, Fork, Forked, Ready, Unsafe
+from .messages import Exited, Fork, Forked, ForkServerMessage, Ready, Unsafe
 
 _REAP_EVERY = 0.2
 
 
-def serve_forks(conn, preload: list[str], compilation_cache: str | None = None) -> None:
+def serve_forks(conn: Connection[ForkServerMessage, Fork | None], preload: list[str],
+                compilation_cache: str | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     processes.become_subreaper()
     gc.disable()  # importing allocates millions of objects that live as long as the process
@@ -103,7 +105,7 @@ def _stop_children(children: set[int]) -> None:
             pass
 
 
-def _reap(workers: set[int]):
+def _reap(workers: set[int]) -> Iterator[tuple[int, int]]:
     """The workers that ended, with their exit codes. As a subreaper, this process also adopts the
     processes a killed worker's target left; they are stopped once their worker is gone."""
     ended = False
