@@ -16,7 +16,17 @@ from ..core.verdict import Verdict
 from . import verdict as judge
 from .expectations import GraphFacts, expectation
 from .findings import FindingMaker
-from .harness import GradientRun, Harness, HarnessError, LayoutError, describe, device_label, on_device, select_device
+from .harness import (
+    GradientRun,
+    Harness,
+    HarnessError,
+    LayoutError,
+    LeafKey,
+    describe,
+    device_label,
+    on_device,
+    select_device,
+)
 from .layout import advice
 from .rows import VerifyRow
 from .settings import VerifySettings, VerifySettingsError, resolve_settings
@@ -155,7 +165,7 @@ def _layout_message(error: LayoutError) -> str:
     return f"{text}. To fix, {advice(error.leading)}" if about_layout else text
 
 
-def _same_loss(online: float, bptt: float, dtypes: dict[object, str], settings: VerifySettings) -> bool:
+def _same_loss(online: float, bptt: float, dtypes: dict[LeafKey, str], settings: VerifySettings) -> bool:
     dtype = "float64" if dtypes and all(d == "float64" for d in dtypes.values()) else "float32"
     rtol = math.sqrt(settings.tolerance(dtype))
     return math.isclose(online, bptt, rel_tol=rtol, abs_tol=1e-30) or (math.isnan(online) and math.isnan(bptt))

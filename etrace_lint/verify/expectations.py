@@ -19,12 +19,15 @@ hidden groups, never from layer class names.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis import braintrace_adapter as bt
 from ..analysis import jaxpr_view as jv
 from ..analysis.carried_states import carried_uses
-from ..core.naming import display_name, display_names
+from ..core.naming import StatePath, display_name, display_names
+
+if TYPE_CHECKING:  # annotations only
+    from ..analysis.context import AnalysisContext
 
 EXACT_ALGORITHMS = frozenset({"d_rtrl"})  # exact on element-wise groups
 _MIXED = "mixed"  # braintrace's PathClassification.MIXED: some paths direct, some through another ETP op
@@ -43,18 +46,18 @@ class Expectation:
 class GraphFacts:
     """Structural facts of one compiled step, computed once per model."""
 
-    def __init__(self, context: Any):
+    def __init__(self, context: AnalysisContext):
         self.jaxpr = bt.traced_jaxpr(context.module_info)
         self.groups = {g.index: g for g in bt.group_views(context.graph)}
         self.relations = bt.relation_views(context.graph)
         self.reaching_hidden = set(context.weights_reaching_hidden())
         self.carried = {use.weight: use for use in carried_uses(context)}
-        self._flows: dict = {}
+        self._flows: dict[tuple[Any, ...], dict[Any, Any]] = {}  # source vars -> var -> keeps positions
 
-    def relations_of(self, weight: tuple) -> list:
+    def relations_of(self, weight: StatePath) -> list[bt.RelationView]:
         return [r for r in self.relations if tuple(weight) in r.weight_paths]
 
-    def _flow(self, sources: tuple) -> dict:
+    def _flow(self, sources: tuple[Any, ...]) -> dict[Any, Any]:
         if sources not in self._flows:
             self._flows[sources] = jv.position_flow(self.jaxpr, {v: True for v in sources})
         return self._flows[sources]
@@ -64,11 +67,11 @@ class GraphFacts:
         flow = self._flow(group.invars)
         return all(flow.get(v, True) for v in group.outvars)
 
-    def lands_on_same_units(self, relation: Any) -> bool:
+    def lands_on_same_units(self, relation: bt.RelationView) -> bool:
         flow = self._flow((relation.y_var,))
         return all(flow.get(v, True) for i in relation.group_indices for v in self.groups[i].outvars)
 
-    def downstream_groups(self, relation: Any) -> list:
+    def downstream_groups(self, relation: bt.RelationView) -> list[bt.GroupView]:
         """Other hidden groups whose new value depends on this op's groups."""
         own = set(relation.group_indices)
         sources = (relation.y_var,) + tuple(v for i in own for v in self.groups[i].invars)
@@ -77,7 +80,7 @@ class GraphFacts:
                 if g.index not in own and any(v in flow for v in g.outvars)]
 
 
-def expectation(facts: GraphFacts, weight: tuple, algorithm: str, steps: int) -> Expectation:
+def expectation(facts: GraphFacts, weight: StatePath, algorithm: str, steps: int) -> Expectation:
     """Whether ``weight``'s online gradient under ``algorithm`` must equal BPTT over ``steps``."""
     relations = facts.relations_of(weight)
     if any(c == _MIXED for relation in relations for c in relation.classifications):

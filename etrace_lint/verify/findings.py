@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..core.details import VerifyHarness, VerifyLeaf, VerifyNotRun, VerifyWeight
 from ..core.findings import Finding, Location, Subject
-from ..core.naming import display_name, path_key
+from ..core.naming import StatePath, display_name, path_key
 from ..core.registry import all_rules
 from ..core.rule import GradientFacts
 from . import verdict as judge
@@ -50,7 +50,7 @@ class FindingMaker:
 
     # ------------------------------------------------------------------ places
 
-    def explanation(self, weight: tuple) -> Finding | None:
+    def explanation(self, weight: StatePath) -> Finding | None:
         """The linter's own finding that tells why ``weight`` is left out, if there is one."""
         name = display_name(weight)
         found = [f for f in self._others
@@ -59,7 +59,7 @@ class FindingMaker:
         found.sort(key=lambda f: (-f.level.rank, f.rule_id))
         return found[0] if found else None
 
-    def weight_locations(self, weight: tuple) -> tuple[Location, list[Location]]:
+    def weight_locations(self, weight: StatePath) -> tuple[Location, list[Location]]:
         """Where the ParamState is created; the ETP op (or first use) and the factory as related."""
         created = self.locator.of_state(weight)
         used = self.locator.of_weight(weight, label=f"{display_name(weight)} is used here")
@@ -97,7 +97,9 @@ class FindingMaker:
             why_scaled=_why_scaled(factor) if factor is not None else "",
             explained_by=f"{explained.rule_id} on line {explained.line}" if explained is not None else "",
             draws=judge.describe_draws(worst.draws) if worst.draws else "")
-        message = all_rules()[rule_id].explain(facts)  # the rule words what was measured
+        explain = all_rules()[rule_id].explain
+        assert explain is not None  # every --verify rule words its facts (rules/etl40*.py)
+        message = explain(facts)  # the rule words what was measured
         subject = Subject(weight=display_name(weight), weight_path=path_key(weight), algorithm=algorithm)
         return self._finding(rule_id, message, primary, related, details, subject)
 

@@ -34,15 +34,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..analysis import braintrace_adapter as bt
-from ..core.naming import display_name
+from ..core.naming import StatePath, display_name
 from .interpret import interpreted
 from .layout import Layout, leading_axes, plan_layouts
+from .settings import VerifySettings
 
 INPUT_SCALES = (1.0, 4.0, 16.0, 64.0)
 # forward mode costs one pass per parameter: above this many, a BPTT reverse mode refuses is not taken
 FORWARD_MODE_LIMIT = 4096
 # what JAX says when reverse mode meets a while loop (a fori_loop with traced bounds is one)
 _REVERSE_REFUSED = re.compile(r"Reverse-mode differentiation does not work for lax\.while_loop")
+
+LeafKey = tuple[StatePath, str]  # one gradient leaf: (weight path, leaf path as ``jax.tree_util.keystr`` writes it)
+StateValues = list[tuple[brainstate.State[Any], Any]]  # states and the values to put back in them
 
 
 def reverse_mode_refused(exc: BaseException) -> bool:
@@ -57,7 +61,8 @@ class HarnessError(Exception):
 class LayoutError(HarnessError):
     """BPTT ran under none of the layouts tried."""
 
-    def __init__(self, failures: list, layouts: list, leading: tuple):
+    def __init__(self, failures: list[tuple[Layout, str, bool]], layouts: list[Layout],
+                 leading: tuple[int | None, int | None]):
         self.failures = failures  # (layout, why, whether the layout is to blame)
         self.layouts = layouts
         self.leading = leading  # the leading axis of the hidden states and of the example inputs
@@ -87,8 +92,8 @@ class GradientRun:
 
     steps: int
     loss: float
-    grads: dict = field(default_factory=dict)  # (weight path, leaf) -> float64 mantissa array
-    dtypes: dict = field(default_factory=dict)  # (weight path, leaf) -> dtype name
+    grads: dict[LeafKey, np.ndarray] = field(default_factory=dict)  # (weight path, leaf) -> float64 mantissa array
+    dtypes: dict[LeafKey, str] = field(default_factory=dict)  # (weight path, leaf) -> dtype name
     seconds: float = 0.0
 
 
@@ -109,9 +114,10 @@ def _is_quantity(value: Any) -> bool:
     return hasattr(value, "mantissa") and hasattr(value, "unit")
 
 
-def flat_leaves(grads: Any) -> tuple[dict, dict]:
+def flat_leaves(grads: Any) -> tuple[dict[LeafKey, np.ndarray], dict[LeafKey, str]]:
     """``{path: pytree}`` -> ``{(path, leaf): float64 array}`` and the leaves' dtypes."""
-    values, dtypes = {}, {}
+    values: dict[LeafKey, np.ndarray] = {}
+    dtypes: dict[LeafKey, str] = {}
     for path, tree in grads.items():
         for leaf_path, leaf in jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_quantity)[0]:
             key = (tuple(path), jax.tree_util.keystr(leaf_path))
@@ -138,23 +144,23 @@ def device_label(device: Any) -> str:
     return f"{label} ({kind})" if kind and kind.lower() != device.platform else label
 
 
-def _snapshot(owner: Any) -> dict:
+def _snapshot(owner: Any) -> dict[StatePath, Any]:
     return {tuple(path): st.value for path, st in brainstate.graph.states(owner).items()}
 
 
-def _restore(owner: Any, snapshot: dict) -> None:
+def _restore(owner: Any, snapshot: dict[StatePath, Any]) -> None:
     for path, st in brainstate.graph.states(owner).items():
         if tuple(path) in snapshot:
             st.value = snapshot[tuple(path)]
 
 
-def _state_values(owner: Any) -> list:
+def _state_values(owner: Any) -> StateValues:
     """Every state reachable from ``owner`` with its value, by object: a learner's
     graph paths change once it splits its states lazily on first use."""
     return [(st, st.value) for st in brainstate.graph.states(owner).values()]
 
 
-def _restore_values(pairs: list) -> None:
+def _restore_values(pairs: StateValues) -> None:
     for st, value in pairs:
         st.value = value
 
@@ -162,11 +168,12 @@ def _restore_values(pairs: list) -> None:
 class Harness:
     """Runs BPTT and online gradients of one model; leaves the model as it found it."""
 
-    def __init__(self, model: Any, example_inputs: tuple, batch_size: int | None, weights: Any,
-                 settings: Any, loss: Callable | None = None, interpret: bool = False):
+    def __init__(self, model: Any, example_inputs: tuple[Any, ...], batch_size: int | None, weights: Any,
+                 settings: VerifySettings, loss: Callable[[Any], Any] | None = None, interpret: bool = False):
         self.model = model
         # the programs evaluated with NumPy instead of compiled by XLA: the probe's few steps cost less so
-        self.stage = interpreted if interpret else brainstate.transform.jit
+        self.stage: Callable[[Callable[..., Any]], Callable[..., Any]] = \
+            interpreted if interpret else brainstate.transform.jit
         self.settings = settings
         self.loss = loss or mean_squared_output
         self.weights = weights
@@ -177,13 +184,13 @@ class Harness:
                                     _is_quantity, self.close)
         self.layout: Layout | None = None
         self.batch: int | None = None
-        self._initial: dict = {}
+        self._initial: dict[StatePath, Any] = {}
         self._learners: dict[str, Any] = {}
-        self._learner_values: dict[int, list] = {}
-        self._bptt_programs: dict[int, Callable] = {}  # id(differentiate) -> its staged BPTT
-        self._online_programs: dict[int, Callable] = {}  # id(learner) -> its staged online step
+        self._learner_values: dict[int, StateValues] = {}
+        self._bptt_programs: dict[int, Callable[..., Any]] = {}  # id(differentiate) -> its staged BPTT
+        self._online_programs: dict[int, Callable[..., Any]] = {}  # id(learner) -> its staged online step
         self.jitted_steps: dict[int, Any] = {}  # id(learner) -> its jitted online step, compiled by ``online``
-        self.sequence: tuple = ()
+        self.sequence: tuple[Any, ...] = ()
         self.input_scale = 1.0  # drawn float inputs are multiplied by it (see ``settle``)
         self.draw = 0  # which draw of the inputs the sequence is: its seed is the settings' seed plus it
         self.forward_mode = False  # BPTT is taken in forward mode: reverse mode cannot go through the step
@@ -258,11 +265,13 @@ class Harness:
         network that does not spike within the sequence has an all-zero gradient, against which nothing can be
         compared.
         The scale that moves the most weights is kept; inputs the target gives itself are used as they are."""
-        best = None
+        best: tuple[int, float, dict[int, GradientRun]] | None = None
+        layout = self.layout
+        assert layout is not None  # ``use`` has laid the states out
         for scale in (1.0,) if self.settings.inputs is not None else INPUT_SCALES:
             if scale != self.input_scale:
                 self.input_scale = scale
-                self.sequence = self._sequence(self.example_inputs, self.layout.inputs_batched)
+                self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
             runs = self.bptt(lengths)
             # every length counts: a weight BPTT moves over the sequence but not in its first step
             # leaves nothing to compare at T=1
@@ -271,14 +280,16 @@ class Harness:
                 best = (live, scale, runs)
             if live == sum(len(run.grads) for run in runs.values()):
                 break
+        assert best is not None  # there is always a first scale
         _, scale, runs = best
         if scale != self.input_scale:
             self.input_scale = scale
-            self.sequence = self._sequence(self.example_inputs, self.layout.inputs_batched)
+            self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
         return runs
 
-    def _first_step(self) -> tuple:
-        return jax.tree.map(lambda a: a[0], self.sequence, is_leaf=_is_quantity)
+    def _first_step(self) -> tuple[Any, ...]:
+        first: tuple[Any, ...] = jax.tree.map(lambda a: a[0], self.sequence, is_leaf=_is_quantity)
+        return first
 
     def _step_shapes(self) -> str:
         shapes = [str(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(self._first_step(), is_leaf=_is_quantity)]
@@ -297,7 +308,7 @@ class Harness:
         before = {path: [tuple(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(st.value, is_leaf=_is_quantity)]
                   for path, st in hidden.items()}
 
-        def one_step(*xs):  # traced, not run: an eager step dispatches every op on its own
+        def one_step(*xs: Any) -> dict[StatePath, Any]:  # traced, not run: an eager step dispatches every op on its own
             self.model(*xs)
             return {path: st.value for path, st in hidden.items()}
 
@@ -313,33 +324,36 @@ class Harness:
                    if after.get(path, shapes) != shapes}
         if changed and all(_broadcasts(old, new) for old, new in changed.values()):
             for path, (_, new) in changed.items():
-                shapes = iter(new)
-                hidden[path].value = jax.tree.map(lambda v: _broadcast(v, next(shapes)), hidden[path].value,
+                leaf_shapes = iter(new)
+                hidden[path].value = jax.tree.map(lambda v: _broadcast(v, next(leaf_shapes)), hidden[path].value,
                                                   is_leaf=_is_quantity)
             self._initial = _snapshot(self.model)
             return None
         for path, (shapes, new_shapes) in changed.items():
-            old, new = (", ".join(map(str, s)) for s in (shapes, new_shapes))
+            old_text, new_text = (", ".join(map(str, s)) for s in (shapes, new_shapes))
             kind = "hidden state" if isinstance(hidden[path], brainstate.HiddenState) else "state"
             return (f"one step on inputs of shape {self._step_shapes()} turns {kind} "
-                    f"{display_name(path)} of shape {old} into {new}")
+                    f"{display_name(path)} of shape {old_text} into {new_text}")
         return None
 
-    def other_draws(self, learner: Any, lengths: list[int], draws: int) -> list[tuple[dict, dict]]:
+    def other_draws(self, learner: Any, lengths: list[int],
+                    draws: int) -> list[tuple[dict[int, GradientRun], dict[int, GradientRun]]]:
         """(BPTT runs, online runs) on draws 2 .. ``draws`` of the inputs, at the input scale ``settle`` kept;
         the sequence is the first draw's again afterwards."""
         kept = self.sequence, self.draw
         measured = []
+        layout = self.layout
+        assert layout is not None  # ``settle`` has chosen the layout
         try:
             for draw in range(1, draws):
                 self.draw = draw
-                self.sequence = self._sequence(self.example_inputs, self.layout.inputs_batched)
+                self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
                 measured.append((self.bptt(lengths), self.online(learner, lengths)))
         finally:
             self.sequence, self.draw = kept
         return measured
 
-    def _sequence(self, example_inputs: tuple, inputs_batched: bool) -> tuple:
+    def _sequence(self, example_inputs: tuple[Any, ...], inputs_batched: bool) -> tuple[Any, ...]:
         steps, seed = self.settings.steps, self.settings.seed + self.draw
         if self.settings.inputs is not None:
             produced = self.settings.inputs(steps, self.batch, seed)
@@ -364,8 +378,9 @@ class Harness:
 
     # ------------------------------------------------------------------ runs
 
-    def prefix(self, steps: int) -> tuple:
-        return jax.tree.map(lambda a: a[:steps], self.sequence, is_leaf=_is_quantity)
+    def prefix(self, steps: int) -> tuple[Any, ...]:
+        window: tuple[Any, ...] = jax.tree.map(lambda a: a[:steps], self.sequence, is_leaf=_is_quantity)
+        return window
 
     def bptt(self, lengths: list[int]) -> dict[int, GradientRun]:
         """BPTT over each prefix length of the sequence, from one compiled function: the longest
@@ -385,25 +400,26 @@ class Harness:
         leaves = jax.tree.leaves([state.value for state in self.weights.values()], is_leaf=_is_quantity)
         return sum(int(np.size(mantissa(leaf))) for leaf in leaves)
 
-    def _bptt(self, lengths: list[int], pairs: list, differentiate: Callable) -> dict[int, GradientRun]:
+    def _bptt(self, lengths: list[int], pairs: StateValues,
+              differentiate: Callable[..., Any]) -> dict[int, GradientRun]:
         longest = max(lengths)
         run = self._bptt_program(differentiate)
-        runs = {}
+        runs: dict[int, GradientRun] = {}
         for steps in sorted(lengths):
             _restore(self.model, self._initial)
             mask = jnp.arange(longest) < steps
             runs[steps] = self._timed(lambda xs: run(xs, mask), longest, pairs, steps)
         return runs
 
-    def _bptt_program(self, differentiate: Callable) -> Callable:
+    def _bptt_program(self, differentiate: Callable[..., Any]) -> Callable[..., Any]:
         """The staged BPTT of the sequence, built once: each input scale and draw runs it again, traced once."""
         key = id(differentiate)
         if key not in self._bptt_programs:
             model, loss, weights = self.model, self.loss, self.weights
 
             @self.stage
-            def run(xs, mask):
-                def total():
+            def run(xs: tuple[Any, ...], mask: jax.Array) -> Any:
+                def total() -> Any:
                     losses = brainstate.transform.for_loop(lambda *x: loss(model(*x)), *xs)
                     return jnp.where(mask, losses, jnp.zeros_like(losses)).sum()
                 return differentiate(total, weights, return_value=True)()
@@ -451,7 +467,9 @@ class Harness:
             self._learner_values[id(learner)] = _state_values(learner)
         pairs = self._learner_values[id(learner)]
         _restore_values(pairs)
-        runs, total, value, start = {}, {}, 0.0, time.perf_counter()
+        runs: dict[int, GradientRun] = {}
+        total: dict[LeafKey, np.ndarray] = {}
+        value, start = 0.0, time.perf_counter()
         try:
             with bt.quiet([]):
                 for index in range(max(lengths)):
@@ -468,13 +486,13 @@ class Harness:
             _restore_values(pairs)
         return runs
 
-    def _online_program(self, learner: Any) -> Callable:
+    def _online_program(self, learner: Any) -> Callable[..., Any]:
         """The learner's staged online step, built once: each draw of the inputs runs it again, traced once."""
         if id(learner) not in self._online_programs:
             loss = self.loss
 
             @self.stage
-            def step(xs):
+            def step(xs: tuple[Any, ...]) -> Any:
                 return learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)),
                                            reduction="sum", loss_output="scalar", return_value=True)
 
@@ -483,7 +501,8 @@ class Harness:
                 self.jitted_steps[id(learner)] = step  # the advice reads XLA's analysis of it without compiling again
         return self._online_programs[id(learner)]
 
-    def _timed(self, run: Callable, steps: int, pairs: list, label: int | None = None) -> GradientRun:
+    def _timed(self, run: Callable[[tuple[Any, ...]], Any], steps: int, pairs: StateValues,
+               label: int | None = None) -> GradientRun:
         _restore_values(pairs)
         start = time.perf_counter()
         with bt.quiet([]):
@@ -495,7 +514,7 @@ class Harness:
         return GradientRun(label or steps, value, values, dtypes, seconds)
 
 
-def _broadcasts(old: list, new: list) -> bool:
+def _broadcasts(old: list[tuple[int, ...]], new: list[tuple[int, ...]]) -> bool:
     """Whether every leaf of shape ``old`` is an initial value the first step only broadcasts: a scalar, or
     the same axes with 1 where the step puts more. A state that gains a leading axis is laid out wrongly
     (a batch axis the model does not have), not broadcast."""
@@ -505,13 +524,13 @@ def _broadcasts(old: list, new: list) -> bool:
                for a, b in zip(old, new))
 
 
-def _broadcast(value: Any, shape: tuple) -> Any:
+def _broadcast(value: Any, shape: tuple[int, ...]) -> Any:
     if _is_quantity(value):
         return type(value)(jnp.broadcast_to(value.mantissa, shape), unit=value.unit)
     return jnp.broadcast_to(value, shape)
 
 
-def _draw(rng: np.random.Generator, shape: tuple, example: np.ndarray, leaf: Any, scale: float = 1.0) -> Any:
+def _draw(rng: np.random.Generator, shape: tuple[int, ...], example: np.ndarray, leaf: Any, scale: float = 1.0) -> Any:
     """Random inputs shaped like ``example`` (a float input times ``scale``), drawn with NumPy: a JAX draw
     compiles once per shape, which costs more than the draw on every model. An integer scalar is a step
     index: it counts the steps from the example's value, as a training loop's ``for i in range(T)`` does."""
@@ -525,9 +544,9 @@ def _draw(rng: np.random.Generator, shape: tuple, example: np.ndarray, leaf: Any
         drawn = rng.integers(0, high, shape).astype(dtype)
     else:
         drawn = (rng.standard_normal(shape) * scale).astype(dtype)
-    drawn = jnp.asarray(drawn)
+    array = jnp.asarray(drawn)
     unit = getattr(leaf, "unit", None)
-    return drawn * unit if unit is not None and _is_quantity(leaf) else drawn
+    return array * unit if unit is not None and _is_quantity(leaf) else array
 
 
 @contextlib.contextmanager

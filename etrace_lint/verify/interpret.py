@@ -56,7 +56,7 @@ def interpreted(function: Callable[..., Any]) -> Callable[..., Any]:
         tree = stateful.get_out_treedef(*args, compile_if_miss=True)
         flat = jax.tree.flatten((args, {}, trace.get_state_values()))[0]
         outs = evaluate(program, consts, flat)
-        out, written = tree.unflatten([_to_jax(value) for value in outs])
+        out, written = jax.tree.unflatten(tree, [_to_jax(value) for value in outs])
         trace.assign_state_vals_v2(read, written)
         return out
 
@@ -126,7 +126,7 @@ def _bound(primitive: Any, values: list[Any], params: dict[str, Any]) -> Any:
 
 def _to_numpy(value: Any) -> Any:
     """A NumPy array for a JAX array of an ordinary dtype; a PRNG key array (an extended dtype) stays JAX's."""
-    if isinstance(value, jax.Array) and not jax.dtypes.issubdtype(value.dtype, jax.dtypes.extended):
+    if isinstance(value, jax.Array) and not jax.numpy.issubdtype(value.dtype, jax.dtypes.extended):
         return np.asarray(value)
     return value
 
@@ -137,7 +137,7 @@ def _to_jax(value: Any) -> Any:
 
 def _as_declared(value: Any, aval: Any) -> Any:
     dtype = getattr(aval, "dtype", None)
-    if dtype is None or jax.dtypes.issubdtype(dtype, jax.dtypes.extended) or isinstance(value, jax.Array):
+    if dtype is None or jax.numpy.issubdtype(dtype, jax.dtypes.extended) or isinstance(value, jax.Array):
         return value
     array = np.asarray(value)
     return array if array.dtype == dtype else array.astype(dtype)

@@ -24,7 +24,12 @@ import brainstate
 import jax
 import numpy as np
 
+from ..core.naming import StatePath
+
 DEFAULT_BATCH = 4
+
+Shape = tuple[int, ...]
+IsLeaf = Callable[[Any], bool]  # which pytree nodes are leaves (a Quantity is one)
 
 
 @dataclass(frozen=True)
@@ -39,25 +44,30 @@ class Layout:
         return f"{shape}, as the target gave it" if self.given else shape
 
 
-def hidden_shapes(model: Any, is_leaf: Callable) -> dict:
-    return {tuple(path): [np.shape(getattr(leaf, "mantissa", leaf))
+def _shape(leaf: Any) -> Shape:
+    """The shape of an array, or of a Quantity's mantissa."""
+    return np.shape(getattr(leaf, "mantissa", leaf))
+
+
+def hidden_shapes(model: Any, is_leaf: IsLeaf) -> dict[StatePath, list[Shape]]:
+    return {tuple(path): [_shape(leaf)
                           for leaf in jax.tree.leaves(st.value, is_leaf=is_leaf)]
             for path, st in brainstate.graph.states(model).items() if isinstance(st, brainstate.HiddenState)}
 
 
-def _with_batch(shapes: dict, batch: int) -> dict:
+def _with_batch(shapes: dict[StatePath, list[Shape]], batch: int) -> dict[StatePath, list[Shape]]:
     return {path: [(batch, *shape) for shape in leaves] for path, leaves in shapes.items()}
 
 
-def _leading(shapes: list[tuple]) -> int | None:
+def _leading(shapes: list[Shape]) -> int | None:
     """The leading axis every shape shares, None when one is a scalar or they differ."""
     firsts = {shape[0] if shape else None for shape in shapes}
     return firsts.pop() if len(firsts) == 1 else None
 
 
-def _input_shapes(example_inputs: tuple, is_leaf: Callable) -> list[tuple]:
+def _input_shapes(example_inputs: tuple[Any, ...], is_leaf: IsLeaf) -> list[Shape]:
     """The shapes of the example inputs that can carry a batch: a scalar (a step index) never does."""
-    shapes = [np.shape(getattr(leaf, "mantissa", leaf)) for leaf in jax.tree.leaves(example_inputs, is_leaf=is_leaf)]
+    shapes = [_shape(leaf) for leaf in jax.tree.leaves(example_inputs, is_leaf=is_leaf)]
     return [shape for shape in shapes if shape]
 
 
@@ -68,13 +78,13 @@ def is_mapped(model: Any) -> bool:
     return any(isinstance(node, brainstate.nn.Map) for node in nodes)
 
 
-def leading_axes(model: Any, example_inputs: tuple, is_leaf: Callable) -> tuple[int | None, int | None]:
+def leading_axes(model: Any, example_inputs: tuple[Any, ...], is_leaf: IsLeaf) -> tuple[int | None, int | None]:
     """The leading axis all hidden states share, and the one all example inputs share (None: none shared)."""
     states = [shape for leaves in hidden_shapes(model, is_leaf).values() for shape in leaves]
     return _leading(states), _leading(_input_shapes(example_inputs, is_leaf))
 
 
-def _initialised(model: Any, batch: int | None, seed: int, is_leaf: Callable) -> dict | None:
+def _initialised(model: Any, batch: int | None, seed: int, is_leaf: IsLeaf) -> dict[StatePath, list[Shape]] | None:
     """The hidden-state shapes the model's own ``init_state`` makes, None when it raises."""
     try:
         with brainstate.random.seed_context(seed):
@@ -87,8 +97,8 @@ def _initialised(model: Any, batch: int | None, seed: int, is_leaf: Callable) ->
     return hidden_shapes(model, is_leaf)
 
 
-def plan_layouts(model: Any, example_inputs: tuple, target_batch: int | None, verify_batch: int | None,
-                 seed: int, is_leaf: Callable, restore: Callable[[], None]) -> list[Layout]:
+def plan_layouts(model: Any, example_inputs: tuple[Any, ...], target_batch: int | None, verify_batch: int | None,
+                 seed: int, is_leaf: IsLeaf, restore: Callable[[], None]) -> list[Layout]:
     """The layouts to try, in order; leaves the model's states as ``restore`` puts them."""
     given = hidden_shapes(model, is_leaf)
     want = verify_batch or DEFAULT_BATCH

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -27,6 +28,8 @@ DRAWS = 3
 # an online gradient this much smaller than BPTT's is a zero: float32 rounding of a gradient that cancels
 # exactly (an op output mean-subtracted by a layer norm) leaves about 1e-8 of it
 ROUNDING = 1e-5
+
+_Key = TypeVar("_Key")  # how a run keys its gradient leaves
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ def metrics(online: np.ndarray | Sequence[float], bptt: np.ndarray | Sequence[fl
     return Metrics(rel, cosine, na, nb, True)
 
 
-def online_gradient(online: Mapping[object, np.ndarray], key: object, bptt: np.ndarray) -> np.ndarray:
+def online_gradient(online: Mapping[_Key, np.ndarray], key: _Key, bptt: np.ndarray) -> np.ndarray:
     """The online gradient of a leaf, zero where the learner does not differentiate the leaf at all."""
     grad = online.get(key)
     return np.zeros_like(bptt) if grad is None else grad

@@ -17,13 +17,15 @@ from ...core.algorithms import ALIASES, CLASSES
 # pp_prop (ES-D-RTRL) has no default decay: its docstring's example uses 0.9, and so does ``--verify``
 PP_PROP_DECAY = 0.9
 MULTI_STEP = "multi-step"
+# which algorithms to measure: "all" or None for every one, else labels, comma-separated or listed
+AlgorithmSpec = str | list[str] | tuple[str, ...] | None
 
 
 @dataclass(frozen=True)
 class Algorithm:
     name: str  # braintrace's registered name, e.g. "d_rtrl"
     class_name: str  # its class in the braintrace namespace
-    options: dict = field(default_factory=dict)  # what the advisor passes to the constructor
+    options: dict[str, Any] = field(default_factory=dict)  # what the advisor passes to the constructor
     note: str = ""  # why an option was chosen, shown beside the row
 
     @property
@@ -38,7 +40,7 @@ class Algorithm:
         """The learner, not yet compiled."""
         return self.constructor()(model, **self.options)
 
-    def compile(self, model: Any, inputs: tuple, batch: int | None, seed: int | None = None) -> Any:
+    def compile(self, model: Any, inputs: tuple[Any, ...], batch: int | None, seed: int | None = None) -> Any:
         """``braintrace.compile`` of this algorithm, its usual options and its checks: the model's states are
         initialised again at ``batch``, and a model it refuses raises as it does for a user."""
         return braintrace.compile(model, self.constructor(), *inputs, batch_size=batch, seed=seed, **self.options)
@@ -73,7 +75,7 @@ def installed() -> list[Algorithm]:
     return found
 
 
-def select(spec: str | list | tuple | None, configured: dict | None = None) -> list[Algorithm]:
+def select(spec: AlgorithmSpec, configured: dict[str, dict[str, Any]] | None = None) -> list[Algorithm]:
     """``"all"`` / None: every installed one; else comma-separated labels (``d_rtrl,pp_prop:multi-step``).
 
     ``configured``: ``{label: options}`` that replace an algorithm's usual options (a target's own)."""

@@ -22,7 +22,7 @@ class StepCost:
     flops: float | None
 
 
-def _analysed(function: Callable, *args: Any) -> StepCost:
+def _analysed(function: Callable[..., Any], *args: Any) -> StepCost:
     return _costs(brainstate.transform.jit(function).lower(*args).compile())
 
 
@@ -42,18 +42,19 @@ def _costs(compiled: Any) -> StepCost:
     return StepCost(temp, flops)
 
 
-def forward_cost(model: Any, inputs: tuple, loss: Callable) -> StepCost:
+def forward_cost(model: Any, inputs: tuple[Any, ...], loss: Callable[[Any], Any]) -> StepCost:
     """One step of the model and its loss, without any gradient."""
     with kept_states(model), bt.quiet([]):
         return _analysed(lambda *xs: loss(model(*xs)), *inputs)
 
 
-def online_cost(learner: Any, model: Any, window: tuple, loss: Callable, jitted: Any = None) -> StepCost:
+def online_cost(learner: Any, model: Any, window: tuple[Any, ...], loss: Callable[[Any], Any],
+                jitted: Any = None) -> StepCost:
     """One online gradient step of the learner over ``window`` (a one-step slice of the sequence).
 
     ``jitted``: the step the gradient check already compiled and ran (``brainstate.transform.jit``):
     lowered again with the same inputs, XLA's cache returns its executable instead of compiling anew."""
-    def step(xs):
+    def step(xs: tuple[Any, ...]) -> Any:
         return learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)), reduction="sum",
                                    loss_output="scalar", return_value=True)
 

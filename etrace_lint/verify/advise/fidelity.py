@@ -22,16 +22,17 @@ from ...core.naming import display_name
 from ...core.verdict import Verdict
 from .. import verdict as judge
 from ..harness import GradientRun, Harness, HarnessError, describe
+from .algorithms import Algorithm
 
 
 class AdviceHarness(Harness):
     """The verify harness, building learners from :mod:`.algorithms` entries keyed by their label."""
 
-    def __init__(self, *args: Any, algorithms: dict, **kwargs: Any):
+    def __init__(self, *args: Any, algorithms: dict[str, Algorithm], **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.algorithms = algorithms
 
-    def compile_refusal(self, label: str, given: tuple | None = None) -> str | None:
+    def compile_refusal(self, label: str, given: tuple[tuple[Any, ...], int | None] | None = None) -> str | None:
         """What ``braintrace.compile`` raises for the algorithm, None when it returns a learner: the public
         entry point itself, with its own checks, on a copy of the model at the batch the steps are measured at,
         given their first step (``given``: these inputs and batch instead). Its learner is not the one measured:
@@ -59,7 +60,7 @@ class AdviceHarness(Harness):
             raise HarnessError(f"built from its class on the model as measured ({layout}), it raised "
                                f"{describe(exc)}") from None
 
-    def online(self, learner: Any, lengths: list[int]) -> dict:
+    def online(self, learner: Any, lengths: list[int]) -> dict[int, GradientRun]:
         """The verify harness's online run, its states first given the types one step gives them: hidden
         states start weakly typed and leave the first step strongly typed, and a step counter starts as a
         Python int, so the jitted step would be compiled twice, once for each. The values are the same."""

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...core.advice import AdviceRow
+from ...core.algorithms import ALIASES
 from ...core.details import Advice
 from ...core.findings import Finding, Subject
 from ...core.registry import all_rules
 from ...core.sizes import format_size
-from .algorithms import ALIASES
 from .recommend import fits
 
 DOES_NOT_RUN, OVER_BUDGET, WEIGHT_WITHOUT_GRADIENT = "ETL302", "ETL303", "ETL304"
@@ -79,7 +79,9 @@ def configured_findings(rows: list[AdviceRow], configured: str | None, budget: i
     found = []
 
     def finding(rule_id: str, facts: AdviceFacts, alternative: AdviceRow) -> Finding:
-        return Finding(rule_id, rules[rule_id].level, rules[rule_id].explain(facts), target, where,
+        explain = rules[rule_id].explain
+        assert explain is not None  # every advice rule words its facts (rules/etl30[2-4]*.py)
+        return Finding(rule_id, rules[rule_id].level, explain(facts), target, where,
                        (context.locator.factory_related,),
                        subject=Subject(weight=facts.weight or "", algorithm=row.label),
                        details=Advice(row.label, alternative))

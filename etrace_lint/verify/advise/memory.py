@@ -13,9 +13,10 @@ built for real, on a copy of the model, at those three small batches instead.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import brainstate
 import jax
@@ -24,7 +25,11 @@ import numpy as np
 
 from ...analysis import braintrace_adapter as bt
 from ...core.advice import Law
-from ..harness import describe
+from ...core.naming import StatePath
+from ..harness import describe, mantissa
+from .algorithms import Algorithm
+
+InputsAt = Callable[[int | None], tuple[Any, ...]]  # batch -> example inputs with that batch axis
 
 FIT_BATCHES = (1, 2, 3)
 
@@ -63,8 +68,9 @@ def fit(points: dict[int, int]) -> Law:
 def leaf_bytes(leaf: Any) -> int:
     """Bytes of one array or shape; a PRNG key counts its key data, a Python number as JAX stores it."""
     if not hasattr(leaf, "dtype") or not hasattr(leaf, "shape"):
-        leaf = jax.ShapeDtypeStruct(np.shape(leaf), jnp.asarray(leaf).dtype)
-    if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        leaf = jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]  # jax's ShapeDtypeStruct.__init__ has no annotations
+            np.shape(leaf), jnp.asarray(leaf).dtype)
+    if jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key):
         leaf = jax.eval_shape(jax.random.key_data, leaf)
     return int(np.prod(leaf.shape, dtype=np.int64)) * int(np.dtype(leaf.dtype).itemsize)
 
@@ -73,7 +79,7 @@ def tree_bytes(tree: Any) -> int:
     return sum(leaf_bytes(leaf) for leaf in jax.tree.leaves(tree, is_leaf=lambda v: hasattr(v, "mantissa")))
 
 
-def learner_state(model: Any, learner: Any) -> dict:
+def learner_state(model: Any, learner: Any) -> dict[StatePath, Any]:
     """``{path: value}`` of the states the learner holds that are not the model's."""
     own = {id(st) for st in brainstate.graph.states(model).values()}
     return {tuple(path): _mantissa(st.value) for path, st in brainstate.graph.states(learner).items()
@@ -85,7 +91,7 @@ def _mantissa(value: Any) -> Any:
 
 
 @contextlib.contextmanager
-def kept_states(model: Any):
+def kept_states(model: Any) -> Iterator[None]:
     """Every state of the model as it was, afterwards: building a learner initialises them again."""
     saved = [(st, st.value) for st in brainstate.graph.states(model).values()]
     try:
@@ -95,7 +101,8 @@ def kept_states(model: Any):
             st.value = value
 
 
-def _built(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable[[int | None], tuple]) -> tuple:
+def _built(algorithm: Algorithm, model: Any, batch: int | None,
+           inputs_at: InputsAt) -> tuple[dict[StatePath, Any], int]:
     """The learner's own state and hidden groups, built by ``braintrace.compile``: a learner it refuses
     allocates nothing."""
     learner = algorithm.compile(model, inputs_at(batch), batch)
@@ -110,17 +117,18 @@ def _check_batched(model: Any, batch: int) -> None:
         if not isinstance(st, brainstate.HiddenState):
             continue
         for leaf in jax.tree.leaves(st.value, is_leaf=lambda v: hasattr(v, "mantissa")):
-            shape = np.shape(getattr(leaf, "mantissa", leaf))
+            shape = np.shape(mantissa(leaf))
             if not shape or shape[0] != batch:
                 raise LawError(f"the model's hidden states do not take a batch axis (initialised with batch_size="
                                f"{batch}, {'.'.join(map(str, path))} has shape {shape})")
 
 
-def state_bytes(algorithm: Any, model: Any, batch: int | None, inputs_at: Callable) -> tuple[int, int]:
+def state_bytes(algorithm: Algorithm, model: Any, batch: int | None, inputs_at: InputsAt) -> tuple[int, int]:
     """(bytes, hidden groups) of the learner's own state at ``batch``; shapes only where braintrace allows."""
     groups: list[int] = []
 
-    def shapes():  # on a copy made inside the trace: brainstate refuses tracers written into outer states
+    # on a copy made inside the trace: brainstate refuses tracers written into outer states
+    def shapes() -> dict[StatePath, Any]:
         state, count = _built(algorithm, brainstate.graph.clone(model), batch, inputs_at)
         groups.append(count)
         return state
@@ -136,7 +144,7 @@ def state_bytes(algorithm: Any, model: Any, batch: int | None, inputs_at: Callab
     return tree_bytes(state), groups[-1]
 
 
-def trace_memory(algorithm: Any, model: Any, inputs_at: Callable[[int | None], tuple],
+def trace_memory(algorithm: Algorithm, model: Any, inputs_at: InputsAt,
                  batched: bool, unbatched: bool) -> TraceMemory:
     """The law over batch sizes 1, 2, 3 (when the model initialises batched) and the unbatched bytes."""
     law = single = groups = None

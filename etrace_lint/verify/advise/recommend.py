@@ -34,7 +34,7 @@ def fits(row: AdviceRow, budget: int | None) -> bool:
     return row.trace_bytes is not None and (budget is None or row.trace_bytes <= budget)
 
 
-def _cost(row: AdviceRow) -> tuple:
+def _cost(row: AdviceRow) -> tuple[float, float]:
     flops = row.flops_ratio if row.flops_ratio is not None else math.inf
     return (flops, row.trace_bytes if row.trace_bytes is not None else math.inf)
 

@@ -14,59 +14,63 @@ from ...analysis import braintrace_adapter as bt
 from ...core import advice as R
 from ...core.verdict import Verdict
 from .. import verdict as judge
-from ..harness import HarnessError, describe, mean_squared_output, on_device
+from ..harness import HarnessError, describe, mantissa, mean_squared_output, on_device
 from ..settings import VerifySettings
-from .algorithms import Algorithm, select
-from .cost import flops_ratio, forward_cost, online_cost
+from .algorithms import Algorithm, AlgorithmSpec, select
+from .cost import StepCost, flops_ratio, forward_cost, online_cost
 from .fidelity import AdviceHarness, confirm_directions, weight_rows
-from .memory import kept_states, trace_memory
+from .memory import InputsAt, TraceMemory, kept_states, trace_memory
 from .recommend import default_budget, mark
 
 
 @dataclass(frozen=True)
 class AdviceSettings:
-    algorithms: Any = None  # "all" / None, or comma-separated labels
+    algorithms: AlgorithmSpec = None  # "all" / None, or comma-separated labels
     steps: int = 8
     batch_size: int | None = None  # the training batch the trace bytes are given at; None: the target's
     memory_budget: int | None = None  # bytes; None: the device's memory
     seed: int = 0
     cosine_floor: float = 0.5
-    inputs: Callable | None = None  # ``inputs(steps, batch, seed)``, as ``verify={"inputs": ...}``; None: drawn
+    # ``inputs(steps, batch, seed)``, as ``verify={"inputs": ...}``; None: drawn
+    inputs: Callable[..., Any] | None = None
 
 
-def _without_batch(inputs: tuple, batch_size: int | None) -> tuple:
+def _without_batch(inputs: tuple[Any, ...], batch_size: int | None) -> tuple[Any, ...]:
     if batch_size is None:
         return inputs
-    return jax.tree.map(lambda a: a[0] if np.ndim(getattr(a, "mantissa", a)) else a, inputs,
-                        is_leaf=lambda v: hasattr(v, "mantissa"))
+    one: tuple[Any, ...] = jax.tree.map(lambda a: a[0] if np.ndim(mantissa(a)) else a, inputs,
+                                        is_leaf=lambda v: hasattr(v, "mantissa"))
+    return one
 
 
-def inputs_at_batch(inputs: tuple, target_batch: int | None) -> Callable[[int | None], tuple]:
+def inputs_at_batch(inputs: tuple[Any, ...], target_batch: int | None) -> InputsAt:
     """``batch -> example inputs with that batch axis`` (None: as one unbatched step)."""
     base = _without_batch(inputs, target_batch)
 
-    def at(batch: int | None) -> tuple:
+    def at(batch: int | None) -> tuple[Any, ...]:
         if batch is None:
             return base
 
-        def widen(leaf):
+        def widen(leaf: Any) -> Any:
             value = getattr(leaf, "mantissa", leaf)
             if not np.ndim(value):
                 return leaf
             wide = jnp.broadcast_to(value, (batch, *np.shape(value)))
             return type(leaf)(wide, unit=leaf.unit) if hasattr(leaf, "unit") and hasattr(leaf, "mantissa") else wide
-        return jax.tree.map(widen, base, is_leaf=lambda v: hasattr(v, "mantissa"))
+        wide: tuple[Any, ...] = jax.tree.map(widen, base, is_leaf=lambda v: hasattr(v, "mantissa"))
+        return wide
     return at
 
 
-def _weights(model: Any, inputs: tuple) -> Any:
+def _weights(model: Any, inputs: tuple[Any, ...]) -> Any:
     with bt.quiet([]):
         return bt.step_param_states(braintrace.extract_module_info(model, *inputs))
 
 
-def advise_model(model: Any, inputs: tuple, *, target: str, batch_size: int | None = None,
+def advise_model(model: Any, inputs: tuple[Any, ...], *, target: str, batch_size: int | None = None,
                  settings: AdviceSettings = AdviceSettings(), weights: Any = None,
-                 loss: Callable | None = None, progress: Callable[[str], None] | None = None) -> list[R.AdviceRow]:
+                 loss: Callable[[Any], Any] | None = None,
+                 progress: Callable[[str], None] | None = None) -> list[R.AdviceRow]:
     """One row per algorithm; the model's states are as they were afterwards.
 
     ``batch_size``: the batch the target's example inputs and states carry (None: unbatched).
@@ -76,7 +80,7 @@ def advise_model(model: Any, inputs: tuple, *, target: str, batch_size: int | No
     with on_device(None), kept_states(model):
         bt.ensure_states(model, batch_size)
         inputs_at = inputs_at_batch(inputs, batch_size)
-        memories = {}
+        memories: dict[str, TraceMemory] = {}
         for algorithm in algorithms:
             _tell(progress, f"{target}: trace memory of {algorithm.label}")
             memories[algorithm.label] = trace_memory(algorithm, model, inputs_at, batched=True,
@@ -89,18 +93,20 @@ def advise_model(model: Any, inputs: tuple, *, target: str, batch_size: int | No
     return mark(rows, budget)
 
 
-def _tell(progress, text: str) -> None:
+def _tell(progress: Callable[[str], None] | None, text: str) -> None:
     if progress is not None:
         progress(text)
 
 
-def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list[Algorithm], memories: dict,
-              train_batch, target: str, progress) -> list[R.AdviceRow]:
+def _measured(model: Any, inputs: tuple[Any, ...], batch_size: int | None, weights: Any,
+              loss: Callable[[Any], Any] | None, verify: VerifySettings, algorithms: list[Algorithm],
+              memories: dict[str, TraceMemory], train_batch: int | None, target: str,
+              progress: Callable[[str], None] | None) -> list[R.AdviceRow]:
     loss = loss or mean_squared_output
     weights = weights if weights is not None else _weights(model, inputs)
     harness = AdviceHarness(model, inputs, batch_size, weights, verify, loss,
                             algorithms={a.label: a for a in algorithms})
-    rows = []
+    rows: list[R.AdviceRow] = []
     try:
         try:
             _tell(progress, f"{target}: BPTT over {verify.steps} steps")
@@ -153,8 +159,9 @@ def _measured(model, inputs, batch_size, weights, loss, verify, algorithms: list
     return rows
 
 
-def _unmeasured(harness, target: str, algorithms: list[Algorithm], memories: dict, train_batch, steps: int,
-                given: tuple, why: str) -> list[R.AdviceRow]:
+def _unmeasured(harness: AdviceHarness, target: str, algorithms: list[Algorithm], memories: dict[str, TraceMemory],
+                train_batch: int | None, steps: int, given: tuple[tuple[Any, ...], int | None],
+                why: str) -> list[R.AdviceRow]:
     """Rows without a BPTT reference: each with braintrace.compile's verdict on the target's own inputs and
     batch (``given``, as a user would call it), and why nothing was measured; no step was compiled."""
     rows = []
@@ -165,8 +172,10 @@ def _unmeasured(harness, target: str, algorithms: list[Algorithm], memories: dic
     return rows
 
 
-def _row(target, algorithm, memory, train_batch, measured_batch, *, compiles, runs, error, steps,
-         cost=None, forward=None, fidelity=(), zeros=()) -> R.AdviceRow:
+def _row(target: str, algorithm: Algorithm, memory: TraceMemory, train_batch: int | None, measured_batch: int | None,
+         *, compiles: bool, runs: bool, error: str | None, steps: int, cost: StepCost | None = None,
+         forward: StepCost | None = None, fidelity: tuple[R.WeightFidelity, ...] = (),
+         zeros: tuple[str, ...] = ()) -> R.AdviceRow:
     ratio = flops_ratio(cost, forward) if cost is not None and forward is not None else None
     return R.AdviceRow(
         target=target, algorithm=algorithm.name, options=dict(algorithm.options), compiles=compiles, runs=runs,

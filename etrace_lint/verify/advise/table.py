@@ -5,16 +5,21 @@ Reads the rows as JSON (as the engine sends them); imports nothing heavy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ...core import advice as R
 from ...core.sizes import format_size
 from ...core.verdict import Verdict
 
+RowJson = dict[str, Any]  # an advice row as JSON (``AdviceRow.to_json``)
 
-def _size(value) -> str:
+
+def _size(value: float | None) -> str:
     return "n/a" if value is None else format_size(int(value))
 
 
-def _law(law: dict | None) -> str:
+def _law(law: dict[str, int | None] | None) -> str:
     if not law or law.get("c0") is None:
         return "n/a"
     terms = [(law["c0"], ""), (law["c1"], "·B"), (law["c2"], "·B²")]
@@ -38,13 +43,13 @@ _COLUMN_GAP = 2
 _LEAST_WEIGHTS = len("1 misaligned, ...")  # the weights column's room before the laws move below the table
 
 
-def _counts(row: dict) -> list[str]:
+def _counts(row: RowJson) -> list[str]:
     verdicts = [_SHORT.get(w["verdict"], w["verdict"]) for w in row.get("weights") or ()]
     shown = sorted(dict.fromkeys(verdicts), key=lambda v: _ORDER.index(v) if v in _ORDER else len(_ORDER))
     return [f"{verdicts.count(v)} {v}" for v in shown]
 
 
-def _fidelity(row: dict, room: int) -> str:
+def _fidelity(row: RowJson, room: int) -> str:
     """The weight verdicts' counts, as many as fit in ``room`` columns (the rest said below the table)."""
     parts = _counts(row)
     if not parts:
@@ -56,14 +61,15 @@ def _fidelity(row: dict, room: int) -> str:
     return text
 
 
-def _cosine(row: dict) -> str:
+def _cosine(row: RowJson) -> str:
     cosines = [w["cosine"] for w in row.get("weights") or () if w["cosine"] is not None]
     return f"{min(cosines):.3f}" if cosines else "n/a"
 
 
-def label(row: dict) -> str:
+def label(row: RowJson) -> str:
     multi = (row.get("options") or {}).get("vjp_method") == "multi-step"
-    return row["algorithm"] + (":multi-step" if multi else "")
+    name: str = row["algorithm"]
+    return name + (":multi-step" if multi else "")
 
 
 def _listed(names: list[str]) -> str:
@@ -99,7 +105,7 @@ def _why_preferred(chosen: R.AdviceRow, rows: list[R.AdviceRow]) -> str:
     return f"{leaves}, but costs more ({flops} the flops of a forward step)"
 
 
-def recommendation(rows: list[dict]) -> list[str]:
+def recommendation(rows: list[RowJson]) -> list[str]:
     """The recommendation, with the weights it leaves not learning or learning against BPTT and why it is
     still preferred; each line is one sentence (weight lists are not cut)."""
     typed = [R.AdviceRow.from_json(row) for row in rows]
@@ -119,8 +125,8 @@ def recommendation(rows: list[dict]) -> list[str]:
     return lines
 
 
-def format_advice_table(rows: list[dict], relpath=lambda path: path) -> str:
-    out = []
+def format_advice_table(rows: list[RowJson], relpath: Callable[[str], str] = lambda path: path) -> str:
+    out: list[str] = []
     for target in dict.fromkeys(row["target"] for row in rows):
         mine = [row for row in rows if row["target"] == target]
         path, _, factory = target.rpartition("::")
@@ -175,7 +181,7 @@ def format_advice_table(rows: list[dict], relpath=lambda path: path) -> str:
     return "".join(out) + ("\n" if out else "")
 
 
-def relocated(rows: list[dict], relpath) -> list[dict]:
+def relocated(rows: list[RowJson], relpath: Callable[[str], str]) -> list[RowJson]:
     """The rows with each target's file relative to the root, as the other outputs name files."""
     shown = []
     for row in rows:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...core.details import ProbeFailure, ProbeLeaf, ProbeSignal
 from ...core.findings import NO_SUBJECT, Finding, Location, Subject
-from ...core.naming import display_name, path_key
+from ...core.naming import StatePath, display_name, path_key
 from ...core.registry import all_rules
 from ...core.rule import ProbeFacts
 from ...core.wording import plain_text
@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # annotations only
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE, AGAINST = "ETL410", "ETL411", "ETL412", "ETL413", "ETL415"
 
 
-def _shape(shape: tuple | None) -> str:
+def _shape(shape: tuple[int, ...] | None) -> str:
     return "n/a" if shape is None else str(tuple(shape))
 
 
@@ -60,21 +60,22 @@ class ProbeFindings:
     def _finding(self, rule_id: str, facts: ProbeFacts, primary: Location, related: list[Location],
                  details: ProbeFailure | ProbeSignal, subject: Subject = NO_SUBJECT) -> Finding:
         rule = all_rules()[rule_id]
+        assert rule.explain is not None  # every probe rule words its facts (rules/etl41*.py)
         return Finding(rule_id, rule.level, rule.explain(facts), self.target, primary,
                        tuple(related) + (self.locator.factory_related,), subject=subject, details=details)
 
     @staticmethod
-    def _subject(run: ProbeRun, weight: tuple) -> Subject:
+    def _subject(run: ProbeRun, weight: StatePath) -> Subject:
         return Subject(weight=display_name(weight), weight_path=path_key(weight), algorithm=run.algorithm)
 
-    def _weight_path(self, weight: tuple) -> tuple:
+    def _weight_path(self, weight: StatePath) -> StatePath:
         """The weight's path with its original element types (ints stay ints) for the locator."""
         for path in self._states:
             if list(map(str, path)) == list(map(str, weight)):
                 return tuple(path)
         return tuple(weight)
 
-    def _is_connected(self, weight: tuple) -> bool:
+    def _is_connected(self, weight: StatePath) -> bool:
         return tuple(map(str, weight)) in self._connected
 
     def for_failure(self, run: ProbeRun, failure: StepFailure) -> Finding:
@@ -148,8 +149,8 @@ def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: s
         if run.failure is not None:
             found.append(maker.for_failure(run, run.failure))
             continue
-        leaves: dict[tuple, int] = {}
-        grouped: dict[tuple, list[LeafSignal]] = {}
+        leaves: dict[StatePath, int] = {}
+        grouped: dict[tuple[str, StatePath], list[LeafSignal]] = {}
         for signal in run.signals:
             leaves[signal.weight] = leaves.get(signal.weight, 0) + 1
             rule_id = _verdict(signal)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...analysis import braintrace_adapter as bt
+from ...core.naming import StatePath
 from ...core.verdict import Verdict
 from .. import verdict as judge
 from ..expectations import GraphFacts, expectation
@@ -43,7 +44,7 @@ DEFAULT_ALGORITHMS = ("d_rtrl",)
 class LeafSignal:
     """One weight leaf's online gradient next to BPTT's."""
 
-    weight: tuple
+    weight: StatePath
     leaf: str
     steps: int  # the sequence length the zero and finiteness checks ran over
     online_norm: float | None  # None: not finite
@@ -75,10 +76,10 @@ class StepFailure:
 
     exception: str  # its class name
     text: str  # its text, on one line
-    weight: tuple | None = None  # the parameter a shape mismatch names, when it names one
+    weight: StatePath | None = None  # the parameter a shape mismatch names, when it names one
     leaf: str = ""
-    parameter_shape: tuple | None = None
-    gradient_shape: tuple | None = None
+    parameter_shape: tuple[int, ...] | None = None
+    gradient_shape: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -183,9 +184,9 @@ def _probe_one(harness: Harness, learner: Any, algorithm: str, bptt: dict[int, G
         zero_scale = tolerance * largest
         # against BPTT on this draw, whatever the algorithm promises: the other draws are measured below
         against = judge.decide(m, False, tolerance, settings.cosine_floor, zero_scale) is Verdict.AGAINST
-        pointing = (judge.json_number(m.cosine),) if against else ()
+        pointing = (m.cosine,) if against else ()  # a cosine below 0 is a finite number
         signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
-                                  zero_scale, factor, pointing))  # type: ignore[arg-type]
+                                  zero_scale, factor, pointing))
     if any(signal.draws for signal in signals):
         signals = _on_other_draws(harness, learner, signals)
     return ProbeRun(algorithm, harness.batch, tuple(signals), seconds=time.perf_counter() - start)
@@ -234,7 +235,11 @@ def step_failure(exc: BaseException, harness: Harness) -> StepFailure:
         path = ast.literal_eval(match.group("path")[1:-1])
     except (ValueError, SyntaxError):
         return StepFailure(type(exc).__name__, text)
-    shape = lambda s: tuple(int(n) for n in s.split(",") if n)  # noqa: E731
     return StepFailure(type(exc).__name__, text, tuple(path) if isinstance(path, tuple) else None,
-                       match.group("leaf"), shape(match.group("have")), shape(match.group("got")))
+                       match.group("leaf"), _shape(match.group("have")), _shape(match.group("got")))
+
+
+def _shape(dims: str) -> tuple[int, ...]:
+    """``"1,1,4"`` -> ``(1, 1, 4)``, as JAX writes a type's shape in its messages."""
+    return tuple(int(n) for n in dims.split(",") if n)
 
