@@ -370,3 +370,38 @@ def test_a_direction_is_claimed_only_after_every_draw_agrees():
     against = [row for row in rows if row["verdict"] == "against-bptt"]
     assert against and all(len(row["draws"]) == judge.DRAWS and max(row["draws"]) < 0 for row in against)
     assert all("draws" not in row for row in rows if row["verdict"] != "against-bptt")
+
+
+def test_a_weight_held_in_a_list_is_measured_on_every_draw_under_its_own_name():
+    """A path with an index in it (``layers[0]``) is found again on the other input draws: the check that
+    a direction holds on every draw once raised KeyError for such a weight."""
+    import importlib.util
+
+    import brainstate
+    import jax.numpy as jnp
+
+    import etrace_lint
+
+    spec = importlib.util.spec_from_file_location("against_fixture", fixture("verify", "against.py"))
+    against = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(against)
+
+    class Listed(against.DelayedInhibition):
+        def __init__(self):
+            super().__init__()
+            self.layers = [self.w]
+            del self.w
+
+        def update(self, x):
+            self.late.value = self.v.value @ self.mix
+            self.v.value = self.decay * self.v.value + self.layers[0](x)
+            return self.v.value + self.late.value
+
+    with brainstate.random.seed_context(0):
+        model = Listed()
+    brainstate.nn.init_all_states(model)
+    result = etrace_lint.check(model, jnp.ones((3,)), verify=True)
+    against_bptt = [f for f in result.warnings if f.rule_id == "ETL414"]
+    assert against_bptt and all(f.message.startswith("layers[0].weight ") for f in against_bptt), result
+    rows = [row for row in result.verify_rows if row["verdict"] == "against-bptt"]
+    assert rows and all(row["weight"] == "layers[0].weight" and len(row["draws"]) == judge.DRAWS for row in rows)
