@@ -405,3 +405,19 @@ def test_a_weight_held_in_a_list_is_measured_on_every_draw_under_its_own_name():
     assert against_bptt and all(f.message.startswith("layers[0].weight ") for f in against_bptt), result
     rows = [row for row in result.verify_rows if row["verdict"] == "against-bptt"]
     assert rows and all(row["weight"] == "layers[0].weight" and len(row["draws"]) == judge.DRAWS for row in rows)
+
+
+@pytest.mark.filterwarnings("ignore:ETP primitive:UserWarning")  # braintrace's note on the GRU's reset weight
+@pytest.mark.parametrize("name", ["pp_prop", "es_d_rtrl", "esd_rtrl"])
+def test_every_name_of_pp_prop_builds_with_the_default_options(name):
+    """braintrace's pp_prop takes no default ``decay_or_rank``: a target that lists it by any of its names
+    gets a learner, not a build error about an option it never set."""
+    import brainstate
+    import braintrace
+    import jax.numpy as jnp
+
+    options = resolve_settings({"algorithms": [name]}).options_for(name)
+    cell = braintrace.nn.GRUCell(3, 4)
+    brainstate.nn.init_all_states(cell)
+    learner = braintrace.compile(cell, name, jnp.ones((3,)), **options)
+    assert isinstance(learner, braintrace.pp_prop)

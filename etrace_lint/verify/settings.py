@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # annotations only
 
 DEFAULT_ALGORITHMS = ("d_rtrl", "pp_prop")
 DEFAULT_TOLERANCES = {"float16": 1e-2, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-10}
-DEFAULT_ALGORITHM_OPTIONS = {"pp_prop": {"decay_or_rank": 0.9}, "es_d_rtrl": {"decay_or_rank": 0.9}}
+# braintrace's pp_prop (and its aliases es_d_rtrl and esd_rtrl, core/algorithms.ALIASES) has no default decay
+DEFAULT_ALGORITHM_OPTIONS = {name: {"decay_or_rank": 0.9} for name in ("pp_prop", "es_d_rtrl", "esd_rtrl")}
 TARGET_KEYS = ("steps", "batch", "seed", "algorithms", "cosine_floor", "loss", "inputs",
                "tolerances", "algorithm_options")
 
