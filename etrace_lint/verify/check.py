@@ -139,10 +139,8 @@ def _confirm_direction(compared: dict[int, list[VerifyRow]], bptt: dict[int, Gra
                 continue
             key = keys[(tuple(map(str, row.weight_path)), row.leaf)]
             cosines = [row.cosine if row.cosine is not None else math.nan]
-            for reference, online in others:
-                bptt_grad = reference[steps].grads[key]
-                cosines.append(judge.metrics(judge.online_gradient(online[steps].grads, key, bptt_grad),
-                                             bptt_grad).cosine)
+            cosines.extend(judge.cosine_on_draw(reference[steps].grads, online[steps].grads, key)
+                           for reference, online in others)
             if failed:
                 cosines.append(math.nan)
             confirmed[steps].append(replace(row, draws=tuple(judge.json_number(c) for c in cosines),

@@ -60,6 +60,13 @@ def online_gradient(online: Mapping[_Key, np.ndarray], key: _Key, bptt: np.ndarr
     return np.zeros_like(bptt) if grad is None else grad
 
 
+def cosine_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np.ndarray], key: _Key) -> float:
+    """The cosine of a leaf's online gradient with BPTT's on one input draw (NaN when either is zero):
+    what confirms, draw by draw, that a gradient points against BPTT's."""
+    reference = bptt[key]
+    return metrics(online_gradient(online, key, reference), reference).cosine
+
+
 def largest_norm(bptt: Iterable[np.ndarray]) -> float:
     """The largest finite norm among BPTT's gradients of one run: a leaf's BPTT norm at or below its dtype's
     tolerance times this is round-off of a zero gradient (its zero scale)."""

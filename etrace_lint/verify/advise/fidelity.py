@@ -114,9 +114,8 @@ def confirm_directions(fidelity: tuple[R.WeightFidelity, ...], reference: Gradie
             continue
         key = keys[row.weight]
         cosines = [row.cosine]
-        for bptt, online in others:
-            grad = judge.online_gradient(online.grads, key, bptt.grads[key])
-            cosines.append(judge.json_number(judge.metrics(grad, bptt.grads[key]).cosine))
+        cosines.extend(judge.json_number(judge.cosine_on_draw(bptt.grads, online.grads, key))
+                       for bptt, online in others)
         confirmed.append(R.WeightFidelity(row.weight, row.cosine, row.relative_error,
                                           judge.confirmed(row.verdict, cosines, None), tuple(cosines)))
     return tuple(confirmed)

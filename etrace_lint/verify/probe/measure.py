@@ -204,10 +204,8 @@ def _on_other_draws(harness: Harness, learner: Any, signals: list[LeafSignal]) -
             key = next(k for k in others[0][0][PROBE_STEPS].grads
                        if tuple(map(str, k[0])) == tuple(map(str, signal.weight)) and k[1] == signal.leaf)
             cosines = list(signal.draws)
-            for reference, online in others:
-                bptt = reference[PROBE_STEPS].grads[key]
-                grad = judge.online_gradient(online[PROBE_STEPS].grads, key, bptt)
-                cosines.append(judge.metrics(grad, bptt).cosine)
+            cosines.extend(judge.cosine_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key)
+                           for reference, online in others)
             signal = replace(signal, draws=tuple(cosines))
         kept.append(signal)
     return kept
