@@ -16,7 +16,8 @@ import os
 
 import numpy as np
 import pytest
-from helpers import REPO, run_cli
+from helpers import REPO
+from in_process import run_cli
 
 brainstate = pytest.importorskip("brainstate")
 braintrace = pytest.importorskip("braintrace")
@@ -124,7 +125,8 @@ def test_every_corpus_model_compiles_where_braintrace_compile_accepts_it(spec):
 
 
 def test_advise_says_what_braintrace_compile_says_of_a_model_without_hidden_state(tmp_path):
-    """As a user runs it: every algorithm, the JSON rows and the text table."""
+    """As a user runs it: every algorithm, the JSON rows and the text table (the command line in this
+    process, tests/in_process.py: what the run reports is the question, not its workers)."""
     path, _, name = NO_HIDDEN_STATE.partition("::")
     factory = _factory(os.path.join(REPO, path), name)
     cache = str(tmp_path / "cache")

@@ -11,7 +11,8 @@ import json
 import os
 import re
 
-from helpers import FIXTURES, lint_shared, run_cli
+from helpers import FIXTURES, lint_shared
+from in_process import run_cli
 
 from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
@@ -41,6 +42,7 @@ def _example() -> str:
 
 
 def test_the_documented_example_reports_w1_and_the_probe_measures_its_zero_gradient(tmp_path):
+    # a run's report, in this process (tests/in_process.py): no fork server importing JAX again
     code = _example()
     (tmp_path / "settling.py").write_text(code, encoding="utf-8")
     proc = run_cli("settling.py", "--probe", "--no-cache", "--show-info", "--output-format", "json",
