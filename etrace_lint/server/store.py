@@ -73,7 +73,8 @@ class ResultStore:
         notes_left_out = counted_notes(result for _, result in held)
         broken = {spec.path for spec, result in held if result.tool_errors} | set(self._file_errors)
         linted = sorted({spec.path for spec, _ in held} - broken)
-        outcome = apply_policy(findings, [], settings, linted, use_baseline=False, notes_left_out=notes_left_out)
+        outcome = apply_policy(findings, [], settings.for_policy(), linted, use_baseline=False,
+                               notes_left_out=notes_left_out)
         shown: dict[str, list[Finding | PlacedToolError]] = defaultdict(list)
 
         for finding in attach_fixes(outcome.findings):  # the same fixes --fix applies, for code actions
