@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..config.settings import Settings
+from ..config.settings import PolicySettings
 from ..core.findings import Finding, Location, TargetResult, ToolError
 from ..discovery.discover import TargetSpec
 from ..fixes import attach_fixes
@@ -66,15 +66,14 @@ class ResultStore:
                 found.update(held[1].dependencies)
         return found
 
-    def problems(self, settings: Settings) -> dict[str, list[Finding | PlacedToolError]]:
+    def problems(self, settings: PolicySettings) -> dict[str, list[Finding | PlacedToolError]]:
         """What to show, per file."""
         held = list(self._results.values())
         findings = [f for _, result in held for f in result.findings]
         notes_left_out = counted_notes(result for _, result in held)
         broken = {spec.path for spec, result in held if result.tool_errors} | set(self._file_errors)
         linted = sorted({spec.path for spec, _ in held} - broken)
-        outcome = apply_policy(findings, [], settings.for_policy(), linted, use_baseline=False,
-                               notes_left_out=notes_left_out)
+        outcome = apply_policy(findings, [], settings, linted, use_baseline=False, notes_left_out=notes_left_out)
         shown: dict[str, list[Finding | PlacedToolError]] = defaultdict(list)
 
         for finding in attach_fixes(outcome.findings):  # the same fixes --fix applies, for code actions
