@@ -17,12 +17,12 @@ from typing import Any, Mapping
 
 from .analysis.loaded_target import LoadedTarget
 from .config.pyproject import load_settings, search_start
-from .config.settings import Settings
+from .config.settings import PolicySettings, Settings
 from .core.findings import Finding, Level, Location, ToolError
 from .core.learning_graph import LearningGraph, graphs_by_target
 from .discovery.discover import TargetSpec, discover
 from .policy.decide import apply_policy
-from .policy.scope import engine_scope
+from .policy.scope import stage_settings
 from .running.isolation import target_state
 from .writers.html import render_report
 
@@ -106,7 +106,7 @@ def _settings(start: str, options: dict[str, Any]) -> Settings:
     return settings.with_values(values, "keyword argument")
 
 
-def _outcome(findings: list[Finding], tool_errors: list[ToolError], settings: Settings, linted: list[str],
+def _outcome(findings: list[Finding], tool_errors: list[ToolError], settings: PolicySettings, linted: list[str],
              targets: list[str], verify_rows: list[dict[str, Any]], advice_rows: list[dict[str, Any]]) -> CheckResult:
     outcome = apply_policy(findings, tool_errors, settings, linted)
     return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),
@@ -137,17 +137,18 @@ def check_target(target: str, **options: Any) -> CheckResult:
     from .engine.lint import lint_target  # imports JAX and braintrace: only a call pays for them
 
     settings = _settings(search_start([target]), options)
+    stages = stage_settings(settings, every_note=True)
     discovery = discover([target], settings.root, settings.excludes)
     findings, tool_errors, rows, advice, names = [], list(discovery.tool_errors), [], [], []
     for spec in discovery.targets:
-        result = lint_target(spec, settings.root, settings.for_engine(engine_scope(settings, every_note=True)))
+        result = lint_target(spec, settings.root, stages.engine)
         findings += result.findings
         tool_errors += result.tool_errors
         rows += result.verify_rows
         advice += result.advice_rows
         names.append(next((f.target for f in result.findings), spec.display_name))
     linted = sorted({spec.path for spec in discovery.targets})
-    return _outcome(findings, tool_errors, settings, linted, names, rows, advice)
+    return _outcome(findings, tool_errors, stages.policy, linted, names, rows, advice)
 
 
 def _caller() -> tuple[str, int]:
@@ -188,15 +189,16 @@ def check(model: Any, *inputs: Any, name: str | None = None, batch_size: int | N
 
     path, line = _caller()
     settings = _settings(os.getcwd(), options)
+    stages = stage_settings(settings, every_note=True)
     name = name or type(model).__name__
     where = Location(path, line)
     spec = TargetSpec(path, name, line, name)
     loaded = LoadedTarget(spec, name, model, tuple(inputs), dict(compile_options or {}), batch_size,
                           {}, dict(settings.environ or {}), factory_location=where)
     with target_state():
-        report = lint_model(loaded, settings.for_engine(engine_scope(settings, every_note=True)))
+        report = lint_model(loaded, stages.engine)
     linted = [path] if os.path.isfile(path) else []
-    return _outcome(report.findings, [], settings, linted, [name], report.verify_rows, report.advice_rows)
+    return _outcome(report.findings, [], stages.policy, linted, [name], report.verify_rows, report.advice_rows)
 
 
 __all__ = ["CheckResult", "FindingList", "check", "check_target", "finding_line"]

@@ -47,10 +47,9 @@ def engine_settings(**run_options) -> EngineSettings:
     The in-process lints of the rules' tests leave the learning-signal probe out unless they ask for it
     (``probe=True``): a fixture marks what its own rules report, and the probe's measured verdicts are
     the probe's tests' (tests/test_probe.py); runs through the command line probe as a user's do."""
-    from etrace_lint.policy.scope import engine_scope
+    from etrace_lint.policy.scope import stage_settings
 
-    settings = Settings().with_values({"probe": False, **run_options})
-    return settings.for_engine(engine_scope(settings, every_note=True))
+    return stage_settings(Settings().with_values({"probe": False, **run_options}), every_note=True).engine
 
 
 def _lint_each(path: str, lint_one):

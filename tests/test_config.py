@@ -88,10 +88,10 @@ def test_file_values_reach_settings(tmp_path, monkeypatch):
 
 
 def test_selection_levels_and_per_file_ignores_apply(tmp_path, monkeypatch):
-    settings = _settings(tmp_path, monkeypatch, FULL)
+    settings = _settings(tmp_path, monkeypatch, FULL).for_policy()
     assert rule_selected("ETL005", settings) and rule_selected("ETL205", settings)
     assert not rule_selected("ETL013", settings) and not rule_selected("ETL201", settings)
-    settings = dataclasses.replace(settings, select=[])
+    settings = dataclasses.replace(settings, select=())
     where = str(tmp_path / "models" / "experimental" / "m.py")
     assert rule_selected("ETL201", settings) and not rule_selected("ETL201", settings, where)
 

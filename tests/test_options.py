@@ -13,7 +13,7 @@ from helpers import REPO
 from etrace_lint.cli.docs import options_markdown
 from etrace_lint.cli.main import build_parser, main, settings_from_args
 from etrace_lint.config.options import ENGINE_OPTIONS, OPTIONS, flag_is_on, option_for_flag
-from etrace_lint.config.settings import EngineScope, EngineSettings, Settings, declared_fields
+from etrace_lint.config.settings import EngineScope, EngineSettings, Settings, declared_fields, option_values
 from etrace_lint.core.exit_codes import EXIT_ERROR
 from etrace_lint.core.findings import Level
 from etrace_lint.writers import FORMATS, OUTPUT_FORMATS, get_writer
@@ -206,9 +206,9 @@ def test_every_opt_in_flag_names_an_option_the_engine_reads():
     assert {"--verify", "--check-online-grad"} <= flags
     for flag in flags:
         assert option_for_flag(flag).engine, flag
-    assert flag_is_on("--check-online-grad", EngineSettings(check_online_grad=True))
-    assert flag_is_on("--check-online-grad", Settings(check_online_grad=True))
-    assert not flag_is_on("--verify", EngineSettings(check_online_grad=True))
+    assert flag_is_on("--check-online-grad", option_values(EngineSettings(check_online_grad=True)))
+    assert flag_is_on("--check-online-grad", option_values(Settings(check_online_grad=True)))
+    assert not flag_is_on("--verify", option_values(EngineSettings(check_online_grad=True)))
     with pytest.raises(KeyError, match=r"did you mean --verify\?"):
         option_for_flag("--verfy")
 
@@ -238,3 +238,21 @@ def test_the_configuration_page_is_the_options_table():
     for option in OPTIONS:
         assert all(f"`{flag}" in table for flag in option.flags if flag.startswith("-"))
         assert not option.key or f"`{option.key}`" in table
+
+
+def test_each_stage_gets_only_its_own_settings_and_the_policy_decides_the_scope_once(tmp_path, monkeypatch):
+    from etrace_lint.policy.scope import engine_scope, stage_settings
+
+    settings = _settings(tmp_path, monkeypatch, "--verify", "--fix", "--shard", "1/2", "--select", "ETL0,ETL4",
+                         "--output-format", "json")
+    stages = stage_settings(settings)
+    assert stages.engine.scope == engine_scope(stages.policy) == engine_scope(settings.for_policy())
+    assert stages.policy.select == ("ETL0", "ETL4") and "verify" in stages.policy.flags_on
+    assert stages.output.output_format == "json" and stages.output.fix and stages.discovery.shard == "1/2"
+    # the shard's record carries every option's value, as merge compares them
+    assert stages.discovery.configuration == option_values(settings)
+    assert not hasattr(stages.policy, "output_format") and not hasattr(stages.output, "select")
+    assert not hasattr(stages.discovery, "fail_level") and not hasattr(stages.run, "show_info")
+    for stage in (stages.discovery, stages.run, stages.policy, stages.output):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            stage.root = "elsewhere"  # type: ignore[misc]

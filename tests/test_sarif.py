@@ -32,7 +32,7 @@ def _lint():
 
 
 def _outcome(findings, errors, root=REPO) -> Outcome:
-    return apply_policy(findings, errors, Settings(root=root, show_info=True), list(LINTED))
+    return apply_policy(findings, errors, Settings(root=root, show_info=True).for_policy(), list(LINTED))
 
 
 def _info(root=REPO, **extra) -> RunInfo:

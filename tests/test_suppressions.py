@@ -42,7 +42,7 @@ def _variant(tmp_path, findings, comments: dict[int, str]):
 
 def _outcome(tmp_path, findings, comments, **options):
     path, moved = _variant(tmp_path, findings, comments)
-    settings = Settings(root=str(tmp_path), **options)
+    settings = Settings(root=str(tmp_path), **options).for_policy()
     return apply_policy(moved, [], settings, [path]), settings
 
 
@@ -124,7 +124,7 @@ def test_opt_in_rule_code_is_checked_when_the_rule_ran(tmp_path, findings):
 
 def test_files_that_were_not_linted_are_not_checked(tmp_path, findings):
     path, moved = _variant(tmp_path, findings, {DRIVE: "# noqa: ETL005"})
-    outcome = apply_policy(moved, [], Settings(root=str(tmp_path)), [])
+    outcome = apply_policy(moved, [], Settings(root=str(tmp_path)).for_policy(), [])
     assert not [f for f in outcome.findings if f.rule_id == "ETL301"]
 
 
@@ -156,7 +156,7 @@ def test_comment_syntax():
 def test_a_suppression_of_a_note_left_out_is_not_called_unused(tmp_path, findings):
     # notes are hidden by default and then not built: nothing can match a noqa naming one
     path, moved = _variant(tmp_path, findings, {DRIVE: "# noqa: ETL001"})
-    settings = Settings(root=str(tmp_path))
+    settings = Settings(root=str(tmp_path)).for_policy()
     assert "ETL301" in {f.rule_id for f in apply_policy(moved, [], settings, [path]).findings}
     outcome = apply_policy(moved, [], settings, [path], notes_left_out={"ETL001": 2})
     assert "ETL301" not in {f.rule_id for f in outcome.findings}

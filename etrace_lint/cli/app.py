@@ -15,13 +15,14 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..config.baseline import read_baseline, write_baseline
-from ..config.settings import Settings
+from ..config.baseline import write_baseline
+from ..config.settings import PolicySettings, RunSettings, Settings, Stages
 from ..core.exit_codes import EXIT_OK
 from ..core.findings import Finding, TargetResult, ToolError
 from ..discovery.stdin_buffer import StdinBuffer, stdin_buffer
 from ..fixes import attach_fixes, load_parser_in_background, run_fixes
 from ..policy.decide import Outcome, apply_policy, counted_notes
+from ..policy.scope import stage_settings
 from ..running.runner import open_cache, run_targets
 from ..writers import RunInfo, relative_path
 from ..writers.text import write_fix_list
@@ -82,33 +83,35 @@ def run(settings: Settings, pool: Any = None) -> int:
     return _run(settings, pool, None)
 
 
-def _log(settings: Settings, message: str) -> None:
-    """``-v``: what the run read and did, on stderr."""
-    if settings.verbose and not settings.quiet:
+def _log(verbose: bool, message: str) -> None:
+    """``-v``: what the run read and did, on stderr (``verbose``: -v and not -q)."""
+    if verbose:
         print(f"etrace-lint: {message}", file=sys.stderr)
 
 
 def _run(settings: Settings, pool: Any, buffer: StdinBuffer | None) -> int:
     started = _now()
-    _log(settings, f"configuration: {settings.config_file or 'none (defaults and the command line)'}")
-    cache = open_cache(settings)
-    discovered = discover_targets(settings, cache)
-    _log(settings, f"{discovered.found.files_seen} files, {len(discovered.targets)} targets; cache: "
-                   f"{cache.directory if cache is not None else 'off'}")
+    stages = stage_settings(settings)  # each stage's own settings; the policy decides the engine's scope here
+    verbose = settings.verbose and not settings.quiet
+    _log(verbose, f"configuration: {settings.config_file or 'none (defaults and the command line)'}")
+    cache = open_cache(stages.run)
+    discovered = discover_targets(stages.discovery, cache)
+    _log(verbose, f"{discovered.found.files_seen} files, {len(discovered.targets)} targets; cache: "
+                  f"{cache.directory if cache is not None else 'off'}")
     if settings.list_targets:
-        write_target_list(discovered.targets, settings, rename=buffer.rename if buffer is not None else None)
+        write_target_list(discovered.targets, stages.output, rename=buffer.rename if buffer is not None else None)
         return EXIT_OK
-    plan = plan_run(discovered, settings, cache)
-    results = run_plan(plan, settings, cache, pool)
-    _warn_of_paths_without_targets(results, settings, buffer)
-    outcome = decide(results, settings)
+    plan = plan_run(discovered, stages.discovery, cache)
+    results = run_plan(plan, stages.run, cache, pool, verbose=verbose)
+    _warn_of_paths_without_targets(results, stages, buffer)
+    outcome = decide(results, stages.policy, settings.write_baseline, quiet=settings.quiet)
     fixed = fix(outcome, results, settings, buffer)
     if fixed.exit_code is not None:
         return fixed.exit_code
-    return report(fixed, settings, _run_info(fixed, results, settings, started), buffer)
+    return report(fixed, stages, _run_info(fixed, results, stages, started), buffer)
 
 
-def run_plan(plan: Plan, settings: Settings, cache: Any, pool: Any = None) -> Results:
+def run_plan(plan: Plan, settings: RunSettings, cache: Any, pool: Any = None, verbose: bool = False) -> Results:
     """Lint the plan's targets: cached results first, the rest in workers."""
     progress = Progress(enabled=not settings.quiet)
     load_parser_in_background()
@@ -118,36 +121,35 @@ def run_plan(plan: Plan, settings: Settings, cache: Any, pool: Any = None) -> Re
         progress.close()
     for spec, result in zip(plan.specs, results):
         how = "from the cache" if spec.key in plan.cached else f"in {result.seconds:.1f} s"
-        _log(settings, f"{relative_path(spec.path, settings.root)}::{spec.factory} linted {how}: "
-                       f"{len(result.findings)} findings, {len(result.tool_errors)} tool errors")
+        _log(verbose, f"{relative_path(spec.path, settings.root)}::{spec.factory} linted {how}: "
+                      f"{len(result.findings)} findings, {len(result.tool_errors)} tool errors")
     return Results(plan, tuple(results))
 
 
-def _warn_of_paths_without_targets(results: Results, settings: Settings, buffer: StdinBuffer | None) -> None:
-    if settings.quiet:
+def _warn_of_paths_without_targets(results: Results, stages: Stages, buffer: StdinBuffer | None) -> None:
+    if stages.output.quiet:
         return
     imported = {path for result in results.results for path in result.dependencies}
-    for path in paths_without_targets(settings, results.plan.discovered.found, imported):
+    for path in paths_without_targets(stages.discovery, results.plan.discovered.found, imported):
         shown = buffer.rename(path) if buffer is not None else path
         print(f"etrace-lint: warning: no lint target in {shown} (a function decorated with "
               f"@etrace_lint.target, or a top-level function named etrace_target*)", file=sys.stderr)
 
 
-def decide(results: Results, settings: Settings) -> Outcome:
-    """The policy over every finding, with each shown finding's fix; ``--add-baseline`` first
-    records every unsuppressed finding, so the run then shows none of them."""
+def decide(results: Results, policy: PolicySettings, record: str | None = None, quiet: bool = False) -> Outcome:
+    """The policy over every finding, with each shown finding's fix; ``record`` (``--write-baseline``)
+    first records every unsuppressed finding there, and the run then holds the findings against the
+    fingerprints it recorded, so it shows none of them."""
     findings, notes_left_out, linted_files = results.findings, results.notes_left_out, results.linted_files
-    if settings.write_baseline:
-        everything = apply_policy(findings, [], settings, linted_files, use_baseline=False,
+    if record:
+        everything = apply_policy(findings, [], policy, linted_files, use_baseline=False,
                                   notes_left_out=notes_left_out)
-        count = write_baseline(settings.write_baseline, [f for f in everything.findings if not f.suppressed],
-                               settings.root)
-        recorded = frozenset(read_baseline(settings.write_baseline))
-        settings = dataclasses.replace(settings, baseline_fingerprints=recorded)
-        if not settings.quiet:
-            print(f"etrace-lint: recorded {count} finding{'s' if count != 1 else ''} in {settings.write_baseline}",
-                  file=sys.stderr)
-    outcome = apply_policy(findings, results.tool_errors, settings, linted_files, notes_left_out=notes_left_out)
+        recorded = write_baseline(record, [f for f in everything.findings if not f.suppressed], policy.root)
+        policy = dataclasses.replace(policy, baseline=recorded)
+        if not quiet:
+            count = len(recorded)
+            print(f"etrace-lint: recorded {count} finding{'s' if count != 1 else ''} in {record}", file=sys.stderr)
+    outcome = apply_policy(findings, results.tool_errors, policy, linted_files, notes_left_out=notes_left_out)
     return dataclasses.replace(outcome, findings=attach_fixes(outcome.findings))
 
 
@@ -179,9 +181,9 @@ def fix(outcome: Outcome, results: Results, settings: Settings, buffer: StdinBuf
     return Fixed(dataclasses.replace(outcome, findings=remaining), tuple(report.applied), counts)
 
 
-def _run_info(fixed: Fixed, results: Results, settings: Settings, started: str) -> RunInfo:
+def _run_info(fixed: Fixed, results: Results, stages: Stages, started: str) -> RunInfo:
     """What the writers may print about the run, from every stage's result."""
-    plan = results.plan
+    plan, settings = results.plan, stages.output
     verify_rows = [row for r in results.results for row in r.verify_rows]
     if settings.output_file:
         color = settings.color is True
@@ -198,9 +200,9 @@ def _run_info(fixed: Fixed, results: Results, settings: Settings, started: str) 
                    end_time=_now(), color=color)
 
 
-def report(fixed: Fixed, settings: Settings, info: RunInfo, buffer: StdinBuffer | None) -> int:
+def report(fixed: Fixed, stages: Stages, info: RunInfo, buffer: StdinBuffer | None) -> int:
     """Write the outputs and return the exit code."""
-    outcome, applied = fixed.outcome, list(fixed.applied)
+    outcome, applied, settings = fixed.outcome, list(fixed.applied), stages.output
     if buffer is not None:
         outcome = dataclasses.replace(outcome, findings=buffer.relocate_findings(outcome.findings),
                                       tool_errors=buffer.relocate_errors(outcome.tool_errors))
@@ -213,4 +215,4 @@ def report(fixed: Fixed, settings: Settings, info: RunInfo, buffer: StdinBuffer 
     if settings.show_fixes and not settings.silent:
         write_fix_list(applied if settings.fix else [f for f in outcome.findings if would_fix(f, settings)], info,
                        applied=settings.fix, stream=sys.stdout if text_on_stdout(settings) else sys.stderr)
-    return outcome.exit_code(settings)
+    return outcome.exit_code(stages.policy)

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from .. import __version__
 from ..config.options import MINIMUM_WORDS, OPTIONS, Option, below_minimum
-from ..config.settings import Settings
+from ..config.settings import Settings, option_values
 from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ..core.findings import Level
 from ..core.output_formats import OUTPUT_FORMATS
@@ -133,6 +133,7 @@ def apply_flags(settings: Settings, args: argparse.Namespace) -> Settings:
     """The command line over ``settings``: a flag given replaces the file's value, or adds to it."""
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
+    configured = option_values(settings)
     for option in OPTIONS:
         value = getattr(args, option.name, None)
         if value is None or value == "" or (option.positional and not value):
@@ -142,9 +143,9 @@ def apply_flags(settings: Settings, args: argparse.Namespace) -> Settings:
         if option.kind in _CONVERTERS:
             value = _CONVERTERS[option.kind](value)
         if option.combine == "extend":
-            value = getattr(settings, option.name) + value
+            value = configured[option.name] + value
         elif option.combine == "update":
-            value = {**(getattr(settings, option.name) or {}), **value}
+            value = {**(configured[option.name] or {}), **value}
         values[option.name] = value
         origins[option.name] = f"command line ({option.flag or option.name})"
     return settings.with_values(values, origins)

@@ -12,7 +12,7 @@ import sys
 from typing import Any, TextIO
 
 from ..config.options import OPTIONS
-from ..config.settings import Settings
+from ..config.settings import Settings, option_values
 from ..running.cache import _TAG  # the tag the cache writes: its first line is the signature, the second names us
 
 CACHE_TAG = "CACHEDIR.TAG"
@@ -32,9 +32,10 @@ def _plain(value: Any) -> Any:
 def settings_report(settings: Settings) -> list[dict[str, Any]]:
     """Every option: its name as the configuration spells it, its value, and where the value came from."""
     rows = []
+    values = option_values(settings)
     for option in OPTIONS:
         name = option.key or option.flag.lstrip("-") or option.name
-        rows.append({"name": name, "value": _plain(getattr(settings, option.name)),
+        rows.append({"name": name, "value": _plain(values[option.name]),
                      "source": settings.origins.get(option.name, "default")})
     return rows
 

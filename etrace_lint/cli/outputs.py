@@ -8,7 +8,7 @@ import sys
 from contextlib import ExitStack
 from typing import Callable, TextIO
 
-from ..config.settings import Settings
+from ..config.settings import OutputSettings
 from ..core.exit_codes import exit_code
 from ..core.findings import Finding
 from ..discovery.discover import TargetSpec
@@ -17,7 +17,7 @@ from ..writers import RunInfo, get_writer, relative_path
 from ..writers.text import write_fix_list
 
 
-def write_target_list(specs: tuple[TargetSpec, ...], settings: Settings,
+def write_target_list(specs: tuple[TargetSpec, ...], settings: OutputSettings,
                       rename: Callable[[str], str] | None = None) -> None:
     """``--list-targets``: what a run would import and call, found without importing anything;
     ``rename``: how a buffer read from stdin names its temporary file."""
@@ -38,7 +38,7 @@ def write_target_list(specs: tuple[TargetSpec, ...], settings: Settings,
             print(f"{count} target{'s' if count != 1 else ''} would be imported and run", file=sys.stderr)
 
 
-def write_outputs(outcome: Outcome, info: RunInfo, settings: Settings, to_stderr: bool = False) -> None:
+def write_outputs(outcome: Outcome, info: RunInfo, settings: OutputSettings, to_stderr: bool = False) -> None:
     """The main output (stdout, ``-o FILE``, or stderr when stdout carries a fixed buffer) and
     the SARIF log of ``--sarif``; ``-s`` prints nothing, files are still written."""
     with ExitStack() as stack:
@@ -56,7 +56,7 @@ def write_outputs(outcome: Outcome, info: RunInfo, settings: Settings, to_stderr
         write_sarif_file(outcome, info, settings)
 
 
-def write_sarif_file(outcome: Outcome, info: RunInfo, settings: Settings) -> None:
+def write_sarif_file(outcome: Outcome, info: RunInfo, settings: OutputSettings) -> None:
     assert settings.sarif  # called only when --sarif names a file
     with open(settings.sarif, "w", encoding="utf-8") as handle:
         get_writer("sarif")(outcome, info, handle)
@@ -64,7 +64,7 @@ def write_sarif_file(outcome: Outcome, info: RunInfo, settings: Settings) -> Non
         print(f"etrace-lint: SARIF log written to {os.path.abspath(settings.sarif)}", file=sys.stderr)
 
 
-def write_fix_only(outcome: Outcome, fixed: tuple[Finding, ...], info: RunInfo, settings: Settings) -> int:
+def write_fix_only(outcome: Outcome, fixed: tuple[Finding, ...], info: RunInfo, settings: OutputSettings) -> int:
     """``--fix-only``: say what was fixed, nothing about what remains; exit 0 unless a target failed."""
     if not settings.quiet:
         count = len(fixed)
@@ -79,10 +79,10 @@ def write_fix_only(outcome: Outcome, fixed: tuple[Finding, ...], info: RunInfo, 
     return exit_code(bool(outcome.tool_errors), failing=False, exit_zero=True)
 
 
-def would_fix(finding: Finding, settings: Settings) -> bool:
+def would_fix(finding: Finding, settings: OutputSettings) -> bool:
     return finding.fix is not None and not finding.suppressed and (
         finding.fix.applicability == "safe" or (settings.unsafe_fixes and finding.fix.applicability == "unsafe"))
 
 
-def text_on_stdout(settings: Settings) -> bool:
+def text_on_stdout(settings: OutputSettings) -> bool:
     return settings.output_format in ("text", "concise") and not settings.output_file

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from typing import AbstractSet, Any
 
-from ..config.settings import Settings
+from ..config.settings import DiscoverySettings
 from ..core.findings import ToolError
 from ..discovery.discover import Discovery, IgnoreRules, TargetSpec, discover
 from ..running.shards import parse_shard, select, shard_record
@@ -39,12 +39,12 @@ class Plan:
     cached: frozenset[str] = frozenset()  # target keys with a cache entry; looked up with -v only
 
 
-def _named_files(paths: list[str]) -> list[str]:
+def _named_files(paths: tuple[str, ...]) -> list[str]:
     """Files named on the command line (as pre-commit passes them), not folders or ``::`` targets."""
     return [os.path.abspath(p) for p in paths if "::" not in p and os.path.isfile(p)]
 
 
-def _dependents(cache: Any, found: Discovery, settings: Settings) -> tuple[TargetSpec, ...]:
+def _dependents(cache: Any, found: Discovery, settings: DiscoverySettings) -> tuple[TargetSpec, ...]:
     """Targets elsewhere whose recorded imports include a file named on the command line.
 
     pre-commit passes only the changed files; a model importing a changed
@@ -60,13 +60,13 @@ def _dependents(cache: Any, found: Discovery, settings: Settings) -> tuple[Targe
     return tuple(spec for spec in again.targets if spec.key not in known)
 
 
-def discover_targets(settings: Settings, cache: Any) -> Discovered:
+def discover_targets(settings: DiscoverySettings, cache: Any) -> Discovered:
     """The targets the paths hold, and with a cache those that import a named file."""
-    found = discover(settings.paths, settings.root, settings.excludes)
+    found = discover(list(settings.paths), settings.root, settings.excludes)
     return Discovered(found, _dependents(cache, found, settings))
 
 
-def plan_run(discovered: Discovered, settings: Settings, cache: Any) -> Plan:
+def plan_run(discovered: Discovered, settings: DiscoverySettings, cache: Any) -> Plan:
     """This run's targets: with ``--shard K/N`` the K-th part, balanced by the times the cache
     recorded; a file that cannot be read is reported once, by the first shard."""
     specs = discovered.targets
@@ -76,7 +76,7 @@ def plan_run(discovered: Discovered, settings: Settings, cache: Any) -> Plan:
         part = parse_shard(settings.shard)
         seconds = cache.recorded_seconds(specs) if cache is not None else None
         mine = select(list(specs), settings.root, part, seconds)
-        shard = shard_record(list(specs), mine, settings.root, part, settings)
+        shard = shard_record(list(specs), mine, settings.root, part, settings.configuration)
         specs = tuple(mine)
         if shard["index"] != 1:
             tool_errors = ()
@@ -85,7 +85,7 @@ def plan_run(discovered: Discovered, settings: Settings, cache: Any) -> Plan:
     return Plan(discovered, specs, shard, tool_errors, cached)
 
 
-def paths_without_targets(settings: Settings, discovery: Discovery,
+def paths_without_targets(settings: DiscoverySettings, discovery: Discovery,
                           imported: AbstractSet[str] = frozenset()) -> list[str]:
     """Paths to lint that hold no target, as given (ruff warns of a path without Python files).
 

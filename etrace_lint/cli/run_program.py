@@ -24,12 +24,12 @@ from typing import Any
 
 from ..capture.program import CHANNEL, SETTINGS
 from ..capture.site import CaptureSite
-from ..config.settings import Settings
+from ..config.settings import Settings, option_values
 from ..core.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 from ..core.findings import TargetResult, ToolError
 from ..core.sizes import format_size
 from ..integrations.collect import LintedModel, now, policy_outcome, run_info
-from ..policy.scope import engine_scope
+from ..policy.scope import stage_settings
 from ..running.memory import resident
 from ..writers import relative_path
 from .arguments import UsageError, build_parser, resolve_settings
@@ -124,7 +124,7 @@ class ProgramRun:
 def _engine_file(settings: Settings, every: bool, module: bool, folder: str) -> str:
     path = os.path.join(folder, "settings.pickle")
     with open(path, "wb") as handle:
-        pickle.dump((settings.for_engine(engine_scope(settings)), every, module), handle)
+        pickle.dump((stage_settings(settings).engine, every, module), handle)
     return path
 
 
@@ -277,9 +277,10 @@ def report_run(run: ProgramRun, line: ProgramLine, settings: Settings, started: 
     models = [LintedModel(str(index), site, result) for index, (site, result) in enumerate(run.results)]
     color = settings.color is True if settings.output_file else (
         settings.color if settings.color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ))
-    outcome = policy_outcome(models, settings)
-    write_outputs(outcome, run_info(models, settings, started, bool(color)), settings)
-    code = outcome.exit_code(settings)
+    stages = stage_settings(settings)
+    outcome = policy_outcome(models, stages.policy)
+    write_outputs(outcome, run_info(models, stages.output, started, bool(color)), stages.output)
+    code = outcome.exit_code(stages.policy)
     if settings.verbose and not settings.quiet:
         for (site, result), environ in zip(run.results, run.environs):
             shown = ", ".join(f"{key}={value}" for key, value in sorted(environ.items())) or "nothing set"
@@ -314,7 +315,8 @@ def main_run(argv: list[str]) -> int:
     except (RunUsageError, UsageError) as exc:
         print(f"etrace-lint run: error: {exc}\nusage: {USAGE}", file=sys.stderr)
         return EXIT_ERROR
-    given = [name for name in _NOT_WITH_RUN if getattr(settings, name, None)]
+    values = option_values(settings)
+    given = [name for name in _NOT_WITH_RUN if values.get(name)]
     if given:
         print(f"etrace-lint run: error: --{given[0].replace('_', '-')} lints files, not a running program",
               file=sys.stderr)

@@ -16,6 +16,7 @@ import threading
 from typing import TYPE_CHECKING, Callable
 
 from ..config.settings import Settings
+from ..policy.scope import stage_settings
 from ..running.runner import open_cache, program_folder
 from ..running.workers import WorkerPool
 from .app import run
@@ -66,7 +67,7 @@ def watch(settings: Settings, reload: Callable[[], Settings] | None = None,
     from watchfiles import watch as changes_under  # watchfiles loads only for --watch
 
 
-    pool = WorkerPool(settings.preload, compilation_cache=program_folder(open_cache(settings)))
+    pool = WorkerPool(settings.preload, compilation_cache=program_folder(open_cache(stage_settings(settings).run)))
     try:
         code = run(settings, pool=pool)
         waiting = False

@@ -54,8 +54,8 @@ def fingerprints(findings: list[Finding], root: str) -> list[str]:
     return prints
 
 
-def write_baseline(path: str, findings: list[Finding], root: str) -> int:
-    """Record ``findings``; returns how many were recorded."""
+def write_baseline(path: str, findings: list[Finding], root: str) -> frozenset[str]:
+    """Record ``findings``; returns the fingerprints recorded, as :func:`read_baseline` would read them."""
     prints = sorted(fingerprints(sorted(findings, key=Finding.sort_key), root))
     document = {"format": FORMAT, "tool": "etrace-lint", "findings": len(prints), "fingerprints": prints}
     directory = os.path.dirname(os.path.abspath(path))
@@ -64,7 +64,7 @@ def write_baseline(path: str, findings: list[Finding], root: str) -> int:
         json.dump(document, handle, indent=1)
         handle.write("\n")
     os.replace(temp, path)
-    return len(prints)
+    return frozenset(prints)
 
 
 def read_baseline(path: str) -> set[str]:

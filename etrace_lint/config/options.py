@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..core.findings import Level
 from ..core.output_formats import FORMATS
@@ -271,10 +271,10 @@ def option_for_flag(flag: str) -> Option:
     raise KeyError(f"no option has the flag {flag!r}{did_you_mean(flag, known)}")
 
 
-def flag_is_on(flag: str, settings: object) -> bool:
-    """Whether a run's settings (:class:`~etrace_lint.config.settings.Settings` or the engine's) have the opt-in
-    ``flag`` set (an opt-in rule runs)."""
-    return bool(getattr(settings, option_for_flag(flag).name, None))
+def flag_is_on(flag: str, values: Mapping[str, Any]) -> bool:
+    """Whether a run's option ``values`` (by name: ``settings.option_values``) have the opt-in ``flag`` set
+    (an opt-in rule runs)."""
+    return bool(values.get(option_for_flag(flag).name))
 
 
 def did_you_mean(word: str, known: Iterable[str], quote: bool = False) -> str:

@@ -59,7 +59,7 @@ from .options import (
 )
 from .search import nearest
 from .search import search_start as search_start  # where callers have always found it
-from .settings import Settings
+from .settings import Settings, option_values
 
 TABLE = "[tool.etrace-lint]"
 
@@ -308,17 +308,18 @@ def selected_opt_in_rules(settings: Settings) -> tuple[dict[str, str], list[str]
     selector of preview rules without ``--preview``).
     """
     rules = {rule_id: rule for rule_id, rule in all_rules().items() if not rule.retired}
+    values = option_values(settings)
     turned_on: dict[str, str] = {}
     idle: list[str] = []
     for selector in [*settings.select, *settings.extend_select]:
         exact = [rule for rule_id, rule in rules.items() if selector.upper() == rule_id or selector == rule.name]
         for rule in exact:
-            if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, settings):
+            if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, values):
                 turned_on.setdefault(option_for_flag(rule.opt_in_flag).name, selector)
         if exact or selector.upper() == "ALL":
             continue
         matched = [rule for rule_id, rule in rules.items() if rule_id.startswith(selector.upper())]
-        idle_rules = [rule for rule in matched if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, settings)
+        idle_rules = [rule for rule in matched if rule.opt_in_flag and not flag_is_on(rule.opt_in_flag, values)
                       and option_for_flag(rule.opt_in_flag).name not in turned_on]
         off = sorted({rule.opt_in_flag for rule in idle_rules})
         if matched and len(idle_rules) == len(matched):

@@ -2,10 +2,13 @@
 
 :class:`Settings` has one typed field per row of :data:`~etrace_lint.config.options.OPTIONS`
 (same name, annotation and default, in the table's order), plus what a run learns while starting.
-The engine, verify and the workers get :class:`EngineSettings` instead: the fields of the options
-the engine reads (``engine=True`` in the table) and what the run decided for them (compile options,
-what it may leave out, variables to drop). Both are frozen: a stage that changes a setting makes a new
-object (``dataclasses.replace``) and hands it on; nothing writes into another stage's settings.
+:class:`Settings` is what the command line holds; each stage gets only its own typed view of it, built
+once by :meth:`Settings.stages` (ruff's ``LinterSettings``, ``FormatterSettings``): discovery and the plan
+get :class:`DiscoverySettings`, running the workers :class:`RunSettings`, the engine, verify and a worker
+:class:`EngineSettings` (the fields of the options the engine reads, ``engine=True`` in the table, and what
+the policy decided for them: what it may leave out), the policy :class:`PolicySettings`, the outputs
+:class:`OutputSettings`. All are frozen: a stage that changes a setting makes a new object
+(``dataclasses.replace``) and hands it on; nothing writes into another stage's settings.
 
 The options table declares each option once. The field lines below are printed from it by
 ``python -m etrace_lint.config.settings`` (a test fails when the two disagree), so a type checker
@@ -18,10 +21,10 @@ import copy
 import dataclasses
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..core.findings import Level
-from .options import ENGINE_OPTIONS, OPTIONS
+from .options import ENGINE_OPTIONS, OPTIONS, Option
 
 _BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -124,21 +127,44 @@ class Settings:
         return tuple(self.exclude) + tuple(self.extend_exclude)
 
     def fingerprint_data(self) -> dict[str, Any]:
-        """What of the configuration can change what the engine reports (part of cache keys).
-
-        Selection, levels and suppressions are applied after the cache, so
-        changing them never makes a run lint again, with one exception: a
-        result that left hidden notes out does not serve a run that shows
-        them (``--show-info``, or a level raising a note); see the cache.
-        """
-        return {"compile_options": self.compile_options, "engine": self.for_engine().set_options()}
+        """What of the configuration can change what the engine reports (part of cache keys);
+        see :meth:`EngineSettings.fingerprint_data`."""
+        return self.for_engine().fingerprint_data()
 
     def for_engine(self, scope: EngineScope | None = None) -> EngineSettings:
         """What the engine reads of these settings; ``scope``: what the policy lets it leave out
         (``policy.engine_scope``), by default nothing but the opt-in rules."""
-        return EngineSettings(**{option.name: copy.deepcopy(getattr(self, option.name)) for option in ENGINE_OPTIONS},
-                              compile_options=copy.deepcopy(self.compile_options),
+        values = {name: copy.deepcopy(value) for name, value in option_values(self, ENGINE_OPTIONS).items()}
+        return EngineSettings(**values, compile_options=copy.deepcopy(self.compile_options),
                               scope=scope or EngineScope(), drop_env=tuple(self.drop_env))
+
+    def for_policy(self) -> PolicySettings:
+        """What the policy reads of these settings: selection, levels, what is shown, what fails the
+        run, the baseline's fingerprints, and which options (so which opt-in rules) are on."""
+        values = option_values(self)
+        flags_on = frozenset(option.name for option in OPTIONS if option.kind == "flag" and values[option.name])
+        return PolicySettings(select=tuple(self.select), extend_select=tuple(self.extend_select),
+                              ignore=tuple(self.ignore),
+                              per_file_ignores={glob: tuple(selectors)
+                                                for glob, selectors in self.per_file_ignores.items()},
+                              levels=dict(self.levels), root=self.root, show_info=self.show_info,
+                              verify=self.verify, include_suppressed=self.include_suppressed,
+                              fail_level=self.fail_level, exit_zero=self.exit_zero, flags_on=flags_on,
+                              baseline=self.baseline_fingerprints)
+
+    def stages(self, scope_of: Callable[[PolicySettings], EngineScope] | None = None) -> Stages:
+        """Each stage's own settings, built once; ``scope_of``: the policy's decision of what the
+        engine may leave out (``policy.engine_scope``), asked once."""
+        policy = self.for_policy()
+        engine = self.for_engine(scope_of(policy) if scope_of is not None else None)
+        values = option_values(self)
+        discovery = DiscoverySettings(paths=tuple(self.paths), root=self.root, excludes=self.excludes,
+                                      shard=self.shard, verbose=self.verbose, configuration=values)
+        run = RunSettings(engine=engine, root=self.root, jobs=self.jobs, timeout=self.timeout,
+                          memory_limit=self.memory_limit, preload=tuple(self.preload), use_cache=self.use_cache,
+                          cache_dir=self.cache_dir, quiet=self.quiet)
+        output = OutputSettings(**{name: values[name] for name in _OUTPUT_FIELDS})
+        return Stages(discovery, run, policy, output)
 
 
 @dataclass(frozen=True)
@@ -180,8 +206,116 @@ class EngineSettings:
 
     def set_options(self) -> dict[str, Any]:
         """The engine options that are set, by name (an option left unset is absent): part of cache keys."""
-        values = {option.name: getattr(self, option.name) for option in ENGINE_OPTIONS}
+        values = option_values(self, ENGINE_OPTIONS)
         return {name: value for name, value in values.items() if value is not None and value is not False}
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        """What of the configuration can change what the engine reports (part of cache keys).
+
+        Selection, levels and suppressions are applied after the cache, so
+        changing them never makes a run lint again, with one exception: a
+        result that left hidden notes out does not serve a run that shows
+        them (``--show-info``, or a level raising a note); see the cache.
+        """
+        return {"compile_options": self.compile_options, "engine": self.set_options()}
+
+
+@dataclass(frozen=True)
+class DiscoverySettings:
+    """What discovery and the plan read: the paths, the folder they are relative to, what is excluded,
+    and this run's shard with the configuration its record carries (``etrace-lint merge`` compares them)."""
+
+    paths: tuple[str, ...] = ()
+    root: str = ""
+    excludes: tuple[str, ...] = ()
+    shard: str | None = None
+    verbose: bool = False  # -v: the plan looks up which targets the cache holds
+    configuration: Mapping[str, Any] = field(default_factory=dict)  # every option's value, by name
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What running the engine over many targets reads: the workers, their limits, the cache, and
+    the engine's own settings, which it hands to each worker."""
+
+    engine: EngineSettings = field(default_factory=EngineSettings)
+    root: str = ""
+    jobs: int = _default('jobs')
+    timeout: float = _default('timeout')
+    memory_limit: int = _default('memory_limit')
+    preload: tuple[str, ...] = ()
+    use_cache: bool = _default('use_cache')
+    cache_dir: str = _default('cache_dir')
+    quiet: bool = False  # a cache folder that cannot be written is said unless quiet
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    """What the policy reads: selection, levels, what is shown, what fails the run, and the baseline."""
+
+    select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    levels: Mapping[str, Level] = field(default_factory=dict)
+    root: str = ""
+    show_info: bool = False
+    verify: bool = False  # --verify may point at a note: the engine builds every note
+    include_suppressed: bool = False
+    fail_level: Level = _default('fail_level')
+    exit_zero: bool = False
+    flags_on: frozenset[str] = frozenset()  # the flag options that are on: which opt-in rules run
+    baseline: frozenset[str] | None = None  # fingerprints of the findings a baseline records
+
+
+# the options the outputs read, each a field of OutputSettings
+_OUTPUT_FIELDS = ("output_format", "output_file", "sarif", "quiet", "silent", "statistics", "show_fixes", "fix",
+                  "fix_only", "unsafe_fixes", "root", "color", "show_flows", "docs_url")
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    """What the outputs read: the format, where each output goes, and what it shows."""
+
+    output_format: str = _default('output_format')
+    output_file: str | None = None
+    sarif: str | None = None
+    quiet: bool = False
+    silent: bool = False
+    statistics: bool = False
+    show_fixes: bool = False
+    fix: bool = False
+    fix_only: bool = False
+    unsafe_fixes: bool = False
+    root: str = ""
+    color: bool | None = None
+    show_flows: bool = False
+    docs_url: str = _default('docs_url')
+
+
+@dataclass(frozen=True)
+class Stages:
+    """Each stage's settings for one run, built once from :class:`Settings` (:meth:`Settings.stages`)."""
+
+    discovery: DiscoverySettings
+    run: RunSettings
+    policy: PolicySettings
+    output: OutputSettings
+
+    @property
+    def engine(self) -> EngineSettings:
+        return self.run.engine
+
+
+_OPTION_NAMES = frozenset(_BY_NAME)
+
+
+def option_values(settings: Settings | EngineSettings, options: tuple[Option, ...] = OPTIONS) -> dict[str, Any]:
+    """The value of each of ``options`` that ``settings`` holds, by name, in the table's order: the one
+    place that reads a settings object by an option's name."""
+    wanted = {option.name for option in options}
+    return {item.name: getattr(settings, item.name) for item in dataclasses.fields(settings)
+            if item.name in wanted and item.name in _OPTION_NAMES}
 
 
 def declared_fields() -> list[str]:

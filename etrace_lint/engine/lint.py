@@ -75,7 +75,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         is_hidden_note,
         keep_hidden_records,
         mark_connected_weights,
-        uncount_superseded_notes,
+        notes_left_out,
     )  # imports JAX; a cached run must not
 
     verify_rows: list[dict[str, Any]] = []
@@ -94,15 +94,15 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         with collector_paused(), preferred_paths(names):
             locator = Locator(loaded.model, compilation.module_info, loaded.factory_location,
                               compilation.traced_jaxpr, compilation.raw_jaxpr)
-            findings, notes_left_out = findings_from_records(compilation, locator, loaded.name, count_only)
+            findings, counted = findings_from_records(compilation, locator, loaded.name, count_only)
+            contradicted: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
             if compilation.error is not None:
                 findings = findings_from_error(compilation, locator, loaded.name, findings)
             if compilation.graph is not None:
                 context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings,
                                           loaded.single_step_vjp)
                 findings.extend(findings_from_checks(context, loaded.name))
-                findings, notes_left_out = drop_contradicted_records(
-                    findings, compilation, notes_left_out, context.fully_connected_weights)
+                findings, contradicted = drop_contradicted_records(findings, context.fully_connected_weights)
         if compilation.graph is not None and settings.probe and not settings.verify:
             # --verify measures all the probe does and more; the probe runs jitted code: collector on
             from ..verify.probe import probe_model
@@ -124,7 +124,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     findings = mark_connected_weights(keep_hidden_records(one_verdict_per_weight(findings), compilation, count_only),
                                       compilation)
     return ModelReport(sorted(set_unique(findings), key=Finding.sort_key),
-                       uncount_superseded_notes(findings, compilation, notes_left_out), verify_rows, advice_rows)
+                       notes_left_out(compilation, counted, contradicted, findings), verify_rows, advice_rows)
 
 
 def _shorter_paths(model: Any, compilation: bt.Compilation) -> dict[StatePath, StatePath]:

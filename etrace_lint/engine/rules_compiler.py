@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, TypeAlias
 
 from ..analysis import braintrace_adapter as bt
 from ..analysis import jaxpr_view as jv
@@ -381,28 +381,37 @@ _CONNECTS = "relation_included"
 _CONTRADICTED_BY_A_RELATION = (NON_TEMPORAL, WEIGHT_TO_WEIGHT)
 
 
-def drop_contradicted_records(findings: list[Finding], compilation: bt.Compilation, left_out: dict[str, int],
-                              fully_connected: frozenset[StatePath]) -> tuple[list[Finding], dict[str, int]]:
+# (rule id, weight) of the records a relation of the final graph contradicts
+Contradicted: TypeAlias = frozenset[tuple[str, tuple[str, ...]]]
+
+
+def drop_contradicted_records(findings: list[Finding],
+                              fully_connected: frozenset[StatePath]) -> tuple[list[Finding], Contradicted]:
     """Drop the records about a weight every op of which the final graph connects
-    (``fully_connected``) that say otherwise, hidden notes included (uncounted from ``left_out``).
+    (``fully_connected``) that say otherwise; and the (rule, weight) of what it dropped, so that
+    :func:`notes_left_out` does not count the hidden notes among them either.
 
     braintrace's final graph connects these weights: a record of an earlier pass over the same step
     (brainstate.nn.Map traces it once per probe) that calls one excluded, or not reaching a hidden
     state, is contradicted by the compiler's own report."""
     contradicted = {rule_for_record_kind(kind).id for kind in _CONTRADICTED_BY_A_RELATION}
-    replaced = {(rule_id, _weight_key(path_key(w))) for w in fully_connected for rule_id in contradicted}
+    replaced = frozenset((rule_id, _weight_key(path_key(w))) for w in fully_connected for rule_id in contradicted)
     if not replaced:
-        return findings, left_out
-    kept = [f for f in findings if (f.rule_id, _weight_key(f.subject.weight_path)) not in replaced]
-    return kept, _uncounted(compilation, replaced, left_out)
+        return findings, replaced
+    return [f for f in findings if (f.rule_id, _weight_key(f.subject.weight_path)) not in replaced], replaced
 
 
-def uncount_superseded_notes(findings: list[Finding], compilation: bt.Compilation,
-                             left_out: dict[str, int]) -> dict[str, int]:
-    """``left_out`` less the hidden notes that a finding about the same weight supersedes
-    (``Rule.supersedes``, static or measured): a superseded note is neither shown nor counted."""
-    replaced = _superseded(findings)
-    return _uncounted(compilation, replaced, left_out) if replaced else left_out
+def notes_left_out(compilation: bt.Compilation, counted: Mapping[str, int], contradicted: Contradicted,
+                   findings: list[Finding]) -> dict[str, int]:
+    """Per rule, the hidden notes the model has and the engine did not build: those
+    :func:`findings_from_records` ``counted``, less the ones a relation of the final graph
+    ``contradicted``, less the ones a finding about the same weight supersedes (``Rule.supersedes``,
+    static or measured): neither shown nor counted."""
+    left_out = dict(counted)
+    if contradicted:
+        left_out = _uncounted(compilation, set(contradicted), left_out)
+    superseded = _superseded(findings)
+    return _uncounted(compilation, superseded, left_out) if superseded else left_out
 
 
 def _superseded(findings: list[Finding]) -> set[tuple[str, tuple[str, ...]]]:

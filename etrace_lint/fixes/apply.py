@@ -83,10 +83,11 @@ class _Checker:
     def _outcome(self, findings: list[Finding], files: list[str]) -> list[Finding]:
         from ..policy.decide import apply_policy  # lazy: rules import fixes; the policy loads only to check a fix
 
-        return apply_policy(findings, [], self.settings, files, use_baseline=False).findings
+        return apply_policy(findings, [], self.settings.for_policy(), files, use_baseline=False).findings
 
     def check(self, path: str, before: str, after: str, fixed: list[Finding]) -> str:
         """Why the edit may not be written, or ``""`` when it may."""
+        from ..policy.scope import stage_settings  # lazy: rules import fixes; the policy loads only to check a fix
         from ..running.runner import run_targets  # lazy: rules import fixes; the runner loads only to check a fix
 
         try:
@@ -97,11 +98,11 @@ class _Checker:
         specs = [self.specs[i] for i in indices]
         files = sorted({spec.path for spec in specs} | {path})
         old = self._outcome([f for i in indices for f in self.results[i].findings], files)
-        settings = dataclasses.replace(self.settings, use_cache=False)
+        run = dataclasses.replace(stage_settings(self.settings).run, use_cache=False)
         try:
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(after)
-            results = run_targets(specs, settings) if specs else []
+            results = run_targets(specs, run) if specs else []
             errors = [e for r in results for e in r.tool_errors]
             new = self._outcome([f for r in results for f in r.findings], files)
         finally:

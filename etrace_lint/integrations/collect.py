@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 from ..capture.hooks import Capture
 from ..capture.site import CaptureSite
-from ..config.settings import EngineSettings, Settings
+from ..config.settings import EngineSettings, OutputSettings, PolicySettings
 from ..core.findings import Finding, Level, TargetResult
 from ..fixes import attach_fixes
 from ..policy.decide import Outcome, apply_policy, counted_notes
@@ -91,7 +91,7 @@ class CompileLinter:
                 self.compiles.append(record)
 
 
-def policy_outcome(models: list[LintedModel], settings: Settings, fixes: bool = True) -> Outcome:
+def policy_outcome(models: list[LintedModel], settings: PolicySettings, fixes: bool = True) -> Outcome:
     """What the policy shows of these models' lints, as for a run of the CLI (with the fixes offered)."""
     results = [model.result for model in models]
     findings = [finding for result in results for finding in result.findings]
@@ -110,7 +110,7 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def run_info(models: list[LintedModel], settings: Settings, started: str, color: bool = False) -> RunInfo:
+def run_info(models: list[LintedModel], settings: OutputSettings, started: str, color: bool = False) -> RunInfo:
     """The facts the writers print about these lints."""
     results = [model.result for model in models]
     verify_rows = [row for result in results for row in result.verify_rows]

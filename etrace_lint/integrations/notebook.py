@@ -19,7 +19,7 @@ from ..capture.hooks import Capture
 from ..capture.site import CaptureSite
 from ..config.pyproject import load_settings, search_start
 from ..config.settings import Settings
-from ..policy.scope import engine_scope
+from ..policy.scope import stage_settings
 from .collect import CompileLinter, LintedModel, policy_outcome
 
 MAGIC = "etrace_lint"
@@ -33,7 +33,8 @@ class NotebookLinter:
         self.on = True
         self.armed = False  # a cell after the one that loaded the extension has started
         self.settings = _settings()
-        self.linter = CompileLinter(self.settings.for_engine(engine_scope(self.settings, every_note=True)),
+        self.stages = stage_settings(self.settings, every_note=True)
+        self.linter = CompileLinter(self.stages.engine,
                                     lambda: str(getattr(self.ipython, "execution_count", "")))
 
     def pre_run_cell(self, *args: Any) -> None:
@@ -60,7 +61,7 @@ class NotebookLinter:
         from ..api import CheckResult  # the engine's records and the HTML report: the cell's program has JAX
         from ..core.learning_graph import graphs_by_target  # only once a cell compiles a model
 
-        outcome = policy_outcome([model], self.settings)
+        outcome = policy_outcome([model], self.stages.policy)
         result = model.result
         return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),
                            tuple(graphs_by_target(outcome.findings, [model.site.display_name])),

@@ -27,7 +27,7 @@ from ..config.pyproject import load_settings, search_start
 from ..config.settings import Settings
 from ..core.findings import Level
 from ..policy.decide import Outcome
-from ..policy.scope import engine_scope
+from ..policy.scope import stage_settings
 from ..writers import get_writer
 from ..writers.text import summary_line, write_text
 from .collect import Compiled, CompileLinter, at_or_above, now, policy_outcome, run_info
@@ -53,7 +53,8 @@ class LintSession:
         self.fail_level = Level.parse(fail_level) if fail_level else None
         self.sarif = sarif
         self.settings = session_settings(config)
-        self.linter = CompileLinter(self.settings.for_engine(engine_scope(self.settings)), self._owner)
+        self.stages = stage_settings(self.settings)
+        self.linter = CompileLinter(self.stages.engine, self._owner)
         self.started = now()
         self.current = ""  # the test, or the collector, running now
         self.checked = 0  # compiles up to here have been held against the fail level
@@ -111,13 +112,13 @@ class LintSession:
         models = self.linter.models_of(record for record in compiled if record.owner == self.current)
         if not models:
             return ""
-        outcome = policy_outcome(models, self.settings, fixes=False)
+        outcome = policy_outcome(models, self.stages.policy, fixes=False)
         failing = at_or_above(outcome, self.fail_level)
         if not failing and not outcome.tool_errors:
             return ""
         shown = Outcome(failing, outcome.tool_errors)
         stream = io.StringIO()
-        write_text(shown, run_info(models, self.settings, self.started), stream, summary=False)
+        write_text(shown, run_info(models, self.stages.output, self.started), stream, summary=False)
         count = len(failing)
         head = (f"etrace-lint: this test compiled {'a model' if len(models) == 1 else 'models'} with "
                 f"{count} finding{'s' if count != 1 else ''} at or above {self.fail_level.value} "
@@ -142,12 +143,12 @@ class LintSession:
             return
         if self.sarif:
             models = list(self.linter.models.values())
-            outcome = policy_outcome(models, self.settings)
+            outcome = policy_outcome(models, self.stages.policy)
             folder = os.path.dirname(self.sarif)
             if folder:
                 os.makedirs(folder, exist_ok=True)
             with open(self.sarif, "w", encoding="utf-8") as handle:
-                get_writer("sarif")(outcome, run_info(models, self.settings, self.started), handle)
+                get_writer("sarif")(outcome, run_info(models, self.stages.output, self.started), handle)
             self.sarif_written = self.sarif
 
     def pytest_unconfigure(self) -> None:
@@ -170,7 +171,7 @@ class LintSession:
         """Per test id (or collected module), each model it compiled and the findings the policy shows;
         test ids sorted, so that a session run by several workers reads as one run by one."""
         models = list(self.linter.models.values())
-        info = run_info(models, self.settings, self.started, color)
+        info = run_info(models, self.stages.output, self.started, color)
         stream = io.StringIO()
         shown_under: dict[str, str] = {}
         for owner in sorted({record.owner for record in self.linter.compiles}):
@@ -181,7 +182,7 @@ class LintSession:
                     stream.write(f"  {name}: the same model as under {shown_under[model.key]}\n")
                     continue
                 shown_under[model.key] = owner
-                outcome = policy_outcome([model], self.settings)
+                outcome = policy_outcome([model], self.stages.policy)
                 if not outcome.findings and not outcome.tool_errors:
                     stream.write(f"  {name}: no findings\n")
                     continue
@@ -189,5 +190,5 @@ class LintSession:
                 text = io.StringIO()
                 write_text(outcome, info, text, summary=False)
                 stream.writelines(f"    {line}\n" for line in text.getvalue().splitlines())
-        stream.write(summary_line(policy_outcome(models, self.settings), info) + "\n")
+        stream.write(summary_line(policy_outcome(models, self.stages.policy), info) + "\n")
         return stream.getvalue()

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
 from ..config.baseline import new_findings
-from ..config.options import flag_is_on
-from ..config.settings import Settings
+from ..config.options import option_for_flag
+from ..config.settings import PolicySettings
 from ..config.suppressions import SuppressionIndex
 from ..core.exit_codes import exit_code
 from ..core.findings import Finding, Level, Location, Subject, TargetResult, ToolError
@@ -31,7 +31,7 @@ def selector_matches(selector: str, rule_id: str) -> bool:
     return rule is not None and rule.name == selector
 
 
-def rule_selected(rule_id: str, settings: Settings, path: str = "") -> bool:
+def rule_selected(rule_id: str, settings: PolicySettings, path: str = "") -> bool:
     rule = all_rules().get(rule_id)
     if settings.select:
         selected = any(selector_matches(s, rule_id) for s in settings.select)
@@ -50,7 +50,7 @@ def rule_selected(rule_id: str, settings: Settings, path: str = "") -> bool:
     return selected
 
 
-def configured_level(rule_id: str, settings: Settings) -> Level | None:
+def configured_level(rule_id: str, settings: PolicySettings) -> Level | None:
     """The level of the most specific selector in ``levels`` that matches ``rule_id``."""
     matching = [s for s in settings.levels if selector_matches(s, rule_id)]
     if not matching:
@@ -58,18 +58,18 @@ def configured_level(rule_id: str, settings: Settings) -> Level | None:
     return settings.levels[max(matching, key=lambda s: (s.upper() != "ALL", len(s)))]
 
 
-def level_for(finding: Finding, settings: Settings) -> Level:
+def level_for(finding: Finding, settings: PolicySettings) -> Level:
     """The configured level of the most specific matching selector, else the rule's own."""
     return configured_level(finding.rule_id, settings) or finding.level
 
 
-def opt_in_rules(settings: Settings) -> frozenset[str]:
+def opt_in_rules(settings: PolicySettings) -> frozenset[str]:
     """The opt-in rules whose option this run turned on."""
-    return frozenset(rule_id for rule_id, rule in all_rules().items()
-                     if rule.opt_in_flag and not rule.retired and flag_is_on(rule.opt_in_flag, settings))
+    return frozenset(rule_id for rule_id, rule in all_rules().items() if rule.opt_in_flag and not rule.retired
+                     and option_for_flag(rule.opt_in_flag).name in settings.flags_on)
 
 
-def _rule_runs(rule_id: str, settings: Settings, opt_in: frozenset[str]) -> bool:
+def _rule_runs(rule_id: str, settings: PolicySettings, opt_in: frozenset[str]) -> bool:
     """Whether the engine looked for ``rule_id`` this run (``opt_in``: the opt-in rules turned on)."""
     rule = all_rules().get(rule_id)
     if rule is None or rule.retired:
@@ -88,12 +88,12 @@ class Outcome:
     hidden_notes: int = 0
     baselined: int = 0  # findings left out because the baseline records them
 
-    def exit_code(self, settings: Settings) -> int:
+    def exit_code(self, settings: PolicySettings) -> int:
         failing = any(not f.suppressed and f.level.rank >= settings.fail_level.rank for f in self.findings)
         return exit_code(bool(self.tool_errors), failing, settings.exit_zero)
 
 
-def _suppress(findings: list[Finding], linted_files: list[str], settings: Settings,
+def _suppress(findings: list[Finding], linted_files: list[str], settings: PolicySettings,
               unlocated: frozenset[str] = frozenset()) -> list[Finding]:
     """Mark suppressed findings, and add ETL301 for suppressions that matched nothing.
 
@@ -133,7 +133,7 @@ def counted_notes(results: Iterable[TargetResult]) -> dict[str, int]:
     return total
 
 
-def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: Settings,
+def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings: PolicySettings,
                  linted_files: Sequence[str] = (), use_baseline: bool = True,
                  notes_left_out: dict[str, int] | None = None) -> Outcome:
     """``notes_left_out``: per rule, notes the engine did not build because they are
@@ -156,9 +156,9 @@ def apply_policy(findings: list[Finding], tool_errors: list[ToolError], settings
         shown.append(finding)
     shown.sort(key=Finding.sort_key)
     baselined = 0
-    if use_baseline and settings.baseline_fingerprints is not None:
+    if use_baseline and settings.baseline is not None:
         active = [f for f in shown if not f.suppressed]
-        fresh = set(map(id, new_findings(active, settings.baseline_fingerprints, settings.root)))
+        fresh = set(map(id, new_findings(active, settings.baseline, settings.root)))
         baselined = len(active) - len(fresh)
         shown = [f for f in shown if f.suppressed or id(f) in fresh]
     return Outcome(shown, sorted(tool_errors, key=ToolError.sort_key), hidden_notes, baselined)

@@ -12,10 +12,9 @@ import tempfile
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
-from ..config.settings import EngineSettings, Settings
+from ..config.settings import EngineSettings, RunSettings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
-from ..policy.scope import engine_scope
 from .programs import ProgramFolder
 
 if TYPE_CHECKING:  # the cache module loads only when a run needs it (open_cache); annotations only
@@ -40,7 +39,8 @@ class AnnouncesStart(Protocol):
     def starting(self, count: int, preload: list[str] | tuple[str, ...] = ()) -> None: ...
 
 
-def open_cache(settings: Settings) -> Cache | None:
+def open_cache(settings: RunSettings) -> Cache | None:
+    """The cache of this run's results, keyed by what the engine reads; none with ``--no-cache``."""
     if not settings.use_cache:
         return None
     from .cache import Cache  # lazy: loads only when a run needs it
@@ -48,8 +48,8 @@ def open_cache(settings: Settings) -> Cache | None:
     directory = settings.cache_dir
     if not os.path.isabs(directory):
         directory = os.path.join(settings.root, directory)
-    return Cache(directory, settings.root, settings.fingerprint_data(),
-                 count_only=engine_scope(settings).count_only)
+    return Cache(directory, settings.root, settings.engine.fingerprint_data(),
+                 count_only=settings.engine.scope.count_only)
 
 
 def program_folder(cache: Cache | None, quiet: bool = False) -> ProgramFolder | None:
@@ -78,7 +78,7 @@ def program_folder(cache: Cache | None, quiet: bool = False) -> ProgramFolder | 
     return ProgramFolder(folder, cache.signing_key())
 
 
-def run_targets(specs: list[TargetSpec], settings: Settings,
+def run_targets(specs: list[TargetSpec], settings: RunSettings,
                 progress: Callable[[int, int, TargetSpec], None] | None = None,
                 cache: Cache | None = None, pool: Pool | None = None) -> list[TargetResult]:
     """One result per spec, in the order of ``specs`` whatever the number of workers.
@@ -97,7 +97,6 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
     if stale:
         from .workers import WorkerPool, default_jobs  # lazy: loads only when a run needs it
 
-        engine_settings = settings.for_engine(engine_scope(settings))
         todo = [specs[i] for i in stale]
         durations = cache.recorded_seconds(todo) if cache is not None else None
         own_pool = None
@@ -106,7 +105,7 @@ def run_targets(specs: list[TargetSpec], settings: Settings,
         if pool is None:
             pool = own_pool = WorkerPool(settings.preload, compilation_cache=program_folder(cache, settings.quiet))
         try:
-            fresh = pool.run(todo, settings.root, engine_settings, settings.jobs or default_jobs(), settings.timeout,
+            fresh = pool.run(todo, settings.root, settings.engine, settings.jobs or default_jobs(), settings.timeout,
                              progress, durations, memory_limit=settings.memory_limit)
         finally:
             if own_pool is not None:

@@ -26,11 +26,9 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Mapping, TypeAlias
 
 from .. import __version__
-from ..config.options import OPTIONS
-from ..config.settings import Settings
 from ..discovery.discover import TargetSpec
 from .cache import own_source_files
 from .schedule import contiguous_cuts
@@ -120,7 +118,7 @@ def _plain(value: object) -> Plain:
 
 
 def shard_record(specs: list[TargetSpec], mine: list[TargetSpec], root: str, shard: Shard,
-                 settings: Settings) -> dict[str, Any]:
+                 configuration: Mapping[str, Any]) -> dict[str, Any]:
     """What this shard's log says about itself; :mod:`.merge` refuses shards whose records disagree."""
 
     def version(name: str) -> str:
@@ -135,12 +133,11 @@ def shard_record(specs: list[TargetSpec], mine: list[TargetSpec], root: str, sha
     discovered = hashlib.sha256("\n".join(sorted(rel(spec) for spec in specs)).encode("utf-8")).hexdigest()[:16]
     files = {os.path.relpath(path, root).replace(os.sep, "/"): _file_digest(path)
              for path in sorted({spec.path for spec in specs})}
-    configuration = {option.name: _plain(getattr(settings, option.name)) for option in OPTIONS
-                     if option.name not in RUN_LOCAL}
+    shared = {name: _plain(value) for name, value in configuration.items() if name not in RUN_LOCAL}
     return {"index": shard.index, "count": shard.count, "total": len(specs),
             "etraceLint": f"{__version__} ({_own_source()})",
             "libraries": {"python": sys.version.split()[0], **{name: version(name) for name in _LIBRARIES}},
-            "configuration": configuration, "discovered": discovered, "files": files,
+            "configuration": shared, "discovered": discovered, "files": files,
             "targets": [rel(spec) for spec in mine]}
 
 

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..config.environ import EnvironError, check_value
 from ..config.pyproject import ConfigError, load_settings, validate_configured_selectors, validate_selectors
-from ..config.settings import Settings
+from ..config.settings import RunSettings, Settings
 from ..discovery.discover import IgnoreRules
+from ..policy.scope import stage_settings
 from ..running.runner import open_cache
 from .store import ResultStore
 from .trust import inside, is_trusted, project_root
@@ -97,9 +98,11 @@ class Folder:
         real = os.path.realpath(path)
         return inside(real, self.real_root) and project_root(real, self.real_root) == self.real_root
 
-    def open_cache(self, settings: Settings | None = None) -> Cache | None:
-        """A cache for one lint: a Cache remembers the digests it read, and files change between lints."""
-        settings = settings or self.settings
+    def open_cache(self, settings: RunSettings | None = None) -> Cache | None:
+        """A cache for one lint: a Cache remembers the digests it read, and files change between lints;
+        ``settings``: the lint's own, by default the folder's."""
+        if settings is None and self.settings is not None:
+            settings = stage_settings(self.settings).run
         return open_cache(settings) if settings is not None else None
 
     def lints(self, path: str) -> bool:

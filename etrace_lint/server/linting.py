@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from ..config.settings import Settings
 from ..core.findings import TargetResult, ToolError
 from ..discovery.discover import TargetSpec, discover
+from ..policy.scope import stage_settings
 from ..running.runner import run_targets
 from ..running.workers import WorkerPool
 from .folders import Folder
@@ -103,4 +104,5 @@ def run_plan(plan: LintPlan, pool: WorkerPool | None,
         settings = dataclasses.replace(settings, verify=True)
     elif plan.static_only:
         settings = dataclasses.replace(settings, probe=False)
-    return run_targets(plan.specs, settings, progress, plan.folder.open_cache(settings), pool=pool)
+    run = stage_settings(settings).run
+    return run_targets(plan.specs, run, progress, plan.folder.open_cache(run), pool=pool)

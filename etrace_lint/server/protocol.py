@@ -277,7 +277,7 @@ class EtraceLintServer(LanguageServer):
         docs_urls: dict[str, str] = {}  # each file's folder's docs-url, where its codes link to
         for folder in self.folders:
             if folder.settings is not None and folder.trusted:
-                for path, held in folder.store.problems(folder.settings).items():
+                for path, held in folder.store.problems(folder.settings.for_policy()).items():
                     wanted[path_to_uri(path)] = held
                     docs_urls[path_to_uri(path)] = folder.settings.docs_url
         for path, notice in self.notices.items():

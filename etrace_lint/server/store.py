@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..config.settings import Settings
+from ..config.settings import PolicySettings
 from ..core.findings import Finding, Location, TargetResult, ToolError
 from ..discovery.discover import TargetSpec
 from ..fixes import attach_fixes
@@ -66,7 +66,7 @@ class ResultStore:
                 found.update(held[1].dependencies)
         return found
 
-    def problems(self, settings: Settings) -> dict[str, list[Finding | PlacedToolError]]:
+    def problems(self, settings: PolicySettings) -> dict[str, list[Finding | PlacedToolError]]:
         """What to show, per file."""
         held = list(self._results.values())
         findings = [f for _, result in held for f in result.findings]

@@ -10,6 +10,7 @@ from typing import Any, Callable
 from ...config.settings import EngineSettings, Settings
 from ...core.findings import TargetResult
 from ...discovery.discover import TargetSpec
+from ...policy.scope import stage_settings
 from ...running.cache_key import load_key
 from ...running.runner import open_cache, program_folder
 from ...running.workers import WorkerPool
@@ -31,7 +32,7 @@ class WarmPools:
         if (pool is not None and self._key == (tuple(settings.preload), _programs(settings))
                 and (pool.programs.key is None or pool.programs.key == load_key())):
             return pool  # the same folder, still writable, signed with the same key: what the checks below find
-        folder = program_folder(open_cache(settings), settings.quiet)
+        folder = program_folder(open_cache(stage_settings(settings).run), settings.quiet)
         key = (tuple(settings.preload), folder.path if folder is not None else None)
         if self._pool is None or key != self._key:
             self.close()
