@@ -10,16 +10,14 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 from ..config.settings import EngineSettings, Settings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
 from ..policy.scope import engine_scope
+from .cache import Cache
 from .programs import ProgramFolder
-
-if TYPE_CHECKING:  # the cache module loads only when a run needs it (open_cache); annotations only
-    from .cache import Cache
 
 
 class Pool(Protocol):
@@ -43,8 +41,6 @@ class AnnouncesStart(Protocol):
 def open_cache(settings: Settings) -> Cache | None:
     if not settings.use_cache:
         return None
-    from .cache import Cache  # lazy: loads only when a run needs it
-
     directory = settings.cache_dir
     if not os.path.isabs(directory):
         directory = os.path.join(settings.root, directory)
