@@ -429,7 +429,7 @@ def exception_subject(exc: BaseException) -> ErrorSubject:
 # --------------------------------------------------------------------------- model tables
 
 
-def is_etp_primitive(eqn: Any) -> bool:
+def is_etp_primitive(eqn: jv.JaxprEqn) -> bool:
     return isinstance(eqn.primitive, braintrace.ETPPrimitive)
 
 

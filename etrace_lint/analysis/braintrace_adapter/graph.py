@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 from braintrace._compiler import hidden_pertubation
 from braintrace._compiler.hidden_pertubation import HiddenPerturbation
+from jax.extend.core import JaxprEqn
 
 from ...core import algorithms
 from ...core.naming import StatePath
@@ -88,7 +89,7 @@ def vmap_warning_primitive(message: str) -> str:
     return match.group(1) if match else ""
 
 
-def is_vmap_decomposition(eqn: Any) -> bool:
+def is_vmap_decomposition(eqn: JaxprEqn) -> bool:
     """True for a plain equation that an ETP op's batching rule produced: the op was mapped
     over with a batched weight (or without a batched counterpart) and fell back to its
     implementation. The rule's frame stays on the equation's creation traceback even when
@@ -182,7 +183,7 @@ def zero_df_relations(graph: ETraceGraph) -> list[ZeroDfRelation]:
     return found
 
 
-def conv_bias_shape(eqn: Any) -> tuple[int, ...] | None:
+def conv_bias_shape(eqn: JaxprEqn) -> tuple[int, ...] | None:
     """The shape of a convolution ETP op's bias operand; None for another op or a conv without a bias.
 
     braintrace's conv rule for the per-parameter algorithms (``_conv_solve_drtrl``) sums the bias
