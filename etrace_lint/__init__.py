@@ -38,14 +38,16 @@ __all__ = ["check", "check_target", "target", "__version__"]
 
 def check(model: Any, *inputs: Any, **options: Any) -> Any:
     """Lint a model built in this process (see :func:`etrace_lint.api.check`)."""
-    from .api import check as check_model  # the engine imports JAX: importing etrace_lint must not
+    # the API loads the engine, the policy and the writers: importing etrace_lint must stay light
+    from .api import check as check_model
 
     return check_model(model, *inputs, **options)
 
 
 def check_target(target: str, **options: Any) -> Any:
     """Lint ``"file.py::factory"``, a file or a folder in this process (see :func:`etrace_lint.api.check_target`)."""
-    from .api import check_target as check_spec  # the engine imports JAX: importing etrace_lint must not
+    # the API loads the engine, the policy and the writers: importing etrace_lint must stay light
+    from .api import check_target as check_spec
 
     return check_spec(target, **options)
 

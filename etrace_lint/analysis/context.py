@@ -11,6 +11,8 @@ from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+import braintrace
+
 from ..config.settings import EngineSettings
 from ..core.findings import Level
 from ..core.naming import StatePath
@@ -461,8 +463,6 @@ def etp_layer_for(layer: Any) -> str:
     braintrace.nn re-exports many of brainstate's layers (``braintrace.nn.LayerNorm`` *is*
     ``brainstate.nn.LayerNorm``): a name found there is a twin only when it is another class, one
     braintrace defines itself."""
-    import braintrace  # a cached run never imports braintrace
-
     cls = type(layer)
     if layer is None or cls.__module__.startswith("braintrace"):
         return ""

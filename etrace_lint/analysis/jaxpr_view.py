@@ -12,11 +12,13 @@ import os
 import sys
 import sysconfig
 from dataclasses import dataclass
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any, Callable, Iterator, NamedTuple
 
 from jax._src import core as _core
 from jax._src import source_info_util as _siu
+from jax._src.source_info_util import SourceInfo
+from jax.extend.core import JaxprEqn as JaxprEqn  # the equation type, for the modules that read jaxprs
 
 from ..core.positions import character_column, frame_position, is_pseudo_file, traceback_position
 
@@ -97,7 +99,7 @@ class _TracebackFrame(NamedTuple):
     where: int  # the code's last instruction, or the decoded frame's line
 
 
-def _traceback_frames(source_info: Any) -> Iterator[_TracebackFrame]:
+def _traceback_frames(source_info: SourceInfo) -> Iterator[_TracebackFrame]:
     """The frames of the Python traceback that created an equation or a state, innermost first.
 
     Frames outside the linter's own call (whoever called etrace-lint: a
@@ -133,7 +135,7 @@ def _located(frame: _TracebackFrame) -> SourceFrame:
     return _decoded(frame.file_name, frame.code, frame.where)
 
 
-def user_frame_of(source_info: Any) -> SourceFrame | None:
+def user_frame_of(source_info: SourceInfo) -> SourceFrame | None:
     """The deepest frame of user code that created an equation or a state."""
     for frame in _traceback_frames(source_info):
         if frame.kind is _USER:
@@ -142,7 +144,7 @@ def user_frame_of(source_info: Any) -> SourceFrame | None:
 
 
 @functools.lru_cache(maxsize=16384)
-def _decoded(file_name: str, code: Any, lasti: int) -> SourceFrame:
+def _decoded(file_name: str, code: CodeType, lasti: int) -> SourceFrame:
     """A user frame's line; a loop that builds many layers builds them all on one line."""
     frame = _siu.raw_frame_to_frame(code, lasti)
     return SourceFrame(_absolute(file_name), frame.start_line,
@@ -194,7 +196,7 @@ def open_jaxpr(jaxpr_like: Any) -> Any:
     return getattr(jaxpr_like, "jaxpr", jaxpr_like)
 
 
-def primitive_name(eqn: Any) -> str:
+def primitive_name(eqn: JaxprEqn) -> str:
     return str(eqn.primitive.name)
 
 
@@ -210,7 +212,7 @@ _PLAIN_PARAM_TYPES = (str, int, float, complex, bool, type(None), tuple, list, f
 _PLAIN_EXACT = frozenset({str, int, float, complex, bool, type(None), frozenset, type})
 
 
-def sub_jaxprs(eqn: Any) -> list[Any]:
+def sub_jaxprs(eqn: JaxprEqn) -> list[Any]:
     """Every jaxpr nested in an equation's params (pjit, scan, while, cond, custom_*, remat)."""
     params = eqn.params
     if not params:  # element-wise arithmetic: most equations of a step
@@ -243,7 +245,7 @@ class EqnSite(NamedTuple):
     parents: tuple[Any, ...] = ()
 
 
-def walk(jaxpr_like: Any, parents: tuple[Any, ...] = ()) -> Iterator[EqnSite]:
+def walk(jaxpr_like: Any, parents: tuple[JaxprEqn, ...] = ()) -> Iterator[EqnSite]:
     """Every equation, recursing explicitly into nested jaxprs."""
     jaxpr = open_jaxpr(jaxpr_like)
     for eqn in jaxpr.eqns:
@@ -270,11 +272,11 @@ def is_eqn(obj: Any) -> bool:
         return False
 
 
-def _is_jit_call(eqn: Any) -> bool:
+def _is_jit_call(eqn: JaxprEqn) -> bool:
     return primitive_name(eqn) in ("pjit", "jit") and "jaxpr" in eqn.params
 
 
-def flatten_jit_calls(jaxpr_like: Any, parents: tuple[Any, ...] = ()) -> Iterator[EqnSite]:
+def flatten_jit_calls(jaxpr_like: Any, parents: tuple[JaxprEqn, ...] = ()) -> Iterator[EqnSite]:
     """The top-level equations as they are once every ``jit`` call is spliced in.
 
     Each equation of a jit body comes with the jit calls around it (outermost
@@ -312,13 +314,13 @@ def is_var(atom: Any) -> bool:
     return not hasattr(atom, "val")
 
 
-def invars(eqn: Any) -> list[Any]:
+def invars(eqn: JaxprEqn) -> list[Any]:
     if _Literal is not None:  # the test inlined: this runs for every equation of every pass
         return [v for v in eqn.invars if not isinstance(v, _Literal)]
     return [v for v in eqn.invars if is_var(v)]
 
 
-def outvars(eqn: Any) -> list[Any]:
+def outvars(eqn: JaxprEqn) -> list[Any]:
     return list(eqn.outvars)
 
 
@@ -333,7 +335,7 @@ def literal_number(atom: Any) -> float | None:
         return None
 
 
-def call_body(eqn: Any) -> Any:
+def call_body(eqn: JaxprEqn) -> Any:
     """The body of a ``jit``/``pjit``/``closed_call`` equation, run on the same inputs, or None."""
     return _call_body(eqn) if primitive_name(eqn) in ("pjit", "jit", "closed_call", "core_call") else None
 
@@ -373,7 +375,7 @@ _CALL_PRIMITIVES = frozenset({"pjit", "jit", "closed_call", "core_call", "custom
                               "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "checkpoint"})
 
 
-def _call_body(eqn: Any) -> Any:
+def _call_body(eqn: JaxprEqn) -> Any:
     """The one jaxpr a call equation runs with the same inputs, or None."""
     for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
         body = eqn.params.get(key)
@@ -383,7 +385,7 @@ def _call_body(eqn: Any) -> Any:
     return None
 
 
-def _keeps_positions(eqn: Any, var: Any, out: Any) -> bool:
+def _keeps_positions(eqn: JaxprEqn, var: Any, out: Any) -> bool:
     """Whether ``out`` at position p reads ``var`` only at position p."""
     name = primitive_name(eqn)
     in_shape, out_shape = aval_shape(var), aval_shape(out)
@@ -434,7 +436,7 @@ class SubJaxprBinding:
     carries: tuple[Any, ...] = ()  # (inner outvar, inner invar): a loop feeds its outputs back
 
 
-def _bind_while(eqn: Any) -> list[SubJaxprBinding]:
+def _bind_while(eqn: JaxprEqn) -> list[SubJaxprBinding]:
     cond_n, body_n = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
     cond, body = open_jaxpr(eqn.params["cond_jaxpr"]), open_jaxpr(eqn.params["body_jaxpr"])
     carry = list(eqn.invars[cond_n + body_n:])
@@ -449,7 +451,7 @@ def _leaf_count(tree: Any) -> int:
     return sum(_leaf_count(t) for t in tree) if isinstance(tree, (tuple, list)) else 1
 
 
-def _bind_scan(eqn: Any) -> list[SubJaxprBinding]:
+def _bind_scan(eqn: JaxprEqn) -> list[SubJaxprBinding]:
     body = open_jaxpr(eqn.params["jaxpr"])
     if "num_consts" in eqn.params:
         n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
@@ -464,7 +466,7 @@ def _bind_scan(eqn: Any) -> list[SubJaxprBinding]:
 _BINDERS: dict[str, Callable[[Any], list[Any]]] = {"while": _bind_while, "scan": _bind_scan}
 
 
-def _bind_positionally(eqn: Any, inner_jaxprs: list[Any]) -> list[SubJaxprBinding] | None:
+def _bind_positionally(eqn: JaxprEqn, inner_jaxprs: list[Any]) -> list[SubJaxprBinding] | None:
     """pjit, remat, custom_jvp/vjp calls, cond branches: trailing operands are the body's inputs
     (a cond's branch index comes first) and the outputs match one to one."""
     found = []
@@ -477,7 +479,7 @@ def _bind_positionally(eqn: Any, inner_jaxprs: list[Any]) -> list[SubJaxprBindin
     return found
 
 
-def sub_jaxpr_bindings(eqn: Any) -> list[SubJaxprBinding] | None:
+def sub_jaxpr_bindings(eqn: JaxprEqn) -> list[SubJaxprBinding] | None:
     """The nested jaxprs of an equation with their operand mapping; ``[]`` for an equation
     without any, ``None`` when the layout is not understood (treat the equation as a whole)."""
     inner_jaxprs = sub_jaxprs(eqn)
@@ -490,7 +492,7 @@ def sub_jaxpr_bindings(eqn: Any) -> list[SubJaxprBinding] | None:
         return None
 
 
-def traceback_functions(source_info: Any) -> list[tuple[str, str]]:
+def traceback_functions(source_info: SourceInfo) -> list[tuple[str, str]]:
     """(file, function name) of every frame that created an equation, innermost first,
     library frames included."""
     traceback = getattr(source_info, "traceback", None)
@@ -513,7 +515,7 @@ BOUNDARY_PRIMITIVES = {"scan": "scan", "while": "while", "cond": "cond", "pjit":
 _MAPPING_FRAMES = {"vmap.<locals>.vmap_f": "vmap", "Map.update": "Map"}
 
 
-def mapping_call(source_info: Any) -> tuple[str, SourceFrame] | None:
+def mapping_call(source_info: SourceInfo) -> tuple[str, SourceFrame] | None:
     """("vmap" or "Map", the user's line that called it) for an equation traced under jax.vmap (or
     brainstate's vmap) or a brainstate ``nn.Map``; the innermost one. None outside any mapping.
 

@@ -99,7 +99,7 @@ class Locator:
         self._jit_index = (by_eqn, by_source)
         return self._jit_index
 
-    def _jit_parents(self, eqn: Any) -> tuple[Any, ...]:
+    def _jit_parents(self, eqn: jv.JaxprEqn) -> tuple[Any, ...]:
         by_eqn, by_source = self._jit_tables()
         return by_eqn.get(id(eqn)) or by_source.get(id(eqn.source_info), ())
 
@@ -170,7 +170,7 @@ class Locator:
                 frame = jv.eqn_location(jv.EqnSite(calls[-1], calls[:-1]))
         return _as_location(frame, label)
 
-    def of_eqn(self, eqn: Any, label: str = "") -> Location | None:
+    def of_eqn(self, eqn: jv.JaxprEqn | None, label: str = "") -> Location | None:
         """An equation met outside a walk (the one a compiler pass was working on)."""
         return None if eqn is None else self.of_site(jv.EqnSite(eqn), label)
 
@@ -262,7 +262,7 @@ class Locator:
                 return loc
         return None
 
-    def _touches_learning(self, eqn: Any) -> bool:
+    def _touches_learning(self, eqn: jv.JaxprEqn) -> bool:
         """The compiler's own test for control flow it must canonicalise."""
         minfo = self.module_info
         assert minfo is not None  # only a traced step has equations to ask about
@@ -293,7 +293,7 @@ class Locator:
         except TypeError:  # not a var
             return None
 
-    def unrolled_iteration(self, eqn: Any) -> tuple[int, int]:
+    def unrolled_iteration(self, eqn: jv.JaxprEqn) -> tuple[int, int]:
         """(1-based index, count) of ``eqn`` among the copies of its source line's op that an
         unrolled scan left in the step; (1, 1) when the op has no copies."""
         key = (jv.primitive_name(eqn), id(eqn.source_info.traceback) if eqn.source_info else 0)

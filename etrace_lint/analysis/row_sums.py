@@ -92,7 +92,7 @@ class _Walk:
         for eqn in jaxpr.eqns:
             self.equation(eqn)
 
-    def equation(self, eqn: Any) -> None:
+    def equation(self, eqn: jv.JaxprEqn) -> None:
         name = jv.primitive_name(eqn)
         ins = list(eqn.invars)
         body = jv.call_body(eqn)
@@ -114,7 +114,8 @@ class _Walk:
                 and any(t for t in tangents)):
             self.cancelled_at = eqn
 
-    def _rule(self, eqn: Any, name: str, ins: list[Any], tangents: list[Any]) -> tuple[tuple[Any, ...], Tangent | None]:
+    def _rule(self, eqn: jv.JaxprEqn, name: str, ins: list[Any],
+              tangents: list[Any]) -> tuple[tuple[Any, ...], Tangent | None]:
         out = eqn.outvars[0] if eqn.outvars else None
         opaque = (Fraction(1), ("var", id(out)))
         if all(t == {} for t in tangents) or name in _ZERO_TANGENT_OPS:
@@ -149,7 +150,7 @@ class _Walk:
             return opaque, cases[0] if all(c == cases[0] for c in cases) else None
         return opaque, None
 
-    def _primal_key(self, eqn: Any, name: str, ins: list[Any], opaque: tuple[Any, ...]) -> tuple[Any, ...]:
+    def _primal_key(self, eqn: jv.JaxprEqn, name: str, ins: list[Any], opaque: tuple[Any, ...]) -> tuple[Any, ...]:
         """Scalar factors are kept apart (``x / 8`` is ``1/8`` times ``x``), so that two ways of
         writing one expression get one key."""
         if name in ("mul", "div") and len(ins) == 2:
@@ -185,7 +186,7 @@ class _Walk:
         return None
 
     @staticmethod
-    def _reduced(eqn: Any, operand: Any, tangent: Tangent | None) -> Tangent | None:
+    def _reduced(eqn: jv.JaxprEqn, operand: Any, tangent: Tangent | None) -> Tangent | None:
         if tangent is None:
             return None
         axes = tuple(eqn.params.get("axes", ()))
@@ -197,7 +198,7 @@ class _Walk:
                 for base, c in tangent.items()}
 
     @staticmethod
-    def _moved(eqn: Any, name: str, tangent: Tangent | None) -> Tangent | None:
+    def _moved(eqn: jv.JaxprEqn, name: str, tangent: Tangent | None) -> Tangent | None:
         if tangent is None:
             return None
         shape = jv.aval_shape(eqn.outvars[0])

@@ -1,5 +1,9 @@
 """Lint one captured compile as a target is linted, in the program's process, and leave the program
-as it was (:class:`~.program_state.ProgramState`)."""
+as it was (:class:`~.program_state.ProgramState`).
+
+This module imports JAX, brainstate and braintrace: its callers import it only once the program has
+compiled a model, so the program's own imports always come first.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,16 @@ import dataclasses
 import time
 from typing import Any
 
+import brainstate
+from braintrace import _compile
+
+from ..analysis import braintrace_adapter as bt
 from ..analysis.loaded_target import LoadedTarget
 from ..config.settings import EngineSettings
 from ..core.findings import Finding, Level, TargetResult, ToolError
 from ..core.wording import exception_line
 from ..engine.lint import lint_model
+from ..engine.rules_compiler import classify_error
 from ..running.isolation import reseed
 from ..running.worker_loop import use_compile_mode
 from .hooks import Capture
@@ -23,11 +32,7 @@ def registered_name(algorithm_class: type | None) -> str | None:
     derives from (a user's own ``D_RTRL`` subclass is checked as D_RTRL); None when there is none."""
     if algorithm_class is None:
         return None
-    try:
-        from braintrace import _compile  # the registry behind braintrace.compile's names
-        registry = dict(_compile._ALGORITHM_REGISTRY)
-    except (ImportError, AttributeError):
-        return None
+    registry = dict(_compile._ALGORITHM_REGISTRY)  # the registry behind braintrace.compile's names
     for cls in algorithm_class.__mro__:
         for name, registered in registry.items():
             if registered is cls:
@@ -61,8 +66,6 @@ def with_refusal(capture: Capture, findings: list[Finding]) -> list[Finding]:
         return findings
     if any(f.rule_id in _SAYS_REFUSED for f in findings):
         return [dataclasses.replace(f, level=Level.ERROR) if f.rule_id in _SAYS_REFUSED else f for f in findings]
-    from ..engine.rules_compiler import classify_error  # imports JAX, as the engine does
-
     rule = classify_error(capture.error)
     message = f"{capture.entry} refused the model: {exception_line(capture.error)}"
     return [*findings, Finding(rule.id, Level.ERROR, message, capture.site.display_name, capture.site.location,
@@ -94,9 +97,5 @@ def lint_capture(capture: Capture, settings: EngineSettings) -> TargetResult:
 
 
 def _unbatched_states(model: Any) -> None:
-    import brainstate  # the program's own import comes first
-
-    from ..analysis import braintrace_adapter as bt  # the program's own import comes first
-
     with bt.quiet([]):
         brainstate.nn.init_all_states(model)

@@ -13,12 +13,19 @@ lint starts from the same random seed. :class:`ProgramState` saves what that can
 :meth:`ProgramState.restore` puts all of it back as it was, so the program goes on computing exactly
 what it would have computed without etrace-lint (a forked child cannot lint instead: XLA's thread
 pools do not survive ``fork``, and the first program the child runs waits forever).
+
+Imports JAX, brainstate and NumPy: only :mod:`.lint` imports it, once the program has compiled a model.
 """
 
 from __future__ import annotations
 
 import random
 from typing import Any
+
+import brainstate
+import brainstate.environ as environ
+import jax
+import numpy as np
 
 
 def _copy_mapping(value: Any) -> Any:
@@ -47,11 +54,6 @@ class ProgramState:
     """A snapshot of what a lint of ``model`` may change in the program."""
 
     def __init__(self, model: Any):
-        import brainstate  # the program's own import comes first
-        import brainstate.environ as environ  # the program's own import comes first
-        import jax  # the program's own import comes first
-        import numpy as np  # the program's own import comes first
-
         self._modules = [(node, dict(vars(node))) for node in _nodes(model)]
         self._states = [(state, state.value) for state in _states(model)]
         self._key = brainstate.random.get_key()
@@ -68,10 +70,6 @@ class ProgramState:
             if local is not None else {}
 
     def restore(self) -> None:
-        import brainstate  # the program's own import comes first
-        import jax  # the program's own import comes first
-        import numpy as np  # the program's own import comes first
-
         for node, attributes in self._modules:
             current = vars(node)
             for name in [name for name in current if name not in attributes]:
@@ -111,8 +109,6 @@ def _nodes(model: Any) -> list[Any]:
 
 
 def _states(model: Any) -> list[Any]:
-    import brainstate  # the program's own import comes first
-
     found: dict[int, Any] = {}
     try:
         states = model.states()

@@ -5,6 +5,7 @@ Both read the configuration the way a run does and import nothing heavy.
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import shutil
@@ -20,7 +21,7 @@ CACHE_TAG = "CACHEDIR.TAG"
 
 def _plain(value: Any) -> Any:
     """A setting as JSON shows it: a level by its name, anything else as it is."""
-    if hasattr(value, "value") and not isinstance(value, (str, int, float, bool, list, dict)):
+    if isinstance(value, enum.Enum) and not isinstance(value, (str, int)):  # a str or int enum prints as itself
         return value.value
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..capture.program import CHANNEL, SETTINGS
 from ..capture.site import CaptureSite
-from ..config.settings import Settings, option_values
+from ..config.settings import Settings
 from ..core.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 from ..core.findings import TargetResult, ToolError
 from ..core.sizes import format_size
@@ -36,7 +36,13 @@ from .arguments import UsageError, build_parser, resolve_settings
 from .outputs import write_outputs
 
 USAGE = "etrace-lint run [OPTIONS] SCRIPT [ARGS...] | etrace-lint run [OPTIONS] -m MODULE [ARGS...]"
-_NOT_WITH_RUN = ("fix", "diff", "fix_only", "watch", "shard", "list_targets", "add_noqa", "write_baseline")
+
+
+def _file_only_options(settings: Settings) -> list[str]:
+    """The options given that act on files, which a running program is not (by field name; the error shows a flag)."""
+    asked = {"fix": settings.fix, "diff": settings.diff, "fix_only": settings.fix_only, "watch": settings.watch,
+             "shard": settings.shard, "list_targets": settings.list_targets, "write_baseline": settings.write_baseline}
+    return [name for name, value in asked.items() if value]
 
 
 class RunUsageError(Exception):
@@ -315,8 +321,7 @@ def main_run(argv: list[str]) -> int:
     except (RunUsageError, UsageError) as exc:
         print(f"etrace-lint run: error: {exc}\nusage: {USAGE}", file=sys.stderr)
         return EXIT_ERROR
-    values = option_values(settings)
-    given = [name for name in _NOT_WITH_RUN if values.get(name)]
+    given = _file_only_options(settings)
     if given:
         print(f"etrace-lint run: error: --{given[0].replace('_', '-')} lints files, not a running program",
               file=sys.stderr)

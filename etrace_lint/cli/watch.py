@@ -13,16 +13,16 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
+
+from watchfiles import Change, PythonFilter
+from watchfiles import watch as changes_under
 
 from ..config.settings import Settings
 from ..policy.scope import stage_settings
 from ..running.runner import open_cache, program_folder
 from ..running.workers import WorkerPool
 from .app import run
-
-if TYPE_CHECKING:  # annotations only: watchfiles loads only for --watch
-    from watchfiles import Change
 
 CONFIG_NAMES = ("pyproject.toml",)
 
@@ -43,8 +43,6 @@ def watched_folders(settings: Settings) -> list[str]:
 
 
 def _relevant(settings: Settings) -> Callable[[Change, str], bool]:
-    from watchfiles import PythonFilter  # watchfiles loads only for --watch
-
     python = PythonFilter()
     cache = os.path.abspath(settings.cache_dir if os.path.isabs(settings.cache_dir)
                             else os.path.join(settings.root, settings.cache_dir))
@@ -64,8 +62,6 @@ def watch(settings: Settings, reload: Callable[[], Settings] | None = None,
     ``reload`` reads the configuration again (after a pyproject.toml changed);
     ``stop_event`` (a threading.Event) ends the watch, for callers that embed it.
     """
-    from watchfiles import watch as changes_under  # watchfiles loads only for --watch
-
 
     pool = WorkerPool(settings.preload, compilation_cache=program_folder(open_cache(stage_settings(settings).run)))
     try:

@@ -6,6 +6,7 @@ import threading
 from typing import TYPE_CHECKING, Mapping
 
 from ..core.findings import Edit
+from .edits import import_edit
 
 if TYPE_CHECKING:  # libcst loads only when a fix is asked for; annotations only
     import libcst as cst
@@ -103,8 +104,6 @@ class ParsedSource:
         return self.resolve(self.dotted(func)) == "brainstate.nn.Linear"
 
     def import_braintrace(self) -> Edit:
-        from .edits import import_edit  # a module it imports imports this one
-
         return import_edit(self.path, self.module, self.positions)
 
 

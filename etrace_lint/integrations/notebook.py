@@ -14,11 +14,13 @@ import dataclasses
 import os
 from typing import Any
 
+from ..api import CheckResult
 from ..capture import hooks
 from ..capture.hooks import Capture
 from ..capture.site import CaptureSite
 from ..config.pyproject import load_settings, search_start
 from ..config.settings import Settings
+from ..core.learning_graph import graphs_by_target
 from ..policy.scope import stage_settings
 from .collect import CompileLinter, LintedModel, policy_outcome
 
@@ -48,7 +50,8 @@ class NotebookLinter:
         seen = len(self.linter.models)
         model = self.linter.lint(dataclasses.replace(capture, site=self._site(capture.site)))
         if len(self.linter.models) > seen:
-            from IPython.display import display  # only once a cell compiles a model
+            # IPython's display machinery: only once a cell compiles a model (the module loads outside IPython too)
+            from IPython.display import display
 
             display(self.result(model))  # type: ignore[no-untyped-call]
 
@@ -58,9 +61,6 @@ class NotebookLinter:
         return dataclasses.replace(site, name=f"Cell In[{count}], line {site.line}") if count else site
 
     def result(self, model: LintedModel) -> Any:
-        from ..api import CheckResult  # the engine's records and the HTML report: the cell's program has JAX
-        from ..core.learning_graph import graphs_by_target  # only once a cell compiles a model
-
         outcome = policy_outcome([model], self.stages.policy)
         result = model.result
         return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),

@@ -10,15 +10,13 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 from ..config.settings import EngineSettings, RunSettings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
+from .cache import Cache
 from .programs import ProgramFolder
-
-if TYPE_CHECKING:  # the cache module loads only when a run needs it (open_cache); annotations only
-    from .cache import Cache
 
 
 class Pool(Protocol):
@@ -43,8 +41,6 @@ def open_cache(settings: RunSettings) -> Cache | None:
     """The cache of this run's results, keyed by what the engine reads; none with ``--no-cache``."""
     if not settings.use_cache:
         return None
-    from .cache import Cache  # lazy: loads only when a run needs it
-
     directory = settings.cache_dir
     if not os.path.isabs(directory):
         directory = os.path.join(settings.root, directory)

@@ -41,6 +41,7 @@ from typing import Callable, Never, Sequence, TypeAlias
 from ..config.settings import EngineSettings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
+from . import worker_loop, zygote
 from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
 from .memory import format_size, resident
 from .messages import Exited, Fork, Forked, ForkServerMessage, Lint, Linted, Ready, Unsafe, WorkerMessage
@@ -142,8 +143,6 @@ class _ForkServer:
     """The parent's handle on the fork server (:mod:`.zygote`)."""
 
     def __init__(self, context: SpawnContext, preload: list[str], compilation_cache: str | None) -> None:
-        from . import zygote  # lazy: what runs in a worker loads only when one starts
-
         self.conn: Connection[Fork | None, ForkServerMessage]
         self.conn, child = context.Pipe()
         self.process = context.Process(target=zygote.serve_forks, args=(child, list(preload), compilation_cache),
@@ -264,8 +263,6 @@ class WorkerPool:
             except OSError:
                 self._server = None
                 return self._start_worker()
-        from . import worker_loop  # lazy: what runs in a worker loads only when one starts
-
         parent_end, child_end = self._context.Pipe()
         process = self._context.Process(target=worker_loop.spawned_main,
                                         args=(child_end, self.preload, self.programs.path),

@@ -27,7 +27,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="warning")
     args = parser.parse_args(argv)
     try:
-        from .protocol import build_server  # imports JAX; a cached run must not
+        # pygls and lsprotocol are optional (the [server] extra): without them, the message below
+        from .protocol import build_server
     except ImportError as exc:
         print(f"etrace-lint: error: the server needs pygls and lsprotocol ({exc}); "
               "install them with: pip install \"pygls>=2,<3\" \"lsprotocol>=2025.0.0\" "

@@ -84,7 +84,7 @@ def evaluate(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
     return [read(atom) for atom in jaxpr.outvars]
 
 
-def _equation(eqn: Any, values: list[Any]) -> Any:
+def _equation(eqn: jax.extend.core.JaxprEqn, values: list[Any]) -> Any:
     name = eqn.primitive.name
     params = eqn.params
     rule = _RULES.get(name)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Callable, TextIO
 
 from ..core.output_formats import FORMATS, OUTPUT_FORMATS, OutputFormat
 from .run_info import RunInfo, relative_path
+from .statistics import write_statistics_json
+from .text import write_statistics
 
 if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
     from ..policy.decide import Outcome
@@ -36,8 +38,6 @@ def get_writer(name: str, quiet: bool = False, statistics: bool = False) -> Writ
     """The writer of format ``name``: ``quiet`` (``-q``) and ``statistics`` choose among text forms."""
     fmt = OUTPUT_FORMATS[name]
     if statistics:
-        from .statistics import write_statistics_json  # a module it imports imports this one
-        from .text import write_statistics  # a module it imports imports this one
         if name == "json":
             return write_statistics_json
         return functools.partial(write_statistics, summary=False) if quiet else write_statistics

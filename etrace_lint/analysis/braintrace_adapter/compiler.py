@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import brainstate
 import braintrace
 import jax
+import saiunit
 from braintrace._compiler import diagnostics as _diagnostics
 from braintrace._compiler import graph as _graph_module
 from braintrace._compiler import module_info as _module_info_module
@@ -172,8 +173,6 @@ class StateWrite:
 
 
 def _unit_text(value: Any) -> str:
-    import saiunit  # a cached run never imports saiunit
-
     if not isinstance(value, saiunit.Quantity):  # an array, a tracer, a pytree: no unit to report
         return ""
     try:
@@ -342,8 +341,6 @@ def compile_model(model: Any, inputs: tuple[Any, ...], compile_options: dict[str
 def describe_inputs(inputs: tuple[Any, ...]) -> str:
     """``(4,) float32, (2, 3) int32``: the shape and dtype of each example input (a pytree's leaves
     in brackets); what a shape error while tracing is measured against."""
-    import jax  # a cached run never imports jax
-
     def one(value: Any) -> str:
         unit = getattr(value, "unit", None)
         if unit is not None and hasattr(value, "shape"):  # a saiunit quantity: one array with a unit
@@ -432,7 +429,7 @@ def exception_subject(exc: BaseException) -> ErrorSubject:
 # --------------------------------------------------------------------------- model tables
 
 
-def is_etp_primitive(eqn: Any) -> bool:
+def is_etp_primitive(eqn: jv.JaxprEqn) -> bool:
     return isinstance(eqn.primitive, braintrace.ETPPrimitive)
 
 

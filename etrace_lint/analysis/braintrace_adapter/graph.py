@@ -13,9 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 import brainstate
 import braintrace
+import jax
+import jax.numpy as jnp
+from braintrace._compiler import hidden_pertubation
+from braintrace._compiler.hidden_pertubation import HiddenPerturbation
+from jax.extend.core import JaxprEqn
 
 from ...core import algorithms
 from ...core.naming import StatePath
+from .. import jaxpr_view as jv
+from ..row_sums import all_ones_row_sums
 from .compiler import quiet
 
 if TYPE_CHECKING:  # braintrace's own classes, for annotations only
@@ -82,13 +89,11 @@ def vmap_warning_primitive(message: str) -> str:
     return match.group(1) if match else ""
 
 
-def is_vmap_decomposition(eqn: Any) -> bool:
+def is_vmap_decomposition(eqn: JaxprEqn) -> bool:
     """True for a plain equation that an ETP op's batching rule produced: the op was mapped
     over with a batched weight (or without a batched counterpart) and fell back to its
     implementation. The rule's frame stays on the equation's creation traceback even when
     the warning itself was not raised in this trace (a cached jit body)."""
-    from .. import jaxpr_view as jv  # imports JAX; a cached run must not
-
     marker = f"{os.sep}braintrace{os.sep}_op{os.sep}"
     return any(marker in path and function.endswith("_batching")
                for path, function in jv.traceback_functions(eqn.source_info))
@@ -102,9 +107,6 @@ def online_gradient_error(model: Any, inputs: tuple[Any, ...]) -> BaseException 
     no re-initialisation with another batch size) and restored afterwards, so the check
     leaves the model as it found it.
     """
-    import jax  # a cached run never imports jax
-    import jax.numpy as jnp  # a cached run never imports jax
-
     states = brainstate.graph.states(model)
     saved = {path: st.value for path, st in states.items()}
     try:
@@ -164,8 +166,6 @@ class ZeroDfRelation:
 def zero_df_relations(graph: ETraceGraph) -> list[ZeroDfRelation]:
     """The relations whose ``y -> hidden group`` maps all have zero all-ones row sums
     (:mod:`etrace_lint.analysis.row_sums`): the weights get no eligibility trace through them."""
-    from ..row_sums import all_ones_row_sums  # imports JAX; a cached run must not
-
     found = []
     for relation in graph.hidden_param_op_relations:
         if getattr(relation, "control_flow_context", None) is not None:
@@ -183,7 +183,7 @@ def zero_df_relations(graph: ETraceGraph) -> list[ZeroDfRelation]:
     return found
 
 
-def conv_bias_shape(eqn: Any) -> tuple[int, ...] | None:
+def conv_bias_shape(eqn: JaxprEqn) -> tuple[int, ...] | None:
     """The shape of a convolution ETP op's bias operand; None for another op or a conv without a bias.
 
     braintrace's conv rule for the per-parameter algorithms (``_conv_solve_drtrl``) sums the bias
@@ -205,8 +205,6 @@ def adds_same_step_gradients() -> bool:
     backward pass returns their gradient; 0.2.6 files every ParamState as an eligibility-trace
     weight (``split_dict_states_v2``) and its single-step backward pass returns no gradient for
     any of them, so a weight without a trace gets nothing."""
-    from braintrace._compiler.hidden_pertubation import HiddenPerturbation  # a cached run never imports braintrace
-
     return "bypass_param_paths" in getattr(HiddenPerturbation, "_fields", ())
 
 
@@ -217,6 +215,4 @@ def detaches_loops_before_hidden() -> bool:
     braintrace 0.2.8 detaches every top-level loop whose outputs reach a hidden state's new value
     (``_while_eqns_reaching``); 0.2.6 only a loop one of whose outputs is that value, and leaves any
     other loop to reverse mode, which cannot go through it (the online step then fails)."""
-    from braintrace._compiler import hidden_pertubation  # a cached run never imports braintrace
-
     return hasattr(hidden_pertubation, "_while_eqns_reaching")
