@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level, Subject
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.fixes.etp import etp_fix
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -89,7 +89,7 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
                   subject=Subject(primitive=op, etp_layer=twin or "", operand_shapes=shapes))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL201",
     name="weight-through-plain-op",
     level=Level.WARNING,

@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -35,7 +35,7 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
             facts=RuleFacts(transform=api, primitive=kind, weights=tuple(display_name(w) for w in weights)))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL202",
     name="etp-op-in-opaque-transform",
     level=Level.WARNING,

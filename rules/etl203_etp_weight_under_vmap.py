@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -36,7 +36,7 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
                   facts=RuleFacts(braintrace_warning=warnings[0]))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL203",
     name="etp-weight-under-vmap",
     level=Level.WARNING,

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -45,7 +45,7 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
               facts=RuleFacts(algorithm="d_rtrl", exception=type(error).__name__))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL205",
     name="not-online-differentiable",
     level=Level.ERROR,

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.details import RuleFacts
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -30,7 +30,7 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
                                   hidden_states=tuple(display_name(h) for h in use.hidden)))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL206",
     name="weight-through-untraced-state",
     level=Level.WARNING,

@@ -24,14 +24,14 @@ RELATIONS = os.path.join(FIXTURES, "compiler", "relations.py")
 
 RULE_SOURCE = '''
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordRule
 
 
 def explain(facts):
     return f"{facts.weight_or_op} is connected to {', '.join(facts.hidden)} (a rule added in a test)"
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL098",
     name="connected-weight",
     level=Level.WARNING,

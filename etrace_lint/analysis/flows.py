@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from ..core.details import Boundary
 from ..core.findings import Finding, Location
 from ..core.naming import StatePath, display_name
-from ..core.rule import Hit, Rule
+from ..core.rule import Hit, Rule, rule_flow
 
 if TYPE_CHECKING:  # the engine's Locator and the record views' package import braintrace; annotations only
     from .braintrace_adapter import RecordView
@@ -220,7 +220,7 @@ def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: RecordView
     """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit), and the
     control flow around its op (``control_flow``)."""
     finding = _with_control_flow(finding, locator)
-    flow = rule.flow
+    flow = rule_flow(rule)
     if flow is None or finding.flow:
         return finding
     try:

@@ -17,7 +17,7 @@ from ..config.settings import EngineSettings
 from ..core.findings import Finding, Location, TargetResult
 from ..core.naming import StatePath, display_name, path_key, preferred_paths
 from ..core.registry import analysis_rules
-from ..core.rule import Hit, Rule
+from ..core.rule import AnalysisRule, Hit, Rule
 from ..discovery.discover import TargetSpec
 from ..running.isolation import target_state
 from .evidence import one_verdict_per_weight
@@ -176,7 +176,7 @@ def rule_enabled_for_run(rule: Rule, settings: EngineSettings) -> bool:
 def findings_from_checks(context: AnalysisContext, name: str) -> list[Finding]:
     findings = []
     for rule in analysis_rules():
-        if rule.check is None or not rule_enabled_for_run(rule, context.settings):
+        if not rule_enabled_for_run(rule, context.settings):
             continue
         for hit in rule.check(context):
             findings.append(finding_from_hit(rule, hit, context.locator, name))
@@ -195,7 +195,7 @@ def _locate_thing(locator: Locator, thing: Any, label: str = "") -> Location | N
     return None
 
 
-def finding_from_hit(rule: Rule, hit: Hit, locator: Locator, name: str) -> Finding:
+def finding_from_hit(rule: AnalysisRule, hit: Hit, locator: Locator, name: str) -> Finding:
     primary = locator.first(
         _locate_thing(locator, hit.eqn),
         locator.of_weight(hit.weight_path) if hit.weight_path else None,
