@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import RuleFacts
+from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -31,7 +32,22 @@ def culprit_site(context: AnalysisContext, message: str) -> EqnSite | None:
     return None
 
 
-def check(context: AnalysisContext) -> Iterator[Hit]:
+@dataclass(frozen=True)
+class OnlineStepFails(Violation):
+    """One online gradient step of the model cannot be built."""
+
+    algorithm: str
+    exception: str  # its class
+    text: str  # its text, one line, shortened
+
+    def message(self) -> str:
+        return f"the model compiles but one online (D-RTRL) gradient step cannot be built: {self.text}"
+
+    def properties(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "exception": self.exception}
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[OnlineStepFails]]:
     if not context.learning_weights:
         return  # nothing learns online: ETL204's business, and braintrace refuses to build a learner
     from etrace_lint.core.wording import exception_line
@@ -40,9 +56,7 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
     if error is None:
         return
     text = exception_line(error, limit=300)
-    yield Hit(message=f"the model compiles but one online (D-RTRL) gradient step cannot be built: {text}",
-              eqn=culprit_site(context, str(error)),
-              facts=RuleFacts(algorithm="d_rtrl", exception=type(error).__name__))
+    yield Hit(OnlineStepFails("d_rtrl", type(error).__name__, text), eqn=culprit_site(context, str(error)))
 
 
 RULE = AnalysisRule(
@@ -51,6 +65,7 @@ RULE = AnalysisRule(
     level=Level.ERROR,
     summary="The model compiles but one online (D-RTRL) gradient step cannot be built",
     tags=("learning", "analysis", "error"),
+    violations=(OnlineStepFails,),
     check=check,
     opt_in_flag="--check-online-grad",
 )

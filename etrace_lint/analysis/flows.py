@@ -90,7 +90,7 @@ def _weight_of(locator: Locator, eqn: Any) -> StatePath | None:
     return None
 
 
-def weight_flow(locator: Locator, subject: RecordView | Hit) -> tuple[Location, ...]:
+def weight_flow(locator: Locator, subject: RecordView | Hit[Any]) -> tuple[Location, ...]:
     """The route of a weight (a compiler record's ``weight_path``, a hit's ``weight_path``) to the
     hidden states a record names (else any hidden state), through its use (a hit's equation; else
     the weight's first use), past the blocking weights a record names."""
@@ -216,7 +216,7 @@ def _with_control_flow(finding: Finding, locator: Locator) -> Finding:
     return dataclasses.replace(finding, control_flow=boundaries)
 
 
-def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: RecordView | Hit) -> Finding:
+def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: RecordView | Hit[Any]) -> Finding:
     """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit), and the
     control flow around its op (``control_flow``)."""
     finding = _with_control_flow(finding, locator)

@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import rules as rules_pkg
+from .details import install_rule_loader, register_violation
 from .rule import AnalysisRule, AnyRule, ErrorRule, MeasuredRule, RecordRule, Rule, SuppressionRule
 from .verdict import Verdict
 
@@ -35,7 +36,13 @@ def all_rules() -> dict[str, AnyRule]:
         if rule.id in found:
             raise RuntimeError(f"rule id {rule.id} is defined twice ({info.name})")
         found[rule.id] = _with_docs(rule, _docs_beside(module, rules_pkg, info.name))
+        if isinstance(rule, AnalysisRule):
+            for violation in rule.violations:
+                register_violation(violation)
     return dict(sorted(found.items()))
+
+
+install_rule_loader(all_rules)
 
 
 def _docs_beside(module: ModuleType, rules_pkg: ModuleType, name: str) -> str:
@@ -87,7 +94,7 @@ def error_rules() -> list[ErrorRule]:
     return sorted(rules, key=lambda r: (r.id == GENERIC_ERROR_RULE, r.error.specificity, r.id))
 
 
-def analysis_rules() -> list[AnalysisRule]:
+def analysis_rules() -> list[AnalysisRule[Any]]:
     return [r for r in active_rules().values() if isinstance(r, AnalysisRule)]
 
 

@@ -13,10 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Iterable, Mapping, Protocol, Sequence, TypeVar
 
-from .details import RuleFacts
+from .details import Violation
 from .findings import NO_SUBJECT, Finding, Fix, Level, Location, Subject
 
 FactsT = TypeVar("FactsT")
+V = TypeVar("V", bound=Violation)
 
 
 @dataclass(frozen=True)
@@ -62,16 +63,20 @@ class ErrorMatch:
 
 
 @dataclass(frozen=True)
-class Hit:
-    """What a check of ours found, before it is located and turned into a Finding."""
+class Hit(Generic[V]):
+    """What a check of ours found, before it is located and turned into a Finding: its violation (the
+    facts, which word the message), and where it is."""
 
-    message: str
+    violation: V
     weight_path: tuple[Any, ...] | None = None
     state_path: tuple[Any, ...] | None = None
     eqn: Any = None
     related: tuple[tuple[str, Any], ...] = ()  # (label, eqn or state path)
-    facts: RuleFacts = RuleFacts()  # what the rule reports beside its message
     subject: Subject = NO_SUBJECT  # what the finding is about; its weight comes from ``weight_path``
+
+    @property
+    def message(self) -> str:
+        return self.violation.message()
 
 
 @dataclass(frozen=True)
@@ -284,10 +289,12 @@ class RecordErrorRule(RecordRule, ErrorRule):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AnalysisRule(Rule):
-    """A rule of our own: its ``check`` reads the analysis context and yields :class:`Hit` records."""
+class AnalysisRule(Rule, Generic[V]):
+    """A rule of our own: its ``check`` reads the analysis context and yields :class:`Hit` records, each
+    carrying one of the rule's ``violations`` (the registry registers them for the cache)."""
 
-    check: Callable[[Any], Iterable[Hit]]  # (AnalysisContext) -> hits
+    violations: tuple[type[V], ...]
+    check: Callable[[Any], Iterable[Hit[V]]]  # (AnalysisContext) -> hits
     fix: Fixer | None = None
     flow: Flow | None = None
 
@@ -315,7 +322,7 @@ class SuppressionRule(Rule):
     fix: Fixer | None = None
 
 
-AnyRule = RecordRule | ErrorRule | AnalysisRule | MeasuredRule[Any] | SuppressionRule
+AnyRule = RecordRule | ErrorRule | AnalysisRule[Any] | MeasuredRule[Any] | SuppressionRule
 
 
 def rule_fix(rule: Rule) -> Fixer | None:

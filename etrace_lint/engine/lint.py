@@ -195,7 +195,7 @@ def _locate_thing(locator: Locator, thing: Any, label: str = "") -> Location | N
     return None
 
 
-def finding_from_hit(rule: AnalysisRule, hit: Hit, locator: Locator, name: str) -> Finding:
+def finding_from_hit(rule: AnalysisRule[Any], hit: Hit[Any], locator: Locator, name: str) -> Finding:
     primary = locator.first(
         _locate_thing(locator, hit.eqn),
         locator.of_weight(hit.weight_path) if hit.weight_path else None,
@@ -203,13 +203,14 @@ def finding_from_hit(rule: AnalysisRule, hit: Hit, locator: Locator, name: str) 
     )
     related = [loc for label, thing in hit.related
                if (loc := _locate_thing(locator, thing, label)) is not None and loc != primary]
-    subject = replace(hit.subject, primitive=hit.facts.primitive or hit.subject.primitive,
-                      hidden_states=hit.facts.hidden_states or hit.subject.hidden_states)
+    violation = hit.violation
+    subject = replace(hit.subject, primitive=violation.about_primitive or hit.subject.primitive,
+                      hidden_states=violation.about_hidden_states or hit.subject.hidden_states)
     if hit.weight_path:
         subject = replace(subject, weight=display_name(hit.weight_path), weight_path=path_key(hit.weight_path))
 
     finding = Finding(rule.id, rule.level, hit.message, name, primary,
-                      tuple(related) + (locator.factory_related,), subject=subject, details=hit.facts)
+                      tuple(related) + (locator.factory_related,), subject=subject, details=violation)
     return flow_for(rule, finding, locator, hit)
 
 
