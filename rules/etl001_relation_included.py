@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -7,7 +7,7 @@ def explain(f: RecordFacts) -> str:
     return f"{f.weight_or_op} learns online: its {f.op} here drives {hidden}"
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL001",
     name="relation-included",
     level=Level.NOTE,

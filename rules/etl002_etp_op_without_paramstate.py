@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -15,7 +15,7 @@ def explain(f: RecordFacts) -> str:
             f"trained through it; wrap it in brainstate.ParamState if it should learn")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL002",
     name="etp-op-without-paramstate",
     level=Level.WARNING,

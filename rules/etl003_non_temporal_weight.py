@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -13,7 +13,7 @@ def explain(f: RecordFacts) -> str:
             f"state's update")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL003",
     name="non-temporal-weight",
     level=Level.NOTE,

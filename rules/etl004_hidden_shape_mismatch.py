@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -10,7 +10,7 @@ def explain(f: RecordFacts) -> str:
             f"drops the connection and {f.weight_or_op} does not learn online through it; make the shapes match")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL004",
     name="hidden-shape-mismatch",
     level=Level.WARNING,

@@ -1,6 +1,6 @@
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -15,7 +15,7 @@ def explain(f: RecordFacts) -> str:
             f"directly")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL005",
     name="weight-to-weight-exclusion",
     level=Level.WARNING,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -11,7 +11,7 @@ def explain(f: RecordFacts) -> str:
             f"brainstate.ParamState if it should learn")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL007",
     name="constant-trainable-operand",
     level=Level.NOTE,

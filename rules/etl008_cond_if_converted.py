@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -7,7 +7,7 @@ def explain(f: RecordFacts) -> str:
             "step and a select keeps the right result (same values, more compute)")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL008",
     name="cond-if-converted",
     level=Level.NOTE,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -8,7 +8,7 @@ def explain(f: RecordFacts) -> str:
     return f"this scan was unrolled{copies} so that the weights in it can learn online (same values)"
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL010",
     name="scan-unrolled",
     level=Level.NOTE,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -8,7 +8,7 @@ def explain(f: RecordFacts) -> str:
             "ParamState, or keep the loop out of the online step")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL012",
     name="sliced-weight-in-scan",
     level=Level.WARNING,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -10,7 +10,7 @@ def explain(f: RecordFacts) -> str:
     return f"this scan{long} is handled by structured descent{learning}"
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL013",
     name="scan-descent-applied",
     level=Level.NOTE,

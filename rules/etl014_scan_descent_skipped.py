@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -12,7 +12,7 @@ def explain(f: RecordFacts) -> str:
             f"body, or set ControlFlowPolicy(scan_descent='off')")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL014",
     name="scan-descent-skipped",
     level=Level.WARNING,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -10,7 +10,7 @@ def explain(f: RecordFacts) -> str:
             f"braintrace.nn.Linear inside the scan body if {'it' if verb == 'is' else 'they'} should")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL015",
     name="scan-weights-not-learning",
     level=Level.WARNING,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -8,7 +8,7 @@ def explain(f: RecordFacts) -> str:
             f"outside the loop, or use a fixed-length scan/fori_loop that the compiler can unroll")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL016",
     name="weight-in-while",
     level=Level.ERROR,

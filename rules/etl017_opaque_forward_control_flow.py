@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -15,7 +15,7 @@ def explain(f: RecordFacts) -> str:
             f"and its gradient stays exact")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL017",
     name="opaque-forward-control-flow",
     level=Level.NOTE,

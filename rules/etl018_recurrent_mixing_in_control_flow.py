@@ -1,6 +1,6 @@
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -9,7 +9,7 @@ def explain(f: RecordFacts) -> str:
             "include_recurrent_mixing=True in the compile options to trace through it")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL018",
     name="recurrent-mixing-in-control-flow",
     level=Level.WARNING,

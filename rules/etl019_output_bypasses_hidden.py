@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -18,7 +18,7 @@ def explain(f: RecordFacts) -> str:
     return reach + f"{'its' if one else 'their'} exact same-step gradient is added to the online one (as for a readout)"
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL019",
     name="output-bypasses-hidden",
     level=Level.NOTE,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -7,7 +7,7 @@ def explain(f: RecordFacts) -> str:
             f"{f.weight or 'its weight'} will not learn online through it; call it outside the jit")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL021",
     name="etp-op-inside-nested-jit",
     level=Level.WARNING,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -9,7 +9,7 @@ def explain(f: RecordFacts) -> str:
     return f"this {f.op}{outputs} the compiler takes output {taken} as the one that drives hidden states"
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL023",
     name="multi-output-etp-op",
     level=Level.NOTE,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -8,7 +8,7 @@ def explain(f: RecordFacts) -> str:
             f"online gradient may go to the wrong leaf; give each array its own ParamState")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL024",
     name="ambiguous-pytree-weight-leaf",
     level=Level.WARNING,

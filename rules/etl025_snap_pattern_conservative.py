@@ -1,7 +1,7 @@
 import re
 
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -14,7 +14,7 @@ def explain(f: RecordFacts) -> str:
             f"learning is not degraded, but the trace is as large as the coupled rule's")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL025",
     name="snap-pattern-conservative",
     level=Level.NOTE,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -9,7 +9,7 @@ def explain(f: RecordFacts) -> str:
     return f"the units of {hidden} do not interact, so {snap} computes exactly what the coupled rule computes"
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL026",
     name="snap-pattern-degenerate",
     level=Level.NOTE,

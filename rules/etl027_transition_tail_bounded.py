@@ -1,12 +1,12 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
     return f"the state-to-state transition was cut at a tail the compiler could not follow: {f.text}"
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL027",
     name="transition-tail-bounded",
     level=Level.NOTE,

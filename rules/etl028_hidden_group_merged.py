@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -7,7 +7,7 @@ def explain(f: RecordFacts) -> str:
     return f"{hidden} feed each other, so the compiler tracks them together as one group"
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL028",
     name="hidden-group-merged",
     level=Level.NOTE,

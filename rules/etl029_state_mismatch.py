@@ -1,7 +1,7 @@
 from typing import Any
 
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -28,7 +28,7 @@ def _is_global_random_state(state: Any) -> bool:
     return is_global_random_state(state)
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL029",
     name="state-mismatch",
     level=Level.WARNING,

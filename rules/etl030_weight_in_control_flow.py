@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordFacts, Rule
+from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
@@ -8,7 +8,7 @@ def explain(f: RecordFacts) -> str:
             f"compiled for online learning; apply the weight outside the {op}")
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL030",
     name="weight-in-control-flow",
     level=Level.ERROR,

@@ -1,7 +1,7 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordRule
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL099",
     name="unknown-compiler-record",
     level=Level.WARNING,

@@ -4,7 +4,7 @@ import re
 from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorMatch, ErrorRule
 
 if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
     from etrace_lint.analysis.braintrace_adapter import Compilation
@@ -45,7 +45,7 @@ def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceF
     return f"unit mismatch: {' '.join(text.split())[:200]}", at
 
 
-RULE = Rule(
+RULE = ErrorRule(
     id="ETL101",
     name="unit-mismatch",
     level=Level.ERROR,

@@ -4,7 +4,7 @@ import re
 from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorMatch, ErrorRule
 
 if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
     from etrace_lint.analysis.braintrace_adapter import Compilation
@@ -18,7 +18,7 @@ def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceF
     return (f"{which} is written inside the online step; parameters must stay constant within a step "
             f"(update them outside the step from the gradients)", None)
 
-RULE = Rule(
+RULE = ErrorRule(
     id="ETL102",
     name="param-written-in-step",
     level=Level.ERROR,

@@ -4,7 +4,7 @@ import re
 from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorMatch, ErrorRule
 
 if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
     from etrace_lint.analysis.braintrace_adapter import Compilation
@@ -20,7 +20,7 @@ def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceF
             f"compiled for online learning; try {fix}"), None
 
 
-RULE = Rule(
+RULE = ErrorRule(
     id="ETL103",
     name="hidden-state-in-control-flow",
     level=Level.ERROR,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, RecordFacts, Rule
+from etrace_lint.core.rule import ErrorMatch, RecordErrorRule, RecordFacts
 
 
 def explain(f: RecordFacts) -> str:
@@ -9,7 +9,7 @@ def explain(f: RecordFacts) -> str:
             f"to leave it out with a warning")
 
 
-RULE = Rule(
+RULE = RecordErrorRule(
     id="ETL104",
     name="etp-op-in-control-flow",
     level=Level.ERROR,

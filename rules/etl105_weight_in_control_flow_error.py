@@ -1,7 +1,7 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorMatch, ErrorRule
 
-RULE = Rule(
+RULE = ErrorRule(
     id="ETL105",
     name="weight-in-control-flow-error",
     level=Level.ERROR,

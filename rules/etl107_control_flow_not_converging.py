@@ -4,7 +4,7 @@ import re
 from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorMatch, ErrorRule
 
 if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
     from etrace_lint.analysis.braintrace_adapter import Compilation
@@ -19,7 +19,7 @@ def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceF
             f"fewer loops and branches here"), None
 
 
-RULE = Rule(
+RULE = ErrorRule(
     id="ETL107",
     name="control-flow-not-converging",
     level=Level.ERROR,

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorMatch, ErrorRule
 
 if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
     from etrace_lint.analysis.braintrace_adapter import Compilation
@@ -16,7 +16,7 @@ def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceF
     return f"an ETP op on this line is called with arguments it does not accept: {error_sentence(exc)}", None
 
 
-RULE = Rule(
+RULE = ErrorRule(
     id="ETL108",
     name="etp-op-misused",
     level=Level.ERROR,

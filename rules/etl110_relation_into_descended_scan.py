@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorMatch, ErrorRule
 
 if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
     from etrace_lint.analysis.braintrace_adapter import Compilation
@@ -16,7 +16,7 @@ def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceF
             "set ControlFlowPolicy(scan_descent='off')"), None
 
 
-RULE = Rule(
+RULE = ErrorRule(
     id="ETL110",
     name="relation-into-descended-scan",
     level=Level.ERROR,

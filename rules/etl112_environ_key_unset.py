@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING
 
 from etrace_lint.config.environ import how_to_set, unset_key
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorMatch, ErrorRule
 
 if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
     from etrace_lint.analysis.braintrace_adapter import Compilation
@@ -17,7 +17,7 @@ def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceF
     return f"the model reads brainstate.environ key {key!r}, which is not set; {how_to_set(key)}", None
 
 
-RULE = Rule(
+RULE = ErrorRule(
     id="ETL112",
     name="environ-key-unset",
     level=Level.ERROR,

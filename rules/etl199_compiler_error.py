@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ErrorFacts, ErrorMatch, Rule
+from etrace_lint.core.rule import ErrorFacts, ErrorMatch, ErrorRule
 
 
 def explain_error(facts: ErrorFacts) -> str:
@@ -9,7 +9,7 @@ def explain_error(facts: ErrorFacts) -> str:
     return (f"the compiler crashed while handling this line's `{facts.primitive}` ({facts.text}); "
             f"etrace-lint does not know this error: the model may be fine, report it to braintrace")
 
-RULE = Rule(
+RULE = ErrorRule(
     id="ETL199",
     name="compiler-error",
     level=Level.ERROR,

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
 from etrace_lint.analysis.flows import weight_flow
-from etrace_lint.core.details import RuleFacts
+from etrace_lint.core.details import Violation, listed
 from etrace_lint.core.findings import Level, Subject
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.fixes.etp import etp_fix
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -61,7 +62,45 @@ def _fix(context: AnalysisContext, use: PlainUse, weight: str) -> tuple[str, str
     return (f"use {etp}" if etp else "use an ETP op such as braintrace.matmul or braintrace.element_wise here"), ""
 
 
-def check(context: AnalysisContext) -> Iterator[Hit]:
+@dataclass(frozen=True)
+class PlainOpPath(Violation):
+    """A weight reaches hidden states through a plain op, which no eligibility trace follows."""
+
+    weight: str
+    hidden_states: tuple[str, ...]
+    primitive: str
+    partial: bool  # the weight also learns through an ETP op: only this path is missing
+    advice: str  # what to write instead: the braintrace layer, or the ETP op
+    etp_layer: str = ""  # the braintrace layer that would make the op an ETP op, if one exists
+    operand_shapes: tuple[tuple[int, ...], ...] | None = None  # a dot_general's: its fix reads the ranks
+
+    def message(self) -> str:
+        hidden = ", ".join(self.hidden_states)
+        if self.partial:
+            return (f"{self.weight} learns online through an ETP op, but this plain `{self.primitive}` also carries "
+                    f"it into {hidden}; that path is missing from its online gradient: {self.advice}")
+        return (f"{self.weight} reaches {hidden} through a plain `{self.primitive}`, so it gets no online gradient: "
+                f"{self.advice}")
+
+    def properties(self) -> dict[str, Any]:
+        printed: dict[str, Any] = {"hiddenStates": list(self.hidden_states), "primitive": self.primitive,
+                                   "partial": self.partial}
+        if self.etp_layer:
+            printed["etpLayer"] = self.etp_layer
+        if self.operand_shapes is not None:
+            printed["operandShapes"] = listed(self.operand_shapes)
+        return printed
+
+    @property
+    def about_primitive(self) -> str:
+        return self.primitive
+
+    @property
+    def about_hidden_states(self) -> tuple[str, ...]:
+        return self.hidden_states
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
     from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.analysis.jaxpr_view import aval_shape, invars, primitive_name
     from etrace_lint.core.naming import display_name
@@ -72,30 +111,25 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
     uses = first_per_weight([u for u in context.plain_uses if not u.decomposed])
     for use in uses:
         op = primitive_name(use.site.eqn)
-        weight, hidden = display_name(use.weight), ", ".join(display_name(h) for h in use.hidden)
+        weight = display_name(use.weight)
         fix, twin = _fix(context, use, weight)
-        if use.partial:
-            message = (f"{weight} learns online through an ETP op, but this plain `{op}` also carries it into "
-                       f"{hidden}; that path is missing from its online gradient: {fix}")
-        else:
-            message = f"{weight} reaches {hidden} through a plain `{op}`, so it gets no online gradient: {fix}"
         # the fix of `W @ x` is exact only for a vector x: the fix reads the ranks
         shapes = tuple(tuple(aval_shape(v)) for v in invars(use.site.eqn)) if op == "dot_general" else ()
-        yield Hit(message=message, weight_path=use.weight, eqn=use.site,
+        violation = PlainOpPath(weight, tuple(display_name(h) for h in use.hidden), op, use.partial, fix, twin,
+                                shapes if op == "dot_general" else None)
+        yield Hit(violation, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight),),
-                  facts=RuleFacts(hidden_states=tuple(display_name(h) for h in use.hidden), primitive=op,
-                                  partial=use.partial, etp_layer=twin or None,
-                                  operand_shapes=shapes if op == "dot_general" else None),
                   subject=Subject(primitive=op, etp_layer=twin or "", operand_shapes=shapes))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL201",
     name="weight-through-plain-op",
     level=Level.WARNING,
     summary=("A weight reaches a hidden state through a plain JAX op instead of an ETP op, so that path gets "
              "no online gradient"),
     tags=("learning", "analysis"),
+    violations=(PlainOpPath,),
     check=check,
     fix=etp_fix,
     flow=weight_flow,

@@ -1,16 +1,40 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import RuleFacts
+from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
 
 
-def check(context: AnalysisContext) -> Iterator[Hit]:
+@dataclass(frozen=True)
+class OpaqueTransformEtpOp(Violation):
+    """An ETP op inside a transform the compiler does not look into."""
+
+    etp_op: str  # the ETP op's primitive
+    weights: tuple[str, ...]  # the weights it reads
+    transform: str  # the transform as the user wrote it: ``jax.checkpoint``
+    primitive: str  # the transform's primitive: ``checkpoint``
+
+    def message(self) -> str:
+        names = ", ".join(self.weights)
+        return (f"the ETP op `{self.etp_op}` on {names} is inside `{self.transform}`, which the compiler does not "
+                f"look into, so {names} gets no online gradient from it; apply `{self.transform}` around the rest "
+                f"of the step, not around the ETP op")
+
+    def properties(self) -> dict[str, Any]:
+        return {"transform": self.transform, "primitive": self.primitive, "weights": list(self.weights)}
+
+    @property
+    def about_primitive(self) -> str:
+        return self.primitive
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[OpaqueTransformEtpOp]]:
     from etrace_lint.analysis.context import OPAQUE_TRANSFORMS, opaque_transform_of
     from etrace_lint.analysis.jaxpr_view import outvars, primitive_name
     from etrace_lint.core.naming import display_name
@@ -25,21 +49,17 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
             continue  # no ParamState behind it: nothing that could learn
         kind = primitive_name(transform.eqn)
         api = OPAQUE_TRANSFORMS[kind]
-        names = ", ".join(display_name(w) for w in weights)
-        yield Hit(
-            message=(f"the ETP op `{primitive_name(site.eqn)}` on {names} is inside `{api}`, which the "
-                     f"compiler does not look into, so {names} gets no online gradient from it; apply `{api}` "
-                     f"around the rest of the step, not around the ETP op"),
-            weight_path=weights[0], eqn=site,
-            related=((f"`{api}` applied here", transform),),
-            facts=RuleFacts(transform=api, primitive=kind, weights=tuple(display_name(w) for w in weights)))
+        names = tuple(display_name(w) for w in weights)
+        yield Hit(OpaqueTransformEtpOp(primitive_name(site.eqn), names, api, kind),
+                  weight_path=weights[0], eqn=site, related=((f"`{api}` applied here", transform),))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL202",
     name="etp-op-in-opaque-transform",
     level=Level.WARNING,
     summary="An ETP op inside jax.checkpoint, custom_jvp or custom_vjp is silently ignored by the compiler",
     tags=("learning", "analysis", "control-flow"),
+    violations=(OpaqueTransformEtpOp,),
     check=check,
 )

@@ -1,16 +1,56 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import RuleFacts
+from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
 
 
-def check(context: AnalysisContext) -> Iterator[Hit]:
+@dataclass(frozen=True)
+class DecomposedUnderVmap(Violation):
+    """A weight mapped over by vmap, whose ETP op became a plain op on its way to a hidden state."""
+
+    weight: str
+    hidden_states: tuple[str, ...]
+    etp_op: str  # the ETP op vmap decomposed, when only one was
+    plain_op: str  # the primitive it became
+    braintrace_warning: str  # what braintrace warned, empty when it did not
+
+    def message(self) -> str:
+        etp = f"`{self.etp_op}`" if self.etp_op else "an ETP op"
+        return (f"weight {self.weight} is mapped over by `vmap`, so {etp} was decomposed into a plain "
+                f"`{self.plain_op}` and {self.weight} gets no online gradient on its way "
+                f"to hidden state {', '.join(self.hidden_states)}")
+
+    def properties(self) -> dict[str, Any]:
+        return {"hiddenStates": list(self.hidden_states), "braintraceWarning": self.braintrace_warning}
+
+    @property
+    def about_hidden_states(self) -> tuple[str, ...]:
+        return self.hidden_states
+
+
+@dataclass(frozen=True)
+class VmapWarning(Violation):
+    """braintrace warned that vmap decomposed an ETP op, and the step keeps no trace of where."""
+
+    braintrace_warning: str
+
+    def message(self) -> str:
+        from etrace_lint.core.wording import plain_text  # only a run that reports it words it
+
+        return f"an ETP op was decomposed under vmap: {plain_text(self.braintrace_warning)}"
+
+    def properties(self) -> dict[str, Any]:
+        return {"braintraceWarning": self.braintrace_warning}
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[DecomposedUnderVmap | VmapWarning]]:
     from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.analysis.jaxpr_view import primitive_name
     from etrace_lint.core.naming import display_name
@@ -19,29 +59,22 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
     etp_names = context.vmap_decomposed_ops
     uses = first_per_weight([u for u in context.plain_uses if u.decomposed])
     for use in uses:
-        weight, hidden = display_name(use.weight), ", ".join(display_name(h) for h in use.hidden)
-        etp = f"`{sorted(etp_names)[0]}`" if len(etp_names) == 1 else "an ETP op"
-        yield Hit(
-            message=(f"weight {weight} is mapped over by `vmap`, so {etp} was decomposed into a plain "
-                     f"`{primitive_name(use.site.eqn)}` and {weight} gets no online gradient on its way "
-                     f"to hidden state {hidden}"),
-            weight_path=use.weight, eqn=use.site,
-            facts=RuleFacts(hidden_states=tuple(display_name(h) for h in use.hidden),
-                            braintrace_warning=warnings[0] if warnings else ""))
+        violation = DecomposedUnderVmap(display_name(use.weight), tuple(display_name(h) for h in use.hidden),
+                                        sorted(etp_names)[0] if len(etp_names) == 1 else "",
+                                        primitive_name(use.site.eqn), warnings[0] if warnings else "")
+        yield Hit(violation, weight_path=use.weight, eqn=use.site)
     if warnings and not uses and not any(context.is_vmap_decomposition(s) for s in context.sites):
         # the warning came, but the step keeps no trace of where: say what braintrace said
-        from etrace_lint.core.wording import plain_text
-
-        yield Hit(message=f"an ETP op was decomposed under vmap: {plain_text(warnings[0])}",
-                  facts=RuleFacts(braintrace_warning=warnings[0]))
+        yield Hit(VmapWarning(warnings[0]))
 
 
-RULE = Rule(
+RULE: AnalysisRule[DecomposedUnderVmap | VmapWarning] = AnalysisRule(
     id="ETL203",
     name="etp-weight-under-vmap",
     level=Level.WARNING,
     summary=("An ETP op mapped over by vmap with its weight batched is decomposed into plain ops, and its "
              "weight does not learn"),
     tags=("learning", "analysis"),
+    violations=(DecomposedUnderVmap, VmapWarning),
     check=check,
 )

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import RuleFacts
+from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -31,7 +32,22 @@ def culprit_site(context: AnalysisContext, message: str) -> EqnSite | None:
     return None
 
 
-def check(context: AnalysisContext) -> Iterator[Hit]:
+@dataclass(frozen=True)
+class OnlineStepFails(Violation):
+    """One online gradient step of the model cannot be built."""
+
+    algorithm: str
+    exception: str  # its class
+    text: str  # its text, one line, shortened
+
+    def message(self) -> str:
+        return f"the model compiles but one online (D-RTRL) gradient step cannot be built: {self.text}"
+
+    def properties(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "exception": self.exception}
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[OnlineStepFails]]:
     if not context.learning_weights:
         return  # nothing learns online: ETL204's business, and braintrace refuses to build a learner
     from etrace_lint.core.wording import exception_line
@@ -40,17 +56,16 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
     if error is None:
         return
     text = exception_line(error, limit=300)
-    yield Hit(message=f"the model compiles but one online (D-RTRL) gradient step cannot be built: {text}",
-              eqn=culprit_site(context, str(error)),
-              facts=RuleFacts(algorithm="d_rtrl", exception=type(error).__name__))
+    yield Hit(OnlineStepFails("d_rtrl", type(error).__name__, text), eqn=culprit_site(context, str(error)))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL205",
     name="not-online-differentiable",
     level=Level.ERROR,
     summary="The model compiles but one online (D-RTRL) gradient step cannot be built",
     tags=("learning", "analysis", "error"),
+    violations=(OnlineStepFails,),
     check=check,
     opt_in_flag="--check-online-grad",
 )

@@ -1,40 +1,54 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import RuleFacts
+from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
 
 
-def check(context: AnalysisContext) -> Iterator[Hit]:
+@dataclass(frozen=True)
+class ReadoutWithoutGradient(Violation):
+    """A weight that reaches no hidden state, on a braintrace that adds no same-step gradient."""
+
+    weight: str
+    braintrace_version: str
+
+    def message(self) -> str:
+        weight = self.weight
+        return (f"{weight} gets no online gradient on braintrace {self.braintrace_version}: it reaches no hidden "
+                f"state, so it has no eligibility trace, and this braintrace's single-step algorithms (D-RTRL, "
+                f"pp_prop, e-prop, ...) train every ParamState through its trace only, adding no same-step "
+                f"gradient: upgrade to braintrace 0.2.8 or later (which adds it), compile the learner with "
+                f"vjp_method='multi-step', or train {weight} apart with an ordinary gradient")
+
+    def properties(self) -> dict[str, Any]:
+        return {"braintraceVersion": self.braintrace_version}
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[ReadoutWithoutGradient]]:
     import braintrace
 
     from etrace_lint.analysis.zero_gradients import untrained_readouts
     from etrace_lint.core.naming import display_name
 
     for use in untrained_readouts(context):
-        weight = display_name(use.weight)
-        message = (f"{weight} gets no online gradient on braintrace {braintrace.__version__}: it reaches no hidden "
-                   f"state, so it has no eligibility trace, and this braintrace's single-step algorithms (D-RTRL, "
-                   f"pp_prop, e-prop, ...) train every ParamState through its trace only, adding no same-step "
-                   f"gradient: upgrade to braintrace 0.2.8 or later (which adds it), compile the learner with "
-                   f"vjp_method='multi-step', or train {weight} apart with an ordinary gradient")
-        yield Hit(message=message, weight_path=use.weight, eqn=use.site,
-                  related=(("weight created here", use.weight),),
-                  facts=RuleFacts(braintrace_version=braintrace.__version__))
+        yield Hit(ReadoutWithoutGradient(display_name(use.weight), braintrace.__version__),
+                  weight_path=use.weight, eqn=use.site, related=(("weight created here", use.weight),))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL209",
     name="readout-without-gradient",
     level=Level.WARNING,
     summary="On braintrace 0.2.6, a weight that reaches no hidden state (a readout) gets no online gradient under "
             "single-step algorithms",
     tags=("learning", "analysis"),
+    violations=(ReadoutWithoutGradient,),
     check=check,
     supersedes=("ETL003",),
     claims_zero_gradient=True,

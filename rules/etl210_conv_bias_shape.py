@@ -1,16 +1,41 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import RuleFacts
+from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
 
 
-def check(context: AnalysisContext) -> Iterator[Hit]:
+@dataclass(frozen=True)
+class ConvBiasShape(Violation):
+    """A convolution ETP op's bias is not one value per output channel."""
+
+    weight: str
+    bias_shape: tuple[int, ...]
+    gradient_shape: tuple[int, ...]  # the bias gradient braintrace's conv rule returns: one per channel
+
+    def message(self) -> str:
+        shape, channels = self.bias_shape, self.gradient_shape[0]
+        return (f"the first online gradient step of D-RTRL, e-prop and braintrace's other per-parameter "
+                f"algorithms raises on {self.weight}: its convolution's bias has the shape {shape}, and braintrace's "
+                f"conv rule returns that bias's gradient summed over the positions, one value per output "
+                f"channel ({channels},), which the learner's custom VJP rejects (the compiler accepts the "
+                f"graph, so nothing fails before training starts): give the bias the shape ({channels},) "
+                f"(the conv op broadcasts a one-axis bias along the channel axis), e.g. "
+                "`layer.weight.value = {**layer.weight.value, "
+                "'bias': layer.weight.value['bias'].reshape(-1)}`"
+                f" after building the layer")
+
+    def properties(self) -> dict[str, Any]:
+        return {"biasShape": list(self.bias_shape), "gradientShape": list(self.gradient_shape)}
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[ConvBiasShape]]:
     from etrace_lint.analysis.braintrace_adapter import conv_bias_shape
     from etrace_lint.core.naming import display_name
 
@@ -23,29 +48,19 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
             if weight in reported:
                 continue
             reported.add(weight)
-            name = display_name(weight)
             channels = shape[-1] if shape else 1
-            message = (f"the first online gradient step of D-RTRL, e-prop and braintrace's other per-parameter "
-                       f"algorithms raises on {name}: its convolution's bias has the shape {shape}, and braintrace's "
-                       f"conv rule returns that bias's gradient summed over the positions, one value per output "
-                       f"channel ({channels},), which the learner's custom VJP rejects (the compiler accepts the "
-                       f"graph, so nothing fails before training starts): give the bias the shape ({channels},) "
-                       f"(the conv op broadcasts a one-axis bias along the channel axis), e.g. "
-                       "`layer.weight.value = {**layer.weight.value, "
-                       "'bias': layer.weight.value['bias'].reshape(-1)}`"
-                       f" after building the layer")
-            yield Hit(message=message, weight_path=weight, eqn=site,
-                      related=(("weight created here", weight),),
-                      facts=RuleFacts(bias_shape=tuple(shape), gradient_shape=(channels,)))
+            yield Hit(ConvBiasShape(display_name(weight), tuple(shape), (channels,)), weight_path=weight, eqn=site,
+                      related=(("weight created here", weight),))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL210",
     name="conv-bias-shape",
     level=Level.ERROR,
     summary="A convolution ETP op's bias is not one value per channel, so the first online gradient step of "
             "D-RTRL and the other per-parameter algorithms raises",
     tags=("learning", "analysis", "error"),
+    violations=(ConvBiasShape,),
     check=check,
     supersedes=("ETL001",),
 )

@@ -1,16 +1,36 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import RuleFacts
+from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
 
 
-def check(context: AnalysisContext) -> Iterator[Hit]:
+@dataclass(frozen=True)
+class RecurrenceThroughUntracedState(Violation):
+    """A weight's op output is carried to the next step in a state the compiler does not follow."""
+
+    weight: str
+    state: str
+    state_kind: str
+
+    def message(self) -> str:
+        name, kept, kind = self.weight, self.state, self.state_kind
+        return (f"{name}'s op output is stored in {kept}, a {kind}, which the step reads back in the "
+                f"next step: the compiler carries no eligibility trace through a {kind}, so {name} "
+                f"learns from its same-step gradient only, which leaves out its effect through {kept} on "
+                f"every later step and is not BPTT's gradient: keep {kept} in a brainstate.HiddenState")
+
+    def properties(self) -> dict[str, Any]:
+        return {"state": self.state, "stateKind": self.state_kind}
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[RecurrenceThroughUntracedState]]:
     from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients
     from etrace_lint.analysis.carried_states import carried_uses
     from etrace_lint.core.naming import display_name
@@ -19,22 +39,18 @@ def check(context: AnalysisContext) -> Iterator[Hit]:
         return  # braintrace 0.2.6 gives such a weight nothing at all: ETL209
     for use in carried_uses(context):
         name, kept, kind = display_name(use.weight), display_name(use.state), use.state_kind
-        message = (f"{name}'s op output is stored in {kept}, a {kind}, which the step reads back in the "
-                   f"next step: the compiler carries no eligibility trace through a {kind}, so {name} "
-                   f"learns from its same-step gradient only, which leaves out its effect through {kept} on "
-                   f"every later step and is not BPTT's gradient: keep {kept} in a brainstate.HiddenState")
-        yield Hit(message=message, weight_path=use.weight, eqn=use.site,
-                  related=(("weight created here", use.weight), (f"{kept} created here", use.state)),
-                  facts=RuleFacts(state=kept, state_kind=kind))
+        yield Hit(RecurrenceThroughUntracedState(name, kept, kind), weight_path=use.weight, eqn=use.site,
+                  related=(("weight created here", use.weight), (f"{kept} created here", use.state)))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL211",
     name="recurrence-through-untraced-state",
     level=Level.WARNING,
     summary="A weight's ETP op output is carried to the next step in a state the compiler does not follow, so its "
             "online gradient is its same-step gradient only, not BPTT's",
     tags=("learning", "analysis"),
+    violations=(RecurrenceThroughUntracedState,),
     check=check,
     supersedes=("ETL003",),
 )

@@ -1,43 +1,69 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import RuleFacts
+from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Hit, Rule
+from etrace_lint.core.naming import joined
+from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
 
 
-def check(context: AnalysisContext) -> Iterator[Hit]:
+@dataclass(frozen=True)
+class PlainPathWithinWindow(Violation):
+    """Under a multi-step VJP, a weight reaches hidden states through a plain op no eligibility trace follows."""
+
+    weight: str
+    hidden_states: tuple[str, ...]
+    primitive: str
+    partial: bool  # the weight also learns through an ETP op
+    vjp_method: str = "multi-step"
+
+    def message(self) -> str:
+        also = "also " if self.partial else ""
+        return (f"{self.weight} {also}reaches {joined(self.hidden_states)} through a plain `{self.primitive}`, which "
+                f"no eligibility trace follows: under vjp_method='multi-step' that path learns from the reverse "
+                f"pass over each window of steps the learner is given (truncated BPTT), and its credit from one "
+                f"window to the next is lost; a window of one step leaves it only its same-step gradient. To "
+                f"carry it across windows, use an ETP op here (braintrace.matmul, braintrace.element_wise)")
+
+    def properties(self) -> dict[str, Any]:
+        return {"hiddenStates": list(self.hidden_states), "primitive": self.primitive, "partial": self.partial,
+                "vjpMethod": self.vjp_method}
+
+    @property
+    def about_primitive(self) -> str:
+        return self.primitive
+
+    @property
+    def about_hidden_states(self) -> tuple[str, ...]:
+        return self.hidden_states
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[PlainPathWithinWindow]]:
     from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.analysis.jaxpr_view import primitive_name
-    from etrace_lint.core.naming import display_name, display_names
+    from etrace_lint.core.naming import display_name
 
     if context.single_step_vjp:  # a single-step VJP gives these paths nothing: ETL201's
         return
     for use in first_per_weight([u for u in context.plain_uses if not u.decomposed]):
         op = primitive_name(use.site.eqn)
-        weight, hidden = display_name(use.weight), display_names(use.hidden)
-        also = "also " if use.partial else ""
-        message = (f"{weight} {also}reaches {hidden} through a plain `{op}`, which no eligibility trace follows: "
-                   f"under vjp_method='multi-step' that path learns from the reverse pass over each window of "
-                   f"steps the learner is given (truncated BPTT), and its credit from one window to the next is "
-                   f"lost; a window of one step leaves it only its same-step gradient. To carry it across windows, "
-                   f"use an ETP op here (braintrace.matmul, braintrace.element_wise)")
-        yield Hit(message=message, weight_path=use.weight, eqn=use.site,
-                  related=(("weight created here", use.weight),),
-                  facts=RuleFacts(hidden_states=tuple(display_name(h) for h in use.hidden), primitive=op,
-                                  partial=use.partial, vjp_method="multi-step"))
+        violation = PlainPathWithinWindow(display_name(use.weight), tuple(display_name(h) for h in use.hidden), op,
+                                          use.partial)
+        yield Hit(violation, weight_path=use.weight, eqn=use.site, related=(("weight created here", use.weight),))
 
 
-RULE = Rule(
+RULE = AnalysisRule(
     id="ETL213",
     name="plain-path-learns-within-window",
     level=Level.NOTE,
     summary=("Under a multi-step VJP, a weight that reaches a hidden state through a plain JAX op learns that "
              "path only within each window of steps"),
     tags=("learning", "analysis"),
+    violations=(PlainPathWithinWindow,),
     check=check,
 )

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule, UnusedSuppression
+from etrace_lint.core.rule import SuppressionRule, UnusedSuppression
 from etrace_lint.fixes.suppression import remove_suppression_fix
 
 
@@ -10,7 +10,7 @@ def explain(facts: UnusedSuppression) -> str:
         [f"{', '.join(facts.unknown)} is not a rule of etrace-lint"] if facts.unknown else [])
     return f"unused suppression: {'; '.join(reasons)}"
 
-RULE = Rule(
+RULE = SuppressionRule(
     id="ETL301",
     name="unused-suppression",
     level=Level.WARNING,

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import MeasuredRule
 
 if TYPE_CHECKING:  # --advise imports JAX and braintrace: annotations only
     from etrace_lint.verify.advise.findings import AdviceFacts
@@ -15,7 +15,7 @@ def explain(facts: AdviceFacts) -> str:
             f"{facts.alternative} runs on it")
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL302",
     name="configured-algorithm-does-not-run",
     level=Level.ERROR,

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import MeasuredRule
 
 if TYPE_CHECKING:  # --advise imports JAX and braintrace: annotations only
     from etrace_lint.verify.advise.findings import AdviceFacts
@@ -15,7 +15,7 @@ def explain(facts: AdviceFacts) -> str:
             f"at batch {facts.batch}, over the memory budget of {facts.budget}; {facts.alternative} fits")
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL303",
     name="configured-algorithm-over-budget",
     level=Level.WARNING,

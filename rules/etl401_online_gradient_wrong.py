@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import GradientFacts, Rule
+from etrace_lint.core.rule import GradientFacts, MeasuredRule
 
 
 def explain(g: GradientFacts) -> str:
@@ -14,7 +14,7 @@ def explain(g: GradientFacts) -> str:
             f"wrong")
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL401",
     name="online-gradient-wrong",
     level=Level.ERROR,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import GradientFacts, Rule
+from etrace_lint.core.rule import GradientFacts, MeasuredRule
 
 
 def explain(g: GradientFacts) -> str:
@@ -8,7 +8,7 @@ def explain(g: GradientFacts) -> str:
     return f"{message} (see {g.explained_by})" if g.explained_by else message
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL402",
     name="does-not-learn-online",
     level=Level.WARNING,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import GradientFacts, Rule
+from etrace_lint.core.rule import GradientFacts, MeasuredRule
 
 
 def explain(g: GradientFacts) -> str:
@@ -9,7 +9,7 @@ def explain(g: GradientFacts) -> str:
             f"cosine {g.cosine} ({g.reason})")
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL403",
     name="online-gradient-approximation",
     level=Level.NOTE,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import GradientFacts, Rule
+from etrace_lint.core.rule import GradientFacts, MeasuredRule
 
 
 def explain(g: GradientFacts) -> str:
@@ -10,7 +10,7 @@ def explain(g: GradientFacts) -> str:
             f"is below the floor {g.cosine_floor} ({g.reason})")
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL404",
     name="online-gradient-misaligned",
     level=Level.WARNING,

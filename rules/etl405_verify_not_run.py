@@ -1,7 +1,7 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import GradientFacts, MeasuredRule
 
-RULE = Rule(
+RULE: MeasuredRule[GradientFacts] = MeasuredRule(
     id="ETL405",
     name="verify-not-run",
     level=Level.WARNING,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ProbeFacts, Rule
+from etrace_lint.core.rule import MeasuredRule, ProbeFacts
 
 
 def explain(p: ProbeFacts) -> str:
@@ -12,7 +12,7 @@ def explain(p: ProbeFacts) -> str:
     return f"the model compiles, but its first online training step under {p.algorithm} raises {p.exception}: {p.text}"
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL410",
     name="online-step-raises",
     level=Level.ERROR,

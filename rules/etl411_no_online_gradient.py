@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ProbeFacts, Rule
+from etrace_lint.core.rule import MeasuredRule, ProbeFacts
 
 
 def explain(p: ProbeFacts) -> str:
@@ -8,7 +8,7 @@ def explain(p: ProbeFacts) -> str:
     return f"{message}, although {p.static}" if p.static else message
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL411",
     name="no-online-gradient",
     level=Level.WARNING,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ProbeFacts, Rule
+from etrace_lint.core.rule import MeasuredRule, ProbeFacts
 
 
 def explain(p: ProbeFacts) -> str:
@@ -7,7 +7,7 @@ def explain(p: ProbeFacts) -> str:
             f"{p.algorithm} is {p.scale}: {p.why_scaled}")
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL412",
     name="online-gradient-multiple",
     level=Level.WARNING,

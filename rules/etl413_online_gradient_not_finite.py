@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ProbeFacts, Rule
+from etrace_lint.core.rule import MeasuredRule, ProbeFacts
 
 
 def explain(p: ProbeFacts) -> str:
@@ -7,7 +7,7 @@ def explain(p: ProbeFacts) -> str:
             f"BPTT gradient is finite: the first online updates would write NaN into it")
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL413",
     name="online-gradient-not-finite",
     level=Level.ERROR,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import GradientFacts, Rule
+from etrace_lint.core.rule import GradientFacts, MeasuredRule
 
 
 def explain(g: GradientFacts) -> str:
@@ -8,7 +8,7 @@ def explain(g: GradientFacts) -> str:
             f"BPTT would not")
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL414",
     name="online-gradient-against-bptt",
     level=Level.WARNING,

@@ -1,5 +1,5 @@
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import ProbeFacts, Rule
+from etrace_lint.core.rule import MeasuredRule, ProbeFacts
 
 
 def explain(p: ProbeFacts) -> str:
@@ -8,7 +8,7 @@ def explain(p: ProbeFacts) -> str:
             f"it where BPTT would not")
 
 
-RULE = Rule(
+RULE = MeasuredRule(
     id="ETL415",
     name="probe-learns-against-bptt",
     level=Level.WARNING,

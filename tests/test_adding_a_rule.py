@@ -1,37 +1,42 @@
-"""A rule for a compiler record is one file under rules/ and its documentation beside it.
+"""A rule is one file under rules/ and its documentation beside it.
 
-The test adds such a rule the way a maintainer would (a module defining ``RULE``
-and its Markdown, in the rules folder) and checks that the engine, the
-documentation command and the registry's own checks pick it up with nothing
-else changed.
+The tests add rules the way a maintainer would (a module defining ``RULE`` and its
+Markdown, in the rules folder): a rule for a compiler record, and an analysis rule
+with its violation, copied from docs/development/adding-a-rule.md and type-checked
+by mypy. They check that the engine, the documentation command and the registry's
+own checks pick it up with nothing else changed, and that a rule given a field of
+another kind of rule fails mypy.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 
 import pytest
-from helpers import FIXTURES, lint_file
+from helpers import FIXTURES, REPO, lint_file
 
 import etrace_lint.rules as rules_package
 from etrace_lint.cli import main as cli
 from etrace_lint.core import registry
+from etrace_lint.core.findings import Finding, Level
+from etrace_lint.core.rule import AnalysisRule
 from etrace_lint.writers.properties import finding_properties
 
 RELATIONS = os.path.join(FIXTURES, "compiler", "relations.py")
 
 RULE_SOURCE = '''
 from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import Rule
+from etrace_lint.core.rule import RecordRule
 
 
 def explain(facts):
     return f"{facts.weight_or_op} is connected to {', '.join(facts.hidden)} (a rule added in a test)"
 
 
-RULE = Rule(
+RULE = RecordRule(
     id="ETL098",
     name="connected-weight",
     level=Level.WARNING,
@@ -72,7 +77,8 @@ def rules_folder(tmp_path, monkeypatch):
     _use_rules_in(folder, monkeypatch)
     yield folder
     monkeypatch.undo()
-    sys.modules.pop(f"{rules_package.__name__}.etl098_connected_weight", None)
+    for added in ("etl098_connected_weight", "etl231_my_check"):
+        sys.modules.pop(f"{rules_package.__name__}.{added}", None)
     registry.all_rules.cache_clear()
     registry.rule_for_kind.cache_clear()
 
@@ -112,3 +118,144 @@ def test_two_rules_claiming_one_record_kind_are_refused(rules_folder):
     registry.rule_for_kind.cache_clear()
     with pytest.raises(RuntimeError, match="ETL098 and ETL001 both report 'relation_included'"):
         registry.rule_for_record_kind("relation_included")
+
+
+PLAIN_OP = os.path.join(FIXTURES, "own", "plain_op.py")
+
+# the analysis rule of docs/development/adding-a-rule.md, as a maintainer would copy it
+ANALYSIS_RULE_SOURCE = '''
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
+
+from etrace_lint.core.details import Violation
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import AnalysisRule, Hit
+
+if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
+    from etrace_lint.analysis.context import AnalysisContext
+
+
+@dataclass(frozen=True)
+class MyPlainOp(Violation):
+    """A weight that reaches a hidden state through a plain op."""
+
+    weight: str
+    primitive: str
+    hidden_states: tuple[str, ...]
+
+    def message(self) -> str:
+        return f"{self.weight} reaches a hidden state through a plain `{self.primitive}` (a rule added in a test)"
+
+    def properties(self) -> dict[str, Any]:
+        return {"hiddenStates": list(self.hidden_states), "primitive": self.primitive}
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[MyPlainOp]]:
+    from etrace_lint.analysis.jaxpr_view import primitive_name  # imports JAX: only when the check runs
+    from etrace_lint.core.naming import display_name
+
+    for use in context.plain_uses:
+        violation = MyPlainOp(display_name(use.weight), primitive_name(use.site.eqn),
+                              tuple(display_name(h) for h in use.hidden))
+        yield Hit(violation, weight_path=use.weight, eqn=use.site)
+
+
+RULE = AnalysisRule(
+    id="ETL231",
+    name="my-check",
+    level=Level.WARNING,
+    summary="A weight that reaches a hidden state through a plain op",
+    tags=("analysis",),
+    violations=(MyPlainOp,),
+    check=check,
+)
+'''
+
+
+def _mypy(path) -> tuple[int, str]:
+    """mypy with the project's configuration (strict), on one rule file outside the rules folder; run from the
+    repository's root, whose cache of the package's modules it shares with a run of ``mypy``."""
+    from mypy import api  # only these tests type-check a file
+
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        out, err, status = api.run([str(path), "--no-error-summary"])
+    finally:
+        os.chdir(cwd)
+    return status, out + err
+
+
+def test_a_new_analysis_rule_is_one_file_its_violation_and_its_docs(rules_folder, tmp_path):
+    path = rules_folder / "etl231_my_check.py"
+    path.write_text(ANALYSIS_RULE_SOURCE, encoding="utf-8")
+    (rules_folder / "etl231_my_check.md").write_text(RULE_DOCS.replace("ETL098 connected-weight", "ETL231 my-check"),
+                                                     encoding="utf-8")
+    registry.all_rules.cache_clear()
+
+    status, said = _mypy(path)
+    assert status == 0, said
+
+    findings, _ = lint_file(PLAIN_OP)
+    plain = sorted((f.line, finding_properties(f)["weight"]) for f in findings if f.rule_id == "ETL201")
+    added = [f for f in findings if f.rule_id == "ETL231"]
+    assert plain and set(plain) <= {(f.line, finding_properties(f)["weight"]) for f in added}
+    assert all(f.message.endswith("(a rule added in a test)") for f in added)
+    assert all(list(finding_properties(f)) == ["hiddenStates", "primitive", "weight", "weightPath"] for f in added)
+    # the cache reads the violation back as it was
+    assert all(Finding.from_json(json.loads(json.dumps(f.to_json()))).details == f.details for f in added)
+
+
+# fields of another kind of rule: a record rule given a check, an error rule given record kinds
+WRONG_RULES = {
+    "check": '''
+from typing import Any, Iterator
+
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import Hit, RecordRule
+
+
+def check(context: Any) -> Iterator[Hit[Any]]:
+    yield from ()
+
+
+RULE = RecordRule(id="ETL097", name="wrong", level=Level.WARNING, summary="s", kinds=("relation_included",),
+                  check=check)
+''',
+    "kinds": '''
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import ErrorMatch, ErrorRule
+
+RULE = ErrorRule(id="ETL097", name="wrong", level=Level.ERROR, summary="s", error=ErrorMatch(types=("KeyError",)),
+                 kinds=("relation_included",))
+''',
+    "explain": '''
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import GradientFacts, RecordRule
+
+
+def explain(facts: GradientFacts) -> str:
+    return facts.weight
+
+
+RULE = RecordRule(id="ETL097", name="wrong", level=Level.WARNING, summary="s", kinds=("relation_included",),
+                  explain=explain)
+''',
+}
+
+
+@pytest.mark.parametrize("field", sorted(WRONG_RULES))
+def test_a_rule_with_a_field_of_another_kind_fails_mypy(tmp_path, field):
+    path = tmp_path / "etl097_wrong.py"
+    path.write_text(WRONG_RULES[field], encoding="utf-8")
+    status, said = _mypy(path)
+    assert status == 1 and "etl097_wrong.py:" in said, said
+    assert f'"{field}"' in said or "explain" in said, said
+
+
+def test_an_analysis_rule_without_its_violations_is_not_built():
+    with pytest.raises(TypeError, match="violations"):
+        AnalysisRule(id="ETL097", name="wrong", level=Level.WARNING, summary="s",  # type: ignore[call-arg]
+                     check=lambda context: ())

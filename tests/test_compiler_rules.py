@@ -15,6 +15,7 @@ from in_process import run_cli
 from etrace_lint.analysis import braintrace_adapter
 from etrace_lint.core import registry
 from etrace_lint.core.findings import Finding, Level, Location
+from etrace_lint.core.rule import RecordRule
 from etrace_lint.engine.rules_compiler import findings_from_records
 from etrace_lint.writers.properties import finding_properties
 
@@ -91,6 +92,8 @@ def test_clean_models_have_no_warning(path):
 def test_every_installed_diagnostic_kind_has_exactly_one_rule_at_each_level():
     owners = {}
     for rule in registry.active_rules().values():
+        if not isinstance(rule, RecordRule):
+            continue
         for kind in rule.kinds:
             for level in rule.record_levels or ("",):
                 assert (kind, level) not in owners, (
@@ -131,7 +134,7 @@ def test_each_reachable_record_rule_has_a_fixture_line():
     for path in glob.glob(os.path.join(FIXTURES, "compiler", "*.py")):  # errors_*.py included
         marked |= {rule for _, rule in expected_markers(path) | expected_markers(path, optional=True)}
     for rule in registry.active_rules().values():
-        reachable = set(rule.kinds) - UNREACHABLE_KINDS
+        reachable = set(rule.record_kinds) - UNREACHABLE_KINDS
         if reachable:
             assert rule.id in marked, f"{rule.id} ({sorted(reachable)}) has no '# expect' line in a fixture"
 

@@ -191,7 +191,7 @@ def test_every_pages_model_triggers_its_rule_where_it_says(tmp_path):
     expected, absent = [], []
     for rule in all_rules().values():
         model = examples.example_model(rule, REPO, fixtures)
-        if model is None or not set(rule.kinds) <= installed:  # a record this braintrace never makes
+        if model is None or not set(rule.record_kinds) <= installed:  # a record this braintrace never makes
             continue
         lines = {n for n, line in enumerate(model.source.splitlines(), 1) if line.endswith(f"  # {rule.id}")}
         assert lines, f"{rule.id}'s model marks no line"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import os
 import re
@@ -17,7 +18,6 @@ from etrace_lint.core.details import (
     ProbeFailure,
     ProbeLeaf,
     ProbeSignal,
-    RuleFacts,
     StaticEvidence,
     VerifyHarness,
     VerifyLeaf,
@@ -25,8 +25,11 @@ from etrace_lint.core.details import (
     VerifyWeight,
 )
 from etrace_lint.core.findings import Finding, Level, Location, Subject
-from etrace_lint.core.rule import Hit
+from etrace_lint.core.registry import all_rules
+from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.core.verdict import Verdict
+from etrace_lint.rules.etl201_weight_through_plain_op import PlainOpPath
+from etrace_lint.rules.etl204_no_etp_relation import NoEtpRelation
 from etrace_lint.writers.properties import finding_properties
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -109,10 +112,10 @@ FINDINGS = [
     Finding("ETL100", Level.ERROR, "raises", "m", Location("/m.py", 4), subject=Subject(primitive="tanh"),
             details=CompilerError("KeyError", "compile", "text")),
     Finding("ETL201", Level.ERROR, "plain", "m", Location("/m.py", 5), subject=WEIGHT,
-            details=RuleFacts(hidden_states=("h",), primitive="dot_general", partial=False,
-                              operand_shapes=((3,), (3, 4)))),
+            details=PlainOpPath("cell.W", ("h",), "dot_general", False, "use braintrace.matmul",
+                                operand_shapes=((3,), (3, 4)))),
     Finding("ETL204", Level.WARNING, "none", "m", Location("/m.py", 6),
-            details=RuleFacts(weight_count=2, hidden_state_count=0)),
+            details=NoEtpRelation(2, 0, "0.2.8", True, ("cell.buf",), 1, ("ShortTermState",))),
     Finding("ETL413", Level.ERROR, "raises", "m", Location("/m.py", 7), subject=WEIGHT,
             details=ProbeFailure("d_rtrl", "TypeError", 8, (3, 4), ())),
     Finding("ETL405", Level.NOTE, "not run", "m", Location("/m.py", 8), details=VerifyNotRun("pp_prop", "cpu")),
@@ -150,7 +153,7 @@ def test_properties_are_laid_out_from_the_typed_fields():
     assert list(error) == ["braintraceError", "phase", "braintraceMessage", "primitive"]
     assert plain == {"hiddenStates": ["h"], "primitive": "dot_general", "partial": False,
                      "operandShapes": [[3], [3, 4]], "weight": "cell.W", "weightPath": ["cell", 0, "W"]}
-    assert counts == {"weights": 2, "hiddenStates": 0}
+    assert counts == {"weightCount": 2, "hiddenStateCount": 0}
     assert list(failure) == ["probe", "weight", "weightPath"] and failure["probe"]["gradientShape"] == []
     assert not_run == {"verify": {"algorithm": "pp_prop", "device": "cpu"}}
     assert list(harness["verify"]) == ["algorithm", "steps", "onlineLoss", "bpttLoss", "device"]
@@ -160,3 +163,30 @@ def test_properties_are_laid_out_from_the_typed_fields():
     assert alternative["weights"] == [{"weight": "cell.W['weight']", "cosine": 0.97, "relative_error": 0.2,
                                        "verdict": "approximate"}]
     assert unused == {"codes": ["ETL201"], "form": "noqa"}
+
+
+def _json_type(value: object) -> str:
+    return {bool: "boolean", int: "number", float: "number", str: "string", list: "array",
+            dict: "object"}[type(value)]
+
+
+def test_each_property_key_has_one_json_type_across_every_rule():
+    """A key means one thing: ``weights`` is always a list of names, never a count (``weightCount``)."""
+    typed: dict[str, set[str]] = {}
+    for path in glob.glob(os.path.join(REPOSITORY, "tests", "data", "golden", "*", "*.json")):
+        with open(path, encoding="utf-8") as handle:
+            findings = json.load(handle)["findings"]
+        for finding in findings:
+            for key, value in finding.get("properties", {}).items():
+                if value is not None:  # a fact its maker did not learn
+                    typed.setdefault(key, set()).add(_json_type(value))
+    assert typed and {key: types for key, types in typed.items() if len(types) > 1} == {}
+    assert typed["weights"] == typed["hiddenStates"] == {"array"}
+    assert typed["weightCount"] == typed["hiddenStateCount"] == {"number"}
+
+
+def test_each_analysis_rule_declares_its_violations():
+    rules = [rule for rule in all_rules().values() if isinstance(rule, AnalysisRule)]
+    assert rules and all(rule.violations for rule in rules)
+    names = [violation.__name__ for rule in rules for violation in rule.violations]
+    assert len(names) == len(set(names)), "the cache reads a violation back by its class name"

@@ -14,10 +14,10 @@ imports JAX, is :mod:`.routes`.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core.findings import Finding, Location
-from ..core.rule import Hit, Rule
+from ..core.rule import Hit, Rule, rule_flow
 
 if TYPE_CHECKING:  # the engine's Locator and the record views' package import braintrace; annotations only
     from .braintrace_adapter import RecordView
@@ -45,7 +45,7 @@ def merge_steps(steps: Iterable[Location | None]) -> tuple[Location, ...]:
     return tuple(merged)
 
 
-def weight_flow(locator: Locator, subject: RecordView | Hit) -> tuple[Location, ...]:
+def weight_flow(locator: Locator, subject: RecordView | Hit[Any]) -> tuple[Location, ...]:
     """The route of a weight (a compiler record's ``weight_path``, a hit's ``weight_path``) to the
     hidden states a record names (else any hidden state), through its use (a hit's equation; else
     the weight's first use), past the blocking weights a record names."""
@@ -66,11 +66,11 @@ def _with_control_flow(finding: Finding, locator: Locator) -> Finding:
     return dataclasses.replace(finding, control_flow=boundaries)
 
 
-def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: RecordView | Hit) -> Finding:
+def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: RecordView | Hit[Any]) -> Finding:
     """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit), and the
     control flow around its op (``control_flow``)."""
     finding = _with_control_flow(finding, locator)
-    flow = rule.flow
+    flow = rule_flow(rule)
     if flow is None or finding.flow:
         return finding
     try:

@@ -153,8 +153,8 @@ def braintrace_versions(rule: Rule) -> str:
     named = sorted(set(_VERSION.findall(rule.docs)), key=lambda v: tuple(map(int, v.split("."))))
     if named:
         return f"braintrace {' and '.join(named)}: the text below says how they differ"
-    if rule.kinds:  # a record not every braintrace makes: the versions whose compiler makes it
-        kinds = " or ".join(f"`{kind}`" for kind in rule.kinds)
+    if rule.record_kinds:  # a record not every braintrace makes: the versions whose compiler makes it
+        kinds = " or ".join(f"`{kind}`" for kind in rule.record_kinds)
         return f"every braintrace ({OLDEST_BRAINTRACE} and later) whose compiler records {kinds}"
     return f"every supported braintrace ({OLDEST_BRAINTRACE} and later)"
 

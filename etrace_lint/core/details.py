@@ -12,8 +12,9 @@ stores the typed facts, not their printed form.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any
+from typing import Any, Callable
 
 from .advice import AdviceRow, Law, WeightFidelity
 from .verdict import Verdict
@@ -42,28 +43,41 @@ class CompilerError:
     message: str
 
 
-@dataclass(frozen=True)
-class RuleFacts:
-    """What one of our own rules reports beside its message; None: not reported by that rule."""
+class Violation(ABC):
+    """What one of our own rules found (ruff's ``#[violation]``): each analysis rule declares a frozen
+    dataclass of it, with typed fields for its facts, that words its message and lays out its properties.
 
-    weight_count: int | None = None  # ETL204: the weights and hidden states it counted
-    hidden_state_count: int | None = None
-    transform: str | None = None
-    state: str | None = None
-    state_kind: str | None = None
-    hidden_states: tuple[str, ...] | None = None
-    primitive: str | None = None
-    partial: bool | None = None
-    etp_layer: str | None = None
-    operand_shapes: tuple[tuple[int, ...], ...] | None = None
-    weights: tuple[str, ...] | None = None
-    braintrace_warning: str | None = None
-    vjp_method: str | None = None
-    algorithm: str | None = None
-    exception: str | None = None
-    braintrace_version: str | None = None
-    bias_shape: tuple[int, ...] | None = None
-    gradient_shape: tuple[int, ...] | None = None
+    The properties are the finding's facts as SARIF and JSON print them, in the order printed (the writers
+    add the weight after them); a key means one thing with one JSON type across every rule: ``weights`` and
+    ``hiddenStates`` are always lists of names, counts are ``weightCount`` and ``hiddenStateCount``. A
+    violation type is registered by the rule registry (:func:`register_violation`) so the cache can read it
+    back by its class name.
+    """
+
+    @abstractmethod
+    def message(self) -> str:
+        """What a modeller reads."""
+
+    @abstractmethod
+    def properties(self) -> dict[str, Any]:
+        """The facts SARIF and JSON print beside the message, JSON-ready, in the order printed."""
+
+    @property
+    def about_primitive(self) -> str:
+        """The op the finding is about, for its subject; empty when the violation names none."""
+        return ""
+
+    @property
+    def about_hidden_states(self) -> tuple[str, ...]:
+        """The hidden states the finding is about, by display name, for its subject."""
+        return ()
+
+
+def listed(value: object) -> object:
+    """Tuples, nested ones too, as the lists JSON prints."""
+    if isinstance(value, tuple):
+        return [listed(item) for item in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -146,7 +160,7 @@ class Advice:
     alternative: AdviceRow  # the suggested algorithm's row, as measured
 
 
-Details = (CompilerRecord | CompilerError | RuleFacts | ProbeFailure | ProbeSignal | VerifyWeight | VerifyNotRun
+Details = (CompilerRecord | CompilerError | Violation | ProbeFailure | ProbeSignal | VerifyWeight | VerifyNotRun
            | VerifyHarness | Advice)
 Measurement = ProbeFailure | ProbeSignal | VerifyWeight | VerifyNotRun | VerifyHarness
 
@@ -182,8 +196,36 @@ class StaticEvidence:
 
 
 _TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in (
-    CompilerRecord, CompilerError, RuleFacts, ProbeFailure, ProbeLeaf, ProbeSignal, VerifyLeaf, VerifyWeight,
+    CompilerRecord, CompilerError, ProbeFailure, ProbeLeaf, ProbeSignal, VerifyLeaf, VerifyWeight,
     VerifyNotRun, VerifyHarness, Advice, AdviceRow, WeightFidelity, Law, Boundary, Measured, StaticEvidence)}
+
+
+# the violation types of the analysis rules, by class name: filled by the rule registry as it loads the
+# rules; it installs its loader here when it is imported, so a finding read back before any rule was asked
+# for (a cached run, a worker's result) still finds its violation's type
+_VIOLATIONS: dict[str, type[Violation]] = {}
+_rule_loader: list[Callable[[], object]] = []
+
+
+def install_rule_loader(load: Callable[[], object]) -> None:
+    """The rule registry's loader, which registers every violation type (:func:`register_violation`)."""
+    _rule_loader[:] = [load]
+
+
+def register_violation(cls: type[Violation]) -> None:
+    """Let the cache read findings of this violation type back (a rule module loaded again replaces it)."""
+    if cls.__name__ in _TYPES:
+        raise RuntimeError(f"violation {cls.__name__} takes the name of a record of core/details.py")
+    _VIOLATIONS[cls.__name__] = cls
+
+
+def _record_type(name: str) -> type[Any] | None:
+    if name in _TYPES:
+        return _TYPES[name]
+    if name not in _VIOLATIONS:
+        for load in _rule_loader:
+            load()
+    return _VIOLATIONS.get(name)
 
 
 def details_to_json(value: Any) -> Any:
@@ -202,8 +244,7 @@ def details_from_json(data: Any) -> Any:
     """The inverse of :func:`details_to_json`: records by their ``type``, lists as tuples."""
     if isinstance(data, dict) and data.get("type") == "Verdict":
         return Verdict(data["value"])
-    if isinstance(data, dict) and data.get("type") in _TYPES:
-        cls = _TYPES[data["type"]]
+    if isinstance(data, dict) and isinstance(data.get("type"), str) and (cls := _record_type(data["type"])):
         return cls(**{name: details_from_json(value) for name, value in data.items() if name != "type"})
     if isinstance(data, list):
         return tuple(details_from_json(item) for item in data)

@@ -106,6 +106,11 @@ def display_names(paths: Iterable[Any]) -> str:
     return ", ".join(dict.fromkeys(display_name(p) for p in paths))
 
 
+def joined(names: Iterable[str]) -> str:
+    """Display names already made, comma separated, in the order given, each once (as :func:`display_names`)."""
+    return ", ".join(dict.fromkeys(names))
+
+
 def path_key(path: Iterable[Any]) -> tuple[str | int, ...]:
     """The full path as a finding keeps it: ints and text stay, anything else as text."""
     return tuple(p if isinstance(p, (int, str)) and not isinstance(p, bool) else str(p) for p in path)

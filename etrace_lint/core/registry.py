@@ -9,9 +9,11 @@ import os
 import pkgutil
 from dataclasses import replace
 from types import ModuleType
+from typing import Any
 
 from .. import rules as rules_pkg
-from .rule import Rule
+from .details import install_rule_loader, register_violation
+from .rule import AnalysisRule, AnyRule, ErrorRule, MeasuredRule, RecordRule, Rule, SuppressionRule
 from .verdict import Verdict
 
 GENERIC_RECORD_RULE = "ETL099"
@@ -19,9 +21,9 @@ GENERIC_ERROR_RULE = "ETL199"
 
 
 @functools.lru_cache(maxsize=1)
-def all_rules() -> dict[str, Rule]:
+def all_rules() -> dict[str, AnyRule]:
     """Every rule, retired ones included, keyed by id and sorted by id."""
-    found: dict[str, Rule] = {}
+    found: dict[str, AnyRule] = {}
     for info in pkgutil.iter_modules(rules_pkg.__path__):
         if info.name.startswith("_"):
             continue
@@ -29,10 +31,18 @@ def all_rules() -> dict[str, Rule]:
         rule = getattr(module, "RULE", None)
         if not isinstance(rule, Rule):
             continue
+        if not isinstance(rule, (RecordRule, ErrorRule, AnalysisRule, MeasuredRule, SuppressionRule)):
+            raise RuntimeError(f"{info.name}: RULE is a bare Rule; make it one of the kinds in core/rule.py")
         if rule.id in found:
             raise RuntimeError(f"rule id {rule.id} is defined twice ({info.name})")
         found[rule.id] = _with_docs(rule, _docs_beside(module, rules_pkg, info.name))
+        if isinstance(rule, AnalysisRule):
+            for violation in rule.violations:
+                register_violation(violation)
     return dict(sorted(found.items()))
+
+
+install_rule_loader(all_rules)
 
 
 def _docs_beside(module: ModuleType, rules_pkg: ModuleType, name: str) -> str:
@@ -46,19 +56,21 @@ def _docs_beside(module: ModuleType, rules_pkg: ModuleType, name: str) -> str:
     return resource.read_text(encoding="utf-8") if resource.is_file() else ""
 
 
-def _with_docs(rule: Rule, docs: str) -> Rule:
+def _with_docs(rule: AnyRule, docs: str) -> AnyRule:
     return replace(rule, docs=docs)
 
 
-def active_rules() -> dict[str, Rule]:
+def active_rules() -> dict[str, AnyRule]:
     return {rid: r for rid, r in all_rules().items() if not r.retired}
 
 
 @functools.lru_cache(maxsize=1)
-def rule_for_kind() -> dict[tuple[str, str], Rule]:
+def rule_for_kind() -> dict[tuple[str, str], RecordRule]:
     """(DiagnosticKind value, braintrace level or "") -> rule; "" stands for any level."""
-    table: dict[tuple[str, str], Rule] = {}
+    table: dict[tuple[str, str], RecordRule] = {}
     for rule in active_rules().values():
+        if not isinstance(rule, RecordRule):
+            continue
         for kind in rule.kinds:
             for level in rule.record_levels or ("",):
                 if (kind, level) in table:
@@ -68,28 +80,38 @@ def rule_for_kind() -> dict[tuple[str, str], Rule]:
     return table
 
 
-def rule_for_record_kind(kind_value: str, level: str = "") -> Rule:
+def rule_for_record_kind(kind_value: str, level: str = "") -> RecordRule:
     """The rule for a DiagnosticKind value at a braintrace level; an unknown kind gets the generic rule."""
     table = rule_for_kind()
-    return (table.get((kind_value, level)) or table.get((kind_value, ""))
-            or all_rules()[GENERIC_RECORD_RULE])
+    found = table.get((kind_value, level)) or table.get((kind_value, "")) or all_rules()[GENERIC_RECORD_RULE]
+    assert isinstance(found, RecordRule)  # the generic rule reports records (rules/etl099_*.py)
+    return found
 
 
-def error_rules() -> list[Rule]:
+def error_rules() -> list[ErrorRule]:
     """Exception rules in the order they are tried: most specific first, generic last."""
-    rules = [r for r in active_rules().values() if r.error is not None]
-    return sorted(rules, key=lambda r: (r.id == GENERIC_ERROR_RULE, r.error.specificity if r.error else 0, r.id))
+    rules = [r for r in active_rules().values() if isinstance(r, ErrorRule)]
+    return sorted(rules, key=lambda r: (r.id == GENERIC_ERROR_RULE, r.error.specificity, r.id))
 
 
-def analysis_rules() -> list[Rule]:
-    return [r for r in active_rules().values() if r.check is not None]
+def analysis_rules() -> list[AnalysisRule[Any]]:
+    return [r for r in active_rules().values() if isinstance(r, AnalysisRule)]
 
 
 @functools.lru_cache(maxsize=1)
-def _rule_of_verdict() -> dict[str, Rule]:
-    return {verdict: rule for rule in active_rules().values() for verdict in rule.verdicts}
+def _rule_of_verdict() -> dict[str, MeasuredRule[Any]]:
+    return {verdict: rule for rule in active_rules().values() if isinstance(rule, MeasuredRule)
+            for verdict in rule.verdicts}
 
 
-def rule_for_verdict(verdict: Verdict) -> Rule | None:
+def measured_rule(rule_id: str) -> MeasuredRule[Any]:
+    """The rule of --verify, the probe or the advisor with this id."""
+    rule = all_rules()[rule_id]
+    if not isinstance(rule, MeasuredRule):
+        raise TypeError(f"{rule_id} does not report a measurement")
+    return rule
+
+
+def rule_for_verdict(verdict: Verdict) -> MeasuredRule[Any] | None:
     """The --verify rule that reports a verdict of the gradient comparison; None for one nothing reports."""
     return _rule_of_verdict().get(verdict.value)

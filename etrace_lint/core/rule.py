@@ -1,19 +1,23 @@
-"""What a rule is: metadata as data, and the optional check it runs.
+"""What a rule is: metadata as plain data, and one typed shape per kind of rule.
 
-A rule file in ``rules/`` defines ``RULE = Rule(...)``; its documentation
-lives beside it in a Markdown file of the same stem. The three consumers of a
-rule's text (``etrace-lint rule``, SARIF ``tool.driver.rules`` and the rule's
-page on the documentation site) all read the same :class:`Rule` object.
+A rule file in ``rules/`` defines ``RULE`` as one of :class:`RecordRule`, :class:`ErrorRule`,
+:class:`RecordErrorRule`, :class:`AnalysisRule`, :class:`MeasuredRule` or :class:`SuppressionRule`;
+its documentation lives beside it in a Markdown file of the same stem. The three consumers of a
+rule's text (``etrace-lint rule``, SARIF ``tool.driver.rules`` and the rule's page on the
+documentation site) all read the metadata every kind shares (:class:`Rule`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Generic, Iterable, Mapping, Protocol, Sequence, TypeVar
 
-from .details import RuleFacts
-from .findings import NO_SUBJECT, Level, Subject
+from .details import Violation
+from .findings import NO_SUBJECT, Finding, Fix, Level, Location, Subject
+
+FactsT = TypeVar("FactsT")
+V = TypeVar("V", bound=Violation)
 
 
 @dataclass(frozen=True)
@@ -59,16 +63,20 @@ class ErrorMatch:
 
 
 @dataclass(frozen=True)
-class Hit:
-    """What a check of ours found, before it is located and turned into a Finding."""
+class Hit(Generic[V]):
+    """What a check of ours found, before it is located and turned into a Finding: its violation (the
+    facts, which word the message), and where it is."""
 
-    message: str
+    violation: V
     weight_path: tuple[Any, ...] | None = None
     state_path: tuple[Any, ...] | None = None
     eqn: Any = None
     related: tuple[tuple[str, Any], ...] = ()  # (label, eqn or state path)
-    facts: RuleFacts = RuleFacts()  # what the rule reports beside its message
     subject: Subject = NO_SUBJECT  # what the finding is about; its weight comes from ``weight_path``
+
+    @property
+    def message(self) -> str:
+        return self.violation.message()
 
 
 @dataclass(frozen=True)
@@ -175,21 +183,33 @@ class UnusedSuppression:
     form: str  # "noqa", "file-ignore", ...
 
 
-@dataclass(frozen=True)
+class Place(Protocol):
+    """A place in the user's code as an exception rule's ``describe`` returns it (the analysis's
+    ``SourceFrame``)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def column(self) -> int: ...
+
+
+# The callables a rule offers. Their first parameters are records of the stages above the core (the
+# analysis's AnalysisContext, Locator, Compilation and RecordView, the fixes' Sources), which the core
+# must not import: they are typed Any here, and the rule's own function names them.
+Fixer = Callable[[Finding, Any], Fix | None]  # (finding, fixes.Sources) -> the mechanical edit, or None
+Flow = Callable[[Any, Any], Sequence[Location]]  # (Locator, RecordView or Hit) -> the route, in the user's code
+Describe = Callable[[BaseException, Any], tuple[str, Place | None]]  # (exception, Compilation) -> message, place
+
+
+@dataclass(frozen=True, kw_only=True)
 class Rule:
-    """A rule: its metadata, and the optional callables through which it words and places
-    what it reports. The engine asks the rule; it keeps no table of its own per rule.
-
-    - a compiler-record rule lists its ``kinds`` (and ``record_levels``), words a record
-      through ``explain(RecordFacts)`` and says where a record without an equation is
-      placed (``control_flow``, ``ordinal_group``);
-    - an exception rule has an ``error`` matcher, and ``describe`` and ``explain_error``
-      hooks;
-    - a rule of our own has a ``check`` that yields :class:`Hit` records;
-    - a rule reported by another layer words that layer's facts through ``explain`` as
-      well (ETL301: :class:`UnusedSuppression`); --verify's rules give their level.
-
-    Any rule may offer a ``fix`` and a ``flow``.
+    """What every rule is, as plain data: its metadata, read by the CLI, the documentation site, SARIF
+    and the language server. A rule file defines one of the kinds below; the engine tells them apart
+    by their type (``isinstance``), never by which optional field is set.
     """
 
     id: str
@@ -197,43 +217,15 @@ class Rule:
     level: Level
     summary: str
     tags: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()  # braintrace DiagnosticKind values reported by this rule
-    error: ErrorMatch | None = None  # compiler/tracing exceptions reported by this rule
-    check: Callable[..., Iterable[Hit]] | None = None  # a rule of our own
-    # for exception rules: (exception, Compilation) -> (message, SourceFrame or None), when the
-    # exception's own text is not the best thing to show
-    describe: Callable[..., tuple[str, Any]] | None = None
-    # facts -> the message a modeller reads: RecordFacts for a record (braintrace's own text is
-    # kept in the finding's details; without it the record's text is shown, paths by name),
-    # the reporting layer's facts otherwise
-    explain: Callable[[Any], str] | None = None
-    # for exception rules: ErrorFacts -> the message once the finding is placed; the compiler's
-    # primitive is then kept in the finding's subject
-    explain_error: Callable[[ErrorFacts], str] | None = None
-    # for record rules whose records name no equation: the control-flow primitive ("cond",
-    # "scan", "while") whose equations they are about, in the order they are reported; records
-    # of one ``ordinal_group`` (default: their kind) share that count
-    control_flow: str = ""
-    ordinal_group: str = ""
     # a finding of this rule that names a weight says how that weight reaches (or fails to reach) a
     # hidden state; False when it names weights for another reason (it connects them, or lists
     # every weight on the output path): our own rules still look at such a weight, and --verify
     # does not point at such a finding to say why the weight does not learn
     explains_weight: bool = True
-    # for record rules: the braintrace levels of its kinds this rule takes (empty: every level),
-    # when the compiler grades one kind two ways that mean different things for the weight
-    record_levels: tuple[str, ...] = ()
-    # for --verify rules: the verdicts of the gradient comparison this rule reports, by their value
-    # ("wrong", "not-learning", ...; see core/verdict.py)
-    verdicts: tuple[str, ...] = ()
     # ids of rules whose findings about the same weight this rule's finding replaces: one verdict per
     # weight, the stronger evidence deciding it (a zero eligibility trace over the compiler's relation,
     # a measured zero gradient over either)
     supersedes: tuple[str, ...] = ()
-    # a measured finding that only confirms a static warning or error about the same weight (one whose
-    # rule explains the weight, such as ETL005 or ETL201) is folded into that finding as its
-    # ``measured`` property, so the weight keeps one finding, with the static rule's advice
-    folds_into_static: bool = False
     # a finding of this rule says, from the graph alone, that the weight's online gradient is zero; where
     # no measurement of this run backs it (the probe's or --verify's), its message says so and how to
     # measure it (engine/evidence.py)
@@ -242,10 +234,6 @@ class Rule:
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"
     retired: bool = False
-    # (Finding, fixes.Sources) -> Fix or None: the mechanical edit that resolves a finding
-    fix: Callable[..., Any] | None = None
-    # (Locator, record or Hit) -> the route a finding describes, in the user's code (flows.py)
-    flow: Callable[..., Any] | None = None
     docs: str = ""  # the Markdown beside the rule file, filled in by the registry
 
     def section(self, title: str) -> str:
@@ -254,6 +242,97 @@ class Rule:
     @property
     def full_description(self) -> str:
         return self.section("What it does") or self.summary
+
+    @property
+    def record_kinds(self) -> tuple[str, ...]:
+        """The braintrace DiagnosticKind values this rule reports (none but a record rule's)."""
+        return ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordRule(Rule):
+    """Reports records of braintrace's compiler: those of its ``kinds`` (at its ``record_levels``)."""
+
+    kinds: tuple[str, ...] = ()  # braintrace DiagnosticKind values reported by this rule (none: ETL099's fallback)
+    # the braintrace levels of its kinds this rule takes (empty: every level), when the compiler grades one
+    # kind two ways that mean different things for the weight
+    record_levels: tuple[str, ...] = ()
+    # the message a modeller reads (braintrace's own text is kept in the finding's details; without it the
+    # record's text is shown, paths by name)
+    explain: Callable[[RecordFacts], str] | None = None
+    # for records that name no equation: the control-flow primitive ("cond", "scan", "while") whose
+    # equations they are about, in the order they are reported; records of one ``ordinal_group``
+    # (default: their kind) share that count
+    control_flow: str = ""
+    ordinal_group: str = ""
+    flow: Flow | None = None
+
+    @property
+    def record_kinds(self) -> tuple[str, ...]:
+        return self.kinds
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorRule(Rule):
+    """Reports an exception raised while the step was traced or compiled, recognised by ``error``."""
+
+    error: ErrorMatch
+    # when the exception's own text is not the best thing to show: the message and where to show it
+    describe: Describe | None = None
+    # the message once the finding is placed; the compiler's primitive is then kept in the finding's subject
+    explain_error: Callable[[ErrorFacts], str] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordErrorRule(RecordRule, ErrorRule):
+    """Reports the compiler's ERROR record of a refusal and the exception that follows it, as one finding."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnalysisRule(Rule, Generic[V]):
+    """A rule of our own: its ``check`` reads the analysis context and yields :class:`Hit` records, each
+    carrying one of the rule's ``violations`` (the registry registers them for the cache)."""
+
+    violations: tuple[type[V], ...]
+    check: Callable[[Any], Iterable[Hit[V]]]  # (AnalysisContext) -> hits
+    fix: Fixer | None = None
+    flow: Flow | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeasuredRule(Rule, Generic[FactsT]):
+    """Reports what --verify, the learning-signal probe or the advisor measured, worded by ``explain``
+    from the measurer's facts (:class:`GradientFacts`, :class:`ProbeFacts`, the advisor's)."""
+
+    explain: Callable[[FactsT], str] | None = None
+    # --verify: the verdicts of the gradient comparison this rule reports, by their value ("wrong",
+    # "not-learning", ...; see core/verdict.py)
+    verdicts: tuple[str, ...] = ()
+    # a measured finding that only confirms a static warning or error about the same weight (one whose
+    # rule explains the weight, such as ETL005 or ETL201) is folded into that finding as its
+    # ``measured`` property, so the weight keeps one finding, with the static rule's advice
+    folds_into_static: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuppressionRule(Rule):
+    """Reports a suppression comment that matched nothing (the policy layer finds them)."""
+
+    explain: Callable[[UnusedSuppression], str]
+    fix: Fixer | None = None
+
+
+AnyRule = RecordRule | ErrorRule | AnalysisRule[Any] | MeasuredRule[Any] | SuppressionRule
+
+
+def rule_fix(rule: Rule) -> Fixer | None:
+    """The fix a rule offers for its findings, if its kind offers one."""
+    return rule.fix if isinstance(rule, AnalysisRule | SuppressionRule) else None
+
+
+def rule_flow(rule: Rule) -> Flow | None:
+    """How a rule's finding finds its route in the user's code, if its kind has one."""
+    return rule.flow if isinstance(rule, RecordRule | AnalysisRule) else None
 
 
 # where the documentation site is published (mkdocs.yml's site_url); ``docs-url`` points elsewhere

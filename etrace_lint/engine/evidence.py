@@ -18,12 +18,13 @@ model's findings before they are sorted.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Mapping
 
 from ..core.details import CompilerRecord, Measured, Measurement, ProbeSignal, StaticEvidence
 from ..core.findings import Finding, Level
 from ..core.naming import StatePath
 from ..core.registry import all_rules
-from ..core.rule import Rule
+from ..core.rule import MeasuredRule, Rule
 from ..core.wording import unmeasured_zero
 
 
@@ -60,19 +61,24 @@ def is_whole_weight(finding: Finding) -> bool:
     return not isinstance(finding.details, ProbeSignal) or finding.details.whole_weight
 
 
-def _static_verdicts(findings: list[Finding], rules: dict[str, Rule]) -> dict[StatePath, list[int]]:
+def _folds(rule: Rule) -> bool:
+    """A measured rule whose finding folds into the static one about the same weight."""
+    return isinstance(rule, MeasuredRule) and rule.folds_into_static
+
+
+def _static_verdicts(findings: list[Finding], rules: Mapping[str, Rule]) -> dict[StatePath, list[int]]:
     """Weight -> indexes of the static warnings and errors that say why it does not learn."""
     found: dict[StatePath, list[int]] = {}
     for index, finding in enumerate(findings):
         rule = rules.get(finding.rule_id)
         weight = _weight(finding)
-        if (weight is not None and rule is not None and rule.explains_weight and not rule.folds_into_static
+        if (weight is not None and rule is not None and rule.explains_weight and not _folds(rule)
                 and not finding.rule_id.startswith("ETL4") and finding.level.rank >= Level.WARNING.rank):
             found.setdefault(weight, []).append(index)
     return found
 
 
-def _folded(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
+def _folded(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
     """Measured findings that confirm a static warning about the same weight, folded into it."""
     static = _static_verdicts(findings, rules)
     if not static:
@@ -82,7 +88,7 @@ def _folded(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
     for index, finding in enumerate(findings):
         rule = rules.get(finding.rule_id)
         weight = _weight(finding)
-        if rule is None or not rule.folds_into_static or weight not in static:
+        if rule is None or not _folds(rule) or weight not in static:
             continue
         dropped.add(index)
         details = finding.details
@@ -93,7 +99,7 @@ def _folded(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
             for i, f in enumerate(findings) if i not in dropped]
 
 
-def _said_unmeasured(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
+def _said_unmeasured(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
     """A zero online gradient that only the graph shows says, in its message, that no measurement backs it:
     neither a measured zero folded into it nor a measured finding about the same weight."""
     measured = {_weight(f) for f in findings if f.rule_id.startswith("ETL4")}
@@ -108,7 +114,7 @@ def _said_unmeasured(findings: list[Finding], rules: dict[str, Rule]) -> list[Fi
     return said
 
 
-def _with_evidence(finding: Finding, dropped: list[Finding], rules: dict[str, Rule]) -> Finding:
+def _with_evidence(finding: Finding, dropped: list[Finding], rules: Mapping[str, Rule]) -> Finding:
     rule = rules.get(finding.rule_id)
     mine = [f for f in dropped if rule is not None and f.rule_id in rule.supersedes]
     if not mine:

@@ -17,7 +17,7 @@ from ..config.settings import EngineSettings
 from ..core.findings import Finding, Location, TargetResult
 from ..core.naming import StatePath, display_name, path_key, preferred_paths
 from ..core.registry import analysis_rules
-from ..core.rule import Hit, Rule
+from ..core.rule import AnalysisRule, Hit, Rule
 from ..discovery.discover import TargetSpec
 from ..running.isolation import target_state
 from .evidence import one_verdict_per_weight
@@ -176,7 +176,7 @@ def rule_enabled_for_run(rule: Rule, settings: EngineSettings) -> bool:
 def findings_from_checks(context: AnalysisContext, name: str) -> list[Finding]:
     findings = []
     for rule in analysis_rules():
-        if rule.check is None or not rule_enabled_for_run(rule, context.settings):
+        if not rule_enabled_for_run(rule, context.settings):
             continue
         for hit in rule.check(context):
             findings.append(finding_from_hit(rule, hit, context.locator, name))
@@ -195,7 +195,7 @@ def _locate_thing(locator: Locator, thing: Any, label: str = "") -> Location | N
     return None
 
 
-def finding_from_hit(rule: Rule, hit: Hit, locator: Locator, name: str) -> Finding:
+def finding_from_hit(rule: AnalysisRule[Any], hit: Hit[Any], locator: Locator, name: str) -> Finding:
     primary = locator.first(
         _locate_thing(locator, hit.eqn),
         locator.of_weight(hit.weight_path) if hit.weight_path else None,
@@ -203,13 +203,14 @@ def finding_from_hit(rule: Rule, hit: Hit, locator: Locator, name: str) -> Findi
     )
     related = [loc for label, thing in hit.related
                if (loc := _locate_thing(locator, thing, label)) is not None and loc != primary]
-    subject = replace(hit.subject, primitive=hit.facts.primitive or hit.subject.primitive,
-                      hidden_states=hit.facts.hidden_states or hit.subject.hidden_states)
+    violation = hit.violation
+    subject = replace(hit.subject, primitive=violation.about_primitive or hit.subject.primitive,
+                      hidden_states=violation.about_hidden_states or hit.subject.hidden_states)
     if hit.weight_path:
         subject = replace(subject, weight=display_name(hit.weight_path), weight_path=path_key(hit.weight_path))
 
     finding = Finding(rule.id, rule.level, hit.message, name, primary,
-                      tuple(related) + (locator.factory_related,), subject=subject, details=hit.facts)
+                      tuple(related) + (locator.factory_related,), subject=subject, details=violation)
     return flow_for(rule, finding, locator, hit)
 
 

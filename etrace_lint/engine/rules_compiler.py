@@ -21,7 +21,7 @@ from ..core.details import CompilerError, CompilerRecord, StaticEvidence
 from ..core.findings import Finding, Level, Location, Subject
 from ..core.naming import StatePath, display_name, path_key
 from ..core.registry import all_rules, error_rules, rule_for_record_kind
-from ..core.rule import ErrorFacts, RecordFacts, Rule
+from ..core.rule import ErrorFacts, ErrorRule, Place, RecordFacts, RecordRule, Rule
 from ..core.wording import error_sentence, one_line, op_phrase, plain_text
 from .evidence import is_whole_weight
 
@@ -34,7 +34,7 @@ def _class_names(exc: BaseException) -> list[str]:
 
 
 def locate_record(record: bt.RecordView, locator: Locator, ordinal: int = 0, subject: Any = None,
-                  rule: Rule | None = None) -> tuple[Location, list[Location]]:
+                  rule: RecordRule | None = None) -> tuple[Location, list[Location]]:
     """Primary location of a record, and related ones (blocking weights, the factory).
 
     ``subject`` is the equation the compiler was working on when it emitted
@@ -190,15 +190,15 @@ def _has_tuple(record: bt.RecordView) -> bool:
     return "('" in message or '("' in message
 
 
-def record_message(rule: Rule, facts: RecordFacts) -> str:
+def record_message(rule: RecordRule, facts: RecordFacts) -> str:
     """The rule words the record; without an ``explain`` the compiler's text is shown, paths by name."""
     if rule.explain is not None:
         return rule.explain(facts)
     return facts.text
 
 
-def _finding(record: bt.RecordView, kind: str, rule: Rule, level: Level, locator: Locator, target: str, ordinal: int,
-             subject: Any, record_level: str, unrolled: bool = False) -> Finding:
+def _finding(record: bt.RecordView, kind: str, rule: RecordRule, level: Level, locator: Locator, target: str,
+             ordinal: int, subject: Any, record_level: str, unrolled: bool = False) -> Finding:
     primary, related = locate_record(record, locator, ordinal, subject, rule)
     iterations: tuple[int, ...] = ()
     count = 0
@@ -239,7 +239,7 @@ def is_hidden_note(record: bt.RecordView, count_only: frozenset[str]) -> bool:
 
 
 # what a finding of one scan iteration was built from: (record, kind, rule, locator, iteration count)
-_MergeInput = tuple[bt.RecordView, str, Rule, "Locator", int]
+_MergeInput = tuple[bt.RecordView, str, RecordRule, "Locator", int]
 
 
 def _merge_iterations(findings: list[Finding], records: dict[int, _MergeInput]) -> list[Finding]:
@@ -303,7 +303,7 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
     return (_merge_iterations(findings, merge_inputs) if merge_inputs else findings), left_out
 
 
-def classify_error(exc: BaseException, tracing: bool | None = None) -> Rule:
+def classify_error(exc: BaseException, tracing: bool | None = None) -> ErrorRule:
     """The rule of a compiler or tracing exception; ``tracing``: raised before the step's jaxpr
     existed (None: unknown, an exception through the user's code counts as raised while tracing)."""
     names = _class_names(exc)
@@ -312,7 +312,7 @@ def classify_error(exc: BaseException, tracing: bool | None = None) -> Rule:
     raised_in = modules[0] if modules else ""
     through_user_code = jv.user_frame_of_exception(exc) is not None
     for rule in error_rules():
-        if rule.error is not None and rule.error.matches(names, message, raised_in, through_user_code, tracing):
+        if rule.error.matches(names, message, raised_in, through_user_code, tracing):
             return rule
     raise LookupError("no generic error rule is registered")
 
@@ -324,7 +324,6 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
     if exc is None:  # nothing raised: the records say it all
         return record_findings
     rule = classify_error(exc, tracing=not compilation.step_traced)
-    assert rule.error is not None  # classify_error returns only rules that match exceptions
     error_name = type(exc).__name__
     explained = [i for i, f in enumerate(record_findings)
                  if isinstance(f.details, CompilerRecord) and f.details.level == "error"
@@ -339,7 +338,7 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
                                          details=dataclasses.replace(merged.details, error=error_name),
                                          control_flow=merged.control_flow)
         return record_findings
-    frame = jv.user_frame_of_exception(exc)
+    frame: Place | None = jv.user_frame_of_exception(exc)
     message = plain_text(error_sentence(exc), (), locator.states)
     if rule.describe is not None:
         message, described_at = rule.describe(exc, compilation)

@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..core.findings import Edit, Finding, Fix, TargetResult
+from ..core.rule import rule_fix
 from .edits import apply_edits, overlaps, unified_diff
 from .source import Sources
 
@@ -45,7 +46,7 @@ def attach_fixes(findings: list[Finding], sources: Sources | None = None) -> lis
     out = []
     for finding in findings:
         rule = rules.get(finding.rule_id)
-        fixer = rule.fix if rule is not None else None
+        fixer = rule_fix(rule) if rule is not None else None
         if fixer is not None and finding.fix is None and not finding.suppressed:
             fix: Fix | None
             try:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..core.details import VerifyHarness, VerifyLeaf, VerifyNotRun, VerifyWeight
 from ..core.findings import Finding, Location, Subject
 from ..core.naming import StatePath, display_name, path_key
-from ..core.registry import all_rules
+from ..core.registry import all_rules, measured_rule
 from ..core.rule import GradientFacts
 from . import verdict as judge
 from .rows import VerifyRow
@@ -97,7 +97,7 @@ class FindingMaker:
             why_scaled=_why_scaled(factor) if factor is not None else "",
             explained_by=f"{explained.rule_id} on line {explained.line}" if explained is not None else "",
             draws=judge.describe_draws(worst.draws) if worst.draws else "")
-        explain = all_rules()[rule_id].explain
+        explain = measured_rule(rule_id).explain
         assert explain is not None  # every --verify rule words its facts (rules/etl40*.py)
         message = explain(facts)  # the rule words what was measured
         subject = Subject(weight=display_name(weight), weight_path=path_key(weight), algorithm=algorithm)

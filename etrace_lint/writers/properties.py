@@ -18,12 +18,12 @@ from ..core.details import (
     ProbeFailure,
     ProbeLeaf,
     ProbeSignal,
-    RuleFacts,
     StaticEvidence,
     VerifyHarness,
     VerifyLeaf,
     VerifyNotRun,
     VerifyWeight,
+    Violation,
 )
 from ..core.findings import Finding, Subject
 
@@ -59,22 +59,6 @@ def _error(error: CompilerError, subject: Subject) -> dict[str, Any]:
     if subject.primitive:
         properties["primitive"] = subject.primitive
     return properties
-
-
-def _rule(facts: RuleFacts, subject: Subject) -> dict[str, Any]:
-    # in the order they are printed; a fact the rule did not report is None
-    reported: tuple[tuple[str, object], ...] = (
-        ("weights", facts.weight_count), ("hiddenStates", facts.hidden_state_count), ("transform", facts.transform),
-        ("state", facts.state), ("stateKind", facts.state_kind), ("hiddenStates", facts.hidden_states),
-        ("primitive", facts.primitive), ("partial", facts.partial), ("etpLayer", facts.etp_layer),
-        ("operandShapes", facts.operand_shapes), ("weights", facts.weights),
-        ("braintraceWarning", facts.braintrace_warning), ("vjpMethod", facts.vjp_method),
-        ("algorithm", facts.algorithm), ("exception", facts.exception),
-        ("braintraceVersion", facts.braintrace_version), ("biasShape", facts.bias_shape),
-        ("gradientShape", facts.gradient_shape),
-    )
-    properties = {key: _listed(value) for key, value in reported if value is not None}
-    return {**properties, **_weight(subject)}
 
 
 def _probe(probe: ProbeFailure | ProbeSignal) -> dict[str, Any]:
@@ -121,8 +105,8 @@ def _details(finding: Finding) -> dict[str, Any]:
         return _record(details, subject)
     if isinstance(details, CompilerError):
         return _error(details, subject)
-    if isinstance(details, RuleFacts):
-        return _rule(details, subject)
+    if isinstance(details, Violation):
+        return {**details.properties(), **_weight(subject)}
     if isinstance(details, ProbeFailure):
         return {"probe": _probe(details), **_weight(subject)}
     if isinstance(details, ProbeSignal):

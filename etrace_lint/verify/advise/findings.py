@@ -18,7 +18,7 @@ from ...core.advice import AdviceRow
 from ...core.algorithms import ALIASES
 from ...core.details import Advice
 from ...core.findings import Finding, Subject
-from ...core.registry import all_rules
+from ...core.registry import all_rules, measured_rule
 from ...core.sizes import format_size
 from .recommend import fits
 
@@ -79,7 +79,7 @@ def configured_findings(rows: list[AdviceRow], configured: str | None, budget: i
     found = []
 
     def finding(rule_id: str, facts: AdviceFacts, alternative: AdviceRow) -> Finding:
-        explain = rules[rule_id].explain
+        explain = measured_rule(rule_id).explain
         assert explain is not None  # every advice rule words its facts (rules/etl30[2-4]*.py)
         return Finding(rule_id, rules[rule_id].level, explain(facts), target, where,
                        (context.locator.factory_related,),

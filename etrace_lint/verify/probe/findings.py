@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ...core.details import ProbeFailure, ProbeLeaf, ProbeSignal
 from ...core.findings import NO_SUBJECT, Finding, Location, Subject
 from ...core.naming import StatePath, display_name, path_key
-from ...core.registry import all_rules
+from ...core.registry import measured_rule
 from ...core.rule import ProbeFacts
 from ...core.wording import plain_text
 from ..findings import FindingMaker
@@ -59,7 +59,7 @@ class ProbeFindings:
 
     def _finding(self, rule_id: str, facts: ProbeFacts, primary: Location, related: list[Location],
                  details: ProbeFailure | ProbeSignal, subject: Subject = NO_SUBJECT) -> Finding:
-        rule = all_rules()[rule_id]
+        rule = measured_rule(rule_id)
         assert rule.explain is not None  # every probe rule words its facts (rules/etl41*.py)
         return Finding(rule_id, rule.level, rule.explain(facts), self.target, primary,
                        tuple(related) + (self.locator.factory_related,), subject=subject, details=details)
