@@ -60,7 +60,7 @@ def _weight_of(locator: Locator, eqn: Any) -> StatePath | None:
     return None
 
 
-def weight_route(locator: Locator, subject: RecordView | Hit) -> list[Location | None]:
+def weight_route(locator: Locator, subject: RecordView | Hit[Any]) -> list[Location | None]:
     """The steps of :func:`~.flows.weight_flow`, unmerged (a step the locator cannot place is None)."""
     hidden: set[StatePath] = set()
     context: Mapping[str, Any] = {}
