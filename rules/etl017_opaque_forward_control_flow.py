@@ -1,4 +1,5 @@
 from etrace_lint.core.findings import Level
+from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
@@ -7,7 +8,6 @@ def explain(f: RecordFacts) -> str:
         return ("same-step gradients through this while loop's inputs are cut; the loop's own hidden state still "
                 "learns exactly, but a weight whose only same-step path to the output crosses the loop gets none "
                 "of that gradient")
-    from etrace_lint.core.naming import display_name
 
     path = f.context.get("hidden_path")
     hidden = ", ".join(f.hidden) or (display_name(path) if path else "a hidden state")

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, ErrorRule
+from etrace_lint.core.wording import error_sentence
 
 if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
     from etrace_lint.analysis.braintrace_adapter import Compilation
@@ -13,8 +14,6 @@ if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
 def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceFrame | None]:
     """The exception's first sentence, and the example inputs the step was traced with: a shape or
     dtype error is almost always a mismatch between the two."""
-    from etrace_lint.core.wording import error_sentence
-
     shown = compilation.inputs_shown
     given = f" with the example inputs {shown}" if shown else " with the example inputs"
     return f"the step does not trace{given}: {error_sentence(exc)}", None

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import ErrorMatch, ErrorRule
+from etrace_lint.core.wording import error_sentence
 
 if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
     from etrace_lint.analysis.braintrace_adapter import Compilation
@@ -11,8 +12,6 @@ if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
 
 
 def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceFrame | None]:
-    from etrace_lint.core.wording import error_sentence
-
     return f"an ETP op on this line is called with arguments it does not accept: {error_sentence(exc)}", None
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from etrace_lint.core.findings import Level
+from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import ErrorMatch, ErrorRule
 
 if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
@@ -12,7 +13,6 @@ if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
 
 def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceFrame | None]:
     from etrace_lint.analysis.braintrace_adapter import constant_hidden_writes
-    from etrace_lint.core.naming import display_name
 
     constants = constant_hidden_writes(exc)
     if not constants:

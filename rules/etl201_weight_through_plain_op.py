@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.details import Violation, listed
 from etrace_lint.core.findings import Level, Subject
+from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.fixes.etp import etp_fix
 
@@ -103,7 +104,6 @@ class PlainOpPath(Violation):
 def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
     from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.analysis.jaxpr_view import aval_shape, invars, primitive_name
-    from etrace_lint.core.naming import display_name
 
     if not context.single_step_vjp:  # a multi-step VJP learns these paths within each window: ETL213's
         return

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -37,7 +38,6 @@ class OpaqueTransformEtpOp(Violation):
 def check(context: AnalysisContext) -> Iterator[Hit[OpaqueTransformEtpOp]]:
     from etrace_lint.analysis.context import OPAQUE_TRANSFORMS, opaque_transform_of
     from etrace_lint.analysis.jaxpr_view import outvars, primitive_name
-    from etrace_lint.core.naming import display_name
 
     connected = context.relation_outputs
     for site in context.flow.etp_sites:

@@ -5,7 +5,9 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.wording import plain_text
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -42,8 +44,6 @@ class VmapWarning(Violation):
     braintrace_warning: str
 
     def message(self) -> str:
-        from etrace_lint.core.wording import plain_text  # only a run that reports it words it
-
         return f"an ETP op was decomposed under vmap: {plain_text(self.braintrace_warning)}"
 
     def properties(self) -> dict[str, Any]:
@@ -53,7 +53,6 @@ class VmapWarning(Violation):
 def check(context: AnalysisContext) -> Iterator[Hit[DecomposedUnderVmap | VmapWarning]]:
     from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.analysis.jaxpr_view import primitive_name
-    from etrace_lint.core.naming import display_name
 
     warnings = context.vmap_warnings
     etp_names = context.vmap_decomposed_ops

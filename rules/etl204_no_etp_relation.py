@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -69,7 +70,6 @@ def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation]]:
     import braintrace
 
     from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients, untraced_states
-    from etrace_lint.core.naming import display_name
 
     kept = untraced_states(context.module_info)
     violation = NoEtpRelation(len(context.weight_paths), len(set(context.hidden_outvars.values())),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.wording import exception_line
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -50,7 +51,6 @@ class OnlineStepFails(Violation):
 def check(context: AnalysisContext) -> Iterator[Hit[OnlineStepFails]]:
     if not context.learning_weights:
         return  # nothing learns online: ETL204's business, and braintrace refuses to build a learner
-    from etrace_lint.core.wording import exception_line
 
     error = context.online_gradient_error()
     if error is None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
-from etrace_lint.core.naming import joined
+from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -41,7 +41,6 @@ class WeightThroughBuffer(Violation):
 
 def check(context: AnalysisContext) -> Iterator[Hit[WeightThroughBuffer]]:
     from etrace_lint.analysis.context import first_per_weight
-    from etrace_lint.core.naming import display_name
 
     for use in first_per_weight(context.buffered_uses):
         buffer = display_name(use.buffer)

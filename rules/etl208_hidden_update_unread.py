@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
-from etrace_lint.core.naming import joined
+from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -40,7 +40,6 @@ class HiddenUpdateUnread(Violation):
 
 def check(context: AnalysisContext) -> Iterator[Hit[HiddenUpdateUnread]]:
     from etrace_lint.analysis.zero_gradients import unread_state_uses
-    from etrace_lint.core.naming import display_name
 
     for use in unread_state_uses(context):
         related = (("weight created here", use.weight),) + tuple(

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -34,7 +35,6 @@ def check(context: AnalysisContext) -> Iterator[Hit[ReadoutWithoutGradient]]:
     import braintrace
 
     from etrace_lint.analysis.zero_gradients import untrained_readouts
-    from etrace_lint.core.naming import display_name
 
     for use in untrained_readouts(context):
         yield Hit(ReadoutWithoutGradient(display_name(use.weight), braintrace.__version__),

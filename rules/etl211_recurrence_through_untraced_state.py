@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -33,7 +34,6 @@ class RecurrenceThroughUntracedState(Violation):
 def check(context: AnalysisContext) -> Iterator[Hit[RecurrenceThroughUntracedState]]:
     from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients
     from etrace_lint.analysis.carried_states import carried_uses
-    from etrace_lint.core.naming import display_name
 
     if not adds_same_step_gradients():
         return  # braintrace 0.2.6 gives such a weight nothing at all: ETL209

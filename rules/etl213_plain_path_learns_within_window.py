@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
-from etrace_lint.core.naming import joined
+from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -46,7 +46,6 @@ class PlainPathWithinWindow(Violation):
 def check(context: AnalysisContext) -> Iterator[Hit[PlainPathWithinWindow]]:
     from etrace_lint.analysis.context import first_per_weight
     from etrace_lint.analysis.jaxpr_view import primitive_name
-    from etrace_lint.core.naming import display_name
 
     if context.single_step_vjp:  # a single-step VJP gives these paths nothing: ETL201's
         return
