@@ -8,7 +8,7 @@ import json
 import pytest
 from in_process import run_cli
 
-from etrace_lint.verify.advise.table import WIDTH, format_advice_table
+from etrace_lint.writers.advice_table import WIDTH, format_advice_table
 
 TARGET = "tests/fixtures/verify/against.py::etrace_target_delayed_inhibition"
 WEIGHTS = ("w.weight['bias']", "w.weight['weight']")

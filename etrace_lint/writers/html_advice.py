@@ -12,6 +12,8 @@ from __future__ import annotations
 import html
 from typing import Any, Mapping, Sequence
 
+from .advice_table import recommendation
+
 esc = html.escape
 
 BAR_WIDTH = 360  # px of the longest bar
@@ -146,8 +148,6 @@ def advice_section(prefix: str, rows: Sequence[Mapping[str, Any]]) -> str:
     """The advisor's table for one model, or nothing when it was not asked for."""
     if not rows:
         return ""
-    from ..verify.advise.table import recommendation  # as the text writer: only when there is advice to show
-
     said = "".join(f"<li>{esc(line.strip().lstrip('* '))}</li>" for line in recommendation([dict(r) for r in rows]))
     return (f'<div class="advice" id="{prefix}-advice"><h3>Learning-rule advice (measured)</h3>'
             f'<ul class="advice-recommendation">{said}</ul>'

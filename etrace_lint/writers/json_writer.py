@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, TextIO
 
 from ..core.findings import Finding, Fix, Location, ToolError
+from .advice_table import relocated
 from .own_logs import SHARD_PROPERTY
 from .properties import finding_properties
 from .run_info import RunInfo
@@ -66,8 +67,6 @@ def write_json(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
     if info.shard:
         document[SHARD_PROPERTY] = info.shard
     if info.advice_rows:
-        from ..verify.advise.table import relocated  # the verify package imports JAX; a cached run must not
-
         document["advice"] = relocated(info.advice_rows, info.relpath)
     json.dump(document, stream, indent=2, sort_keys=True, default=str)
     stream.write("\n")

@@ -20,6 +20,7 @@ from .. import __version__
 from ..core.findings import Edit, Finding, Fix, Level, Location, ToolError
 from ..core.registry import active_rules
 from ..core.rule import DOCS_URL, Rule, rule_page_url
+from .advice_table import relocated
 from .fingerprints import primary_location_line_hash
 from .own_logs import DEVICE_PROPERTY, MODEL_PROPERTY, SHARD_PROPERTY
 from .properties import finding_properties
@@ -231,7 +232,6 @@ def build_log(outcome: Outcome, info: RunInfo, limits: SarifLimits = GITHUB_LIMI
     if left_out:
         run_properties["resultsLeftOut"] = left_out
     if info.advice_rows:
-        from ..verify.advise.table import relocated  # the verify package imports JAX; a cached run must not
         run_properties["advice"] = relocated(info.advice_rows, info.relpath)
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence, TextIO
 
 from ..core.findings import Finding, Level, Location
+from .advice_table import format_advice_table
 from .run_info import RunInfo
 from .statistics import rule_counts
 from .verify_table import format_verify_table
@@ -106,7 +107,6 @@ def _write_tables(info: RunInfo, stream: TextIO) -> None:
     if info.verify_rows:
         stream.write(format_verify_table(info.verify_rows))
     if info.advice_rows:
-        from ..verify.advise.table import format_advice_table  # the verify package imports JAX; a cached run must not
         stream.write(format_advice_table(info.advice_rows, info.relpath))
 
 

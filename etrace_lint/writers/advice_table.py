@@ -1,4 +1,4 @@
-"""The advice as text: one table per target, a row per algorithm.
+"""The advice as text: one table per target, a row per algorithm (the text, JSON, SARIF and HTML writers share it).
 
 Reads the rows as JSON (as the engine sends them); imports nothing heavy.
 """
@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...core import advice as R
-from ...core.sizes import format_size
-from ...core.verdict import Verdict
+from ..core import advice as R
+from ..core.sizes import format_size
+from ..core.verdict import Verdict
 
 RowJson = dict[str, Any]  # an advice row as JSON (``AdviceRow.to_json``)
 
