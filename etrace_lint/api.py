@@ -21,7 +21,6 @@ from .config.settings import PolicySettings, Settings
 from .core.findings import Finding, Level, Location, ToolError
 from .core.learning_graph import LearningGraph, graphs_by_target
 from .discovery.discover import TargetSpec, discover
-from .engine.lint import lint_model, lint_target
 from .policy.decide import apply_policy
 from .policy.scope import stage_settings
 from .running.isolation import target_state
@@ -135,6 +134,8 @@ def check_target(target: str, **options: Any) -> CheckResult:
     Raises:
         TypeError: an option that is not a field of ``[tool.etrace-lint]``'s settings.
     """
+    from .engine.lint import lint_target  # imports JAX: only once a target is linted, not on `import etrace_lint`
+
     settings = _settings(search_start([target]), options)
     stages = stage_settings(settings, every_note=True)
     discovery = discover([target], settings.root, settings.excludes)
@@ -184,6 +185,8 @@ def check(model: Any, *inputs: Any, name: str | None = None, batch_size: int | N
             ``verify=True``, the ``--verify`` rows. ``assert not result.errors`` fails with the
             findings as text; in Jupyter the result shows the HTML report.
     """
+    from .engine.lint import lint_model  # imports JAX, as the model handed in already has
+
     path, line = _caller()
     settings = _settings(os.getcwd(), options)
     stages = stage_settings(settings, every_note=True)

@@ -8,7 +8,7 @@
 What the engine reads a model with (braintrace's graph, the jaxpr, locations in the user's code)
 is :mod:`etrace_lint.analysis`, which rules and ``verify`` read too.
 
-May import: ``core``, ``config``, ``discovery``, ``analysis``, ``verify`` (the probe and ``--verify``, lazily),
+May import: ``core``, ``config``, ``discovery``, ``analysis``, ``verify`` (the probe, ``--verify`` and the advisor),
 and ``running.isolation`` (listed in pyproject.toml's import-linter contract). Never formats
 text for a terminal and never decides what is shown.
 """

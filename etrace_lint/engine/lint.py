@@ -1,6 +1,10 @@
 """One target in, located findings out: load -> compile -> rules.
 
 The engine reports everything it sees; the policy layer decides what is shown.
+
+It imports JAX, brainstate and braintrace (the analysis, the probe, ``--verify`` and the advisor):
+it runs in a worker, and the fork server imports it once for all of them; a run's own process, the
+API and the language server import it only once they lint a model, so a cached run never loads JAX.
 """
 
 from __future__ import annotations
@@ -8,10 +12,14 @@ from __future__ import annotations
 import contextlib
 import gc
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
+from ..analysis import braintrace_adapter as bt
+from ..analysis import jaxpr_view as jv
+from ..analysis.context import AnalysisContext
 from ..analysis.flows import flow_for
 from ..analysis.loaded_target import LoadedTarget
+from ..analysis.locate import Locator
 from ..config.environ import environ_context
 from ..config.settings import EngineSettings
 from ..core.findings import Finding, Location, TargetResult
@@ -20,13 +28,21 @@ from ..core.registry import analysis_rules
 from ..core.rule import AnalysisRule, Hit, Rule
 from ..discovery.discover import TargetSpec
 from ..running.isolation import target_state
+from ..verify import verify_model
+from ..verify.advise.engine import advise_target
+from ..verify.probe import probe_model
 from .evidence import one_verdict_per_weight
+from .model_paths import shorter_paths
+from .rules_compiler import (
+    drop_contradicted_records,
+    findings_from_error,
+    findings_from_records,
+    is_hidden_note,
+    keep_hidden_records,
+    mark_connected_weights,
+    notes_left_out,
+)
 from .targets import TargetLoadError, load_target
-
-if TYPE_CHECKING:  # the engine's Locator and analysis import braintrace; annotations only
-    from ..analysis import braintrace_adapter as bt
-    from ..analysis.context import AnalysisContext
-    from ..analysis.locate import Locator
 
 
 @dataclass(frozen=True)
@@ -65,19 +81,6 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     settings, and the scope the policy gave it: the findings of ``scope.count_only`` rules
     are not built, only counted per rule, and only the opt-in rules it names run).
     """
-    from ..analysis import braintrace_adapter as bt  # imports JAX; a cached run must not
-    from ..analysis.context import AnalysisContext  # imports JAX; a cached run must not
-    from ..analysis.locate import Locator  # imports JAX; a cached run must not
-    from .rules_compiler import (  # imports JAX; a cached run must not
-        drop_contradicted_records,
-        findings_from_error,
-        findings_from_records,
-        is_hidden_note,
-        keep_hidden_records,
-        mark_connected_weights,
-        notes_left_out,
-    )  # imports JAX; a cached run must not
-
     verify_rows: list[dict[str, Any]] = []
     advice_rows: list[dict[str, Any]] = []
     count_only = settings.scope.count_only
@@ -105,19 +108,16 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
                 findings, contradicted = drop_contradicted_records(findings, context.fully_connected_weights)
         if compilation.graph is not None and settings.probe and not settings.verify:
             # --verify measures all the probe does and more; the probe runs jitted code: collector on
-            from ..verify.probe import probe_model
             with preferred_paths(names):
                 probe_findings, _ = probe_model(loaded, context, compile_options)
             findings.extend(probe_findings)
         if compilation.graph is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
-            from ..verify import verify_model
             with preferred_paths(names):
                 verify_findings, measured = verify_model(loaded, context, settings, findings=findings)
             verify_rows = [row.to_json() for row in measured]
             findings.extend(verify_findings)
         if compilation.graph is not None and settings.advise:
-            from ..verify.advise.engine import advise_target  # imports JAX: only a run with --advise loads it
             with preferred_paths(names):
                 advice_findings, advice_rows = advise_target(loaded, context, settings)
             findings.extend(advice_findings)
@@ -128,9 +128,6 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
 
 
 def _shorter_paths(model: Any, compilation: bt.Compilation) -> dict[StatePath, StatePath]:
-    from ..analysis import braintrace_adapter as bt  # imports JAX; a cached run must not
-    from .model_paths import shorter_paths  # imports JAX; a cached run must not
-
     if compilation.module_info is None:
         return {}
     try:
@@ -184,8 +181,6 @@ def findings_from_checks(context: AnalysisContext, name: str) -> list[Finding]:
 
 
 def _locate_thing(locator: Locator, thing: Any, label: str = "") -> Location | None:
-    from ..analysis import jaxpr_view as jv  # imports JAX; a cached run must not
-
     if isinstance(thing, jv.EqnSite):
         return locator.of_site(thing, label)
     if isinstance(thing, tuple):

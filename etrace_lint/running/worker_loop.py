@@ -27,7 +27,6 @@ from ..config.settings import EngineSettings
 from ..core.findings import Location, TargetResult, ToolError
 from ..core.registry import all_rules
 from ..discovery.discover import TargetSpec
-from ..engine.lint import lint_target
 from ..engine.targets import forget_imported_files, import_file
 from . import children, isolation, process_state, reads
 from .messages import Fork, Lint, Linted, Ready, WorkerMessage
@@ -127,6 +126,9 @@ def lint_one(spec: TargetSpec, root: str, settings: EngineSettings,
              file_reads: frozenset[str] = frozenset()) -> TargetResult:
     """One target, from clean global settings, with what it read (:mod:`.reads`): the modules in this
     worker, and the files opened while it ran and, ``file_reads``, while its file was imported."""
+    # imports JAX: the fork server has (WARM_MODULES); a run's own process imports this module, never JAX
+    from ..engine.lint import lint_target
+
     try:
         compiler_ready = _compiler_options(settings)
     except Exception as exc:  # a bad control-flow table: every target says so

@@ -8,8 +8,8 @@ compiler's relation (``etrace_lint.engine.evidence``).
 
 It reuses the ``--verify`` harness (same states snapshot, layouts and inputs)
 (its programs evaluated with NumPy: ``verify.interpret``) and imports JAX,
-brainstate and braintrace: the engine imports it only when the probe is on
-(by default; ``--no-probe`` turns it off). It may import ``verify``,
+brainstate and braintrace, as the engine that runs it (by default;
+``--no-probe`` turns it off) does. It may import ``verify``,
 ``naming``, ``findings``, ``registry`` and ``rule``; nothing imports it but
 the engine.
 """
