@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 from etrace_lint.analysis.flows import weight_flow
-from etrace_lint.core.details import Violation, listed
+from etrace_lint.core.details import NamesHiddenStates, NamesOp, listed
 from etrace_lint.core.findings import Level, Subject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
@@ -64,7 +64,7 @@ def _fix(context: AnalysisContext, use: PlainUse, weight: str) -> tuple[str, str
 
 
 @dataclass(frozen=True)
-class PlainOpPath(Violation):
+class PlainOpPath(NamesOp, NamesHiddenStates):
     """A weight reaches hidden states through a plain op, which no eligibility trace follows."""
 
     weight: str
@@ -91,14 +91,6 @@ class PlainOpPath(Violation):
         if self.operand_shapes is not None:
             printed["operandShapes"] = listed(self.operand_shapes)
         return printed
-
-    @property
-    def about_primitive(self) -> str:
-        return self.primitive
-
-    @property
-    def about_hidden_states(self) -> tuple[str, ...]:
-        return self.hidden_states
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import Violation
+from etrace_lint.core.details import NamesOp
 from etrace_lint.core.findings import Level
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
 
 
 @dataclass(frozen=True)
-class OpaqueTransformEtpOp(Violation):
+class OpaqueTransformEtpOp(NamesOp):
     """An ETP op inside a transform the compiler does not look into."""
 
     etp_op: str  # the ETP op's primitive
@@ -29,10 +29,6 @@ class OpaqueTransformEtpOp(Violation):
 
     def properties(self) -> dict[str, Any]:
         return {"transform": self.transform, "primitive": self.primitive, "weights": list(self.weights)}
-
-    @property
-    def about_primitive(self) -> str:
-        return self.primitive
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[OpaqueTransformEtpOp]]:

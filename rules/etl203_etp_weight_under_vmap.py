@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import Violation
+from etrace_lint.core.details import NamesHiddenStates, Violation
 from etrace_lint.core.findings import Level
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
 
 
 @dataclass(frozen=True)
-class DecomposedUnderVmap(Violation):
+class DecomposedUnderVmap(NamesHiddenStates):
     """A weight mapped over by vmap, whose ETP op became a plain op on its way to a hidden state."""
 
     weight: str
@@ -31,10 +31,6 @@ class DecomposedUnderVmap(Violation):
 
     def properties(self) -> dict[str, Any]:
         return {"hiddenStates": list(self.hidden_states), "braintraceWarning": self.braintrace_warning}
-
-    @property
-    def about_hidden_states(self) -> tuple[str, ...]:
-        return self.hidden_states
 
 
 @dataclass(frozen=True)

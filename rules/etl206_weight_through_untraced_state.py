@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 from etrace_lint.analysis.flows import weight_flow
-from etrace_lint.core.details import Violation
+from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
 
 
 @dataclass(frozen=True)
-class WeightThroughBuffer(Violation):
+class WeightThroughBuffer(NamesHiddenStates):
     """A weight's op output is kept in a state the compiler carries no trace through, read next step."""
 
     weight: str
@@ -33,10 +33,6 @@ class WeightThroughBuffer(Violation):
 
     def properties(self) -> dict[str, Any]:
         return {"state": self.state, "stateKind": self.state_kind, "hiddenStates": list(self.hidden_states)}
-
-    @property
-    def about_hidden_states(self) -> tuple[str, ...]:
-        return self.hidden_states
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[WeightThroughBuffer]]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import Violation
+from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
 
 
 @dataclass(frozen=True)
-class MeanSubtractedEtpOutput(Violation):
+class MeanSubtractedEtpOutput(NamesHiddenStates):
     """A connected weight's op output passes through a mean-subtracting op before its hidden states."""
 
     weight: str
@@ -30,10 +30,6 @@ class MeanSubtractedEtpOutput(Violation):
 
     def properties(self) -> dict[str, Any]:
         return {"hiddenStates": list(self.hidden_states)}
-
-    @property
-    def about_hidden_states(self) -> tuple[str, ...]:
-        return self.hidden_states
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[MeanSubtractedEtpOutput]]:

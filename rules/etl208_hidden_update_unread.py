@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import Violation
+from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
 
 
 @dataclass(frozen=True)
-class HiddenUpdateUnread(Violation):
+class HiddenUpdateUnread(NamesHiddenStates):
     """The step's output never reads the new value of a connected weight's hidden states."""
 
     weight: str
@@ -32,10 +32,6 @@ class HiddenUpdateUnread(Violation):
 
     def properties(self) -> dict[str, Any]:
         return {"hiddenStates": list(self.hidden_states), "vjpMethod": self.vjp_method}
-
-    @property
-    def about_hidden_states(self) -> tuple[str, ...]:
-        return self.hidden_states
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[HiddenUpdateUnread]]:

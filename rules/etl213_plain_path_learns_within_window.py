@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import Violation
+from etrace_lint.core.details import NamesHiddenStates, NamesOp
 from etrace_lint.core.findings import Level
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
 
 
 @dataclass(frozen=True)
-class PlainPathWithinWindow(Violation):
+class PlainPathWithinWindow(NamesOp, NamesHiddenStates):
     """Under a multi-step VJP, a weight reaches hidden states through a plain op no eligibility trace follows."""
 
     weight: str
@@ -33,14 +33,6 @@ class PlainPathWithinWindow(Violation):
     def properties(self) -> dict[str, Any]:
         return {"hiddenStates": list(self.hidden_states), "primitive": self.primitive, "partial": self.partial,
                 "vjpMethod": self.vjp_method}
-
-    @property
-    def about_primitive(self) -> str:
-        return self.primitive
-
-    @property
-    def about_hidden_states(self) -> tuple[str, ...]:
-        return self.hidden_states
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[PlainPathWithinWindow]]:

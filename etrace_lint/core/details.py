@@ -73,6 +73,26 @@ class Violation(ABC):
         return ()
 
 
+class NamesOp(Violation):
+    """A violation about one op, which its ``primitive`` field names: the finding's subject takes it."""
+
+    primitive: str
+
+    @property
+    def about_primitive(self) -> str:
+        return self.primitive
+
+
+class NamesHiddenStates(Violation):
+    """A violation about the hidden states its ``hidden_states`` field names: the finding's subject takes them."""
+
+    hidden_states: tuple[str, ...]
+
+    @property
+    def about_hidden_states(self) -> tuple[str, ...]:
+        return self.hidden_states
+
+
 def listed(value: object) -> object:
     """Tuples, nested ones too, as the lists JSON prints."""
     if isinstance(value, tuple):
