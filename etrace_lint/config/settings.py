@@ -163,7 +163,7 @@ class Settings:
         run = RunSettings(engine=engine, root=self.root, jobs=self.jobs, timeout=self.timeout,
                           memory_limit=self.memory_limit, preload=tuple(self.preload), use_cache=self.use_cache,
                           cache_dir=self.cache_dir, quiet=self.quiet)
-        output = OutputSettings(**{name: values[name] for name in _OUTPUT_FIELDS})
+        output = OutputSettings(**{f.name: values[f.name] for f in dataclasses.fields(OutputSettings)})
         return Stages(discovery, run, policy, output)
 
 
@@ -268,14 +268,10 @@ class PolicySettings:
     baseline: frozenset[str] | None = None  # fingerprints of the findings a baseline records
 
 
-# the options the outputs read, each a field of OutputSettings
-_OUTPUT_FIELDS = ("output_format", "output_file", "sarif", "quiet", "silent", "statistics", "show_fixes", "fix",
-                  "fix_only", "unsafe_fixes", "root", "color", "show_flows", "docs_url")
-
-
 @dataclass(frozen=True)
 class OutputSettings:
-    """What the outputs read: the format, where each output goes, and what it shows."""
+    """What the outputs read: the format, where each output goes, and what it shows (each field is the
+    option of the same name)."""
 
     output_format: str = _default('output_format')
     output_file: str | None = None
