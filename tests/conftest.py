@@ -74,3 +74,24 @@ def small_tree(tmp_path_factory):
 # other projects' programs and tests, carried as upstream has them: run by test_run_upstream.py and
 # test_pytest_plugin.py in sessions of their own
 collect_ignore = ["upstream"]
+
+
+# --- where the session's time went, per test file -----------------------------------------------
+
+_SECONDS_PER_FILE: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _SECONDS_PER_FILE[path] = _SECONDS_PER_FILE.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The files that took longest (set-up, test and tear-down; a session fixture counts where it is first
+    used), after pytest's slowest tests: what bench/suite_cpu.py measures in CPU, read off every run."""
+    if not _SECONDS_PER_FILE:
+        return
+    total = sum(_SECONDS_PER_FILE.values())
+    terminalreporter.write_sep("=", f"seconds per test file ({total:.0f} s in all)")
+    for path, seconds in sorted(_SECONDS_PER_FILE.items(), key=lambda item: -item[1])[:30]:
+        terminalreporter.write_line(f"{seconds:8.1f} s {100 * seconds / total:5.1f}%  {path}")
