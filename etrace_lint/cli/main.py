@@ -28,10 +28,14 @@ _FROM_ARGUMENTS = ("UsageError", "apply_flags", "build_parser", "resolve_setting
 def __getattr__(name: str) -> object:
     # the parser and the settings load on first use: a run the daemon serves needs neither here
     # (importing them takes longer than the rest of such a run's start, -X importtime)
-    if name in _FROM_ARGUMENTS:
-        from . import arguments  # lazy: see the comment above
-        return getattr(arguments, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _FROM_ARGUMENTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import arguments  # lazy: see the comment above
+    exported: dict[str, object] = {
+        "UsageError": arguments.UsageError, "apply_flags": arguments.apply_flags,
+        "build_parser": arguments.build_parser, "resolve_settings": arguments.resolve_settings,
+        "settings_from_args": arguments.settings_from_args}
+    return exported[name]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,7 +34,7 @@ class Sources:
 
 
 def _parser() -> type[ParsedSource]:
-    # lazy: importing libcst takes a tenth of a second or more (-X importtime), and a run with no fix
+    # lazy: importing libcst takes about 0.2 s (-X importtime), and a run with no fix
     # to offer, served from the cache or not, never needs it
     from .source import ParsedSource
 
@@ -58,7 +58,7 @@ def parsed(files: SourceTexts, path: str) -> ParsedSource | None:
 
 def load_parser_in_background() -> None:
     """Import libcst on a thread while the workers lint: the fixes need it once the findings are in,
-    and the import (about half a second) would otherwise come after the last result."""
+    and the import (about 0.2 s) would otherwise come after the last result."""
 
     def load() -> None:
         try:
