@@ -7,7 +7,7 @@
 - :mod:`.etp` and :mod:`.suppression` are the fixes rules offer;
 - :mod:`.apply` checks and writes them.
 
-May import: ``core``, ``config``, ``policy`` and ``running`` (to lint an edited source again).
+May import: ``core``, ``config``, ``discovery``, ``policy`` and ``running`` (to lint an edited source again).
 """
 
 from __future__ import annotations
