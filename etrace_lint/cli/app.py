@@ -13,7 +13,6 @@ import datetime
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any
 
 from ..config.baseline import write_baseline
 from ..config.settings import PolicySettings, RunSettings, Settings, Stages
@@ -23,7 +22,8 @@ from ..discovery.stdin_buffer import StdinBuffer, stdin_buffer
 from ..fixes import attach_fixes, load_parser_in_background, run_fixes
 from ..policy.decide import Outcome, apply_policy, counted_notes
 from ..policy.scope import stage_settings
-from ..running.runner import open_cache, run_targets
+from ..running.cache import Cache
+from ..running.runner import Pool, open_cache, run_targets
 from ..writers import RunInfo, relative_path
 from ..writers.text import write_fix_list
 from .outputs import text_on_stdout, would_fix, write_fix_only, write_outputs, write_target_list
@@ -74,7 +74,7 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def run(settings: Settings, pool: Any = None) -> int:
+def run(settings: Settings, pool: Pool | None = None) -> int:
     """One run: lint, decide, report; ``pool``: warm workers to run on and keep (``--watch``)."""
     if settings.paths == ["-"]:
         with stdin_buffer(settings.stdin_filename) as buffer:
@@ -89,7 +89,7 @@ def _log(verbose: bool, message: str) -> None:
         print(f"etrace-lint: {message}", file=sys.stderr)
 
 
-def _run(settings: Settings, pool: Any, buffer: StdinBuffer | None) -> int:
+def _run(settings: Settings, pool: Pool | None, buffer: StdinBuffer | None) -> int:
     started = _now()
     stages = stage_settings(settings)  # each stage's own settings; the policy decides the engine's scope here
     verbose = settings.verbose and not settings.quiet
@@ -111,7 +111,8 @@ def _run(settings: Settings, pool: Any, buffer: StdinBuffer | None) -> int:
     return report(fixed, stages, _run_info(fixed, results, stages, started), buffer)
 
 
-def run_plan(plan: Plan, settings: RunSettings, cache: Any, pool: Any = None, verbose: bool = False) -> Results:
+def run_plan(plan: Plan, settings: RunSettings, cache: Cache | None, pool: Pool | None = None,
+             verbose: bool = False) -> Results:
     """Lint the plan's targets: cached results first, the rest in workers."""
     progress = Progress(enabled=not settings.quiet)
     load_parser_in_background()

@@ -10,11 +10,22 @@ import os
 from typing import Any, Callable
 
 from .. import __version__
+from ..config.baseline import BaselineError, read_baseline
+from ..config.environ import EnvironError, parse_assignments
 from ..config.options import MINIMUM_WORDS, OPTIONS, Option, below_minimum
+from ..config.pyproject import (
+    ConfigError,
+    load_settings,
+    search_start,
+    selected_opt_in_rules,
+    validate_configured_selectors,
+    validate_selectors,
+)
 from ..config.settings import Settings, option_values
 from ..core.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ..core.findings import Level
 from ..core.output_formats import OUTPUT_FORMATS
+from ..core.sizes import parse_size
 
 
 class UsageError(Exception):
@@ -85,7 +96,9 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def _shard(value: str) -> str:
-    from ..running.shards import ShardError, parse_shard  # lazy: each subcommand loads only what it runs
+    # lazy: the shards' module loads the cache and discovery (40 ms, -X importtime), which --help, --version
+    # and a run without --shard need not wait for
+    from ..running.shards import ShardError, parse_shard
 
     try:
         parse_shard(value)
@@ -94,11 +107,9 @@ def _shard(value: str) -> str:
     return value
 
 
-def _environ(values: list[str]) -> dict[str, Any]:
+def _environ(values: list[str]) -> dict[str, object]:
     """``--environ dt=0.1ms,tau=2ms --environ ...``: plain values, checked but not converted."""
-    from ..config.environ import EnvironError, parse_assignments  # lazy: each subcommand loads only what it runs
-
-    environ: dict[str, Any] = {}
+    environ: dict[str, object] = {}
     for value in values:
         try:
             environ.update(parse_assignments(value))
@@ -108,8 +119,6 @@ def _environ(values: list[str]) -> dict[str, Any]:
 
 
 def _memory(value: str) -> int:
-    from ..core.sizes import parse_size  # lazy: each subcommand loads only what it runs
-
     try:
         return parse_size(value)
     except ValueError as exc:
@@ -163,15 +172,6 @@ def resolve_settings(args: argparse.Namespace) -> tuple[Settings, list[str]]:
     (``--extend-select ETL205`` is ``--check-online-grad``); a selector that
     can select nothing that runs is named in a warning.
     """
-    from ..config.pyproject import (  # lazy: each subcommand loads only what it runs
-        ConfigError,
-        load_settings,
-        search_start,
-        selected_opt_in_rules,
-        validate_configured_selectors,
-        validate_selectors,
-    )
-
     reading_stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)
     if "-" in (args.paths or []) and not reading_stdin:
         raise UsageError("`-` (read the source from stdin) cannot be combined with other paths")
@@ -201,7 +201,6 @@ def resolve_settings(args: argparse.Namespace) -> tuple[Settings, list[str]]:
     settings = settings.with_values({name: True for name in turned_on},
                                     {name: f"selecting {selector}" for name, selector in turned_on.items()})
     if settings.baseline:
-        from ..config.baseline import BaselineError, read_baseline  # lazy: each subcommand loads only what it runs
         try:
             settings = dataclasses.replace(settings, baseline_fingerprints=frozenset(read_baseline(settings.baseline)))
         except BaselineError as exc:

@@ -10,29 +10,33 @@ import json
 import os
 import shutil
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..config.options import OPTIONS
 from ..config.settings import Settings, option_values
+from ..core.json_types import JsonObject, JsonValue
 from ..running.cache import _TAG  # the tag the cache writes: its first line is the signature, the second names us
 
 CACHE_TAG = "CACHEDIR.TAG"
 
 
-def _plain(value: Any) -> Any:
-    """A setting as JSON shows it: a level by its name, anything else as it is."""
+def _plain(value: object) -> JsonValue:
+    """A setting as JSON shows it: a level by its name, a value JSON has no type for by its text (as
+    ``json.dumps(default=str)`` writes it), anything else as it is."""
     if isinstance(value, enum.Enum) and not isinstance(value, (str, int)):  # a str or int enum prints as itself
-        return value.value
+        return _plain(value.value)
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
-    return value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
 
 
-def settings_report(settings: Settings) -> list[dict[str, Any]]:
+def settings_report(settings: Settings) -> list[JsonObject]:
     """Every option: its name as the configuration spells it, its value, and where the value came from."""
-    rows = []
+    rows: list[JsonObject] = []
     values = option_values(settings)
     for option in OPTIONS:
         name = option.key or option.flag.lstrip("-") or option.name

@@ -9,25 +9,33 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..core.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
+from .daemon.client import address_of_settings, serve_through_daemon
+from .daemon.quick import DEFAULT_IDLE_TIMEOUT, address_of
 
 if TYPE_CHECKING:
     from ..config.settings import Settings
+    from ..running.runner import Pool
     from .arguments import UsageError, apply_flags, build_parser, resolve_settings, settings_from_args
 
 # the daemon's warm workers for a run's settings (a pool that starts when the run needs a worker)
-PoolSource = Callable[["Settings"], Any]
+PoolSource = Callable[["Settings"], "Pool"]
 _FROM_ARGUMENTS = ("UsageError", "apply_flags", "build_parser", "resolve_settings", "settings_from_args")
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # the parser and the settings load on first use: a run the daemon serves needs neither here
-    if name in _FROM_ARGUMENTS:
-        from . import arguments  # lazy: see the comment above
-        return getattr(arguments, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # (importing them takes longer than the rest of such a run's start, -X importtime)
+    if name not in _FROM_ARGUMENTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import arguments  # lazy: see the comment above
+    exported: dict[str, object] = {
+        "UsageError": arguments.UsageError, "apply_flags": arguments.apply_flags,
+        "build_parser": arguments.build_parser, "resolve_settings": arguments.resolve_settings,
+        "settings_from_args": arguments.settings_from_args}
+    return exported[name]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,9 +73,6 @@ def lint_command(argv: list[str], pools: PoolSource | None = None) -> int:
         argv = argv[1:]
     tried = False
     if pools is None and not cleaning:
-        # lazy: a run that cannot use a daemon never loads it
-        from .daemon.client import serve_through_daemon
-        from .daemon.quick import DEFAULT_IDLE_TIMEOUT, address_of  # lazy: as the line above
         address = address_of(argv, DEFAULT_IDLE_TIMEOUT)
         if address is not None:
             tried = True
@@ -84,20 +89,20 @@ def lint_command(argv: list[str], pools: PoolSource | None = None) -> int:
         print(f"etrace-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     if pools is None and not cleaning and not tried:
-        from .daemon.client import address_of_settings, serve_through_daemon  # lazy: see above
         code = serve_through_daemon(argv, address_of_settings(settings))
         if code is not None:
             return code
     if not settings.quiet:
         for warning in warnings:
             print(f"etrace-lint: warning: {warning}", file=sys.stderr)
+    # lazy, as the parser: the commands and the run load once the settings are read, so --version and
+    # --help (answered by the parser) start at once
+    from .commands import clean, show_settings
     if cleaning:
-        from .commands import clean  # lazy: a subcommand loads only what it runs, so --version and --help start at once
         return clean(settings, os.getcwd(), quiet=settings.quiet)
     if settings.show_settings:
-        from .commands import show_settings  # lazy: each subcommand loads only what it runs
         return show_settings(settings)
-    from .app import run  # lazy: a subcommand loads only what it runs, so --version and --help start at once
+    from .app import run  # lazy: the run's stages (the runner, the writers) load only for a run
     try:
         if settings.watch:
             from .watch import watch  # lazy: each subcommand loads only what it runs

@@ -12,6 +12,7 @@ from typing import AbstractSet, Any
 from ..config.settings import DiscoverySettings
 from ..core.findings import ToolError
 from ..discovery.discover import Discovery, IgnoreRules, TargetSpec, discover
+from ..running.cache import Cache
 from ..running.shards import parse_shard, select, shard_record
 
 
@@ -44,7 +45,7 @@ def _named_files(paths: tuple[str, ...]) -> list[str]:
     return [os.path.abspath(p) for p in paths if "::" not in p and os.path.isfile(p)]
 
 
-def _dependents(cache: Any, found: Discovery, settings: DiscoverySettings) -> tuple[TargetSpec, ...]:
+def _dependents(cache: Cache | None, found: Discovery, settings: DiscoverySettings) -> tuple[TargetSpec, ...]:
     """Targets elsewhere whose recorded imports include a file named on the command line.
 
     pre-commit passes only the changed files; a model importing a changed
@@ -60,13 +61,13 @@ def _dependents(cache: Any, found: Discovery, settings: DiscoverySettings) -> tu
     return tuple(spec for spec in again.targets if spec.key not in known)
 
 
-def discover_targets(settings: DiscoverySettings, cache: Any) -> Discovered:
+def discover_targets(settings: DiscoverySettings, cache: Cache | None) -> Discovered:
     """The targets the paths hold, and with a cache those that import a named file."""
     found = discover(list(settings.paths), settings.root, settings.excludes)
     return Discovered(found, _dependents(cache, found, settings))
 
 
-def plan_run(discovered: Discovered, settings: DiscoverySettings, cache: Any) -> Plan:
+def plan_run(discovered: Discovered, settings: DiscoverySettings, cache: Cache | None) -> Plan:
     """This run's targets: with ``--shard K/N`` the K-th part, balanced by the times the cache
     recorded; a file that cannot be read is reported once, by the first shard."""
     specs = discovered.targets

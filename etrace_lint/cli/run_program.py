@@ -20,13 +20,13 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..capture.program import CHANNEL, SETTINGS
 from ..capture.site import CaptureSite
 from ..config.settings import Settings
 from ..core.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 from ..core.findings import TargetResult, ToolError
+from ..core.json_types import JsonObject, JsonValue
 from ..core.sizes import format_size
 from ..integrations.collect import LintedModel, now, policy_outcome, run_info
 from ..policy.scope import stage_settings
@@ -209,30 +209,48 @@ def _watch(process: subprocess.Popen[bytes], read_end: int, run: ProgramRun, set
         run.stopped = "crash"
 
 
-def _on_message(message: dict[str, Any], run: ProgramRun, lint: _Lint | None,
+def _object(value: JsonValue) -> JsonObject:
+    """A part of a message that is itself an object (a site, a result)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"the program's message holds {type(value).__name__} where an object belongs")
+    return value
+
+
+def _number(value: JsonValue) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _bytes(value: JsonValue) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _on_message(message: JsonObject, run: ProgramRun, lint: _Lint | None,
                 process: subprocess.Popen[bytes], settings: Settings) -> _Lint | None:
     event = message["event"]
     if event == "started":
-        run.started_at = message["time"]
+        run.started_at = _number(message["time"])
     elif event == "linting":
         if run.first_lint_at is None:
-            run.first_lint_at = message["time"]
-        return _Lint(CaptureSite.from_json(message["site"]), time.monotonic(), resident(process.pid))
+            run.first_lint_at = _number(message["time"])
+        return _Lint(CaptureSite.from_json(_object(message["site"])), time.monotonic(), resident(process.pid))
     elif event == "linted":
         if run.first_linted_at is None:
-            run.first_linted_at = message["time"]
-        site = CaptureSite.from_json(message["site"])
-        over = _over_memory(message.get("grew"), message.get("held"), settings)
+            run.first_linted_at = _number(message["time"])
+        site = CaptureSite.from_json(_object(message["site"]))
+        over = _over_memory(_bytes(message.get("grew")), _bytes(message.get("held")), settings)
         if over:  # a lint too short for the parent's looks at the process, measured by the program
             run.fail(site, ToolError(site.display_name, over, site.location, "memory"))
             return None
-        run.results.append((site, TargetResult.from_json(message["result"])))
-        run.environs.append(dict(message.get("environ") or {}))
+        run.results.append((site, TargetResult.from_json(_object(message["result"]))))
+        environ = message.get("environ")
+        run.environs.append({str(key): str(value) for key, value in environ.items()} if isinstance(environ, dict)
+                            else {})
         return None
     elif event == "ended":
-        run.ended, run.status = True, int(message.get("status", 0))
+        status = message.get("status", 0)
+        run.ended, run.status = True, int(status) if isinstance(status, (int, float, str)) else 0
     elif event == "raised":
-        run.raised, run.status = message["error"], 1
+        run.raised, run.status = str(message["error"]), 1
         run.raised_at_compile = bool(message.get("at_compile"))
     return lint
 

@@ -197,10 +197,19 @@ class Place(Protocol):
     def column(self) -> int: ...
 
 
+class SourceTexts(Protocol):
+    """What a fix reads of the user's files: each file's text as this run sees it (the fixes'
+    ``Sources``: the file on disk, or an editor's unsaved buffer)."""
+
+    def text(self, path: str) -> str | None: ...
+
+
+# (finding, the user's files) -> the mechanical edit, or None
+Fixer = Callable[[Finding, SourceTexts], Fix | None]
+
 # The callables a rule offers. Their first parameters are records of the stages above the core (the
-# analysis's AnalysisContext, Locator, Compilation and RecordView, the fixes' Sources), which the core
-# must not import: they are typed Any here, and the rule's own function names them.
-Fixer = Callable[[Finding, Any], Fix | None]  # (finding, fixes.Sources) -> the mechanical edit, or None
+# analysis's AnalysisContext, Locator, Compilation and RecordView), which the core must not import:
+# they are typed Any here, and the rule's own function names them.
 Flow = Callable[[Any, Any], Sequence[Location]]  # (Locator, RecordView or Hit) -> the route, in the user's code
 Describe = Callable[[BaseException, Any], tuple[str, Place | None]]  # (exception, Compilation) -> message, place
 

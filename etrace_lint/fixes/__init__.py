@@ -1,11 +1,13 @@
 """Automatic fixes: what a rule offers (``Rule.fix``), checked by linting the edited source again.
 
-- :mod:`.edits` applies edits to text, shows them as a diff, adds ``import braintrace``;
-- :mod:`.source` reads a file's concrete syntax (libcst) once for all its fixes;
+- :mod:`.edits` applies edits to text and shows them as a diff;
+- :mod:`.files` reads the user's files for the fixes, and their syntax once per text through
+  :mod:`.source` (libcst, loaded only when a fix first parses a file), which adds ``import braintrace``
+  where :mod:`.import_placement` says;
 - :mod:`.etp` and :mod:`.suppression` are the fixes rules offer;
 - :mod:`.apply` checks and writes them.
 
-May import: ``core``, ``config``, ``policy`` and ``running`` (to lint an edited source again).
+May import: ``core``, ``config``, ``discovery``, ``policy`` and ``running`` (to lint an edited source again).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 
 from .apply import FixReport, attach_fixes, run_fixes
-from .source import Sources, load_parser_in_background
+from .files import Sources, load_parser_in_background
 
 APPLICABILITIES = ("safe", "unsafe", "none")
 

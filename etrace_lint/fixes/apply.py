@@ -13,16 +13,17 @@ import collections
 import dataclasses
 import os
 import re
-from typing import TYPE_CHECKING
 
+from ..config.settings import Settings
 from ..core.findings import Edit, Finding, Fix, TargetResult
+from ..core.registry import all_rules
 from ..core.rule import rule_fix
+from ..discovery.discover import TargetSpec
+from ..policy.decide import apply_policy
+from ..policy.scope import stage_settings
+from ..running.runner import run_targets
 from .edits import apply_edits, overlaps, unified_diff
-from .source import Sources
-
-if TYPE_CHECKING:  # annotations only: the rules import this package, and loading one need not load the options table
-    from ..config.settings import Settings
-    from ..discovery.discover import TargetSpec
+from .files import Sources
 
 
 @dataclasses.dataclass
@@ -39,8 +40,6 @@ class FixReport:
 
 def attach_fixes(findings: list[Finding], sources: Sources | None = None) -> list[Finding]:
     """Each finding with the fix its rule offers for it, when one applies to its source."""
-    from ..core.registry import all_rules  # lazy: the registry loads the rules, and rules import fixes
-
     rules = all_rules()
     sources = sources or Sources()
     out = []
@@ -82,15 +81,10 @@ class _Checker:
                 if spec.path == path or path in result.dependencies]
 
     def _outcome(self, findings: list[Finding], files: list[str]) -> list[Finding]:
-        from ..policy.decide import apply_policy  # lazy: rules import fixes; the policy loads only to check a fix
-
         return apply_policy(findings, [], self.settings.for_policy(), files, use_baseline=False).findings
 
     def check(self, path: str, before: str, after: str, fixed: list[Finding]) -> str:
         """Why the edit may not be written, or ``""`` when it may."""
-        from ..policy.scope import stage_settings  # lazy: rules import fixes; the policy loads only to check a fix
-        from ..running.runner import run_targets  # lazy: rules import fixes; the runner loads only to check a fix
-
         try:
             compile(after, path, "exec")
         except SyntaxError as exc:

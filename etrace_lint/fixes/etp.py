@@ -18,16 +18,19 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING
 
 from ..core.findings import Finding, Fix
-from .source import ParsedSource, Sources
+from ..core.rule import SourceTexts
+from .files import parsed
 
-if TYPE_CHECKING:  # libcst loads only when a fix is asked for; annotations only
+if TYPE_CHECKING:  # libcst loads with the first file a fix parses (see .files); annotations only
     import libcst as cst
 
-_MATMUL_FUNCTIONS = {"jnp.dot", "jnp.matmul", "jax.numpy.dot", "jax.numpy.matmul", "numpy.dot", "numpy.matmul",
-                     "np.dot", "np.matmul"}
+    from .source import ParsedSource
+
+_MATMUL_FUNCTIONS = frozenset({"jnp.dot", "jnp.matmul", "jax.numpy.dot", "jax.numpy.matmul", "numpy.dot",
+                               "numpy.matmul", "np.dot", "np.matmul"})
 # brainstate.nn.Linear's parameters, all taken by braintrace.nn.Linear with the same defaults
 _LINEAR_PARAMETERS = {"in_size", "out_size", "w_init", "b_init", "w_mask", "name", "param_type"}
 # parts of a state path that name a container, not the weight
@@ -46,30 +49,16 @@ def _mentions(source: ParsedSource, node: cst.CSTNode, names: set[str]) -> bool:
     return bool(names & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source.code(node))))
 
 
-def _matmul_operands(source: ParsedSource,
-                     node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
-    """(left, right) of a plain matmul expression, or None."""
-    import libcst as cst  # libcst loads only when a fix is asked for
-
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
-        return node.left, node.right
-    if isinstance(node, cst.Call) and source.dotted(node.func) in _MATMUL_FUNCTIONS:
-        args = node.args
-        if len(args) == 2 and all(a.keyword is None and not a.star for a in args):
-            return args[0].value, args[1].value
-    return None
-
-
-def matmul_fix(finding: Finding, sources: Sources) -> Fix | None:
+def matmul_fix(finding: Finding, sources: SourceTexts) -> Fix | None:
     """``x @ W`` on the finding's line -> ``braintrace.matmul(x, W)``."""
     if finding.subject.primitive != "dot_general" or finding.subject.etp_layer:
         return None
-    source = sources.get(finding.location.path)
+    source = parsed(sources, finding.location.path)
     if source is None:
         return None
     names = weight_names(finding.subject.weight)
     candidates = [(node, ops) for node in source.nodes_starting_on(finding.location.line)
-                  if (ops := _matmul_operands(source, node)) is not None]
+                  if (ops := source.matmul_operands(node, _MATMUL_FUNCTIONS)) is not None]
     exact = [c for c in candidates if source.start(c[0]) == (finding.location.line, finding.location.column)]
     # the op the compiler placed the finding on; else the one matmul of this weight on the line
     chosen = exact or [c for c in candidates if _mentions(source, c[1][1], names)]
@@ -82,9 +71,9 @@ def matmul_fix(finding: Finding, sources: Sources) -> Fix | None:
     module = source.braintrace_alias()
     if on_right:
         arguments = f"{source.code(left)}, {source.code(right)}"
-        applicability = "unsafe" if _is_transpose(right) else "safe"
+        applicability = "unsafe" if source.transposed_of(right) is not None else "safe"
     else:
-        arguments, applicability = f"{source.code(right)}, {_transposed(source, left)}", "unsafe"
+        arguments, applicability = f"{source.code(right)}, {source.transposed(left)}", "unsafe"
     replacement = f"{module or 'braintrace'}.matmul({arguments})"
     edits = [source.replace(node, replacement)]
     if module is None:
@@ -92,37 +81,17 @@ def matmul_fix(finding: Finding, sources: Sources) -> Fix | None:
     return Fix(f"use braintrace.matmul({arguments})", tuple(edits), applicability)
 
 
-def _transposed(source: ParsedSource, node: cst.BaseExpression) -> str:
-    """``W`` -> ``W.T``; ``W.T`` -> ``W``; anything but a name or attribute chain in parentheses."""
-    import libcst as cst  # libcst loads only when a fix is asked for
-
-    if _is_transpose(node):
-        return source.code(node.value)
-    code = source.code(node)
-    return f"{code}.T" if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) else f"({code}).T"
-
-
-def _is_transpose(node: cst.BaseExpression) -> TypeGuard[cst.Attribute]:
-    """Whether the operand is written ``W.T``."""
-    import libcst as cst  # libcst loads only when a fix is asked for
-
-    return isinstance(node, cst.Attribute) and node.attr.value == "T"
-
-
-def linear_fix(finding: Finding, sources: Sources) -> Fix | None:
+def linear_fix(finding: Finding, sources: SourceTexts) -> Fix | None:
     """The weight's ``brainstate.nn.Linear(...)`` -> ``braintrace.nn.Linear(...)``."""
-    import libcst as cst  # libcst loads only when a fix is asked for
-
     if finding.subject.etp_layer != "braintrace.nn.Linear":
         return None
     created = next((loc for loc in finding.related if loc.label == "weight created here"), None)
     if created is None:
         return None
-    source = sources.get(created.path)
+    source = parsed(sources, created.path)
     if source is None:
         return None
-    calls = [node for node in source.nodes_starting_on(created.line)
-             if isinstance(node, cst.Call) and source.is_brainstate_linear(node.func)]
+    calls = source.calls_starting_on(created.line, "brainstate.nn.Linear")
     if len(calls) != 1:
         return None
     call = calls[0]
@@ -137,6 +106,6 @@ def linear_fix(finding: Finding, sources: Sources) -> Fix | None:
     return Fix(f"make this layer a braintrace.nn.Linear (line {created.line})", tuple(edits), "safe")
 
 
-def etp_fix(finding: Finding, sources: Sources) -> Fix | None:
+def etp_fix(finding: Finding, sources: SourceTexts) -> Fix | None:
     """ETL201's fix: whichever of the two applies."""
     return linear_fix(finding, sources) or matmul_fix(finding, sources)

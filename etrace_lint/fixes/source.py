@@ -1,38 +1,24 @@
-"""One file's concrete syntax tree (libcst) with positions, read once for every fix in it."""
+"""One file's concrete syntax tree (libcst) with positions, and the questions the fixes ask of it.
+
+Only :mod:`.files` loads this module, when a fix first reads a file's syntax: libcst takes
+about 0.2 s to import, and a run without fixes to offer never needs it.
+"""
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from ..core.findings import Edit
-from .edits import import_edit
-
-if TYPE_CHECKING:  # libcst loads only when a fix is asked for; annotations only
-    import libcst as cst
-    from libcst.metadata import CodeRange
-
-
-def load_parser_in_background() -> None:
-    """Import libcst on a thread while the workers lint: the fixes need it once the findings are in,
-    and the import (about half a second) would otherwise come after the last result."""
-
-    def load() -> None:
-        try:
-            import libcst.metadata  # noqa: F401
-        except Exception:  # noqa: BLE001 - the fix that needs it says why
-            pass
-
-    threading.Thread(target=load, name="etrace-lint-load-libcst", daemon=True).start()
+from .import_placement import import_edit
 
 
 class ParsedSource:
     """A file's text, its libcst module, and where each node starts and ends."""
 
     def __init__(self, path: str, text: str):
-        import libcst as cst  # libcst loads only when a fix is asked for
-        from libcst.metadata import MetadataWrapper, PositionProvider  # libcst loads only when a fix is asked for
-
         self.path = path
         self.text = text
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
@@ -59,8 +45,6 @@ class ParsedSource:
 
     def dotted(self, node: cst.CSTNode) -> str:
         """``jnp.dot`` for a chain of names and attributes, else ``""``."""
-        import libcst as cst  # libcst loads only when a fix is asked for
-
         if isinstance(node, cst.Name):
             return node.value
         if isinstance(node, cst.Attribute):
@@ -70,8 +54,6 @@ class ParsedSource:
 
     def _import_aliases(self) -> dict[str, str]:
         """Local name -> what it is bound to (``bst`` -> ``brainstate``, ``Linear`` -> ``brainstate.nn.Linear``)."""
-        import libcst as cst  # libcst loads only when a fix is asked for
-
         aliases: dict[str, str] = {}
         for node in self.positions:
             if isinstance(node, cst.Import):
@@ -100,37 +82,37 @@ class ParsedSource:
         """The name this file binds braintrace to, or None when it does not import it."""
         return next((local for local, full in sorted(self._aliases.items()) if full == "braintrace"), None)
 
-    def is_brainstate_linear(self, func: cst.BaseExpression) -> bool:
-        return self.resolve(self.dotted(func)) == "brainstate.nn.Linear"
-
     def import_braintrace(self) -> Edit:
         return import_edit(self.path, self.module, self.positions)
 
+    # -- what the ETP fix asks (fixes/etp.py) ----------------------------------------------------
 
-class Sources:
-    """Parsed files by path, each read and parsed once; None for a file that cannot be."""
+    def matmul_operands(self, node: cst.CSTNode,
+                        functions: frozenset[str]) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+        """(left, right) of ``a @ b``, or of a call of one of ``functions`` with two positional
+        arguments (``jnp.dot(a, b)``); else None."""
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+            return node.left, node.right
+        if isinstance(node, cst.Call) and self.dotted(node.func) in functions:
+            args = node.args
+            if len(args) == 2 and all(a.keyword is None and not a.star for a in args):
+                return args[0].value, args[1].value
+        return None
 
-    def __init__(self, overrides: dict[str, str] | None = None):
-        self._parsed: dict[str, ParsedSource | None] = {}
-        self._overrides = dict(overrides or {})
+    def transposed_of(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``W`` when the operand is written ``W.T``; else None."""
+        return node.value if isinstance(node, cst.Attribute) and node.attr.value == "T" else None
 
-    def text(self, path: str) -> str | None:
-        if path in self._overrides:
-            return self._overrides[path]
-        try:
-            with open(path, encoding="utf-8") as handle:
-                return handle.read()
-        except (OSError, UnicodeDecodeError):
-            return None
+    def transposed(self, node: cst.BaseExpression) -> str:
+        """``W`` -> ``W.T``; ``W.T`` -> ``W``; anything but a name, attribute, subscript or call in parentheses."""
+        inner = self.transposed_of(node)
+        if inner is not None:
+            return self.code(inner)
+        code = self.code(node)
+        return f"{code}.T" if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) else f"({code}).T"
 
-    def get(self, path: str) -> ParsedSource | None:
-        if path not in self._parsed:
-            text = self.text(path)
-            parsed = None
-            if text is not None:
-                try:
-                    parsed = ParsedSource(path, text)
-                except Exception:  # libcst's ParserSyntaxError, or a file it cannot read
-                    parsed = None
-            self._parsed[path] = parsed
-        return self._parsed[path]
+    def calls_starting_on(self, line: int, dotted: str) -> list[cst.Call]:
+        """The calls of ``dotted`` (through the file's imports: ``bst.nn.Linear`` is
+        ``brainstate.nn.Linear``) that start on ``line``."""
+        return [node for node in self.nodes_starting_on(line)
+                if isinstance(node, cst.Call) and self.resolve(self.dotted(node.func)) == dotted]

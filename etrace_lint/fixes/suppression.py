@@ -8,7 +8,7 @@ import tokenize
 
 from ..config.suppressions import _FILE_IGNORE, _IGNORE, _NOQA
 from ..core.findings import Edit, Finding, Fix
-from .source import Sources
+from ..core.rule import SourceTexts
 
 _FORMS = {"noqa": _NOQA, "ignore": _IGNORE, "file-ignore": _FILE_IGNORE}
 
@@ -38,7 +38,7 @@ def _without_codes(comment: str, match: re.Match[str], unused: set[str]) -> str:
     return rest if rest.startswith("#") else f"# {rest}"
 
 
-def remove_suppression_fix(finding: Finding, sources: Sources) -> Fix | None:
+def remove_suppression_fix(finding: Finding, sources: SourceTexts) -> Fix | None:
     source_text = sources.text(finding.location.path)
     form = finding.subject.suppression_form
     unused = {c.upper() for c in finding.subject.suppression_codes}

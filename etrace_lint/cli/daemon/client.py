@@ -13,14 +13,16 @@ import socket
 import sys
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TextIO
 
 from ...core.exit_codes import EXIT_INTERRUPTED
+from ...core.json_types import JsonObject
 from . import wire
 from .key import digest
 from .place import Place, PlaceError, peer_refusal, peer_uid, private_folder, runtime_dir, socket_refusal, supported
 from .quick import Address
 from .relay import RAW
+from .wire import LintRequest
 
 if TYPE_CHECKING:  # the settings load only for a command line that is not plain (see .quick)
     from ...config.settings import Settings
@@ -157,17 +159,17 @@ def stop_others(place: Place) -> None:
             request_stop(other)
 
 
-def request_stop(path: str) -> dict[str, Any] | None:
+def request_stop(path: str) -> JsonObject | None:
     """Ask the daemon at ``path`` to end; its answer, or None when none answered (a stale socket is removed)."""
     return _ask(path, "stop", remove_stale=True)
 
 
-def request_status(path: str) -> dict[str, Any] | None:
+def request_status(path: str) -> JsonObject | None:
     """The status of the daemon at ``path`` (its pid, age, idle time, runs); None when none answers."""
     return _ask(path, "status", remove_stale=False)
 
 
-def _ask(path: str, kind: str, remove_stale: bool) -> dict[str, Any] | None:
+def _ask(path: str, kind: str, remove_stale: bool) -> JsonObject | None:
     try:
         if socket_refusal(os.lstat(path), os.getuid()) is not None:
             return None
@@ -220,8 +222,8 @@ def _start(place: Place, address: Address) -> socket.socket | None:
     return None
 
 
-def _streams() -> dict[str, Any]:
-    def tty(stream: Any) -> bool:
+def _streams() -> dict[str, bool]:
+    def tty(stream: TextIO) -> bool:
         try:
             return bool(stream.isatty())
         except (AttributeError, ValueError):
@@ -231,18 +233,19 @@ def _streams() -> dict[str, Any]:
 
 def _lint(connection: socket.socket, argv: list[str], place: Place, limit: float, idle_timeout: float) -> int | None:
     connection.settimeout(limit)
-    request = {"kind": "lint", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "tty": _streams(),
-               "encoding": getattr(sys.stdout, "encoding", None) or "utf-8", "digest": place.digest,
-               "idle_timeout": idle_timeout}
+    # a caller's sys.stdout may be any object with a write method (a test's, an IDE's): it may have no encoding
+    request = LintRequest(argv, os.getcwd(), dict(os.environ), _streams(),
+                          getattr(sys.stdout, "encoding", None) or "utf-8", place.digest, idle_timeout)
     try:
-        wire.send(connection, request)
+        wire.send(connection, request.to_json())
         while True:
             answer = wire.receive(connection)
             if answer.get("kind") in ("accepted", "alive"):
                 continue
             if answer.get("kind") == "done":
-                _replay(answer.get("output", []))
-                return int(answer.get("code", 1))
+                code = answer.get("code", 1)
+                _replay(wire.printed(answer))
+                return code if isinstance(code, int) and not isinstance(code, bool) else 1
             return None  # busy with another run, not this digest's daemon, or failed: quietly run directly
     except TimeoutError:
         _remove(place.socket)  # the next run starts a fresh daemon; this one ends when it sees its socket gone
@@ -263,7 +266,7 @@ def _remove_if_stale(path: str) -> None:
         pass
 
 
-def _replay(output: list[list[str]]) -> None:
+def _replay(output: list[tuple[str, str]]) -> None:
     """What the run printed, on the same streams in the same order."""
     last = None
     for name, text in output:

@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+from ...core.json_types import JsonValue
 from ..arguments import UsageError, build_parser, resolve_settings
 from .client import place_of, request_status, request_stop
 from .place import Place
@@ -27,8 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
+def _duration(value: JsonValue) -> str:
+    """A number of seconds from a daemon's status, in words."""
+    seconds = int(value) if isinstance(value, (int, float)) else 0
     if seconds < 60:
         return f"{seconds} s"
     if seconds < 3600:
@@ -71,7 +73,7 @@ def main_daemon(argv: list[str]) -> int:
         current = "" if path == place.socket else " (of an older configuration or environment: the next run "\
                                                   "replaces it)"
         print(f"etrace-lint: daemon of {place.project}: pid {status.get('pid')}, running "
-              f"{_duration(float(status.get('age', 0)))}, idle {_duration(float(status.get('idle', 0)))} "
-              f"(ends after {_duration(float(status.get('idle_timeout', 0)))} idle), "
+              f"{_duration(status.get('age'))}, idle {_duration(status.get('idle'))} "
+              f"(ends after {_duration(status.get('idle_timeout'))} idle), "
               f"{status.get('runs', 0)} runs served{current}; socket {path}")
     return EXIT_RUNNING

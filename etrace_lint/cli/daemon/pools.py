@@ -5,13 +5,15 @@ direct run starts its own)."""
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Sequence
+from typing import Callable
 
 from ...config.settings import EngineSettings, Settings
 from ...core.findings import TargetResult
 from ...discovery.discover import TargetSpec
 from ...policy.scope import stage_settings
 from ...running.cache_key import load_key
+from ...running.memory import DEFAULT as DEFAULT_MEMORY_LIMIT
 from ...running.runner import open_cache, program_folder
 from ...running.workers import WorkerPool
 
@@ -66,10 +68,11 @@ class LazyPool:
         self._fetch, self._last = fetch, last
 
     @property
-    def workers(self) -> list[Any]:
+    def workers(self) -> Sequence[object]:
         return self._last.workers if self._last is not None else []
 
     def run(self, specs: list[TargetSpec], root: str, settings: EngineSettings, jobs: int, timeout: float,
             progress: Callable[[int, int, TargetSpec], None] | None = None,
-            durations: dict[str, float] | None = None, **keywords: Any) -> list[TargetResult]:
-        return self._fetch().run(specs, root, settings, jobs, timeout, progress, durations, **keywords)
+            durations: dict[str, float] | None = None, *,
+            memory_limit: int = DEFAULT_MEMORY_LIMIT) -> list[TargetResult]:
+        return self._fetch().run(specs, root, settings, jobs, timeout, progress, durations, memory_limit=memory_limit)

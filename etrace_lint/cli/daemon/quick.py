@@ -13,7 +13,6 @@ import os
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ...config.search import nearest, search_start
 
@@ -69,7 +68,7 @@ def paths_of(argv: Sequence[str]) -> list[str] | None:
     return paths or ["."]
 
 
-def _our_table(path: str) -> dict[str, Any] | None:
+def _our_table(path: str) -> dict[str, object] | None:
     """``[tool.etrace-lint]`` of ``path``; a file that is not TOML raises ValueError (a full read reports it)."""
     with open(path, "rb") as handle:
         document = tomllib.load(handle)
@@ -82,7 +81,7 @@ def _our_table(path: str) -> dict[str, Any] | None:
     return table
 
 
-def find_table(start: str) -> tuple[str, dict[str, Any]] | None:
+def find_table(start: str) -> tuple[str, dict[str, object]] | None:
     """As ``config.pyproject.find_config``: the nearest pyproject.toml with the table."""
     return nearest(start, _our_table)
 

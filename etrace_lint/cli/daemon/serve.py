@@ -18,8 +18,8 @@ import threading
 import time
 import traceback
 import warnings
-from typing import Any
 
+from ...core.json_types import JsonObject
 from ...running.cache import pin_versions
 from ..main import lint_command
 from . import wire
@@ -27,6 +27,7 @@ from .capture import captured
 from .place import peer_refusal, peer_uid
 from .pools import WarmPools
 from .relay import Relay
+from .wire import LintRequest
 
 HEARTBEAT = 1.0  # seconds between the "alive" messages of a run
 _TICK = 0.5
@@ -41,7 +42,7 @@ class Daemon:
         self.last_activity = time.monotonic()
         self.busy = threading.Event()
         self.stopping = threading.Event()
-        self.requests: queue.Queue[tuple[socket.socket, dict[str, Any]]] = queue.Queue()
+        self.requests: queue.Queue[tuple[socket.socket, LintRequest]] = queue.Queue()
         self.pools = WarmPools()
         self.relay = Relay()  # before any worker starts: they inherit its pipe as their stderr
         self.runs = 0
@@ -69,9 +70,10 @@ class Daemon:
         connection.settimeout(5.0)
         request = wire.receive(connection)
         kind = request.get("kind")
-        if kind == "lint" and request.get("digest") == self.digest and not self.busy.is_set():
+        lint = LintRequest.from_json(request) if kind == "lint" else None
+        if lint is not None and lint.digest == self.digest and not self.busy.is_set():
             self.busy.set()
-            self.requests.put((connection, request))
+            self.requests.put((connection, lint))
             return
         with connection:
             if kind == "status":
@@ -82,7 +84,7 @@ class Daemon:
             elif kind == "lint":
                 wire.send(connection, {"kind": "busy" if self.busy.is_set() else "refused"})
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> JsonObject:
         idle = 0.0 if self.busy.is_set() else time.monotonic() - self.last_activity
         return {"kind": "status", "pid": os.getpid(), "started": self.started, "age": time.time() - self.started,
                 "idle": idle, "idle_timeout": self.idle_timeout, "runs": self.runs, "busy": self.busy.is_set(),
@@ -122,11 +124,11 @@ class Daemon:
             self.listener.close()
             self.pools.close()
 
-    def serve(self, connection: socket.socket, request: dict[str, Any]) -> None:
+    def serve(self, connection: socket.socket, request: LintRequest) -> None:
         lock = threading.Lock()
         done = threading.Event()
 
-        def tell(message: dict[str, Any]) -> None:
+        def tell(message: JsonObject) -> None:
             with lock:
                 try:
                     wire.send(connection, message)
@@ -141,8 +143,7 @@ class Daemon:
         beating = threading.Thread(target=heartbeat, name="etrace-lint-daemon-heartbeat", daemon=True)
         beating.start()
         try:
-            if isinstance(request.get("idle_timeout"), (int, float)):
-                self.idle_timeout = float(request["idle_timeout"])
+            self.idle_timeout = request.idle_timeout
             code, output = self.run(request)
         except Exception:  # noqa: BLE001 - a request it cannot run (its folder is gone): the caller runs directly
             traceback.print_exc()
@@ -151,18 +152,18 @@ class Daemon:
             done.set()
             beating.join()
         self.runs += 1
-        tell({"kind": "done", "code": code, "output": output} if code >= 0 else {"kind": "failed"})
+        tell({"kind": "done", "code": code, "output": [list(line) for line in output]} if code >= 0
+             else {"kind": "failed"})
 
-    def run(self, request: dict[str, Any]) -> tuple[int, list[list[str]]]:
+    def run(self, request: LintRequest) -> tuple[int, list[list[str]]]:
         """One command line, as a fresh process in the caller's folder and environment runs it."""
-        os.chdir(request["cwd"])
+        os.chdir(request.cwd)
         os.environ.clear()
-        os.environ.update(request["env"])
+        os.environ.update(request.env)
         # a fresh process shows a warning once per place: forget the places earlier runs warned at
-        with warnings.catch_warnings(), \
-                captured(request.get("tty", {}), request.get("encoding", "utf-8"), self.relay) as output:
+        with warnings.catch_warnings(), captured(request.tty, request.encoding, self.relay) as output:
             try:
-                code = lint_command(list(request["argv"]), pools=self.pools)
+                code = lint_command(list(request.argv), pools=self.pools)
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
                 if exc.code is not None and not isinstance(exc.code, int):
