@@ -136,7 +136,8 @@ def check_target(target: str, **options: object) -> CheckResult:
     Raises:
         TypeError: an option that is not a field of ``[tool.etrace-lint]``'s settings.
     """
-    from .engine.lint import lint_target  # imports JAX: only once a target is linted, not on `import etrace_lint`
+    # the engine imports JAX: only once a target is linted, not when %load_ext etrace_lint imports this module
+    from .engine.lint import lint_target
 
     settings = _settings(search_start([target]), options)
     stages = stage_settings(settings, every_note=True)
