@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 # a number, then an optional unit expression such as "ms", "mV" or "nA / cm^2"
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
@@ -130,7 +130,9 @@ def environ_context(values: Mapping[str, object] | None) -> Iterator[None]:
         return
     import brainstate  # a cached run never imports brainstate
 
-    with brainstate.environ.context(env=None, **values):  # check_key refuses a key named env
+    # brainstate takes its settings as untyped keywords beside one typed parameter, env, a key check_key refuses
+    settings: dict[str, Any] = dict(values)
+    with brainstate.environ.context(**settings):
         yield
 
 

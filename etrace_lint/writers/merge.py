@@ -171,7 +171,7 @@ def _sarif_notification_key(note: JsonObject) -> tuple[str, int, str, str]:
 def _in_order(items: Iterable[JsonObject], key: Callable[[JsonObject], tuple[str | int, ...]]) -> list[JsonValue]:
     """Items of several logs in the order one run writes them."""
     ordered = sorted(items, key=key)
-    return [item for item in ordered]
+    return [item for item in ordered]  # a list of objects, as the list of JSON values a log holds
 
 
 def _run(document: JsonObject) -> JsonObject:
