@@ -6,7 +6,6 @@ it suggests, the writers print them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .json_types import (
     JsonObject,
@@ -67,7 +66,7 @@ class WeightFidelity:
 class AdviceRow:
     target: str  # FILE::FACTORY
     algorithm: str  # braintrace's name: d_rtrl, pp_prop, ...
-    options: dict[str, Any]  # the options the learner was built with
+    options: JsonObject  # the options the learner was built with
     compiles: bool
     runs: bool
     error: str | None  # the first error, in the modeller's words
