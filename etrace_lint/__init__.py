@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import importlib
 import os as _os
-from typing import Any
+from typing import TYPE_CHECKING, Mapping
 
 from .core.marker import TARGET_ATTRIBUTE, target
+
+if TYPE_CHECKING:  # annotations only: the API loads the engine (see check below)
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from .api import CheckResult
 
 # An installed etrace-lint carries its rules as ``etrace_lint/rules``; a source
 # checkout keeps them in ``rules/`` at the top of the repository. When this
@@ -36,15 +41,16 @@ __version__ = "0.1.0"
 __all__ = ["check", "check_target", "target", "__version__"]
 
 
-def check(model: Any, *inputs: Any, **options: Any) -> Any:
+def check(model: object, *inputs: object, name: str | None = None, batch_size: int | None = None,
+          compile_options: Mapping[str, object] | None = None, **options: object) -> CheckResult:
     """Lint a model built in this process (see :func:`etrace_lint.api.check`)."""
     # the API loads the engine, the policy and the writers: importing etrace_lint must stay light
     from .api import check as check_model
 
-    return check_model(model, *inputs, **options)
+    return check_model(model, *inputs, name=name, batch_size=batch_size, compile_options=compile_options, **options)
 
 
-def check_target(target: str, **options: Any) -> Any:
+def check_target(target: str, **options: object) -> CheckResult:
     """Lint ``"file.py::factory"``, a file or a folder in this process (see :func:`etrace_lint.api.check_target`)."""
     # the API loads the engine, the policy and the writers: importing etrace_lint must stay light
     from .api import check_target as check_spec
@@ -52,13 +58,13 @@ def check_target(target: str, **options: Any) -> Any:
     return check_spec(target, **options)
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """``%load_ext etrace_lint``: lint each model a later cell compiles and show the result below the cell."""
     # by name: every stage reads this package's version, so the package itself imports no stage
     importlib.import_module(f"{__name__}.integrations.notebook").load(ipython)
 
 
-def unload_ipython_extension(ipython: Any) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     """``%unload_ext etrace_lint``: braintrace's compiles as they were."""
     importlib.import_module(f"{__name__}.integrations.notebook").unload(ipython)
 

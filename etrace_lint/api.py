@@ -13,12 +13,13 @@ import dataclasses
 import inspect
 import os
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Mapping
 
 from .analysis.loaded_target import LoadedTarget
 from .config.pyproject import load_settings, search_start
 from .config.settings import PolicySettings, Settings
 from .core.findings import Finding, Level, Location, ToolError
+from .core.json_types import JsonObject
 from .core.learning_graph import LearningGraph, graphs_by_target
 from .discovery.discover import TargetSpec, discover
 from .policy.decide import apply_policy
@@ -56,9 +57,9 @@ class CheckResult:
     findings: tuple[Finding, ...]
     tool_errors: tuple[ToolError, ...]
     graphs: tuple[LearningGraph, ...]
-    verify_rows: tuple[dict[str, Any], ...] = ()
+    verify_rows: tuple[JsonObject, ...] = ()
     root: str = ""
-    advice: tuple[Mapping[str, Any], ...] = ()  # the learning-rule advisor's rows, when it ran
+    advice: tuple[JsonObject, ...] = ()  # the learning-rule advisor's rows, when it ran
 
     @property
     def errors(self) -> FindingList:
@@ -95,26 +96,27 @@ class CheckResult:
                              fragment=True, advice=self.advice)
 
 
-def _settings(start: str, options: dict[str, Any]) -> Settings:
+def _settings(start: str, options: Mapping[str, object]) -> Settings:
     """Defaults, then ``[tool.etrace-lint]`` found from ``start``, then the keyword options (as the CLI layers them)."""
     names = {f.name for f in dataclasses.fields(Settings)}
     for key in options:
         if key not in names:
             raise TypeError(f"unknown option {key!r}; options are those of [tool.etrace-lint], e.g. select, verify")
-    values = {key: os.path.abspath(value) if key == "root" else value for key, value in options.items()}
+    values = {key: os.path.abspath(value) if key == "root" and isinstance(value, (str, os.PathLike)) else value
+              for key, value in options.items()}
     settings = load_settings(start).with_values({"show_info": True}, "check() (the graph needs every note)")
     return settings.with_values(values, "keyword argument")
 
 
 def _outcome(findings: list[Finding], tool_errors: list[ToolError], settings: PolicySettings, linted: list[str],
-             targets: list[str], verify_rows: list[dict[str, Any]], advice_rows: list[dict[str, Any]]) -> CheckResult:
+             targets: list[str], verify_rows: list[JsonObject], advice_rows: list[JsonObject]) -> CheckResult:
     outcome = apply_policy(findings, tool_errors, settings, linted)
     return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),
                        tuple(graphs_by_target(outcome.findings, targets)), tuple(verify_rows), settings.root,
                        tuple(advice_rows))
 
 
-def check_target(target: str, **options: Any) -> CheckResult:
+def check_target(target: str, **options: object) -> CheckResult:
     """Lint the targets of a file, folder or ``file.py::factory`` in this process.
 
     ``etrace_lint.check_target("models/net.py::etrace_target_lif", verify=True)``
@@ -134,7 +136,8 @@ def check_target(target: str, **options: Any) -> CheckResult:
     Raises:
         TypeError: an option that is not a field of ``[tool.etrace-lint]``'s settings.
     """
-    from .engine.lint import lint_target  # imports JAX: only once a target is linted, not on `import etrace_lint`
+    # the engine imports JAX: only once a target is linted, not when %load_ext etrace_lint imports this module
+    from .engine.lint import lint_target
 
     settings = _settings(search_start([target]), options)
     stages = stage_settings(settings, every_note=True)
@@ -162,8 +165,8 @@ def _caller() -> tuple[str, int]:
     return os.path.abspath(frame.f_code.co_filename), frame.f_lineno
 
 
-def check(model: Any, *inputs: Any, name: str | None = None, batch_size: int | None = None,
-          compile_options: dict[str, Any] | None = None, **options: Any) -> CheckResult:
+def check(model: object, *inputs: object, name: str | None = None, batch_size: int | None = None,
+          compile_options: Mapping[str, object] | None = None, **options: object) -> CheckResult:
     """Lint a model built in this process, with the example inputs of one step.
 
     ``etrace_lint.check(braintrace.nn.GRUCell(16, 32), jnp.ones((16,)))`` lints the model as a

@@ -197,7 +197,7 @@ def _run_info(fixed: Fixed, results: Results, stages: Stages, started: str) -> R
                    shard=plan.shard, show_flows=settings.show_flows, unsafe_fixes=settings.unsafe_fixes,
                    fixes=fixed.counts, verify_rows=verify_rows, docs_url=settings.docs_url,
                    advice_rows=[row for r in results.results for row in r.advice_rows],
-                   device=next((row.get("device", "") for row in verify_rows if row.get("device")), ""),
+                   device=next((str(row["device"]) for row in verify_rows if row.get("device")), ""),
                    end_time=_now(), color=color)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 # a number, then an optional unit expression such as "ms", "mV" or "nA / cm^2"
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
@@ -30,18 +30,22 @@ _BOOLEANS = {"true": True, "false": False}
 _UNSET_KEY = re.compile(r"Key '(?P<key>[^']+)' not found in environment")
 
 
+# a value as the configuration keeps it: a number, a boolean, or a number with its unit as text ("0.1 ms")
+PlainValue = bool | int | float | str
+
+
 class EnvironError(ValueError):
     """An environ value that cannot be used: the message names the key and why."""
 
 
-def check_key(key: Any) -> str:
+def check_key(key: object) -> str:
     """An environ key must be a keyword of ``brainstate.environ.context``."""
     if not isinstance(key, str) or not _KEY.match(key) or key == "env":
         raise EnvironError(f"{key!r} is not an environ key (a Python name such as dt)")
     return key
 
 
-def check_value(key: str, value: Any) -> bool | int | float | str:
+def check_value(key: str, value: object) -> PlainValue:
     """The plain value kept in settings, or EnvironError; never imports saiunit.
 
     Numbers and booleans are kept as they are; a string must be a number
@@ -64,7 +68,7 @@ def check_value(key: str, value: Any) -> bool | int | float | str:
     return text
 
 
-def parse_assignments(text: str) -> dict[str, Any]:
+def parse_assignments(text: str) -> dict[str, PlainValue]:
     """``"dt=0.1ms,precision=32"`` (one ``--environ`` value) -> checked plain values."""
     values = {}
     for item in (part.strip() for part in text.split(",")):
@@ -81,7 +85,7 @@ def _number(text: str) -> int | float:
     return int(text) if re.fullmatch(r"[+-]?\d+", text) else float(text)
 
 
-def to_value(key: str, value: Any) -> Any:
+def to_value(key: str, value: object) -> object:
     """The object ``brainstate.environ`` gets: strings with a unit become saiunit quantities.
 
     Anything that is not a string (a number, or a quantity given in a
@@ -105,7 +109,7 @@ def to_value(key: str, value: Any) -> Any:
     return float(match["number"]) * unit  # a quantity of an integer would keep an integer dtype
 
 
-def target_environ(configured: dict[str, Any] | None, declared: dict[str, Any] | None) -> dict[str, Any]:
+def target_environ(configured: Mapping[str, object] | None, declared: Mapping[str, object] | None) -> dict[str, object]:
     """The values a target runs under: the configuration's, overridden by its decorator's."""
     merged = {**(configured or {}), **(declared or {})}
     values = {}
@@ -119,14 +123,16 @@ def target_environ(configured: dict[str, Any] | None, declared: dict[str, Any] |
 
 
 @contextlib.contextmanager
-def environ_context(values: dict[str, Any] | None) -> Iterator[None]:
+def environ_context(values: Mapping[str, object] | None) -> Iterator[None]:
     """``brainstate.environ.context(**values)``; nothing at all when there are none."""
     if not values:
         yield
         return
     import brainstate  # a cached run never imports brainstate
 
-    with brainstate.environ.context(**values):
+    # brainstate takes its settings as untyped keywords beside one typed parameter, env, a key check_key refuses
+    settings: dict[str, Any] = dict(values)
+    with brainstate.environ.context(**settings):
         yield
 
 

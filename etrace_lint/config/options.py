@@ -250,7 +250,7 @@ SECTIONS = tuple(dict.fromkeys(key.split(".")[0] for key in BY_KEY if "." in key
 ENGINE_OPTIONS = tuple(option for option in OPTIONS if option.engine)
 
 
-def below_minimum(value: Any, minimum: str | None) -> bool:
+def below_minimum(value: float, minimum: str | None) -> bool:
     """Whether a number breaks an option's ``minimum``: "zero" (0 or more) or "positive"."""
     return (minimum == "zero" and value < 0) or (minimum == "positive" and value <= 0)
 
@@ -271,7 +271,7 @@ def option_for_flag(flag: str) -> Option:
     raise KeyError(f"no option has the flag {flag!r}{did_you_mean(flag, known)}")
 
 
-def flag_is_on(flag: str, values: Mapping[str, Any]) -> bool:
+def flag_is_on(flag: str, values: Mapping[str, object]) -> bool:
     """Whether a run's option ``values`` (by name: ``settings.option_values``) have the opt-in ``flag`` set
     (an opt-in rule runs)."""
     return bool(values.get(option_for_flag(flag).name))

@@ -37,9 +37,10 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import os
 import tomllib
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable, TypeAlias
 
 from ..core.findings import Level
 from ..core.registry import all_rules
@@ -63,6 +64,14 @@ from .settings import Settings, option_values
 
 TABLE = "[tool.etrace-lint]"
 
+# what tomllib reads: JSON's values without null, and dates and times
+TomlValue: TypeAlias = ("str | int | float | bool | datetime.datetime | datetime.date | datetime.time"
+                        " | list[TomlValue] | dict[str, TomlValue]")
+TomlTable: TypeAlias = "dict[str, TomlValue]"
+# an option's value as the file gives it, read by its kind (see _READERS)
+OptionValue: TypeAlias = ("bool | int | float | str | Level | list[str] | dict[str, list[str]] | dict[str, Level]"
+                          " | dict[str, TomlValue] | dict[str, bool | int | float | str]")
+
 
 class ConfigError(Exception):
     """A configuration the user must fix: reported as a usage error (exit 2)."""
@@ -77,34 +86,35 @@ class _Reader:
     def fail(self, message: str) -> ConfigError:
         return ConfigError(f"{self.display}: {TABLE} {message}")
 
-    def strings(self, value: Any, key: str) -> list[str]:
+    def strings(self, value: TomlValue, key: str) -> list[str]:
         if isinstance(value, str):
             return [value]
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return list(value)
+        if isinstance(value, list):
+            strings = [v for v in value if isinstance(v, str)]
+            if len(strings) == len(value):
+                return strings
         raise self.fail(f"{key} must be a string or a list of strings, not {_describe(value)}")
 
-    def number(self, value: Any, key: str, kind: type, minimum: str | None = None) -> Any:
+    def number(self, value: TomlValue, key: str, kind: type[int] | type[float], minimum: str | None = None) -> float:
         """An int or float; ``minimum`` is "zero" or "positive" (see :class:`~etrace_lint.config.options.Option`)."""
-        wrong_kind = isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            kind is int and not isinstance(value, int))
-        if wrong_kind:
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or (kind is int and not isinstance(value, int))):
             raise self.fail(f"{key} must be {'an integer' if kind is int else 'a number'}, not {_describe(value)}")
         if below_minimum(value, minimum):
             raise self.fail(f"{key} must be {MINIMUM_WORDS[minimum or '']}, not {value!r}")
         return kind(value)
 
-    def boolean(self, value: Any, key: str) -> bool:
+    def boolean(self, value: TomlValue, key: str) -> bool:
         if not isinstance(value, bool):
             raise self.fail(f"{key} must be true or false, not {_describe(value)}")
         return value
 
-    def string(self, value: Any, key: str) -> str:
+    def string(self, value: TomlValue, key: str) -> str:
         if not isinstance(value, str):
             raise self.fail(f"{key} must be a string, not {_describe(value)}")
         return value
 
-    def level(self, value: Any, key: str) -> Level:
+    def level(self, value: TomlValue, key: str) -> Level:
         try:
             if isinstance(value, str):
                 return Level.parse(value)
@@ -112,13 +122,13 @@ class _Reader:
             pass
         raise self.fail(f"{key} must be one of \"note\", \"warning\", \"error\", not {_describe(value)}")
 
-    def table(self, value: Any, key: str) -> dict[str, Any]:
+    def table(self, value: TomlValue, key: str) -> TomlTable:
         if not isinstance(value, dict):
             raise self.fail(f"{key} must be a table, not {_describe(value)}")
         return value
 
 
-def _describe(value: Any) -> str:
+def _describe(value: TomlValue) -> str:
     kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
             list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
     return f"{kind} ({value!r})" if not isinstance(value, (list, dict)) else kind
@@ -136,15 +146,15 @@ CONTROL_FLOW_FIELDS = ("cond", "scan_unroll_limit", "while_hidden", "etp_in_cont
                        "fixpoint_iteration_limit")
 
 
-def _compile_options(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
-    options = {}
+def _compile_options(reader: _Reader, table: TomlTable) -> TomlTable:
+    options: TomlTable = {}
     for key, value in table.items():
         name = key.replace("-", "_")
         if name not in COMPILE_OPTIONS:
             raise ConfigError(unknown_message(reader.display, f"compile-options.{key}",
                                               [f"compile-options.{k.replace('_', '-')}" for k in COMPILE_OPTIONS]))
         if name == "control_flow":
-            policy = {}
+            policy: TomlTable = {}
             for field_key, field_value in reader.table(value, "compile-options.control-flow").items():
                 field_name = field_key.replace("-", "_")
                 if field_name not in CONTROL_FLOW_FIELDS:
@@ -157,7 +167,7 @@ def _compile_options(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _environ(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
+def _environ(reader: _Reader, table: TomlTable) -> dict[str, bool | int | float | str]:
     """Plain values, syntax checked; units become saiunit quantities only in a worker."""
     values = {}
     for key, value in table.items():
@@ -168,7 +178,7 @@ def _environ(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _memory(reader: _Reader, value: Any, key: str) -> int:
+def _memory(reader: _Reader, value: TomlValue, key: str) -> int:
     try:
         return parse_size(value)
     except ValueError as exc:
@@ -176,7 +186,7 @@ def _memory(reader: _Reader, value: Any, key: str) -> int:
 
 
 # how a value of each kind of option is read: (reader, option, value, key, folder of the file) -> value
-_READERS: dict[str, Callable[[_Reader, Option, Any, str, str], Any]] = {
+_READERS: dict[str, Callable[[_Reader, Option, TomlValue, str, str], OptionValue]] = {
     "flag": lambda r, o, v, k, base: r.boolean(v, k),
     "int": lambda r, o, v, k, base: r.number(v, k, int, o.minimum),
     "float": lambda r, o, v, k, base: r.number(v, k, float, o.minimum),
@@ -195,10 +205,10 @@ _READERS: dict[str, Callable[[_Reader, Option, Any, str, str], Any]] = {
 }
 
 
-def _table_values(table: dict[str, Any], reader: _Reader, base: str) -> tuple[dict[str, Any], dict[str, str]]:
+def _table_values(table: TomlTable, reader: _Reader, base: str) -> tuple[dict[str, OptionValue], dict[str, str]]:
     """Each key's option value, by option name, and where it was set; ``[tool.etrace-lint.verify]``
     holds the ``verify.*`` options."""
-    values: dict[str, Any] = {}
+    values: dict[str, OptionValue] = {}
     origins: dict[str, str] = {}
     for key, value in table.items():
         if key in SECTIONS:
@@ -215,17 +225,18 @@ def _table_values(table: dict[str, Any], reader: _Reader, base: str) -> tuple[di
     return values, origins
 
 
-def _read_toml(path: str, display: str) -> dict[str, Any]:
+def _read_toml(path: str, display: str) -> TomlTable:
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{display}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{display}: cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
+        reason = exc.strerror if isinstance(exc, OSError) else None
+        raise ConfigError(f"{display}: cannot be read: {reason or exc}") from None
 
 
-def _our_table(document: dict[str, Any], display: str) -> dict[str, Any] | None:
+def _our_table(document: TomlTable, display: str) -> TomlTable | None:
     tool = document.get("tool")
     if tool is None:
         return None
@@ -242,7 +253,7 @@ def _display(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
+def find_config(start: str) -> tuple[str, TomlTable] | None:
     """The nearest pyproject.toml at or above ``start`` with a ``[tool.etrace-lint]`` table.
 
     Like ruff, a pyproject.toml without the table does not stop the search,
@@ -255,7 +266,7 @@ def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
 def load_settings(start: str, explicit: str | None = None) -> Settings:
     """Defaults overlaid with ``[tool.etrace-lint]`` of ``explicit`` or of the nearest pyproject.toml."""
     settings = Settings()
-    found: tuple[str, dict[str, Any]] | None
+    found: tuple[str, TomlTable] | None
     if explicit is not None:
         display = _display(explicit)
         table = _our_table(_read_toml(explicit, display), display) or {}

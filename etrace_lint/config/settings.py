@@ -29,7 +29,7 @@ from .options import ENGINE_OPTIONS, OPTIONS, Option
 _BY_NAME = {option.name: option for option in OPTIONS}
 
 
-def _default(name: str) -> Any:
+def _default(name: str) -> Any:  # a field specifier, standing for a value of whichever field's type it fills
     """The option's default as a dataclass field: a list or dict is copied for each Settings."""
     option = _BY_NAME[name]
     if option.factory is not None:
@@ -111,6 +111,7 @@ class Settings:
     baseline_fingerprints: frozenset[str] | None = None  # read from ``baseline`` before linting
     origins: Mapping[str, str] = field(default_factory=dict)  # option name -> where its value was set
 
+    # each value has the type of the field it names: dataclasses.replace sets them by name
     def with_values(self, values: Mapping[str, Any], origin: str | Mapping[str, str] | None = None) -> Settings:
         """These settings with ``values`` set (by option name), each value's origin recorded: one
         text for all, or one per name."""
@@ -126,7 +127,7 @@ class Settings:
     def excludes(self) -> tuple[str, ...]:
         return tuple(self.exclude) + tuple(self.extend_exclude)
 
-    def fingerprint_data(self) -> dict[str, Any]:
+    def fingerprint_data(self) -> dict[str, object]:
         """What of the configuration can change what the engine reports (part of cache keys);
         see :meth:`EngineSettings.fingerprint_data`."""
         return self.for_engine().fingerprint_data()
@@ -204,12 +205,12 @@ class EngineSettings:
     scope: EngineScope = field(default_factory=EngineScope)  # what the policy lets the engine leave out
     drop_env: tuple[str, ...] = ()  # removed from os.environ before model code runs
 
-    def set_options(self) -> dict[str, Any]:
+    def set_options(self) -> dict[str, object]:
         """The engine options that are set, by name (an option left unset is absent): part of cache keys."""
         values = option_values(self, ENGINE_OPTIONS)
         return {name: value for name, value in values.items() if value is not None and value is not False}
 
-    def fingerprint_data(self) -> dict[str, Any]:
+    def fingerprint_data(self) -> dict[str, object]:
         """What of the configuration can change what the engine reports (part of cache keys).
 
         Selection, levels and suppressions are applied after the cache, so
@@ -306,9 +307,10 @@ class Stages:
 _OPTION_NAMES = frozenset(_BY_NAME)
 
 
+# each value has its own field's type, and the stages' settings are built from them by name
 def option_values(settings: Settings | EngineSettings, options: tuple[Option, ...] = OPTIONS) -> dict[str, Any]:
     """The value of each of ``options`` that ``settings`` holds, by name, in the table's order: the one
-    place that reads a settings object by an option's name."""
+    place that reads a settings object by an option's name (a dataclass field named by the table)."""
     wanted = {option.name for option in options}
     return {item.name: getattr(settings, item.name) for item in dataclasses.fields(settings)
             if item.name in wanted and item.name in _OPTION_NAMES}

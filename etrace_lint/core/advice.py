@@ -6,8 +6,19 @@ it suggests, the writers print them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from .json_types import (
+    JsonObject,
+    json_int,
+    json_list,
+    json_object,
+    json_objects,
+    json_str,
+    json_strs,
+    optional_float,
+    optional_int,
+    optional_str,
+)
 from .verdict import Verdict
 
 
@@ -22,7 +33,7 @@ class Law:
     def at(self, batch: int) -> int:
         return self.c0 + self.c1 * batch + self.c2 * batch * batch
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"c0": self.c0, "c1": self.c1, "c2": self.c2}
 
     def describe(self) -> str:
@@ -39,17 +50,23 @@ class WeightFidelity:
     verdict: Verdict  # written as its advice_text
     draws: tuple[float | None, ...] = ()  # a direction: the cosine on each input draw (None: not measured)
 
-    def to_json(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {"weight": self.weight, "cosine": self.cosine, "relative_error": self.relative_error,
+    def to_json(self) -> JsonObject:
+        shown: JsonObject = {"weight": self.weight, "cosine": self.cosine, "relative_error": self.relative_error,
                                  "verdict": self.verdict.advice_text}
-        return {**shown, "draws": list(self.draws)} if self.draws else shown
+        return {**shown, "draws": [draw for draw in self.draws]} if self.draws else shown
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> WeightFidelity:
+        return cls(json_str(data["weight"]), optional_float(data["cosine"]), optional_float(data["relative_error"]),
+                   Verdict.from_advice_text(json_str(data["verdict"])),
+                   tuple(optional_float(draw) for draw in json_list(data.get("draws") or [])))
 
 
 @dataclass(frozen=True)
 class AdviceRow:
     target: str  # FILE::FACTORY
     algorithm: str  # braintrace's name: d_rtrl, pp_prop, ...
-    options: dict[str, Any]  # the options the learner was built with
+    options: JsonObject  # the options the learner was built with
     compiles: bool
     runs: bool
     error: str | None  # the first error, in the modeller's words
@@ -70,31 +87,34 @@ class AdviceRow:
     def label(self) -> str:
         return f"{self.algorithm}:multi-step" if self.options.get("vjp_method") == "multi-step" else self.algorithm
 
-    def to_json(self) -> dict[str, Any]:
-        law = self.trace_bytes_law.to_json() if self.trace_bytes_law else {"c0": None, "c1": None, "c2": None}
+    def to_json(self) -> JsonObject:
+        unmeasured: JsonObject = {"c0": None, "c1": None, "c2": None}
+        law = self.trace_bytes_law.to_json() if self.trace_bytes_law else unmeasured
         return {
             "target": self.target, "algorithm": self.algorithm, "options": dict(self.options),
             "compiles": self.compiles, "runs": self.runs, "error": self.error,
             "trace_bytes": self.trace_bytes, "trace_bytes_law": law,
             "xla_temp_bytes": self.xla_temp_bytes, "flops_ratio": self.flops_ratio,
-            "zero_gradient_weights": list(self.zero_gradient_weights),
+            "zero_gradient_weights": [weight for weight in self.zero_gradient_weights],
             "weights": [weight.to_json() for weight in self.weights],
             "batch": self.batch, "measured_batch": self.measured_batch, "steps": self.steps,
             "hidden_groups": self.hidden_groups, "note": self.note, "recommended": self.recommended,
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "AdviceRow":
-        law = data.get("trace_bytes_law") or {}
+    def from_json(cls, data: JsonObject) -> "AdviceRow":
+        law = json_object(data.get("trace_bytes_law") or {})
         return cls(
-            data["target"], data["algorithm"], dict(data.get("options") or {}), bool(data["compiles"]),
-            bool(data["runs"]), data.get("error"), data.get("trace_bytes"),
-            Law(law["c0"], law["c1"], law["c2"]) if law.get("c0") is not None else None,
-            data.get("xla_temp_bytes"), data.get("flops_ratio"), tuple(data.get("zero_gradient_weights") or ()),
-            tuple(WeightFidelity(w["weight"], w["cosine"], w["relative_error"], Verdict.from_advice_text(w["verdict"]),
-                                 tuple(w.get("draws") or ())) for w in data.get("weights") or ()),
-            data.get("batch"), data.get("measured_batch"), int(data.get("steps") or 0), data.get("hidden_groups"),
-            data.get("note") or "", bool(data.get("recommended")))
+            json_str(data["target"]), json_str(data["algorithm"]), dict(json_object(data.get("options") or {})),
+            bool(data["compiles"]), bool(data["runs"]), optional_str(data.get("error")),
+            optional_int(data.get("trace_bytes")),
+            Law(json_int(law["c0"]), json_int(law["c1"]), json_int(law["c2"])) if law.get("c0") is not None else None,
+            optional_int(data.get("xla_temp_bytes")), optional_float(data.get("flops_ratio")),
+            tuple(json_strs(data.get("zero_gradient_weights"))),
+            tuple(WeightFidelity.from_json(w) for w in json_objects(data.get("weights"))),
+            optional_int(data.get("batch")), optional_int(data.get("measured_batch")),
+            json_int(data.get("steps") or 0), optional_int(data.get("hidden_groups")),
+            json_str(data.get("note") or ""), bool(data.get("recommended")))
 
     def weights_with(self, verdict: Verdict) -> tuple[str, ...]:
         """The weight leaves of one verdict, by name."""
@@ -115,5 +135,5 @@ class AdviceRow:
         return round(sum(cosines) / len(cosines), 6) if cosines else -1.0
 
 
-def advice_json(rows: list[AdviceRow]) -> dict[str, Any]:
+def advice_json(rows: list[AdviceRow]) -> JsonObject:
     return {"advice": [row.to_json() for row in rows]}

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
 
 from .details import Boundary, Details, Measured, PathKey, StaticEvidence, details_from_json, details_to_json
+from .json_types import (
+    JsonObject,
+    JsonValue,
+    json_float,
+    json_int,
+    json_list,
+    json_object,
+    json_objects,
+    json_str,
+    json_strs,
+)
 
 
 class Level(str, enum.Enum):
@@ -46,12 +56,13 @@ class Location:
     column: int = 1
     label: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"path": self.path, "line": self.line, "column": self.column, "label": self.label}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Location":
-        return cls(data["path"], data["line"], data.get("column", 1), data.get("label", ""))
+    def from_json(cls, data: JsonObject) -> "Location":
+        return cls(json_str(data["path"]), json_int(data["line"]), json_int(data.get("column", 1)),
+                   json_str(data.get("label", "")))
 
 
 @dataclass(frozen=True)
@@ -66,14 +77,14 @@ class Edit:
     end_column: int
     replacement: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"path": self.path, "line": self.line, "column": self.column, "end_line": self.end_line,
                 "end_column": self.end_column, "replacement": self.replacement}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Edit":
-        return cls(data["path"], data["line"], data["column"], data["end_line"], data["end_column"],
-                   data["replacement"])
+    def from_json(cls, data: JsonObject) -> "Edit":
+        return cls(json_str(data["path"]), json_int(data["line"]), json_int(data["column"]),
+                   json_int(data["end_line"]), json_int(data["end_column"]), json_str(data["replacement"]))
 
 
 @dataclass(frozen=True)
@@ -88,14 +99,14 @@ class Fix:
     edits: tuple[Edit, ...]
     applicability: str = "safe"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"message": self.message, "applicability": self.applicability,
                 "edits": [edit.to_json() for edit in self.edits]}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Fix":
-        return cls(data["message"], tuple(Edit.from_json(e) for e in data.get("edits", ())),
-                   data.get("applicability", "safe"))
+    def from_json(cls, data: JsonObject) -> "Fix":
+        return cls(json_str(data["message"]), tuple(Edit.from_json(e) for e in json_objects(data.get("edits"))),
+                   json_str(data.get("applicability", "safe")))
 
 
 @dataclass(frozen=True)
@@ -117,19 +128,30 @@ class Subject:
     suppression_form: str = ""  # ETL301: the suppression comment's form (``noqa``, ...)
     suppression_codes: tuple[str, ...] = ()  # ETL301: the codes in it that matched nothing
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The facts that are set, by field name."""
-        return {name: list(map(list, value)) if name == "operand_shapes" else list(value)
-                if isinstance(value, tuple) else value
-                for name, value in vars(self).items() if value}
+        facts: dict[str, JsonValue] = {
+            "weight": self.weight, "weight_path": list(self.weight_path), "primitive": self.primitive,
+            "hidden_states": list(self.hidden_states), "etp_layer": self.etp_layer,
+            "operand_shapes": [list(shape) for shape in self.operand_shapes], "algorithm": self.algorithm,
+            "suppression_form": self.suppression_form, "suppression_codes": list(self.suppression_codes)}
+        return {name: value for name, value in facts.items() if value}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Subject":
-        return cls(data.get("weight", ""), tuple(data.get("weight_path", ())), data.get("primitive", ""),
-                   tuple(data.get("hidden_states", ())), data.get("etp_layer", ""),
-                   tuple(tuple(shape) for shape in data.get("operand_shapes", ())),
-                   data.get("algorithm", ""), data.get("suppression_form", ""),
-                   tuple(data.get("suppression_codes", ())))
+    def from_json(cls, data: JsonObject) -> "Subject":
+        return cls(json_str(data.get("weight", "")),
+                   tuple(_path_part(part) for part in json_list(data.get("weight_path", []))),
+                   json_str(data.get("primitive", "")), tuple(json_strs(data.get("hidden_states"))),
+                   json_str(data.get("etp_layer", "")),
+                   tuple(tuple(json_int(size) for size in json_list(shape))
+                         for shape in json_list(data.get("operand_shapes", []))),
+                   json_str(data.get("algorithm", "")), json_str(data.get("suppression_form", "")),
+                   tuple(json_strs(data.get("suppression_codes"))))
+
+
+def _path_part(part: JsonValue) -> str | int:
+    """One element of a weight's path: ints stay ints."""
+    return json_int(part) if isinstance(part, int) else json_str(part)
 
 
 NO_SUBJECT = Subject()
@@ -168,11 +190,11 @@ class Finding:
     def line(self) -> int:
         return self.location.line
 
-    def sort_key(self) -> tuple[Any, ...]:
+    def sort_key(self) -> tuple[str, int, int, str, str, str]:
         return (self.location.path, self.location.line, self.location.column,
                 self.rule_id, self.target, self.message)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "rule_id": self.rule_id,
             "level": self.level.value,
@@ -192,18 +214,19 @@ class Finding:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Finding":
+    def from_json(cls, data: JsonObject) -> "Finding":
+        fix = data.get("fix")
         return cls(
-            rule_id=data["rule_id"],
+            rule_id=json_str(data["rule_id"]),
             level=Level(data["level"]),
-            message=data["message"],
-            target=data["target"],
-            location=Location.from_json(data["location"]),
-            related=tuple(Location.from_json(r) for r in data.get("related", ())),
-            suppressed=data.get("suppressed", ""),
-            flow=tuple(Location.from_json(step) for step in data.get("flow") or ()),
-            fix=Fix.from_json(data["fix"]) if data.get("fix") else None,
-            subject=Subject.from_json(data.get("subject") or {}),
+            message=json_str(data["message"]),
+            target=json_str(data["target"]),
+            location=Location.from_json(json_object(data["location"])),
+            related=tuple(Location.from_json(r) for r in json_objects(data.get("related"))),
+            suppressed=json_str(data.get("suppressed", "")),
+            flow=tuple(Location.from_json(step) for step in json_objects(data.get("flow"))),
+            fix=Fix.from_json(json_object(fix)) if fix else None,
+            subject=Subject.from_json(json_object(data.get("subject") or {})),
             details=details_from_json(data.get("details")),
             control_flow=details_from_json(data.get("control_flow") or []),
             measured=details_from_json(data.get("measured") or []),
@@ -226,17 +249,17 @@ class ToolError:
     location: Location
     reason: str = "error"  # import-error, no-factory, factory-error, bad-return, timeout, crash, ...
 
-    def sort_key(self) -> tuple[Any, ...]:
+    def sort_key(self) -> tuple[str, int, str, str]:
         return (self.location.path, self.location.line, self.target, self.message)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"target": self.target, "message": self.message,
                 "location": self.location.to_json(), "reason": self.reason}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "ToolError":
-        return cls(data["target"], data["message"], Location.from_json(data["location"]),
-                   data.get("reason", "error"))
+    def from_json(cls, data: JsonObject) -> "ToolError":
+        return cls(json_str(data["target"]), json_str(data["message"]),
+                   Location.from_json(json_object(data["location"])), json_str(data.get("reason", "error")))
 
 
 @dataclass
@@ -248,8 +271,8 @@ class TargetResult:
     tool_errors: list[ToolError] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)  # files it read, keyed by content
     distributions: dict[str, str] = field(default_factory=dict)  # installed distributions it imported: versions
-    verify_rows: list[dict[str, Any]] = field(default_factory=list)  # per-weight --verify results, JSON-able
-    advice_rows: list[dict[str, Any]] = field(default_factory=list)  # per-algorithm --advise rows, JSON-able
+    verify_rows: list[JsonObject] = field(default_factory=list)  # per-weight --verify results
+    advice_rows: list[JsonObject] = field(default_factory=list)  # per-algorithm --advise rows (AdviceRow.to_json)
     # findings counted per rule instead of built, and the rules the engine was told to count
     # only (empty: every finding was built)
     notes_left_out: dict[str, int] = field(default_factory=dict)
@@ -260,11 +283,11 @@ class TargetResult:
         """Whether this result holds every finding a run that counts only ``count_only`` shows."""
         return self.counted_only <= count_only
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "target": self.target,
             "notes_left_out": dict(self.notes_left_out),
-            "counted_only": sorted(self.counted_only),
+            "counted_only": [rule for rule in sorted(self.counted_only)],
             "verify_rows": list(self.verify_rows),
             "advice_rows": list(self.advice_rows),
             "findings": [f.to_json() for f in self.findings],
@@ -275,16 +298,18 @@ class TargetResult:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "TargetResult":
+    def from_json(cls, data: JsonObject) -> "TargetResult":
         return cls(
-            target=data["target"],
-            findings=[Finding.from_json(f) for f in data.get("findings", ())],
-            tool_errors=[ToolError.from_json(e) for e in data.get("tool_errors", ())],
-            dependencies=list(data.get("dependencies", ())),
-            distributions=dict(data.get("distributions") or {}),
-            verify_rows=list(data.get("verify_rows", ())),
-            advice_rows=list(data.get("advice_rows", ())),
-            notes_left_out=dict(data.get("notes_left_out") or {}),
-            counted_only=frozenset(data.get("counted_only") or ()),
-            seconds=float(data.get("seconds") or 0.0),
+            target=json_str(data["target"]),
+            findings=[Finding.from_json(f) for f in json_objects(data.get("findings"))],
+            tool_errors=[ToolError.from_json(e) for e in json_objects(data.get("tool_errors"))],
+            dependencies=json_strs(data.get("dependencies")),
+            distributions={name: json_str(version)
+                           for name, version in json_object(data.get("distributions") or {}).items()},
+            verify_rows=json_objects(data.get("verify_rows")),
+            advice_rows=json_objects(data.get("advice_rows")),
+            notes_left_out={rule: json_int(count)
+                            for rule, count in json_object(data.get("notes_left_out") or {}).items()},
+            counted_only=frozenset(json_strs(data.get("counted_only"))),
+            seconds=float(json_float(data.get("seconds") or 0.0)),
         )

@@ -7,14 +7,30 @@ in-process API (``etrace_lint.check``) without an import circle.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable, Mapping, TypeVar, overload
 
 TARGET_ATTRIBUTE = "__etrace_lint_target__"
 
+# a zero-argument factory returning ``(model, example_inputs[, compile_options])``; the decorator returns it as given
+Factory = TypeVar("Factory", bound=Callable[[], object])
 
-def target(fn: Callable[..., Any] | None = None, *, name: str | None = None,
-           compile_options: dict[str, Any] | None = None, batch_size: int | None = None,
-           verify: dict[str, Any] | None = None, environ: dict[str, Any] | None = None) -> Any:
+
+@overload
+def target(fn: Factory, *, name: str | None = None, compile_options: Mapping[str, object] | None = None,
+           batch_size: int | None = None, verify: Mapping[str, object] | None = None,
+           environ: Mapping[str, object] | None = None) -> Factory: ...
+
+
+@overload
+def target(fn: None = None, *, name: str | None = None, compile_options: Mapping[str, object] | None = None,
+           batch_size: int | None = None, verify: Mapping[str, object] | None = None,
+           environ: Mapping[str, object] | None = None) -> Callable[[Factory], Factory]: ...
+
+
+def target(fn: Factory | None = None, *, name: str | None = None,
+           compile_options: Mapping[str, object] | None = None, batch_size: int | None = None,
+           verify: Mapping[str, object] | None = None,
+           environ: Mapping[str, object] | None = None) -> Factory | Callable[[Factory], Factory]:
     """Mark a zero-argument factory returning ``(model, example_inputs[, compile_options])``.
 
     Usable bare (``@etrace_lint.target``) or with options
@@ -24,7 +40,7 @@ def target(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     they override ``[tool.etrace-lint.environ]`` and ``--environ``.
     """
 
-    def mark(factory: Callable[..., Any]) -> Callable[..., Any]:
+    def mark(factory: Factory) -> Factory:
         setattr(factory, TARGET_ATTRIBUTE, {
             "name": name,
             "compile_options": dict(compile_options or {}),

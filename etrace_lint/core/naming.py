@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import re
 from contextvars import ContextVar
-from typing import Any, Iterable, Iterator
+from typing import Any, Hashable, Iterable, Iterator
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLASS_REPR = re.compile(r"<class '(?:[\w.]*\.)?(\w+)'>")
@@ -48,7 +48,7 @@ def _descriptor_name(key: str) -> str | None:
     return f"<{name}>"
 
 
-def _segment(part: Any) -> tuple[str, bool]:
+def _segment(part: object) -> tuple[str, bool]:
     """How one path element is shown, and whether it is a library's own key (not an attribute)."""
     if isinstance(part, int) and not isinstance(part, bool):
         return f"[{part}]", False
@@ -83,7 +83,7 @@ def preferred_path(path: StatePath) -> StatePath:
     return _PREFERRED.get().get(path, path)
 
 
-def display_name(path: Any) -> str:
+def display_name(path: object) -> str:
     """A state or weight path as the user's code names it: ``('layers', 1, 'h')`` -> ``layers[1].h``."""
     if not isinstance(path, (tuple, list)):
         return str(path)
@@ -101,7 +101,7 @@ def display_name(path: Any) -> str:
     return name[1:] if name.startswith(".") else name
 
 
-def display_names(paths: Iterable[Any]) -> str:
+def display_names(paths: Iterable[object]) -> str:
     """Several paths, comma separated, in the order given, each once."""
     return ", ".join(dict.fromkeys(display_name(p) for p in paths))
 
@@ -111,6 +111,6 @@ def joined(names: Iterable[str]) -> str:
     return ", ".join(dict.fromkeys(names))
 
 
-def path_key(path: Iterable[Any]) -> tuple[str | int, ...]:
+def path_key(path: Iterable[Hashable]) -> tuple[str | int, ...]:
     """The full path as a finding keeps it: ints and text stay, anything else as text."""
     return tuple(p if isinstance(p, (int, str)) and not isinstance(p, bool) else str(p) for p in path)

@@ -12,8 +12,17 @@ from types import ModuleType
 from typing import Any
 
 from .. import rules as rules_pkg
-from .details import install_rule_loader, register_violation
-from .rule import AnalysisRule, AnyRule, ErrorRule, MeasuredRule, RecordRule, Rule, SuppressionRule
+from .details import Violation, install_rule_loader, register_violation
+from .rule import (
+    AnalysisRule,
+    AnyRule,
+    ErrorRule,
+    GradientFacts,
+    MeasuredRule,
+    RecordRule,
+    Rule,
+    SuppressionRule,
+)
 from .verdict import Verdict
 
 GENERIC_RECORD_RULE = "ETL099"
@@ -47,7 +56,7 @@ install_rule_loader(all_rules)
 
 def _docs_beside(module: ModuleType, rules_pkg: ModuleType, name: str) -> str:
     """The Markdown file beside the rule's module (in whichever folder of the package it was found)."""
-    path = getattr(module, "__file__", None)
+    path = module.__file__
     doc = os.path.splitext(path)[0] + ".md" if path else ""
     if doc and os.path.isfile(doc):
         with open(doc, encoding="utf-8") as handle:
@@ -94,17 +103,18 @@ def error_rules() -> list[ErrorRule]:
     return sorted(rules, key=lambda r: (r.id == GENERIC_ERROR_RULE, r.error.specificity, r.id))
 
 
-def analysis_rules() -> list[AnalysisRule[Any]]:
+def analysis_rules() -> list[AnalysisRule[Violation]]:
     return [r for r in active_rules().values() if isinstance(r, AnalysisRule)]
 
 
 @functools.lru_cache(maxsize=1)
-def _rule_of_verdict() -> dict[str, MeasuredRule[Any]]:
+def _rule_of_verdict() -> dict[str, MeasuredRule[GradientFacts]]:
+    # a rule that names verdicts is a --verify rule, and --verify words its findings from GradientFacts
     return {verdict: rule for rule in active_rules().values() if isinstance(rule, MeasuredRule)
             for verdict in rule.verdicts}
 
 
-def measured_rule(rule_id: str) -> MeasuredRule[Any]:
+def measured_rule(rule_id: str) -> MeasuredRule[Any]:  # its facts' type is decided by the id: the caller knows it
     """The rule of --verify, the probe or the advisor with this id."""
     rule = all_rules()[rule_id]
     if not isinstance(rule, MeasuredRule):
@@ -112,6 +122,6 @@ def measured_rule(rule_id: str) -> MeasuredRule[Any]:
     return rule
 
 
-def rule_for_verdict(verdict: Verdict) -> MeasuredRule[Any] | None:
+def rule_for_verdict(verdict: Verdict) -> MeasuredRule[GradientFacts] | None:
     """The --verify rule that reports a verdict of the gradient comparison; None for one nothing reports."""
     return _rule_of_verdict().get(verdict.value)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import Hashable, Iterable
 
 from .naming import display_name
 
 _PATH_REPR = re.compile(r"\((?:'[^']*'|\"[^\"]*\"|\d+)(?:,\s*(?:'[^']*'|\"[^\"]*\"|\d+))*,?\)")
 
 
-def plain_text(text: str, paths: Any = (), states: Any = ()) -> str:
+def plain_text(text: str, paths: Iterable[Iterable[Hashable]] = (),
+               states: Iterable[Iterable[Hashable]] = ()) -> str:
     """A compiler or library text with its paths shown by name and its jargon put plainly.
 
     ``('cell', 'h')`` becomes ``cell.h`` and ``[('h',), ('c',)]`` becomes
@@ -81,7 +82,7 @@ def unmeasured_zero(weight: str) -> str:
             f"inputs that drive the model, @etrace_lint.target(verify={{'inputs': ...}})")
 
 
-def one_line(text: Any, limit: int = 0) -> str:
+def one_line(text: object, limit: int = 0) -> str:
     """A text with its whitespace runs made single spaces (a compiler's message in a property)."""
     line = " ".join(str(text).split())
     return line[:limit] if limit else line

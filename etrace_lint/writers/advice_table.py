@@ -6,23 +6,23 @@ Reads the rows as JSON (as the engine sends them); imports nothing heavy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..core import advice as R
+from ..core.json_types import JsonObject, json_str
 from ..core.sizes import format_size
 from ..core.verdict import Verdict
 
-RowJson = dict[str, Any]  # an advice row as JSON (``AdviceRow.to_json``)
+RowJson = JsonObject  # an advice row as JSON (``AdviceRow.to_json``)
 
 
 def _size(value: float | None) -> str:
     return "n/a" if value is None else format_size(int(value))
 
 
-def _law(law: dict[str, int | None] | None) -> str:
-    if not law or law.get("c0") is None:
+def _law(law: R.Law | None) -> str:
+    if law is None:
         return "n/a"
-    terms = [(law["c0"], ""), (law["c1"], "·B"), (law["c2"], "·B²")]
+    terms = [(law.c0, ""), (law.c1, "·B"), (law.c2, "·B²")]
     return " + ".join(f"{c}{unit}" for c, unit in terms if c) or "0"
 
 
@@ -43,13 +43,13 @@ _COLUMN_GAP = 2
 _LEAST_WEIGHTS = len("1 misaligned, ...")  # the weights column's room before the laws move below the table
 
 
-def _counts(row: RowJson) -> list[str]:
-    verdicts = [_SHORT.get(w["verdict"], w["verdict"]) for w in row.get("weights") or ()]
+def _counts(row: R.AdviceRow) -> list[str]:
+    verdicts = [_SHORT.get(w.verdict.advice_text, w.verdict.advice_text) for w in row.weights]
     shown = sorted(dict.fromkeys(verdicts), key=lambda v: _ORDER.index(v) if v in _ORDER else len(_ORDER))
     return [f"{verdicts.count(v)} {v}" for v in shown]
 
 
-def _fidelity(row: RowJson, room: int) -> str:
+def _fidelity(row: R.AdviceRow, room: int) -> str:
     """The weight verdicts' counts, as many as fit in ``room`` columns (the rest said below the table)."""
     parts = _counts(row)
     if not parts:
@@ -61,15 +61,9 @@ def _fidelity(row: RowJson, room: int) -> str:
     return text
 
 
-def _cosine(row: RowJson) -> str:
-    cosines = [w["cosine"] for w in row.get("weights") or () if w["cosine"] is not None]
+def _cosine(row: R.AdviceRow) -> str:
+    cosines = [w.cosine for w in row.weights if w.cosine is not None]
     return f"{min(cosines):.3f}" if cosines else "n/a"
-
-
-def label(row: RowJson) -> str:
-    multi = (row.get("options") or {}).get("vjp_method") == "multi-step"
-    name: str = row["algorithm"]
-    return name + (":multi-step" if multi else "")
 
 
 def _listed(names: list[str]) -> str:
@@ -108,7 +102,10 @@ def _why_preferred(chosen: R.AdviceRow, rows: list[R.AdviceRow]) -> str:
 def recommendation(rows: list[RowJson]) -> list[str]:
     """The recommendation, with the weights it leaves not learning or learning against BPTT and why it is
     still preferred; each line is one sentence (weight lists are not cut)."""
-    typed = [R.AdviceRow.from_json(row) for row in rows]
+    return _recommendation([R.AdviceRow.from_json(row) for row in rows])
+
+
+def _recommendation(typed: list[R.AdviceRow]) -> list[str]:
     chosen = next((row for row in typed if row.recommended), None)
     if chosen is None:
         return ["no algorithm runs and fits the memory budget with a gradient to compare"]
@@ -126,20 +123,21 @@ def recommendation(rows: list[RowJson]) -> list[str]:
 
 
 def format_advice_table(rows: list[RowJson], relpath: Callable[[str], str] = lambda path: path) -> str:
+    typed = [R.AdviceRow.from_json(row) for row in rows]
     out: list[str] = []
-    for target in dict.fromkeys(row["target"] for row in rows):
-        mine = [row for row in rows if row["target"] == target]
+    for target in dict.fromkeys(row.target for row in typed):
+        mine = [row for row in typed if row.target == target]
         path, _, factory = target.rpartition("::")
-        batch = mine[0].get("batch")
+        batch = mine[0].batch
         header = ["algorithm", "compiles", "runs", f"trace @B={batch if batch is not None else '-'}",
                   "law (bytes)", "XLA temp", "flops/fwd", "min cos", "weights"]
         table = [header]
         for row in mine:
             table.append([
-                ("* " if row.get("recommended") else "  ") + label(row),
-                "yes" if row["compiles"] else "no", "yes" if row["runs"] else ("no" if row["compiles"] else "-"),
-                _size(row["trace_bytes"]), _law(row.get("trace_bytes_law")), _size(row["xla_temp_bytes"]),
-                "n/a" if row["flops_ratio"] is None else f"{row['flops_ratio']:.1f}x", _cosine(row), "",
+                ("* " if row.recommended else "  ") + row.label,
+                "yes" if row.compiles else "no", "yes" if row.runs else ("no" if row.compiles else "-"),
+                _size(row.trace_bytes), _law(row.trace_bytes_law), _size(row.xla_temp_bytes),
+                "n/a" if row.flops_ratio is None else f"{row.flops_ratio:.1f}x", _cosine(row), "",
             ])
         widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
         laws_below = sum(widths) + _COLUMN_GAP * len(widths) + 2 + _LEAST_WEIGHTS > WIDTH
@@ -152,8 +150,8 @@ def format_advice_table(rows: list[RowJson], relpath: Callable[[str], str] = lam
         for line, row in zip(table[1:], mine):
             line[-1] = _fidelity(row, room)
         widths.append(max(len(line[-1]) for line in table))
-        steps = mine[0].get("steps")
-        measured = mine[0].get("measured_batch")
+        steps = mine[0].steps
+        measured = mine[0].measured_batch
         out.append(f"\nLearning-rule advice for {relpath(path)}::{factory} (T={steps} steps vs BPTT, "
                    f"steps compiled at batch {measured if measured is not None else 'none'}):\n")
         for index, line in enumerate(table):
@@ -162,21 +160,21 @@ def format_advice_table(rows: list[RowJson], relpath: Callable[[str], str] = lam
                 out.append("  " + "  ".join("-" * width for width in widths) + "\n")
         shown = {word for row in mine for part in _counts(row) for word in [part.split(" ", 1)[1]]}
         out.extend(f"  {word}: {meaning}\n" for word, meaning in _KEY.items() if word in shown)
-        out.extend(f"  {line}\n" for line in recommendation(mine))
+        out.extend(f"  {line}\n" for line in _recommendation(mine))
         for row in mine:
-            if laws_below and _law(row.get("trace_bytes_law")) != "n/a":
-                out.append(f"  {label(row)}: trace bytes at batch B: {_law(row.get('trace_bytes_law'))}\n")
+            if laws_below and row.trace_bytes_law is not None:
+                out.append(f"  {row.label}: trace bytes at batch B: {_law(row.trace_bytes_law)}\n")
             if _fidelity(row, 10 ** 6) != _fidelity(row, room):
-                out.append(f"  {label(row)}: weights {', '.join(_counts(row))}\n")
-            against = [w["weight"] for w in row.get("weights") or () if w["verdict"] == Verdict.AGAINST.advice_text]
+                out.append(f"  {row.label}: weights {', '.join(_counts(row))}\n")
+            against = row.weights_with(Verdict.AGAINST)
             if against:
-                out.append(f"  {label(row)}: learning against BPTT: {', '.join(against)}\n")
-            if row.get("zero_gradient_weights"):
-                out.append(f"  {label(row)}: no online gradient: {', '.join(row['zero_gradient_weights'])}\n")
+                out.append(f"  {row.label}: learning against BPTT: {', '.join(against)}\n")
+            if row.zero_gradient_weights:
+                out.append(f"  {row.label}: no online gradient: {', '.join(row.zero_gradient_weights)}\n")
         for row in mine:
-            if row.get("error"):
-                out.append(f"  {label(row)}: {row['error']}\n")
-        for note in dict.fromkeys(f"{label(row)}: {row['note']}" for row in mine if row.get("note")):
+            if row.error:
+                out.append(f"  {row.label}: {row.error}\n")
+        for note in dict.fromkeys(f"{row.label}: {row.note}" for row in mine if row.note):
             out.append(f"  {note}\n")
     return "".join(out) + ("\n" if out else "")
 
@@ -185,6 +183,6 @@ def relocated(rows: list[RowJson], relpath: Callable[[str], str]) -> list[RowJso
     """The rows with each target's file relative to the root, as the other outputs name files."""
     shown = []
     for row in rows:
-        path, _, factory = row["target"].rpartition("::")
+        path, _, factory = json_str(row["target"]).rpartition("::")
         shown.append({**row, "target": f"{relpath(path)}::{factory}"})
     return shown

@@ -15,9 +15,10 @@ import html
 import os
 import uuid
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TextIO
+from typing import TYPE_CHECKING, Iterable, Sequence, TextIO
 
 from ..core.findings import Edit, Finding, Level, ToolError
+from ..core.json_types import JsonObject, JsonValue, optional_float
 from ..core.learning_graph import (
     AGAINST,
     LEARNS,
@@ -57,8 +58,8 @@ def write_html(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
 
 
 def render_report(findings: Sequence[Finding], tool_errors: Sequence[ToolError], graphs: Sequence[LearningGraph],
-                  verify_rows: Sequence[Mapping[str, Any]], root: str, fragment: bool = False, hidden_notes: int = 0,
-                  models: int | None = None, advice: Sequence[Mapping[str, Any]] = ()) -> str:
+                  verify_rows: Sequence[JsonObject], root: str, fragment: bool = False, hidden_notes: int = 0,
+                  models: int | None = None, advice: Sequence[JsonObject] = ()) -> str:
     """The report as HTML: a whole document, or (``fragment``) a ``<div>`` for a notebook cell.
 
     ``advice``: the learning-rule advisor's rows, each drawn under the model its ``target`` names."""
@@ -157,8 +158,8 @@ def _tool_errors(tool_errors: Sequence[ToolError], paths: _Paths) -> str:
     return f'<h2>Tool errors</h2><ul class="tool-errors">{items}</ul>'
 
 
-def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: Sequence[Mapping[str, Any]],
-            errors: list[ToolError], advice: Sequence[Mapping[str, Any]] = ()) -> str:
+def _target(prefix: str, graph: LearningGraph, paths: _Paths, verify_rows: Sequence[JsonObject],
+            errors: list[ToolError], advice: Sequence[JsonObject] = ()) -> str:
     places = {node.id: number for number, node in enumerate(graph.nodes)}
     blocked_by: dict[int, list[Node]] = {}  # finding -> the nodes its blocked edges point at
     for edge in graph.edges:
@@ -317,7 +318,7 @@ def _apply(edits: Iterable[Edit], lines: list[str]) -> list[str]:
     return text.split("\n")
 
 
-def _verify(rows: Sequence[Mapping[str, Any]]) -> str:
+def _verify(rows: Sequence[JsonObject]) -> str:
     if not rows:
         return ""
     head = "<tr><th>weight</th><th>T</th><th>algorithm</th><th>verdict</th><th>rel. error</th><th>cosine</th></tr>"
@@ -327,11 +328,12 @@ def _verify(rows: Sequence[Mapping[str, Any]]) -> str:
     return f'<h3>Gradient check (online vs BPTT)</h3><table class="verify">{head}{body}</table>'
 
 
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3g}"
+def _number(value: JsonValue) -> str:
+    figure = optional_float(value)
+    return "n/a" if figure is None else f"{figure:.3g}"
 
 
-def _cosine(row: Mapping[str, Any]) -> str:
+def _cosine(row: JsonObject) -> str:
     """No cosine is measured against a zero gradient: say which one was zero."""
     if row.get("cosine") is not None:
         return _number(row["cosine"])

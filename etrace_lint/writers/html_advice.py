@@ -10,8 +10,9 @@ was not measured is "n/a" with the reason, never 0.
 from __future__ import annotations
 
 import html
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
+from ..core.json_types import JsonObject, JsonValue, json_list, json_object, optional_float
 from .advice_table import recommendation
 
 esc = html.escape
@@ -24,7 +25,7 @@ _VERDICT_CLASS = {"exact": "adv-exact", "approximate": "adv-approx", "misaligned
                   "no online gradient": "adv-bad"}
 
 
-def rows_for(target: str, advice: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def rows_for(target: str, advice: Sequence[JsonObject]) -> list[JsonObject]:
     """The rows about one model: its target is ``FILE::FACTORY`` or the model's own name."""
     return [row for row in advice if _names(row.get("target")) & {target}]
 
@@ -34,17 +35,18 @@ def _names(target: object) -> set[str]:
     return {text, text.rsplit("::", 1)[-1]}
 
 
-def algorithm_name(row: Mapping[str, Any]) -> str:
+def algorithm_name(row: JsonObject) -> str:
     """``d_rtrl``, or ``d_rtrl (vjp_method=multi-step)`` for a variant with options."""
-    options = row.get("options") or {}
-    shown = ", ".join(f"{key}={value}" for key, value in sorted(options.items()))
+    options = json_object(row.get("options") or {})
+    shown = ", ".join(f"{key}={options[key]}" for key in sorted(options))
     return f"{row.get('algorithm', '?')} ({shown})" if shown else str(row.get("algorithm", "?"))
 
 
-def size(value: float | None) -> str:
-    if value is None:
+def size(value: JsonValue) -> str:
+    """A number of bytes (None: not measured)."""
+    amount = optional_float(value)
+    if amount is None:
         return "n/a"
-    amount = float(value)
     for unit in ("B", "KiB", "MiB", "GiB"):
         if abs(amount) < 1024 or unit == "GiB":
             return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
@@ -52,7 +54,7 @@ def size(value: float | None) -> str:
     return f"{amount:.1f} GiB"
 
 
-def _why_unmeasured(row: Mapping[str, Any]) -> str:
+def _why_unmeasured(row: JsonObject) -> str:
     if not row.get("compiles"):
         return "does not compile"
     if not row.get("runs"):
@@ -60,8 +62,8 @@ def _why_unmeasured(row: Mapping[str, Any]) -> str:
     return "not measured"
 
 
-def _law(row: Mapping[str, Any]) -> str:
-    law = row.get("trace_bytes_law") or {}
+def _law(row: JsonObject) -> str:
+    law = json_object(row.get("trace_bytes_law") or {})
     if not law:
         return "n/a"
     terms = [(law.get("c0"), ""), (law.get("c1"), "·B"), (law.get("c2"), "·B²")]
@@ -69,9 +71,9 @@ def _law(row: Mapping[str, Any]) -> str:
     return " + ".join(shown) or "0"
 
 
-def _bars(prefix: str, rows: Sequence[Mapping[str, Any]]) -> str:
+def _bars(prefix: str, rows: Sequence[JsonObject]) -> str:
     """Trace memory per algorithm; one scale for the chart, so bars compare."""
-    measured = [float(row["trace_bytes"]) for row in rows if row.get("trace_bytes") is not None]
+    measured = [float(figure) for row in rows if (figure := optional_float(row.get("trace_bytes"))) is not None]
     largest = max(measured, default=0.0)
     height = len(rows) * (BAR_HEIGHT + 6) + 8
     label_width = max(len(algorithm_name(row)) for row in rows) * CHAR_WIDTH + 12  # the names left of the bars
@@ -82,7 +84,7 @@ def _bars(prefix: str, rows: Sequence[Mapping[str, Any]]) -> str:
         y = 4 + number * (BAR_HEIGHT + 6)
         name = algorithm_name(row)
         parts.append(f'<text x="0" y="{y + BAR_HEIGHT - 4}">{esc(name)}</text>')
-        value = row.get("trace_bytes")
+        value = optional_float(row.get("trace_bytes"))
         if value is None:
             parts.append(f'<text class="na" x="{label_width:.1f}" y="{y + BAR_HEIGHT - 4}" '
                          f'data-algorithm="{esc(name)}">n/a ({_why_unmeasured(row)})</text>')
@@ -97,7 +99,7 @@ def _bars(prefix: str, rows: Sequence[Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
-def _cost_table(rows: Sequence[Mapping[str, Any]]) -> str:
+def _cost_table(rows: Sequence[JsonObject]) -> str:
     head = ("<tr><th>algorithm</th><th>compiles</th><th>runs</th><th>trace memory</th>"
             "<th>its law in the batch size B (bytes)"
             "</th><th>XLA temporary</th><th>flops / forward step</th><th>weights with zero online gradient</th></tr>")
@@ -105,7 +107,7 @@ def _cost_table(rows: Sequence[Mapping[str, Any]]) -> str:
     for row in rows:
         error = f' <span class="muted">{esc(str(row["error"]))}</span>' if row.get("error") else ""
         flops = row.get("flops_ratio")
-        zero = ", ".join(str(w) for w in row.get("zero_gradient_weights") or ()) or "none"
+        zero = ", ".join(str(w) for w in json_list(row.get("zero_gradient_weights") or [])) or "none"
         runs = "yes" if row.get("runs") else ("no" if row.get("compiles") else "n/a")
         body.append(f'<tr data-algorithm="{esc(algorithm_name(row))}"><td>{esc(algorithm_name(row))}</td>'
                     f'<td>{"yes" if row.get("compiles") else "no"}</td><td>{runs}{error}</td>'
@@ -115,13 +117,14 @@ def _cost_table(rows: Sequence[Mapping[str, Any]]) -> str:
     return f'<table class="advice-costs">{head}{"".join(body)}</table>'
 
 
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3g}"
+def _number(value: JsonValue) -> str:
+    figure = optional_float(value)
+    return "n/a" if figure is None else f"{figure:.3g}"
 
 
-def _fidelity(rows: Sequence[Mapping[str, Any]]) -> str:
+def _fidelity(rows: Sequence[JsonObject]) -> str:
     """Weights down, algorithms across: each cell the verdict, cosine and relative error against BPTT."""
-    weights = list(dict.fromkeys(str(w.get("weight")) for row in rows for w in row.get("weights") or ()))
+    weights = list(dict.fromkeys(str(w.get("weight")) for row in rows for w in _weights(row)))
     if not weights:
         return '<p class="muted">no fidelity measured: no algorithm ran a gradient step</p>'
     names = [algorithm_name(row) for row in rows]
@@ -130,7 +133,7 @@ def _fidelity(rows: Sequence[Mapping[str, Any]]) -> str:
     for weight in weights:
         cells = []
         for name, row in zip(names, rows):
-            found = next((w for w in row.get("weights") or () if str(w.get("weight")) == weight), None)
+            found = next((w for w in _weights(row) if str(w.get("weight")) == weight), None)
             if found is None:
                 cells.append(f'<td class="muted" data-algorithm="{esc(name)}" data-weight="{esc(weight)}" '
                              f'data-verdict="">n/a ({_why_unmeasured(row)})</td>')
@@ -144,7 +147,12 @@ def _fidelity(rows: Sequence[Mapping[str, Any]]) -> str:
     return f'<table class="advice-fidelity">{head}{"".join(body)}</table>'
 
 
-def advice_section(prefix: str, rows: Sequence[Mapping[str, Any]]) -> str:
+def _weights(row: JsonObject) -> list[JsonObject]:
+    """A row's fidelity per weight."""
+    return [json_object(weight) for weight in json_list(row.get("weights") or [])]
+
+
+def advice_section(prefix: str, rows: Sequence[JsonObject]) -> str:
     """The advisor's table for one model, or nothing when it was not asked for."""
     if not rows:
         return ""

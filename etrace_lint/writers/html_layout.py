@@ -9,13 +9,15 @@ exchanged and then turned, so weights form a column on the left.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence, TypeVar
+from typing import Sequence, TypeVar
+
+# grandalf (and the numpy it imports) loads with this module, which only the HTML report and the
+# in-process API import: the writers load each format's module on first use, so the command line
+# starts without it
+from grandalf.graphs import Edge, Graph, Vertex
+from grandalf.layouts import SugiyamaLayout
 
 from ..core.learning_graph import LearningGraph
-
-if TYPE_CHECKING:  # grandalf loads only for the HTML report; annotations only
-    from grandalf.graphs import Vertex
-    from grandalf.layouts import SugiyamaLayout
 
 _Item = TypeVar("_Item")
 
@@ -89,9 +91,6 @@ def node_width(label: str) -> float:
 
 def layout(graph: LearningGraph) -> Layout:
     """Where each node and edge of ``graph`` is drawn, in SVG pixels."""
-    from grandalf.graphs import Edge, Graph, Vertex  # loads only for the HTML report
-    from grandalf.layouts import SugiyamaLayout  # loads only for the HTML report
-
     vertices: dict[str, Vertex] = {}
     for node in graph.nodes:
         vertex = Vertex(node.id)

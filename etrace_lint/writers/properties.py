@@ -6,8 +6,6 @@ user reads first), then what later stages added, in the order they add it. Nothi
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.details import (
     Advice,
     Boundary,
@@ -15,6 +13,7 @@ from ..core.details import (
     CompilerRecord,
     Measured,
     Measurement,
+    PathKey,
     ProbeFailure,
     ProbeLeaf,
     ProbeSignal,
@@ -26,23 +25,22 @@ from ..core.details import (
     Violation,
 )
 from ..core.findings import Finding, Subject
+from ..core.json_types import JsonObject, JsonValue
 
 
-def _listed(value: object) -> object:
-    """Tuples, nested ones too, as the lists JSON prints."""
-    if isinstance(value, tuple):
-        return [_listed(item) for item in value]
-    return value
+def _listed(paths: tuple[PathKey, ...]) -> JsonValue:
+    """Paths as the lists of lists JSON prints."""
+    return [[part for part in path] for path in paths]
 
 
-def _weight(subject: Subject) -> dict[str, Any]:
+def _weight(subject: Subject) -> JsonObject:
     if not subject.weight:
         return {}
     return {"weight": subject.weight, "weightPath": list(subject.weight_path)}
 
 
-def _record(record: CompilerRecord, subject: Subject) -> dict[str, Any]:
-    properties: dict[str, Any] = {"braintraceKind": record.kind, "braintraceLevel": record.level,
+def _record(record: CompilerRecord, subject: Subject) -> JsonObject:
+    properties: JsonObject = {"braintraceKind": record.kind, "braintraceLevel": record.level,
                                   "braintraceMessage": record.message, **_weight(subject)}
     if record.hidden_state_paths:
         properties["hiddenStates"] = list(subject.hidden_states)
@@ -54,35 +52,37 @@ def _record(record: CompilerRecord, subject: Subject) -> dict[str, Any]:
     return properties
 
 
-def _error(error: CompilerError, subject: Subject) -> dict[str, Any]:
-    properties = {"braintraceError": error.error, "phase": error.phase, "braintraceMessage": error.message}
+def _error(error: CompilerError, subject: Subject) -> JsonObject:
+    properties: JsonObject = {"braintraceError": error.error, "phase": error.phase,
+                              "braintraceMessage": error.message}
     if subject.primitive:
         properties["primitive"] = subject.primitive
     return properties
 
 
-def _probe(probe: ProbeFailure | ProbeSignal) -> dict[str, Any]:
+def _probe(probe: ProbeFailure | ProbeSignal) -> JsonObject:
     if isinstance(probe, ProbeFailure):
-        shapes = {} if probe.parameter_shape is None else {
-            "parameterShape": list(probe.parameter_shape), "gradientShape": list(probe.gradient_shape or ())}
+        shapes: JsonObject = {} if probe.parameter_shape is None else {
+            "parameterShape": [size for size in probe.parameter_shape],
+            "gradientShape": [size for size in probe.gradient_shape or ()]}
         return {"algorithm": probe.algorithm, "exception": probe.exception, "batch": probe.batch, **shapes}
     return {"algorithm": probe.algorithm, "steps": probe.steps, "batch": probe.batch,
             "wholeWeight": probe.whole_weight, "leaves": [_probe_leaf(leaf) for leaf in probe.leaves]}
 
 
-def _probe_leaf(leaf: ProbeLeaf) -> dict[str, Any]:
+def _probe_leaf(leaf: ProbeLeaf) -> JsonObject:
     return {"leaf": leaf.leaf, "onlineNorm": leaf.online_norm, "bpttNorm": leaf.bptt_norm, "scale": leaf.scale}
 
 
-def _verify_leaf(row: VerifyLeaf) -> dict[str, Any]:
+def _verify_leaf(row: VerifyLeaf) -> JsonObject:
     return {"algorithm": row.algorithm, "steps": row.steps, "weight": row.weight, "leaf": row.leaf,
             "verdict": row.verdict, "expected": row.expected, "relError": row.rel_error, "cosine": row.cosine,
             "scale": row.scale, "device": row.device}
 
 
-def _verify(verify: VerifyWeight | VerifyNotRun | VerifyHarness) -> dict[str, Any]:
+def _verify(verify: VerifyWeight | VerifyNotRun | VerifyHarness) -> JsonObject:
     if isinstance(verify, VerifyWeight):
-        leaves = {"leaves": [_verify_leaf(row) for row in verify.leaves]} if verify.leaves else {}
+        leaves: JsonObject = {"leaves": [_verify_leaf(row) for row in verify.leaves]} if verify.leaves else {}
         return {**_verify_leaf(verify.worst), **leaves}
     if isinstance(verify, VerifyNotRun):
         return {"algorithm": verify.algorithm, "device": verify.device}
@@ -90,7 +90,7 @@ def _verify(verify: VerifyWeight | VerifyNotRun | VerifyHarness) -> dict[str, An
             "bpttLoss": verify.bptt_loss, "device": verify.device}
 
 
-def _measurement(measurement: Measurement | None) -> dict[str, Any]:
+def _measurement(measurement: Measurement | None) -> JsonObject:
     """A measured finding's own figures, under the key its measurer prints them."""
     if measurement is None:
         return {}
@@ -99,7 +99,7 @@ def _measurement(measurement: Measurement | None) -> dict[str, Any]:
     return {"verify": _verify(measurement)}
 
 
-def _details(finding: Finding) -> dict[str, Any]:
+def _details(finding: Finding) -> JsonObject:
     details, subject = finding.details, finding.subject
     if isinstance(details, CompilerRecord):
         return _record(details, subject)
@@ -124,8 +124,8 @@ def _details(finding: Finding) -> dict[str, Any]:
     return {}
 
 
-def _boundary(boundary: Boundary) -> dict[str, Any]:
-    printed: dict[str, Any] = {"kind": boundary.kind, "line": boundary.line, "column": boundary.column}
+def _boundary(boundary: Boundary) -> JsonObject:
+    printed: JsonObject = {"kind": boundary.kind, "line": boundary.line, "column": boundary.column}
     if boundary.name:
         printed["name"] = boundary.name
     if boundary.file:
@@ -133,17 +133,17 @@ def _boundary(boundary: Boundary) -> dict[str, Any]:
     return printed
 
 
-def _measured(measured: Measured) -> dict[str, Any]:
+def _measured(measured: Measured) -> JsonObject:
     return {"rule": measured.rule, "message": measured.message, **_measurement(measured.measurement)}
 
 
-def _evidence(evidence: StaticEvidence) -> dict[str, Any]:
+def _evidence(evidence: StaticEvidence) -> JsonObject:
     kind = {"braintraceKind": evidence.kind} if evidence.kind else {}
     line = {"line": evidence.line} if evidence.line is not None else {}
     return {"rule": evidence.rule, **kind, "message": evidence.message, **line}
 
 
-def finding_properties(finding: Finding) -> dict[str, Any]:
+def finding_properties(finding: Finding) -> JsonObject:
     """What SARIF and JSON print as the finding's properties (SARIF adds the model first)."""
     properties = _details(finding)
     if finding.control_flow:

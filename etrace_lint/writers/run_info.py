@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..core.json_types import JsonObject
 from ..core.rule import DOCS_URL
 
 
@@ -33,8 +33,8 @@ class RunInfo:
     device: str = ""
     color: bool = False
     targets_failed: int = 0  # of ``targets``, those that could not be linted
-    verify_rows: list[dict[str, Any]] = field(default_factory=list)  # per-weight --verify results
-    advice_rows: list[dict[str, Any]] = field(default_factory=list)  # per-algorithm --advise rows
+    verify_rows: list[JsonObject] = field(default_factory=list)  # per-weight --verify results
+    advice_rows: list[JsonObject] = field(default_factory=list)  # per-algorithm --advise rows
     shard: dict[str, object] | None = None  # --shard: which part of the targets this run linted (see merge.py)
     show_flows: bool = False  # --show-flows: each finding's route under it in the text output
     fixes: dict[str, int] | None = None  # --fix: {"applied": n, "remaining": m}; None when not fixing

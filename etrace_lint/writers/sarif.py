@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import attr
 import sarif_om as om
 
 from .. import __version__
 from ..core.findings import Edit, Finding, Fix, Level, Location, ToolError
+from ..core.json_types import JsonObject, JsonValue, json_object
 from ..core.registry import active_rules
 from ..core.rule import DOCS_URL, Rule, rule_page_url
 from .advice_table import relocated
@@ -68,11 +69,11 @@ def clip(text: str, limit: int) -> str:
 _ALWAYS_KEPT = {"level", "executionSuccessful", "version", "results"}
 
 
-def to_json(value: object) -> Any:
+def to_json(value: object) -> JsonValue:
     """sarif-om objects -> plain JSON under SARIF's property names, without unset fields or defaults."""
     kind = type(value)
     if attr.has(kind):
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         for field in attr.fields(kind):
             item = getattr(value, field.name)
             if item is None:
@@ -90,7 +91,9 @@ def to_json(value: object) -> Any:
         return {k: to_json(v) for k, v in value.items() if v is not None}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
-    return value
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"a SARIF log holds no {type(value).__name__}")
 
 
 def _help_text(markdown: str) -> str:
@@ -102,7 +105,7 @@ def _help_text(markdown: str) -> str:
 def _rule_descriptor(rule: Rule, limits: SarifLimits = GITHUB_LIMITS,
                      docs_url: str = DOCS_URL) -> om.ReportingDescriptor:
     markdown = rule.docs or rule.summary
-    properties: dict[str, Any] = {
+    properties: dict[str, object] = {
         "tags": sorted(set(rule.tags) | {"etrace"})[:limits.tags_per_rule],
         "precision": rule.precision,
         "problem.severity": _PROBLEM_SEVERITY[rule.level],
@@ -206,7 +209,7 @@ def _within_results_limit(findings: list[Finding], limits: SarifLimits) -> tuple
     return sorted(kept, key=Finding.sort_key), len(findings) - len(kept)
 
 
-def build_log(outcome: Outcome, info: RunInfo, limits: SarifLimits = GITHUB_LIMITS) -> dict[str, object]:
+def build_log(outcome: Outcome, info: RunInfo, limits: SarifLimits = GITHUB_LIMITS) -> JsonObject:
     """The SARIF log as plain JSON, within ``limits`` (GitHub's by default)."""
     rules = list(active_rules().values())
     rule_index = {rule.id: i for i, rule in enumerate(rules)}
@@ -247,8 +250,7 @@ def build_log(outcome: Outcome, info: RunInfo, limits: SarifLimits = GITHUB_LIMI
         column_kind="unicodeCodePoints",
         properties=run_properties or None,
     )
-    log: dict[str, object] = to_json(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run]))
-    return log
+    return json_object(to_json(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])))
 
 
 def write_sarif(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:

@@ -6,38 +6,44 @@ every online gradient must equal BPTT, so an exact row there says nothing new.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Sequence
+
+from ..core.json_types import JsonObject, JsonValue, json_int, json_str, optional_float
 
 
-def _number(value: float | None) -> str:
+def _number(measured: JsonValue) -> str:
+    value = optional_float(measured)
     if value is None:
         return "-"
     return f"{value:.2e}" if value and abs(value) < 1e-2 else f"{value:.3f}"
 
 
-def _verdict(row: Mapping[str, Any]) -> str:
+def _verdict(row: JsonObject) -> str:
     """The verdict, with the factor when the online gradient is a multiple of BPTT's: ``wrong(2.00x)``."""
-    factor = row.get("scale")
-    return row["verdict"] if factor is None else f"{row['verdict']}({factor:.2f}x)"
+    factor = optional_float(row.get("scale"))
+    verdict = json_str(row["verdict"])
+    return verdict if factor is None else f"{verdict}({factor:.2f}x)"
 
 
-def _shown(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _shown(rows: Sequence[JsonObject]) -> list[JsonObject]:
     longest: dict[str, int] = {}
     for row in rows:
-        longest[row["model"]] = max(longest.get(row["model"], 0), row["steps"])
-    return [r for r in rows if r["steps"] == longest[r["model"]] or r["verdict"] not in ("exact", "n/a")]
+        model = json_str(row["model"])
+        longest[model] = max(longest.get(model, 0), json_int(row["steps"]))
+    return [r for r in rows if r["steps"] == longest[json_str(r["model"])] or r["verdict"] not in ("exact", "n/a")]
 
 
-def format_verify_table(rows: Sequence[dict[str, Any]]) -> str:
+def format_verify_table(rows: Sequence[JsonObject]) -> str:
     if not rows:
         return ""
     out = []
-    for model in dict.fromkeys(r["model"] for r in rows):
+    for model in dict.fromkeys(json_str(r["model"]) for r in rows):
         mine = _shown([r for r in rows if r["model"] == model])
-        algorithms = list(dict.fromkeys(r["algorithm"] for r in mine))
-        cells: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
+        algorithms = list(dict.fromkeys(json_str(r["algorithm"]) for r in mine))
+        cells: dict[tuple[str, int], dict[str, JsonObject]] = {}
         for row in mine:
-            cells.setdefault((row["weight"] + row["leaf"], row["steps"]), {})[row["algorithm"]] = row
+            weight = json_str(row["weight"]) + json_str(row["leaf"])
+            cells.setdefault((weight, json_int(row["steps"])), {})[json_str(row["algorithm"])] = row
         header = ["weight", "T"]
         for algorithm in algorithms:
             header += [algorithm, "rel", "cos"]
@@ -50,7 +56,7 @@ def format_verify_table(rows: Sequence[dict[str, Any]]) -> str:
                          if measured else ["-", "-", "-"])
             table.append(line)
         widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-        device = next((r["device"] for r in mine if r.get("device")), "")
+        device = next((json_str(r["device"]) for r in mine if r.get("device")), "")
         out.append(f"\nGradient check of {model} (online vs BPTT{', ' + device if device else ''}):\n")
         for index, line in enumerate(table):
             out.append("  " + "  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() + "\n")
