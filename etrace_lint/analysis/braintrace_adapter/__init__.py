@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .compiler import (
     Compilation,
+    ModelState,
     UntracedState,
     compile_model,
     compiled_states,
@@ -68,6 +69,7 @@ __all__ = [
     "GroupView",
     "RecordView",
     "RelationView",
+    "ModelState",
     "UntracedState",
     "ZeroDfRelation",
     "Compilation",
