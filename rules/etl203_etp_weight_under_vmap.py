@@ -47,16 +47,13 @@ class VmapWarning(Violation):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[DecomposedUnderVmap | VmapWarning]]:
-    from etrace_lint.analysis.context import first_per_weight
-    from etrace_lint.analysis.jaxpr_view import primitive_name
-
     warnings = context.vmap_warnings
     etp_names = context.vmap_decomposed_ops
-    uses = first_per_weight([u for u in context.plain_uses if u.decomposed])
+    uses = context.first_decomposed_uses
     for use in uses:
         violation = DecomposedUnderVmap(display_name(use.weight), tuple(display_name(h) for h in use.hidden),
                                         sorted(etp_names)[0] if len(etp_names) == 1 else "",
-                                        primitive_name(use.site.eqn), warnings[0] if warnings else "")
+                                        use.site.primitive, warnings[0] if warnings else "")
         yield Hit(violation, weight_path=use.weight, eqn=use.site)
     if warnings and not uses and not any(context.is_vmap_decomposition(s) for s in context.sites):
         # the warning came, but the step keeps no trace of where: say what braintrace said

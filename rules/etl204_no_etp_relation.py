@@ -59,21 +59,15 @@ class NoEtpRelation(Violation):
 def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation]]:
     if context.learning_weights:
         return
-    from etrace_lint.analysis.context import opaque_transform_of
-
     if context.compiler_warned:
         return  # the compiler explains its exclusions itself
     if context.plain_uses or context.vmap_warnings or context.buffered_uses:
         return  # ETL201 / ETL203 / ETL206 name each weight on its line
-    if any(opaque_transform_of(site) is not None for site in context.flow.etp_sites):
+    if any(context.opaque_transform_of(site) is not None for site in context.flow.etp_sites):
         return  # ETL202 names the op
-    import braintrace
-
-    from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients, untraced_states
-
-    kept = untraced_states(context.module_info)
+    kept = context.untraced_states
     violation = NoEtpRelation(len(context.weight_paths), len(set(context.hidden_outvars.values())),
-                              braintrace.__version__, adds_same_step_gradients(),
+                              context.braintrace_version, context.adds_same_step_gradients,
                               tuple(display_name(s.path) for s in kept[:3]), len(kept),
                               tuple(sorted({s.kind for s in kept})))
     yield Hit(violation, state_path=kept[0].path if kept else None)

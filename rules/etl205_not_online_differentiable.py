@@ -23,12 +23,10 @@ _CULPRITS = (
 
 def culprit_site(context: AnalysisContext, message: str) -> EqnSite | None:
     """The first equation of the primitive the error names, if it names one."""
-    from etrace_lint.analysis.jaxpr_view import primitive_name
-
     for pattern, primitives in _CULPRITS:
         if pattern.search(message):
             for site in context.sites:
-                if primitive_name(site.eqn) in primitives:
+                if site.primitive in primitives:
                     return site
     return None
 

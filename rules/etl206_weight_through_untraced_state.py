@@ -3,7 +3,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
 from etrace_lint.core.naming import display_name, joined
@@ -36,9 +35,7 @@ class WeightThroughBuffer(NamesHiddenStates):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[WeightThroughBuffer]]:
-    from etrace_lint.analysis.context import first_per_weight
-
-    for use in first_per_weight(context.buffered_uses):
+    for use in context.first_buffered_uses:
         buffer = display_name(use.buffer)
         violation = WeightThroughBuffer(display_name(use.weight), buffer, use.buffer_kind,
                                         tuple(display_name(h) for h in use.hidden))
@@ -55,5 +52,5 @@ RULE = AnalysisRule(
     tags=("learning", "analysis"),
     violations=(WeightThroughBuffer,),
     check=check,
-    flow=weight_flow,
+    flow="weight",
 )

@@ -33,9 +33,7 @@ class MeanSubtractedEtpOutput(NamesHiddenStates):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[MeanSubtractedEtpOutput]]:
-    from etrace_lint.analysis.zero_gradients import zero_trace_uses
-
-    for use in zero_trace_uses(context):
+    for use in context.zero_trace_uses:
         line = None
         if use.cancelled_at is not None and use.site is not None:
             location, op = context.locator.of_site(use.cancelled_at), context.locator.of_site(use.site)

@@ -35,9 +35,7 @@ class HiddenUpdateUnread(NamesHiddenStates):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[HiddenUpdateUnread]]:
-    from etrace_lint.analysis.zero_gradients import unread_state_uses
-
-    for use in unread_state_uses(context):
+    for use in context.unread_state_uses:
         related = (("weight created here", use.weight),) + tuple(
             (f"{display_name(h)} created here", h) for h in use.hidden[:3])
         violation = HiddenUpdateUnread(display_name(use.weight), tuple(display_name(h) for h in use.hidden))

@@ -32,12 +32,8 @@ class ReadoutWithoutGradient(Violation):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[ReadoutWithoutGradient]]:
-    import braintrace
-
-    from etrace_lint.analysis.zero_gradients import untrained_readouts
-
-    for use in untrained_readouts(context):
-        yield Hit(ReadoutWithoutGradient(display_name(use.weight), braintrace.__version__),
+    for use in context.untrained_readouts:
+        yield Hit(ReadoutWithoutGradient(display_name(use.weight), context.braintrace_version),
                   weight_path=use.weight, eqn=use.site, related=(("weight created here", use.weight),))
 
 

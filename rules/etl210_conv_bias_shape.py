@@ -37,11 +37,9 @@ class ConvBiasShape(Violation):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[ConvBiasShape]]:
-    from etrace_lint.analysis.braintrace_adapter import conv_bias_shape
-
     reported = set()
     for site in context.flow.etp_sites:
-        shape = conv_bias_shape(site.eqn)
+        shape = context.conv_bias_shape(site)
         if shape is None or len(shape) == 1:
             continue
         for weight in sorted(context.flow.weights_read_by(site), key=str):

@@ -32,12 +32,9 @@ class RecurrenceThroughUntracedState(Violation):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[RecurrenceThroughUntracedState]]:
-    from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients
-    from etrace_lint.analysis.carried_states import carried_uses
-
-    if not adds_same_step_gradients():
+    if not context.adds_same_step_gradients:
         return  # braintrace 0.2.6 gives such a weight nothing at all: ETL209
-    for use in carried_uses(context):
+    for use in context.carried_uses:
         name, kept, kind = display_name(use.weight), display_name(use.state), use.state_kind
         yield Hit(RecurrenceThroughUntracedState(name, kept, kind), weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight), (f"{kept} created here", use.state)))

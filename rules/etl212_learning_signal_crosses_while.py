@@ -39,9 +39,7 @@ class LearningSignalCrossesWhile(NamesHiddenStates):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[LearningSignalCrossesWhile]]:
-    from etrace_lint.analysis.zero_gradients import while_cut_uses
-
-    for use in while_cut_uses(context):
+    for use in context.while_cut_uses:
         line = None
         loop, op = context.locator.of_site(use.loop), context.locator.of_site(use.site) if use.site else None
         if loop is not None and (op is None or loop.line != op.line):

@@ -36,13 +36,10 @@ class PlainPathWithinWindow(NamesOp, NamesHiddenStates):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[PlainPathWithinWindow]]:
-    from etrace_lint.analysis.context import first_per_weight
-    from etrace_lint.analysis.jaxpr_view import primitive_name
-
     if context.single_step_vjp:  # a single-step VJP gives these paths nothing: ETL201's
         return
-    for use in first_per_weight([u for u in context.plain_uses if not u.decomposed]):
-        op = primitive_name(use.site.eqn)
+    for use in context.first_plain_uses:
+        op = use.site.primitive
         violation = PlainPathWithinWindow(display_name(use.weight), tuple(display_name(h) for h in use.hidden), op,
                                           use.partial)
         yield Hit(violation, weight_path=use.weight, eqn=use.site, related=(("weight created here", use.weight),))

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Generic, Iterable, Literal, Mapping, Protocol, TypeVar
 
 from .details import Violation
-from .findings import NO_SUBJECT, Finding, Fix, Level, Location, Subject
+from .findings import NO_SUBJECT, Finding, Fix, Level, Subject
 
 FactsT = TypeVar("FactsT")
 V = TypeVar("V", bound=Violation)
@@ -201,7 +201,9 @@ class Place(Protocol):
 # analysis's AnalysisContext, Locator, Compilation and RecordView, the fixes' Sources), which the core
 # must not import: they are typed Any here, and the rule's own function names them.
 Fixer = Callable[[Finding, Any], Fix | None]  # (finding, fixes.Sources) -> the mechanical edit, or None
-Flow = Callable[[Any, Any], Sequence[Location]]  # (Locator, RecordView or Hit) -> the route, in the user's code
+# the route a finding shows in the user's code (SARIF codeFlows), which the analysis finds (analysis/flows.py):
+# "weight": from where the weight is created, through its op, to the hidden states it reaches; "": none
+Route = Literal["", "weight"]
 Describe = Callable[[BaseException, Any], tuple[str, Place | None]]  # (exception, Compilation) -> message, place
 
 
@@ -265,7 +267,7 @@ class RecordRule(Rule):
     # (default: their kind) share that count
     control_flow: str = ""
     ordinal_group: str = ""
-    flow: Flow | None = None
+    flow: Route = ""
 
     @property
     def record_kinds(self) -> tuple[str, ...]:
@@ -296,7 +298,7 @@ class AnalysisRule(Rule, Generic[V]):
     violations: tuple[type[V], ...]
     check: Callable[[Any], Iterable[Hit[V]]]  # (AnalysisContext) -> hits
     fix: Fixer | None = None
-    flow: Flow | None = None
+    flow: Route = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -330,9 +332,9 @@ def rule_fix(rule: Rule) -> Fixer | None:
     return rule.fix if isinstance(rule, AnalysisRule | SuppressionRule) else None
 
 
-def rule_flow(rule: Rule) -> Flow | None:
+def rule_flow(rule: Rule) -> Route:
     """How a rule's finding finds its route in the user's code, if its kind has one."""
-    return rule.flow if isinstance(rule, RecordRule | AnalysisRule) else None
+    return rule.flow if isinstance(rule, RecordRule | AnalysisRule) else ""
 
 
 # where the documentation site is published (mkdocs.yml's site_url); ``docs-url`` points elsewhere

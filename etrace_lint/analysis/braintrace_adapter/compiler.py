@@ -32,6 +32,7 @@ from ...core.naming import StatePath
 from .. import jaxpr_view as jv
 from .inclusions import one_inclusion_per_weight
 from .records import RecordView, record_view
+from .step_states import ConstantHiddenWrite, constant_hidden_writes
 
 if TYPE_CHECKING:  # braintrace's own classes, for annotations only
     from braintrace._compiler.graph import ETraceGraph
@@ -80,6 +81,11 @@ class Compilation:
     @property
     def last_write(self) -> jv.SourceFrame | None:
         return self.state_writes[-1].frame if self.state_writes else None
+
+    def constant_hidden_writes(self, exc: BaseException) -> list[ConstantHiddenWrite]:
+        """The hidden states this compilation's step set to a literal, read from the exception the
+        compiler raised on them."""
+        return constant_hidden_writes(exc)
 
 
 # per code object: (the code, whether it is the compiler's, whether it has an ``eqn`` local);
