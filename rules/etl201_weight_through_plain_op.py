@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates, NamesOp, listed
 from etrace_lint.core.findings import Level, Subject
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.fixes.etp import etp_fix
@@ -76,8 +77,8 @@ class PlainOpPath(NamesOp, NamesHiddenStates):
         return (f"{self.weight} reaches {hidden} through a plain `{self.primitive}`, so it gets no online gradient: "
                 f"{self.advice}")
 
-    def properties(self) -> dict[str, Any]:
-        printed: dict[str, Any] = {"hiddenStates": list(self.hidden_states), "primitive": self.primitive,
+    def properties(self) -> JsonObject:
+        printed: JsonObject = {"hiddenStates": list(self.hidden_states), "primitive": self.primitive,
                                    "partial": self.partial}
         if self.etp_layer:
             printed["etpLayer"] = self.etp_layer

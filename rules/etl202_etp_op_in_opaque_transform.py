@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesOp
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -27,7 +28,7 @@ class OpaqueTransformEtpOp(NamesOp):
                 f"look into, so {names} gets no online gradient from it; apply `{self.transform}` around the rest "
                 f"of the step, not around the ETP op")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"transform": self.transform, "primitive": self.primitive, "weights": list(self.weights)}
 
 

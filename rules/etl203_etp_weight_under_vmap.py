@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates, Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.core.wording import plain_text
@@ -29,7 +30,7 @@ class DecomposedUnderVmap(NamesHiddenStates):
                 f"`{self.plain_op}` and {self.weight} gets no online gradient on its way "
                 f"to hidden state {', '.join(self.hidden_states)}")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"hiddenStates": list(self.hidden_states), "braintraceWarning": self.braintrace_warning}
 
 
@@ -42,7 +43,7 @@ class VmapWarning(Violation):
     def message(self) -> str:
         return f"an ETP op was decomposed under vmap: {plain_text(self.braintrace_warning)}"
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"braintraceWarning": self.braintrace_warning}
 
 

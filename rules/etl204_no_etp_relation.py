@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -52,7 +53,7 @@ class NoEtpRelation(Violation):
                 message += "; it has no brainstate.HiddenState, so there is nothing for an eligibility trace to follow"
         return message
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"weightCount": self.weight_count, "hiddenStateCount": self.hidden_state_count}
 
 

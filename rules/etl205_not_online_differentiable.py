@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.core.wording import exception_line
 
@@ -42,7 +43,7 @@ class OnlineStepFails(Violation):
     def message(self) -> str:
         return f"the model compiles but one online (D-RTRL) gradient step cannot be built: {self.text}"
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"algorithm": self.algorithm, "exception": self.exception}
 
 

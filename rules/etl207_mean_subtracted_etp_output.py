@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -28,7 +29,7 @@ class MeanSubtractedEtpOutput(NamesHiddenStates):
                 f"{hidden}, and braintrace reads the op's effect on the hidden state as that op's row sums, "
                 f"which are exactly zero: normalise the op's input or the hidden state instead of the op's output")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"hiddenStates": list(self.hidden_states)}
 
 

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -27,7 +28,7 @@ class ReadoutWithoutGradient(Violation):
                 f"gradient: upgrade to braintrace 0.2.8 or later (which adds it), compile the learner with "
                 f"vjp_method='multi-step', or train {weight} apart with an ordinary gradient")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"braintraceVersion": self.braintrace_version}
 
 

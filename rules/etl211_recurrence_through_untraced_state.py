@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -27,7 +28,7 @@ class RecurrenceThroughUntracedState(Violation):
                 f"learns from its same-step gradient only, which leaves out its effect through {kept} on "
                 f"every later step and is not BPTT's gradient: keep {kept} in a brainstate.HiddenState")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"state": self.state, "stateKind": self.state_kind}
 
 

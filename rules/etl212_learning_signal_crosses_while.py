@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -34,7 +35,7 @@ class LearningSignalCrossesWhile(NamesHiddenStates):
                 f"loop a fixed trip count (a Python `for`, or `jax.lax.fori_loop` with constant bounds, which "
                 f"braintrace unrolls), or read {hidden} in the output around the loop")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"hiddenStates": list(self.hidden_states), "vjpMethod": self.vjp_method}
 
 

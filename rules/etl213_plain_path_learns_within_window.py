@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates, NamesOp
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -30,7 +31,7 @@ class PlainPathWithinWindow(NamesOp, NamesHiddenStates):
                 f"window to the next is lost; a window of one step leaves it only its same-step gradient. To "
                 f"carry it across windows, use an ETP op here (braintrace.matmul, braintrace.element_wise)")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"hiddenStates": list(self.hidden_states), "primitive": self.primitive, "partial": self.partial,
                 "vjpMethod": self.vjp_method}
 
