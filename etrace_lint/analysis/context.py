@@ -202,7 +202,7 @@ class AnalysisContext:
     @property
     def braintrace_version(self) -> str:
         """The version of the braintrace the model was compiled with."""
-        return str(braintrace.__version__)
+        return bt.braintrace_version()
 
     @property
     def adds_same_step_gradients(self) -> bool:

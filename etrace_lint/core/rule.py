@@ -101,6 +101,9 @@ class RecordFacts:
     misplaced: tuple[str, ...] = ()
     iterations: tuple[int, ...] = ()  # the unrolled scan iterations this weight's op belongs to (1-based)
     iteration_count: int = 0
+    braintrace_version: str = ""  # the braintrace that compiled the model
+    same_step_gradients: bool = True  # its single-step learners add a weight's same-step gradient (0.2.8 on)
+    global_random_state: bool = False  # the state the record names is brainstate's global random state
 
     @property
     def weight_or_op(self) -> str:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from .compiler import (
     Compilation,
-    ModelState,
     UntracedState,
     compile_model,
     compiled_states,
@@ -39,6 +38,7 @@ from .graph import (
     ZeroDfRelation,
     adds_same_step_gradients,
     algorithm_class,
+    braintrace_version,
     conv_bias_shape,
     detaches_loops_before_hidden,
     group_views,
@@ -53,6 +53,7 @@ from .graph import (
 )
 from .records import RecordView, record_view
 from .step_states import (
+    ModelState,
     constant_hidden_writes,
     is_global_random_state,
     state_invars,
@@ -74,6 +75,7 @@ __all__ = [
     "ZeroDfRelation",
     "Compilation",
     "adds_same_step_gradients",
+    "braintrace_version",
     "detaches_loops_before_hidden",
     "algorithm_class",
     "compile_model",

@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import CodeType, FrameType, ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar, cast
 
 import brainstate
 import braintrace
@@ -32,14 +32,11 @@ from ...core.naming import StatePath
 from .. import jaxpr_view as jv
 from .inclusions import one_inclusion_per_weight
 from .records import RecordView, record_view
-from .step_states import ConstantHiddenWrite, constant_hidden_writes
+from .step_states import ConstantHiddenWrite, ModelState, constant_hidden_writes
 
 if TYPE_CHECKING:  # braintrace's own classes, for annotations only
     from braintrace._compiler.graph import ETraceGraph
     from braintrace._compiler.module_info import ModuleInfo
-
-# a state of the model, whatever value it holds (an array, a quantity, a pytree of them)
-ModelState: TypeAlias = "brainstate.State[Any]"
 
 
 @dataclass
