@@ -338,9 +338,9 @@ def outvars(eqn: JaxprEqn) -> list[Var]:
 
 def literal_number(atom: Atom) -> float | None:
     """The value of a scalar literal operand (``div x 8.0``), or None for a variable or an array."""
-    if is_var(atom):
+    if not isinstance(atom, Literal):
         return None
-    value = getattr(atom, "val", None)
+    value = atom.val
     try:
         return float(value) if value is not None and getattr(value, "shape", ()) == () else None
     except (TypeError, ValueError):
@@ -391,7 +391,7 @@ def _call_body(eqn: JaxprEqn) -> Jaxpr | None:
     """The one jaxpr a call equation runs with the same inputs, or None."""
     for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
         body = eqn.params.get(key)
-        if body is not None and hasattr(open_jaxpr(body), "eqns"):
+        if isinstance(body, _JAXPR_TYPES):
             if len(open_jaxpr(body).invars) == len(eqn.invars):
                 return open_jaxpr(body)
     return None

@@ -15,6 +15,7 @@ from typing import Any, Callable, Generic, Iterable, Literal, Mapping, Protocol,
 
 from .details import Violation
 from .findings import NO_SUBJECT, Finding, Fix, Level, Subject
+from .naming import StatePath
 
 FactsT = TypeVar("FactsT")
 V = TypeVar("V", bound=Violation)
@@ -68,8 +69,8 @@ class Hit(Generic[V]):
     facts, which word the message), and where it is."""
 
     violation: V
-    weight_path: tuple[Any, ...] | None = None
-    state_path: tuple[Any, ...] | None = None
+    weight_path: StatePath | None = None
+    state_path: StatePath | None = None
     eqn: Any = None
     related: tuple[tuple[str, Any], ...] = ()  # (label, eqn or state path)
     subject: Subject = NO_SUBJECT  # what the finding is about; its weight comes from ``weight_path``

@@ -52,8 +52,8 @@ def constant_hidden_writes(exc: BaseException) -> list[ConstantHiddenWrite]:
             continue
         id_of = {tuple(path): state_id for state_id, path in ids.items() if isinstance(path, (tuple, list))}
         for path, out in outvars.items():
-            if not jv.is_var(out):
-                found.append(ConstantHiddenWrite(tuple(path), str(getattr(out, "val", out)), id_of.get(tuple(path), 0)))
+            if isinstance(out, jv.Literal):
+                found.append(ConstantHiddenWrite(tuple(path), str(out.val), id_of.get(tuple(path), 0)))
     return found
 
 
