@@ -7,8 +7,8 @@ steps, in data-flow order: where the weight is created, the op that uses it,
 each ETP op of another weight and each control-flow boundary its value
 crosses, and where the hidden state gets its new value. Only lines of the
 user's code are kept (library frames are skipped by the locator), and
-consecutive steps on one line are merged. The walk over the traced step, which
-imports JAX, is :mod:`.routes`.
+consecutive steps on one line are merged. The walk over the traced step is
+:mod:`.routes`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The JAX side of :mod:`.flows`: the equations from a weight's use to the hidden state it reaches,
 and the control flow around an op, read off the traced step.
 
-Imports JAX (through :mod:`.jaxpr_view` and the braintrace adapter); :mod:`.flows`, which the rules
-import, loads it only when a finding asks for its route.
+Imports JAX (through :mod:`.jaxpr_view` and the braintrace adapter), as the engine that calls
+:mod:`.flows` does.
 """
 
 from __future__ import annotations
