@@ -18,7 +18,7 @@ from typing import Callable, Iterator, NamedTuple, TypeAlias, TypeGuard, cast
 
 from jax._src import source_info_util as _siu
 from jax._src.source_info_util import SourceInfo
-from jax.extend.core import ClosedJaxpr as ClosedJaxpr
+from jax.extend.core import ClosedJaxpr as ClosedJaxpr  # type: ignore[attr-defined, unused-ignore]  # JAX 0.12: an alias of Jaxpr it does not re-export
 from jax.extend.core import Jaxpr as Jaxpr
 from jax.extend.core import JaxprEqn as JaxprEqn  # the equation type, for the modules that read jaxprs
 from jax.extend.core import Literal as Literal
