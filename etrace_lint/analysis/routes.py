@@ -66,17 +66,20 @@ def weight_route(locator: Locator, subject: RecordView | Hit[Violation]) -> list
     """The steps of :func:`~.flows.weight_flow`, unmerged (a step the locator cannot place is None)."""
     hidden: set[StatePath] = set()
     context: Mapping[str, Any] = {}  # the record's context, braintrace's open dict
+    use: jv.EqnSite | None = None
     if isinstance(subject, Hit):
-        weight, use = tuple(subject.weight_path or ()), subject.eqn
+        weight = tuple(subject.weight_path or ())
+        if isinstance(subject.eqn, jv.EqnSite):
+            use = subject.eqn
+        elif isinstance(subject.eqn, jv.JaxprEqn):
+            use = jv.EqnSite(subject.eqn)
     else:
-        weight, use = subject.weight_path, None
+        weight = subject.weight_path
         hidden = {tuple(p) for p in subject.hidden_paths}
         context = subject.context
     if not weight or locator.module_info is None:
         return []
     name = display_name(weight)
-    if use is not None and not isinstance(use, jv.EqnSite):
-        use = jv.EqnSite(use)
     if use is None:
         sites = locator.weight_sites(weight)
         use = sites[0] if sites else None

@@ -71,8 +71,8 @@ class Hit(Generic[V]):
     violation: V
     weight_path: StatePath | None = None
     state_path: StatePath | None = None
-    eqn: Any = None
-    related: tuple[tuple[str, Any], ...] = ()  # (label, eqn or state path)
+    eqn: object = None  # the analysis's EqnSite (or a bare equation) the hit is on, which the core does not name
+    related: tuple[tuple[str, object], ...] = ()  # (label, EqnSite or state path)
     subject: Subject = NO_SUBJECT  # what the finding is about; its weight comes from ``weight_path``
 
     @property
