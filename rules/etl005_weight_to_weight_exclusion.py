@@ -1,4 +1,3 @@
-from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
 
@@ -24,5 +23,5 @@ RULE = RecordRule(
     tags=("compiler", "learning"),
     kinds=("relation_excluded_weight_to_weight",),
     explain=explain,
-    flow=weight_flow,
+    flow="weight",
 )

@@ -1,4 +1,3 @@
-from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
 
@@ -19,5 +18,5 @@ RULE = RecordRule(
     tags=('compiler', 'learning'),
     kinds=("relation_partial_path",),
     explain=explain,
-    flow=weight_flow,
+    flow="weight",
 )

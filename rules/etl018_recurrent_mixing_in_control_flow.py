@@ -1,4 +1,3 @@
-from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
 
@@ -18,5 +17,5 @@ RULE = RecordRule(
     tags=('compiler', 'control-flow', 'approximation'),
     kinds=("control_flow_recurrent_mixing",),
     explain=explain,
-    flow=weight_flow,
+    flow="weight",
 )

@@ -3,16 +3,12 @@ from etrace_lint.core.rule import RecordFacts, RecordRule
 
 
 def explain(f: RecordFacts) -> str:
-    from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients
-
     weights = ", ".join(f.weights) or "some weights"
     one = len(f.weights) == 1
     reach = (f"{weights} {'reaches' if one else 'reach'} the step's output without going through a new hidden "
              f"state; ")
-    if not adds_same_step_gradients():
-        import braintrace
-
-        return reach + (f"braintrace {braintrace.__version__} adds no same-step gradient for this path under "
+    if not f.same_step_gradients:
+        return reach + (f"braintrace {f.braintrace_version} adds no same-step gradient for this path under "
                         f"single-step algorithms, so only {'its' if one else 'their'} eligibility trace, if any, "
                         f"trains {'it' if one else 'them'}")
     return reach + f"{'its' if one else 'their'} exact same-step gradient is added to the online one (as for a readout)"

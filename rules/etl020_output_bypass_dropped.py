@@ -1,4 +1,3 @@
-from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
 
@@ -20,5 +19,5 @@ RULE = RecordRule(
     explains_weight=False,
     control_flow="while",  # its records name no equation: the nth `while` of the step
     explain=explain,
-    flow=weight_flow,
+    flow="weight",
 )

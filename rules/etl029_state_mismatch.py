@@ -1,5 +1,3 @@
-from typing import Any
-
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
 
@@ -11,7 +9,7 @@ def explain(f: RecordFacts) -> str:
                 f"out and keeps no trace of it; nothing to do unless the step should use it")
     state = f.context.get("state")
     kind = type(state).__name__ if state is not None else "state"
-    if _is_global_random_state(state):
+    if f.global_random_state:
         return ("brainstate's global random state (brainstate.random.DEFAULT), which a layer such as "
                 "brainstate.nn.Dropout draws its mask from in the step, is not part of the model, so the compiler "
                 "added it for this trace; it carries no gradient and does not change which weights learn online. "
@@ -19,13 +17,6 @@ def explain(f: RecordFacts) -> str:
                 "global seed, draw them from a brainstate.random.RandomState the model creates itself")
     return (f"a {kind} the step uses is not part of the model (made inside update, or held outside its "
             f"modules); the compiler added it for this trace. Create it in __init__ or init_state")
-
-
-def _is_global_random_state(state: Any) -> bool:
-    """brainstate's process-wide RandomState: nothing a user creates, so nothing to move into __init__."""
-    from etrace_lint.analysis.braintrace_adapter import is_global_random_state
-
-    return is_global_random_state(state)
 
 
 RULE = RecordRule(

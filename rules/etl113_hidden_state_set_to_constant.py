@@ -12,9 +12,7 @@ if TYPE_CHECKING:  # the adapter imports JAX and braintrace: annotations only
 
 
 def describe(exc: BaseException, compilation: Compilation) -> tuple[str, SourceFrame | None]:
-    from etrace_lint.analysis.braintrace_adapter import constant_hidden_writes
-
-    constants = constant_hidden_writes(exc)
+    constants = compilation.constant_hidden_writes(exc)
     if not constants:
         return ("a hidden state is given a constant in the step (a literal such as 0.0), which braintrace's "
                 "compiler cannot follow, so the model cannot be compiled for online learning; keep such a value "

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.details import NamesHiddenStates, NamesOp, listed
 from etrace_lint.core.findings import Level, Subject
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.fixes.etp import etp_fix
@@ -38,24 +38,18 @@ def _public_module(module: str) -> str:
 def _fix(context: AnalysisContext, use: PlainUse, weight: str) -> tuple[str, str]:
     """Where the fix goes: the layer that owns the weight when a braintrace twin of it exists,
     else the op on this line; and the twin, if any."""
-    from etrace_lint.analysis.context import etp_layer_for, library_layer, owner_module
-    from etrace_lint.analysis.jaxpr_view import primitive_name
-
-    owner = owner_module(context.model, use.weight)
-    twin = etp_layer_for(owner)
+    owner = context.owner_layer(use.weight)
+    twin = owner.etp_twin
     created = context.locator.of_state(use.weight)
     where = f" (created on line {created.line})" if created is not None else ""
     if twin:
-        plain = f"{_public_module(type(owner).__module__)}.{type(owner).__name__}"
+        plain = f"{_public_module(owner.module)}.{owner.class_name}"
         return f"make {weight}'s layer a {twin} instead of a {plain}{where}", twin
-    op = primitive_name(use.site.eqn)
-    library = library_layer(owner)
+    op = use.site.primitive
+    library = owner.library
     if library and not _SPARSE_OP.search(op):
         # the op is inside a library layer the user cannot rewrite, and braintrace has no ETP version of it
-        import braintrace
-
-        same = (f" (braintrace.nn.{type(owner).__name__} is that same class)"
-                if getattr(braintrace.nn, type(owner).__name__, None) is type(owner) else "")
+        same = f" (braintrace.nn.{owner.class_name} is that same class)" if owner.in_braintrace_nn else ""
         return (f"{weight} belongs to a {library}{where}, which braintrace has no ETP version of{same}, so it "
                 f"can only be trained by BPTT or apart from the online learner; if that is intended, silence "
                 f"this line with `# noqa: ETL201`"), ""
@@ -83,8 +77,8 @@ class PlainOpPath(NamesOp, NamesHiddenStates):
         return (f"{self.weight} reaches {hidden} through a plain `{self.primitive}`, so it gets no online gradient: "
                 f"{self.advice}")
 
-    def properties(self) -> dict[str, Any]:
-        printed: dict[str, Any] = {"hiddenStates": list(self.hidden_states), "primitive": self.primitive,
+    def properties(self) -> JsonObject:
+        printed: JsonObject = {"hiddenStates": list(self.hidden_states), "primitive": self.primitive,
                                    "partial": self.partial}
         if self.etp_layer:
             printed["etpLayer"] = self.etp_layer
@@ -94,19 +88,15 @@ class PlainOpPath(NamesOp, NamesHiddenStates):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
-    from etrace_lint.analysis.context import first_per_weight
-    from etrace_lint.analysis.jaxpr_view import aval_shape, invars, primitive_name
-
     if not context.single_step_vjp:  # a multi-step VJP learns these paths within each window: ETL213's
         return
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
-    uses = first_per_weight([u for u in context.plain_uses if not u.decomposed])
-    for use in uses:
-        op = primitive_name(use.site.eqn)
+    for use in context.first_plain_uses:
+        op = use.site.primitive
         weight = display_name(use.weight)
         fix, twin = _fix(context, use, weight)
         # the fix of `W @ x` is exact only for a vector x: the fix reads the ranks
-        shapes = tuple(tuple(aval_shape(v)) for v in invars(use.site.eqn)) if op == "dot_general" else ()
+        shapes = use.site.operand_shapes if op == "dot_general" else ()
         violation = PlainOpPath(weight, tuple(display_name(h) for h in use.hidden), op, use.partial, fix, twin,
                                 shapes if op == "dot_general" else None)
         yield Hit(violation, weight_path=use.weight, eqn=use.site,
@@ -124,5 +114,5 @@ RULE = AnalysisRule(
     violations=(PlainOpPath,),
     check=check,
     fix=etp_fix,
-    flow=weight_flow,
+    flow="weight",
 )

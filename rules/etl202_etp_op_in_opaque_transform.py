@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesOp
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -27,27 +28,22 @@ class OpaqueTransformEtpOp(NamesOp):
                 f"look into, so {names} gets no online gradient from it; apply `{self.transform}` around the rest "
                 f"of the step, not around the ETP op")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"transform": self.transform, "primitive": self.primitive, "weights": list(self.weights)}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[OpaqueTransformEtpOp]]:
-    from etrace_lint.analysis.context import OPAQUE_TRANSFORMS, opaque_transform_of
-    from etrace_lint.analysis.jaxpr_view import outvars, primitive_name
-
-    connected = context.relation_outputs
     for site in context.flow.etp_sites:
-        transform = opaque_transform_of(site)
-        if transform is None or any(id(v) in connected for v in outvars(site.eqn)):
+        transform = context.opaque_transform_of(site)
+        if transform is None or context.is_connected(site):
             continue  # a relation through this very op: a braintrace that opens the transform
         weights = sorted(context.flow.weights_read_by(site))
         if not weights:
             continue  # no ParamState behind it: nothing that could learn
-        kind = primitive_name(transform.eqn)
-        api = OPAQUE_TRANSFORMS[kind]
+        api = transform.api
         names = tuple(display_name(w) for w in weights)
-        yield Hit(OpaqueTransformEtpOp(primitive_name(site.eqn), names, api, kind),
-                  weight_path=weights[0], eqn=site, related=((f"`{api}` applied here", transform),))
+        yield Hit(OpaqueTransformEtpOp(site.primitive, names, api, transform.site.primitive),
+                  weight_path=weights[0], eqn=site, related=((f"`{api}` applied here", transform.site),))
 
 
 RULE = AnalysisRule(

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates, Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.core.wording import plain_text
@@ -29,7 +30,7 @@ class DecomposedUnderVmap(NamesHiddenStates):
                 f"`{self.plain_op}` and {self.weight} gets no online gradient on its way "
                 f"to hidden state {', '.join(self.hidden_states)}")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"hiddenStates": list(self.hidden_states), "braintraceWarning": self.braintrace_warning}
 
 
@@ -42,21 +43,18 @@ class VmapWarning(Violation):
     def message(self) -> str:
         return f"an ETP op was decomposed under vmap: {plain_text(self.braintrace_warning)}"
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"braintraceWarning": self.braintrace_warning}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[DecomposedUnderVmap | VmapWarning]]:
-    from etrace_lint.analysis.context import first_per_weight
-    from etrace_lint.analysis.jaxpr_view import primitive_name
-
     warnings = context.vmap_warnings
     etp_names = context.vmap_decomposed_ops
-    uses = first_per_weight([u for u in context.plain_uses if u.decomposed])
+    uses = context.first_decomposed_uses
     for use in uses:
         violation = DecomposedUnderVmap(display_name(use.weight), tuple(display_name(h) for h in use.hidden),
                                         sorted(etp_names)[0] if len(etp_names) == 1 else "",
-                                        primitive_name(use.site.eqn), warnings[0] if warnings else "")
+                                        use.site.primitive, warnings[0] if warnings else "")
         yield Hit(violation, weight_path=use.weight, eqn=use.site)
     if warnings and not uses and not any(context.is_vmap_decomposition(s) for s in context.sites):
         # the warning came, but the step keeps no trace of where: say what braintrace said

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -52,28 +53,22 @@ class NoEtpRelation(Violation):
                 message += "; it has no brainstate.HiddenState, so there is nothing for an eligibility trace to follow"
         return message
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"weightCount": self.weight_count, "hiddenStateCount": self.hidden_state_count}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation]]:
     if context.learning_weights:
         return
-    from etrace_lint.analysis.context import opaque_transform_of
-
     if context.compiler_warned:
         return  # the compiler explains its exclusions itself
     if context.plain_uses or context.vmap_warnings or context.buffered_uses:
         return  # ETL201 / ETL203 / ETL206 name each weight on its line
-    if any(opaque_transform_of(site) is not None for site in context.flow.etp_sites):
+    if any(context.opaque_transform_of(site) is not None for site in context.flow.etp_sites):
         return  # ETL202 names the op
-    import braintrace
-
-    from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients, untraced_states
-
-    kept = untraced_states(context.module_info)
+    kept = context.untraced_states
     violation = NoEtpRelation(len(context.weight_paths), len(set(context.hidden_outvars.values())),
-                              braintrace.__version__, adds_same_step_gradients(),
+                              context.braintrace_version, context.adds_same_step_gradients,
                               tuple(display_name(s.path) for s in kept[:3]), len(kept),
                               tuple(sorted({s.kind for s in kept})))
     yield Hit(violation, state_path=kept[0].path if kept else None)

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.core.wording import exception_line
 
@@ -23,12 +24,10 @@ _CULPRITS = (
 
 def culprit_site(context: AnalysisContext, message: str) -> EqnSite | None:
     """The first equation of the primitive the error names, if it names one."""
-    from etrace_lint.analysis.jaxpr_view import primitive_name
-
     for pattern, primitives in _CULPRITS:
         if pattern.search(message):
             for site in context.sites:
-                if primitive_name(site.eqn) in primitives:
+                if site.primitive in primitives:
                     return site
     return None
 
@@ -44,7 +43,7 @@ class OnlineStepFails(Violation):
     def message(self) -> str:
         return f"the model compiles but one online (D-RTRL) gradient step cannot be built: {self.text}"
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"algorithm": self.algorithm, "exception": self.exception}
 
 

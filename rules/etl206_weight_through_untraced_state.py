@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from etrace_lint.analysis.flows import weight_flow
 from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -31,14 +31,12 @@ class WeightThroughBuffer(NamesHiddenStates):
                 f"a brainstate.HiddenState, or feed the op's output into the update of {hidden} in the same "
                 f"step")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"state": self.state, "stateKind": self.state_kind, "hiddenStates": list(self.hidden_states)}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[WeightThroughBuffer]]:
-    from etrace_lint.analysis.context import first_per_weight
-
-    for use in first_per_weight(context.buffered_uses):
+    for use in context.first_buffered_uses:
         buffer = display_name(use.buffer)
         violation = WeightThroughBuffer(display_name(use.weight), buffer, use.buffer_kind,
                                         tuple(display_name(h) for h in use.hidden))
@@ -55,5 +53,5 @@ RULE = AnalysisRule(
     tags=("learning", "analysis"),
     violations=(WeightThroughBuffer,),
     check=check,
-    flow=weight_flow,
+    flow="weight",
 )

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -28,14 +29,12 @@ class MeanSubtractedEtpOutput(NamesHiddenStates):
                 f"{hidden}, and braintrace reads the op's effect on the hidden state as that op's row sums, "
                 f"which are exactly zero: normalise the op's input or the hidden state instead of the op's output")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"hiddenStates": list(self.hidden_states)}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[MeanSubtractedEtpOutput]]:
-    from etrace_lint.analysis.zero_gradients import zero_trace_uses
-
-    for use in zero_trace_uses(context):
+    for use in context.zero_trace_uses:
         line = None
         if use.cancelled_at is not None and use.site is not None:
             location, op = context.locator.of_site(use.cancelled_at), context.locator.of_site(use.site)

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -30,14 +31,12 @@ class HiddenUpdateUnread(NamesHiddenStates):
                 f"so {weight}'s eligibility trace is multiplied by zero: return a value computed from the updated "
                 f"state (spikes after the reset), or train with vjp_method='multi-step'")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"hiddenStates": list(self.hidden_states), "vjpMethod": self.vjp_method}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[HiddenUpdateUnread]]:
-    from etrace_lint.analysis.zero_gradients import unread_state_uses
-
-    for use in unread_state_uses(context):
+    for use in context.unread_state_uses:
         related = (("weight created here", use.weight),) + tuple(
             (f"{display_name(h)} created here", h) for h in use.hidden[:3])
         violation = HiddenUpdateUnread(display_name(use.weight), tuple(display_name(h) for h in use.hidden))

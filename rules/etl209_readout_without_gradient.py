@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -27,17 +28,13 @@ class ReadoutWithoutGradient(Violation):
                 f"gradient: upgrade to braintrace 0.2.8 or later (which adds it), compile the learner with "
                 f"vjp_method='multi-step', or train {weight} apart with an ordinary gradient")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"braintraceVersion": self.braintrace_version}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[ReadoutWithoutGradient]]:
-    import braintrace
-
-    from etrace_lint.analysis.zero_gradients import untrained_readouts
-
-    for use in untrained_readouts(context):
-        yield Hit(ReadoutWithoutGradient(display_name(use.weight), braintrace.__version__),
+    for use in context.untrained_readouts:
+        yield Hit(ReadoutWithoutGradient(display_name(use.weight), context.braintrace_version),
                   weight_path=use.weight, eqn=use.site, related=(("weight created here", use.weight),))
 
 

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -32,16 +33,14 @@ class ConvBiasShape(Violation):
                 "'bias': layer.weight.value['bias'].reshape(-1)}`"
                 f" after building the layer")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"biasShape": list(self.bias_shape), "gradientShape": list(self.gradient_shape)}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[ConvBiasShape]]:
-    from etrace_lint.analysis.braintrace_adapter import conv_bias_shape
-
     reported = set()
     for site in context.flow.etp_sites:
-        shape = conv_bias_shape(site.eqn)
+        shape = context.conv_bias_shape(site)
         if shape is None or len(shape) == 1:
             continue
         for weight in sorted(context.flow.weights_read_by(site), key=str):

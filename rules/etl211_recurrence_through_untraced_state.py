@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -27,17 +28,14 @@ class RecurrenceThroughUntracedState(Violation):
                 f"learns from its same-step gradient only, which leaves out its effect through {kept} on "
                 f"every later step and is not BPTT's gradient: keep {kept} in a brainstate.HiddenState")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"state": self.state, "stateKind": self.state_kind}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[RecurrenceThroughUntracedState]]:
-    from etrace_lint.analysis.braintrace_adapter import adds_same_step_gradients
-    from etrace_lint.analysis.carried_states import carried_uses
-
-    if not adds_same_step_gradients():
+    if not context.adds_same_step_gradients:
         return  # braintrace 0.2.6 gives such a weight nothing at all: ETL209
-    for use in carried_uses(context):
+    for use in context.carried_uses:
         name, kept, kind = display_name(use.weight), display_name(use.state), use.state_kind
         yield Hit(RecurrenceThroughUntracedState(name, kept, kind), weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight), (f"{kept} created here", use.state)))

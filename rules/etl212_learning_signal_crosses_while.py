@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -34,14 +35,12 @@ class LearningSignalCrossesWhile(NamesHiddenStates):
                 f"loop a fixed trip count (a Python `for`, or `jax.lax.fori_loop` with constant bounds, which "
                 f"braintrace unrolls), or read {hidden} in the output around the loop")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"hiddenStates": list(self.hidden_states), "vjpMethod": self.vjp_method}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[LearningSignalCrossesWhile]]:
-    from etrace_lint.analysis.zero_gradients import while_cut_uses
-
-    for use in while_cut_uses(context):
+    for use in context.while_cut_uses:
         line = None
         loop, op = context.locator.of_site(use.loop), context.locator.of_site(use.site) if use.site else None
         if loop is not None and (op is None or loop.line != op.line):

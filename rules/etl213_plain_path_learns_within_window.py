@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates, NamesOp
 from etrace_lint.core.findings import Level
+from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -30,19 +31,16 @@ class PlainPathWithinWindow(NamesOp, NamesHiddenStates):
                 f"window to the next is lost; a window of one step leaves it only its same-step gradient. To "
                 f"carry it across windows, use an ETP op here (braintrace.matmul, braintrace.element_wise)")
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         return {"hiddenStates": list(self.hidden_states), "primitive": self.primitive, "partial": self.partial,
                 "vjpMethod": self.vjp_method}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[PlainPathWithinWindow]]:
-    from etrace_lint.analysis.context import first_per_weight
-    from etrace_lint.analysis.jaxpr_view import primitive_name
-
     if context.single_step_vjp:  # a single-step VJP gives these paths nothing: ETL201's
         return
-    for use in first_per_weight([u for u in context.plain_uses if not u.decomposed]):
-        op = primitive_name(use.site.eqn)
+    for use in context.first_plain_uses:
+        op = use.site.primitive
         violation = PlainPathWithinWindow(display_name(use.weight), tuple(display_name(h) for h in use.hidden), op,
                                           use.partial)
         yield Hit(violation, weight_path=use.weight, eqn=use.site, related=(("weight created here", use.weight),))

@@ -13,6 +13,7 @@ import inspect
 import linecache
 import os
 import textwrap
+from collections.abc import Hashable
 from typing import Any
 
 from ..core.findings import Location
@@ -56,16 +57,18 @@ def _self_assignments(span: tuple[str, int, int]) -> dict[str, tuple[str, int]]:
     return found
 
 
-def _step(obj: Any, part: Any) -> Any:
+def _step(obj: object, part: Hashable) -> object:
+    """The module, list item or dict entry ``part`` of one of the user's objects."""
     if isinstance(part, str) and hasattr(obj, part):
         return getattr(obj, part)
-    return obj[part]
+    container: Any = obj  # a list, a dict or a container module of the user's: whatever it indexes by
+    return container[part]
 
 
 class Assignments:
     """The model's own classes and their ``self.<name> = ...`` lines, read once per class."""
 
-    def __init__(self, model: Any):
+    def __init__(self, model: object):
         self._model = model
         self._spans: dict[type, tuple[str, int, int] | None] = {}
         self._assigned: dict[tuple[str, int, int], dict[str, tuple[str, int]]] = {}

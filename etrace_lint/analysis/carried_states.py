@@ -11,11 +11,15 @@ gradient of the current step through the current step only (ETL211), and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .context import TOP, AnalysisContext, Node
+from .step_flow import TOP, Node
+
+if TYPE_CHECKING:  # the context reads these facts through its own property
+    from .context import AnalysisContext
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ them costs nothing.
 from __future__ import annotations
 
 import functools
-from collections.abc import Container, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
+import brainstate
 import braintrace
 
 from ..config.settings import EngineSettings
@@ -19,16 +19,20 @@ from ..core.naming import StatePath
 from ..core.registry import rule_for_record_kind
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
+from .carried_states import CarriedUse, carried_uses
 from .locate import Locator
 from .record_kinds import reported_kinds
-
-# Primitives that only move or re-type data: a weight passing through them is
-# still "the weight" (the compiler traces through the same kind of chain).
-LAYOUT_PRIMITIVES = frozenset({
-    "reshape", "convert_element_type", "broadcast_in_dim", "transpose", "squeeze",
-    "expand_dims", "copy", "copy_p", "slice", "dynamic_slice", "concatenate", "pjit",
-    "jit", "closed_call", "core_call", "stop_gradient", "rev", "select_n", "gather", "stack", "split",
-})
+from .step_flow import TOP, StepFlow
+from .zero_gradients import (
+    UnreadStateUse,
+    UntrainedReadout,
+    WhileCutUse,
+    ZeroTraceUse,
+    unread_state_uses,
+    untrained_readouts,
+    while_cut_uses,
+    zero_trace_uses,
+)
 
 
 @dataclass
@@ -39,8 +43,8 @@ class AnalysisContext:
     module info) is for the adapter's views and --verify.
     """
 
-    model: Any
-    inputs: tuple[Any, ...]
+    model: brainstate.nn.Module
+    inputs: tuple[object, ...]
     compilation: bt.Compilation
     locator: Locator
     settings: EngineSettings  # the run's opt-in flags
@@ -61,9 +65,9 @@ class AnalysisContext:
         return module_info
 
     @functools.cached_property
-    def weight_paths(self) -> dict[StatePath, list[Any]]:
+    def weight_paths(self) -> dict[StatePath, list[jv.Var]]:
         """ParamState path -> its input vars in the traced step."""
-        table: dict[StatePath, list[Any]] = {}
+        table: dict[StatePath, list[jv.Var]] = {}
         for var, path in bt.weight_invars(self.module_info).items():
             table.setdefault(path, []).append(var)
         return table
@@ -73,11 +77,11 @@ class AnalysisContext:
         return bt.relation_weight_paths(self.graph) if self.graph is not None else set()
 
     @functools.cached_property
-    def hidden_outvars(self) -> dict[Any, StatePath]:
+    def hidden_outvars(self) -> dict[jv.Var, StatePath]:
         return bt.hidden_outvars(self.module_info)
 
     @functools.cached_property
-    def jaxpr(self) -> Any:
+    def jaxpr(self) -> jv.ClosedJaxpr:
         return bt.traced_jaxpr(self.module_info)
 
     @functools.cached_property
@@ -85,7 +89,7 @@ class AnalysisContext:
         return self.locator.sites
 
     @functools.cached_property
-    def flow(self) -> "StepFlow":
+    def flow(self) -> StepFlow:
         return StepFlow(self.jaxpr, bt.weight_invars(self.module_info), self.hidden_outvars)
 
     @functools.cached_property
@@ -97,9 +101,9 @@ class AnalysisContext:
         return buffered_uses(self)
 
     @functools.cached_property
-    def weight_provenance(self) -> dict[Any, frozenset[StatePath]]:
+    def weight_provenance(self) -> dict[jv.Var, frozenset[StatePath]]:
         """Top-level var -> the ParamState paths whose value flows into it."""
-        flow: dict[Any, frozenset[StatePath]] = {
+        flow: dict[jv.Var, frozenset[StatePath]] = {
             v: frozenset([p]) for v, p in bt.weight_invars(self.module_info).items()}
         for eqn in jv.open_jaxpr(self.jaxpr).eqns:
             sources = frozenset().union(*(flow.get(v, frozenset()) for v in jv.invars(eqn)))
@@ -118,7 +122,7 @@ class AnalysisContext:
         """Weights each of whose ETP ops in the compiled step the compiler connected to a hidden state:
         a record calling one of them excluded, or reaching no hidden state, comes from another pass over
         the step (brainstate.nn.Map traces it more than once) and is contradicted by the final graph."""
-        ops: dict[StatePath, list[Any]] = {}
+        ops: dict[StatePath, list[jv.EqnSite]] = {}
         step_outputs = {(TOP, v): True for v in jv.open_jaxpr(self.jaxpr).outvars if jv.is_var(v)}
         for site in self.flow.etp_sites:
             if not self.flow.reached(self.flow.outputs_of(site), step_outputs):
@@ -155,6 +159,78 @@ class AnalysisContext:
         """What building one online (D-RTRL) gradient step of the model raises, if anything."""
         return bt.online_gradient_error(self.model, self.inputs)
 
+    @functools.cached_property
+    def first_plain_uses(self) -> list[PlainUse]:
+        """Each weight's first plain use, leaving out the ETP ops that vmap decomposed (ETL203's)."""
+        return first_per_weight([u for u in self.plain_uses if not u.decomposed])
+
+    @functools.cached_property
+    def first_decomposed_uses(self) -> list[PlainUse]:
+        """Each weight's first use by an ETP op that vmap decomposed into plain ops."""
+        return first_per_weight([u for u in self.plain_uses if u.decomposed])
+
+    @functools.cached_property
+    def first_buffered_uses(self) -> list[BufferedUse]:
+        """Each weight's first ETP op whose output is stored in an untraced state."""
+        return first_per_weight(self.buffered_uses)
+
+    @functools.cached_property
+    def untraced_states(self) -> list[bt.UntracedState]:
+        """States the step writes that the compiler does not follow from step to step."""
+        return bt.untraced_states(self.module_info)
+
+    @functools.cached_property
+    def zero_trace_uses(self) -> list[ZeroTraceUse]:
+        return zero_trace_uses(self)
+
+    @functools.cached_property
+    def unread_state_uses(self) -> list[UnreadStateUse]:
+        return unread_state_uses(self)
+
+    @functools.cached_property
+    def while_cut_uses(self) -> list[WhileCutUse]:
+        return while_cut_uses(self)
+
+    @functools.cached_property
+    def untrained_readouts(self) -> list[UntrainedReadout]:
+        return untrained_readouts(self)
+
+    @functools.cached_property
+    def carried_uses(self) -> list[CarriedUse]:
+        return carried_uses(self)
+
+    @property
+    def braintrace_version(self) -> str:
+        """The version of the braintrace the model was compiled with."""
+        return bt.braintrace_version()
+
+    @property
+    def adds_same_step_gradients(self) -> bool:
+        """Whether this braintrace's single-step learners add a weight's same-step gradient."""
+        return bt.adds_same_step_gradients()
+
+    def is_connected(self, site: jv.EqnSite) -> bool:
+        """Whether the compiler connected an output of this ETP op to a hidden state."""
+        connected = self.relation_outputs
+        return any(id(out) in connected for out in jv.outvars(site.eqn))
+
+    def opaque_transform_of(self, site: jv.EqnSite) -> OpaqueTransform | None:
+        """The outermost enclosing transform the compiler does not open."""
+        return opaque_transform_of(site)
+
+    def conv_bias_shape(self, site: jv.EqnSite) -> tuple[int, ...] | None:
+        """The shape of a convolution ETP op's bias; None for another op or a conv without a bias."""
+        return bt.conv_bias_shape(site.eqn)
+
+    def owner_layer(self, weight: StatePath) -> OwnerLayer:
+        """The layer that holds a weight, as a rule words its advice about it."""
+        owner = owner_module(self.model, weight)
+        if owner is None:
+            return OwnerLayer()
+        cls = type(owner)
+        return OwnerLayer(cls.__name__, cls.__module__, etp_layer_for(owner), library_layer(owner),
+                          getattr(braintrace.nn, cls.__name__, None) is cls)
+
     def weights_reaching_hidden(self) -> dict[StatePath, list[StatePath]]:
         """ParamState path -> hidden state paths whose new value depends on it."""
         reach: dict[StatePath, list[StatePath]] = {}
@@ -171,155 +247,6 @@ OPAQUE_TRANSFORMS = {
     "custom_jvp_call": "jax.custom_jvp", "custom_vjp_call": "jax.custom_vjp",
     "custom_vjp_call_jaxpr": "jax.custom_vjp", "custom_lin": "jax.custom_vjp",
 }
-
-Node = tuple[int, Any]  # (scope, var): the id of the enclosing equation (0 at the top) and a jaxpr var
-TOP = 0
-
-
-@dataclass(frozen=True)
-class WeightConsumer:
-    """A plain (non-ETP, non-layout) equation that reads a weight."""
-
-    site: jv.EqnSite
-    weights: frozenset[StatePath]
-    outputs: tuple[Any, ...]
-
-
-class StepFlow:
-    """Var-level data flow of the traced step, nested jaxprs included.
-
-    Vars are keyed by the equation that encloses their jaxpr, so a body
-    reused at two call sites does not tie the two sites together. A weight
-    keeps its identity through layout primitives and across call
-    boundaries; the first other equation that reads it is where the user
-    "uses" it.
-    """
-
-    def __init__(self, jaxpr: Any, weight_invars: dict[Any, StatePath], hidden_outvars: dict[Any, StatePath]):
-        # Edges are kept as the equations themselves (inputs -> outputs, built into
-        # (scope, var) nodes only when a rule follows a path: most models never ask)
-        # and as node pairs at call boundaries.
-        self._eqn_edges: list[tuple[int, Any]] = []
-        self._node_edges: list[tuple[Any, Any]] = []
-        self._successors: dict[Node, list[Node]] | None = None
-        # the weights each var carries, per scope: a lookup needs no node built
-        self._weights: dict[int, dict[Any, frozenset[StatePath]]] = {
-            TOP: {v: frozenset([p]) for v, p in weight_invars.items()}}
-        self.hidden: dict[Node, StatePath] = {(TOP, v): p for v, p in hidden_outvars.items()}
-        self.consumers: list[WeightConsumer] = []
-        self.etp_sites: list[jv.EqnSite] = []
-        self.etp_outputs: set[Node] = set()
-        self._build(jv.open_jaxpr(jaxpr), TOP, ())
-
-    @property
-    def successors(self) -> dict[Node, list[Node]]:
-        if self._successors is None:
-            table: dict[Node, list[Node]] = {}
-            for scope, eqn in self._eqn_edges:
-                outs = [(scope, v) for v in eqn.outvars]
-                for var in jv.invars(eqn):
-                    table.setdefault((scope, var), []).extend(outs)
-            for sources, destinations in self._node_edges:
-                for node in sources:
-                    table.setdefault(node, []).extend(destinations)
-            self._successors = table
-        return self._successors
-
-    def _scope_weights(self, scope: int) -> dict[Any, frozenset[StatePath]]:
-        return self._weights.setdefault(scope, {})
-
-    def _edge(self, src: Node, dst: Node) -> None:
-        self._node_edges.append(((src,), (dst,)))
-        carried = self._scope_weights(src[0]).get(src[1])
-        if carried:
-            into = self._scope_weights(dst[0])
-            into[dst[1]] = into.get(dst[1], frozenset()) | carried
-
-    def _build(self, jaxpr: Any, scope: int, parents: tuple[Any, ...]) -> None:
-        edges, weights = self._eqn_edges, self._scope_weights(scope)
-        is_etp = bt.is_etp_primitive
-        for eqn in jaxpr.eqns:
-            bindings = jv.sub_jaxpr_bindings(eqn)
-            if bindings:
-                self._build_call(eqn, bindings, scope, parents)
-                continue
-            edges.append((scope, eqn))
-            if bindings is None:
-                continue  # a body laid out as we do not know: what happens inside is unknown, not plain
-            if is_etp(eqn):
-                self.etp_sites.append(jv.EqnSite(eqn, parents))
-                self.etp_outputs.update((scope, v) for v in eqn.outvars)
-                continue
-            carried = None
-            for var in jv.invars(eqn):
-                more = weights.get(var)
-                if more:
-                    carried = more if carried is None else carried | more
-            if not carried:
-                continue
-            if jv.primitive_name(eqn) in LAYOUT_PRIMITIVES:
-                for out in eqn.outvars:
-                    weights[out] = carried
-            else:
-                outs = tuple((scope, v) for v in eqn.outvars)
-                self.consumers.append(WeightConsumer(jv.EqnSite(eqn, parents), carried, outs))
-
-    def _build_call(self, eqn: Any, bindings: list[Any], scope: int, parents: tuple[Any, ...]) -> None:
-        inner = id(eqn)
-        bound = set()
-        for binding in bindings:
-            for outer, var in binding.inputs:
-                if jv.is_var(outer):
-                    self._edge((scope, outer), (inner, var))
-                    bound.add(id(outer))
-            for out, var in binding.carries:
-                if jv.is_var(out):
-                    self._edge((inner, out), (inner, var))
-            self._build(binding.jaxpr, inner, parents + (eqn,))
-            for var, outer in binding.outputs:
-                if jv.is_var(var):
-                    self._edge((inner, var), (scope, outer))
-        # a cond's branch index, a loop's predicate: they decide every output
-        self._node_edges.append(([(scope, var) for var in jv.invars(eqn) if id(var) not in bound],
-                                 [(scope, v) for v in eqn.outvars]))
-
-    @staticmethod
-    def _scope_of(site: jv.EqnSite) -> int:
-        """The scope whose nodes hold the site's operands: its innermost enclosing jaxpr."""
-        return id(site.parents[-1]) if site.parents else TOP
-
-    def weights_read_by(self, site: jv.EqnSite) -> frozenset[StatePath]:
-        weights = self._weights.get(self._scope_of(site), {})
-        return frozenset().union(*(weights.get(v, frozenset()) for v in jv.invars(site.eqn)))
-
-    def hidden_reached(self, starts: tuple[Node, ...], avoid: Container[Node] = frozenset()) -> list[StatePath]:
-        """Hidden states whose new value depends on ``starts``, not passing through ``avoid``."""
-        return self.reached(starts, self.hidden, avoid)
-
-    def reached(self, starts: tuple[Node, ...], ends: Mapping[Node, Any], avoid: Container[Node] = frozenset(),
-                past_ends: bool = True) -> list[Any]:
-        """The values of ``ends`` (node -> label) whose nodes depend on ``starts``, not passing
-        through ``avoid`` (nor through an end, unless ``past_ends``)."""
-        seen = set(starts)
-        pending = list(starts)
-        found: set[Any] = set()
-        successors = self.successors
-        while pending:
-            node = pending.pop()
-            if node in ends:
-                found.add(ends[node])
-                if not past_ends and node not in starts:
-                    continue
-            for nxt in successors.get(node, ()):
-                if nxt not in seen and nxt not in avoid:
-                    seen.add(nxt)
-                    pending.append(nxt)
-        return sorted(found, key=str)
-
-    def outputs_of(self, site: jv.EqnSite) -> tuple[Node, ...]:
-        scope = self._scope_of(site)
-        return tuple((scope, v) for v in jv.outvars(site.eqn))
-
 
 @dataclass(frozen=True)
 class PlainUse:
@@ -437,17 +364,36 @@ def first_per_weight(uses: list[_Use]) -> list[_Use]:
     return list(first.values())
 
 
-def opaque_transform_of(site: jv.EqnSite) -> jv.EqnSite | None:
+class OpaqueTransform(NamedTuple):
+    """A transform the compiler does not open, around an equation."""
+
+    site: jv.EqnSite  # the transform's own equation
+    api: str  # the transform as the user wrote it: ``jax.checkpoint``
+
+
+def opaque_transform_of(site: jv.EqnSite) -> OpaqueTransform | None:
     """The outermost enclosing transform the compiler does not open, as a site of its own."""
     for index, parent in enumerate(site.parents):
-        if jv.primitive_name(parent) in OPAQUE_TRANSFORMS:
-            return jv.EqnSite(parent, site.parents[:index])
+        api = OPAQUE_TRANSFORMS.get(jv.primitive_name(parent))
+        if api is not None:
+            return OpaqueTransform(jv.EqnSite(parent, site.parents[:index]), api)
     return None
 
 
-def owner_module(model: Any, path: StatePath) -> Any:
+@dataclass(frozen=True)
+class OwnerLayer:
+    """The object that holds a weight (its layer), by the names a rule's advice gives it."""
+
+    class_name: str = ""  # empty: no object of the model holds the weight
+    module: str = ""  # where its class is defined
+    etp_twin: str = ""  # the braintrace.nn layer that does the same through an ETP op (:func:`etp_layer_for`)
+    library: str = ""  # how a user imports it when another library defines it (:func:`library_layer`)
+    in_braintrace_nn: bool = False  # braintrace.nn re-exports this very class
+
+
+def owner_module(model: object, path: StatePath) -> object:
     """The object that holds the state at ``path`` (the layer a weight belongs to), or None."""
-    node = model
+    node: Any = model  # a module of the user's model, or a list or dict of them
     for part in path[:-1]:
         try:
             node = getattr(node, part) if isinstance(part, str) and hasattr(node, part) else node[part]
@@ -456,7 +402,7 @@ def owner_module(model: Any, path: StatePath) -> Any:
     return node
 
 
-def etp_layer_for(layer: Any) -> str:
+def etp_layer_for(layer: object) -> str:
     """``braintrace.nn.Linear`` for a ``brainstate.nn.Linear``: the layer of braintrace.nn with the same
     name as a plain layer of another library, which does the same through an ETP op.
 
@@ -472,7 +418,7 @@ def etp_layer_for(layer: Any) -> str:
     return f"braintrace.nn.{cls.__name__}" if twin.__module__.startswith("braintrace") else ""
 
 
-def library_layer(layer: Any) -> str:
+def library_layer(layer: object) -> str:
     """``brainstate.nn.LayerNorm``: how a user imports the class of a layer another library defines
     (its module up to the first private part), or nothing for a layer of the user's own code."""
     if layer is None:

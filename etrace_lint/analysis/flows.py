@@ -1,23 +1,25 @@
 """Code flows: the route a finding describes, as steps in the user's code.
 
 A rule whose message is about a route from a weight to a hidden state (or to
-the step's output) names :func:`weight_flow` as its ``flow``; the engine
+the step's output) says ``flow="weight"``; the engine
 calls :func:`flow_for` with the record or hit it turned into a finding. The
 steps, in data-flow order: where the weight is created, the op that uses it,
 each ETP op of another weight and each control-flow boundary its value
 crosses, and where the hidden state gets its new value. Only lines of the
 user's code are kept (library frames are skipped by the locator), and
-consecutive steps on one line are merged. The walk over the traced step, which
-imports JAX, is :mod:`.routes`.
+consecutive steps on one line are merged. The walk over the traced step is
+:mod:`.routes`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
+from ..core.details import Violation
 from ..core.findings import Finding, Location
 from ..core.rule import Hit, Rule, rule_flow
+from .routes import enclosing_control_flow, weight_route
 
 if TYPE_CHECKING:  # the engine's Locator and the record views' package import braintrace; annotations only
     from .braintrace_adapter import RecordView
@@ -45,18 +47,14 @@ def merge_steps(steps: Iterable[Location | None]) -> tuple[Location, ...]:
     return tuple(merged)
 
 
-def weight_flow(locator: Locator, subject: RecordView | Hit[Any]) -> tuple[Location, ...]:
+def weight_flow(locator: Locator, subject: RecordView | Hit[Violation]) -> tuple[Location, ...]:
     """The route of a weight (a compiler record's ``weight_path``, a hit's ``weight_path``) to the
     hidden states a record names (else any hidden state), through its use (a hit's equation; else
     the weight's first use), past the blocking weights a record names."""
-    from .routes import weight_route  # imports JAX: the rules import this module, and a cached run must not
-
     return merge_steps(weight_route(locator, subject))
 
 
 def _with_control_flow(finding: Finding, locator: Locator) -> Finding:
-    from .routes import enclosing_control_flow  # imports JAX: the engine imports this module, a cached run must not
-
     try:
         boundaries = enclosing_control_flow(locator, finding)
     except Exception:  # a step this JAX lays out otherwise: the finding stays as it is
@@ -66,15 +64,14 @@ def _with_control_flow(finding: Finding, locator: Locator) -> Finding:
     return dataclasses.replace(finding, control_flow=boundaries)
 
 
-def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: RecordView | Hit[Any]) -> Finding:
+def flow_for(rule: Rule, finding: Finding, locator: Locator, subject: RecordView | Hit[Violation]) -> Finding:
     """``finding`` with the route its rule's ``flow`` finds for ``subject`` (a record or a hit), and the
     control flow around its op (``control_flow``)."""
     finding = _with_control_flow(finding, locator)
-    flow = rule_flow(rule)
-    if flow is None or finding.flow:
+    if rule_flow(rule) != "weight" or finding.flow:
         return finding
     try:
-        steps = flow(locator, subject)
+        steps = weight_flow(locator, subject)
     except Exception:  # a route that cannot be worked out leaves the finding as it is
         return finding
     return dataclasses.replace(finding, flow=tuple(steps)) if len(steps) > 1 else finding

@@ -11,16 +11,23 @@ import functools
 import os
 import sys
 import sysconfig
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import CodeType, FrameType
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Callable, Iterator, NamedTuple, TypeAlias, TypeGuard, cast
 
-from jax._src import core as _core
 from jax._src import source_info_util as _siu
 from jax._src.source_info_util import SourceInfo
+from jax.extend.core import ClosedJaxpr as ClosedJaxpr  # type: ignore[attr-defined, unused-ignore]  # JAX 0.12: an alias of Jaxpr it does not re-export
+from jax.extend.core import Jaxpr as Jaxpr
 from jax.extend.core import JaxprEqn as JaxprEqn  # the equation type, for the modules that read jaxprs
+from jax.extend.core import Literal as Literal
+from jax.extend.core import Var as Var
 
 from ..core.positions import character_column, frame_position, is_pseudo_file, traceback_position
+
+JaxprLike: TypeAlias = Jaxpr | ClosedJaxpr  # JAX is folding ClosedJaxpr into Jaxpr: either
+Atom: TypeAlias = Var | Literal  # an equation's operand
 
 _LIBRARY_PACKAGES = ("jax", "jaxlib", "brainstate", "braintrace", "saiunit", "brainunit",
                      "etrace_lint", "numpy", "brainevent", "braintools")
@@ -95,11 +102,11 @@ def _absolute(path: str) -> str:
 class _TracebackFrame(NamedTuple):
     kind: str  # _LIBRARY or _USER
     file_name: str
-    code: Any  # the frame's code object; None where this JAX keeps only decoded frames
+    code: CodeType | None  # the frame's code object; None where this JAX keeps only decoded frames
     where: int  # the code's last instruction, or the decoded frame's line
 
 
-def _traceback_frames(source_info: SourceInfo) -> Iterator[_TracebackFrame]:
+def _traceback_frames(source_info: SourceInfo | None) -> Iterator[_TracebackFrame]:
     """The frames of the Python traceback that created an equation or a state, innermost first.
 
     Frames outside the linter's own call (whoever called etrace-lint: a
@@ -135,7 +142,7 @@ def _located(frame: _TracebackFrame) -> SourceFrame:
     return _decoded(frame.file_name, frame.code, frame.where)
 
 
-def user_frame_of(source_info: SourceInfo) -> SourceFrame | None:
+def user_frame_of(source_info: SourceInfo | None) -> SourceFrame | None:
     """The deepest frame of user code that created an equation or a state."""
     for frame in _traceback_frames(source_info):
         if frame.kind is _USER:
@@ -191,9 +198,14 @@ def exception_modules(exc: BaseException) -> list[str]:
 # --------------------------------------------------------------------------- jaxprs
 
 
-def open_jaxpr(jaxpr_like: Any) -> Any:
+def open_jaxpr(jaxpr_like: JaxprLike) -> Jaxpr:
     """A bare ``Jaxpr`` from a ``ClosedJaxpr`` or a ``Jaxpr``."""
-    return getattr(jaxpr_like, "jaxpr", jaxpr_like)
+    return jaxpr_like.jaxpr if isinstance(jaxpr_like, ClosedJaxpr) else jaxpr_like
+
+
+def _duck_jaxpr(item: object) -> Jaxpr:
+    """A jaxpr of a type this JAX moved elsewhere, recognised by its ``eqns`` (or its ``jaxpr``'s)."""
+    return cast(Jaxpr, getattr(item, "jaxpr", item))
 
 
 def primitive_name(eqn: JaxprEqn) -> str:
@@ -202,8 +214,7 @@ def primitive_name(eqn: JaxprEqn) -> str:
 
 # JAX is folding ClosedJaxpr into Jaxpr: whichever of the two this JAX has.
 # A type it moved elsewhere still goes through the duck test below.
-_JAXPR_TYPES: tuple[type, ...] = tuple(
-    getattr(_core, name) for name in ("Jaxpr", "ClosedJaxpr") if hasattr(_core, name))
+_JAXPR_TYPES = (Jaxpr, ClosedJaxpr)
 # Param values that never hold a jaxpr (shapes, dtypes, flags, names, nested tuples):
 # most params of most equations, so they skip the attribute probes below.
 _PLAIN_PARAM_TYPES = (str, int, float, complex, bool, type(None), tuple, list, frozenset, type)
@@ -212,7 +223,7 @@ _PLAIN_PARAM_TYPES = (str, int, float, complex, bool, type(None), tuple, list, f
 _PLAIN_EXACT = frozenset({str, int, float, complex, bool, type(None), frozenset, type})
 
 
-def sub_jaxprs(eqn: JaxprEqn) -> list[Any]:
+def sub_jaxprs(eqn: JaxprEqn) -> list[Jaxpr]:
     """Every jaxpr nested in an equation's params (pjit, scan, while, cond, custom_*, remat)."""
     params = eqn.params
     if not params:  # element-wise arithmetic: most equations of a step
@@ -230,9 +241,9 @@ def sub_jaxprs(eqn: JaxprEqn) -> list[Any]:
             elif isinstance(item, _PLAIN_PARAM_TYPES):
                 continue
             elif hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
-                found.append(open_jaxpr(item))
+                found.append(_duck_jaxpr(item))
             elif callable(item) and hasattr(item, "__wrapped__") is False and hasattr(item, "jaxpr"):
-                found.append(open_jaxpr(item.jaxpr))
+                found.append(_duck_jaxpr(item.jaxpr))
     return found
 
 
@@ -241,11 +252,21 @@ class EqnSite(NamedTuple):
 
     A named tuple: a walk makes one per equation."""
 
-    eqn: Any
-    parents: tuple[Any, ...] = ()
+    eqn: JaxprEqn
+    parents: tuple[JaxprEqn, ...] = ()
+
+    @property
+    def primitive(self) -> str:
+        """The name of the equation's primitive: ``dot_general``."""
+        return primitive_name(self.eqn)
+
+    @property
+    def operand_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """The shapes of the equation's variable operands, literals left out."""
+        return tuple(aval_shape(v) for v in invars(self.eqn))
 
 
-def walk(jaxpr_like: Any, parents: tuple[JaxprEqn, ...] = ()) -> Iterator[EqnSite]:
+def walk(jaxpr_like: JaxprLike, parents: tuple[JaxprEqn, ...] = ()) -> Iterator[EqnSite]:
     """Every equation, recursing explicitly into nested jaxprs."""
     jaxpr = open_jaxpr(jaxpr_like)
     for eqn in jaxpr.eqns:
@@ -254,17 +275,14 @@ def walk(jaxpr_like: Any, parents: tuple[JaxprEqn, ...] = ()) -> Iterator[EqnSit
             yield from walk(sub, parents + (eqn,))
 
 
-def count_eqns(jaxpr_like: Any) -> int:
+def count_eqns(jaxpr_like: JaxprLike) -> int:
     return sum(1 for _ in walk(jaxpr_like))
 
 
-_EQN_TYPE = getattr(_core, "JaxprEqn", None)
-
-
-def is_eqn(obj: Any) -> bool:
+def is_eqn(obj: object) -> bool:
     """True for a jaxpr equation (duck-typed where JAX moved the class; an object whose
     attribute lookup raises something else than AttributeError is not one)."""
-    if _EQN_TYPE is not None and isinstance(obj, _EQN_TYPE):
+    if isinstance(obj, JaxprEqn):
         return True
     try:
         return hasattr(obj, "primitive") and hasattr(obj, "source_info") and hasattr(obj, "outvars")
@@ -276,7 +294,7 @@ def _is_jit_call(eqn: JaxprEqn) -> bool:
     return primitive_name(eqn) in ("pjit", "jit") and "jaxpr" in eqn.params
 
 
-def flatten_jit_calls(jaxpr_like: Any, parents: tuple[JaxprEqn, ...] = ()) -> Iterator[EqnSite]:
+def flatten_jit_calls(jaxpr_like: JaxprLike, parents: tuple[JaxprEqn, ...] = ()) -> Iterator[EqnSite]:
     """The top-level equations as they are once every ``jit`` call is spliced in.
 
     Each equation of a jit body comes with the jit calls around it (outermost
@@ -304,43 +322,37 @@ def eqn_location(site: EqnSite) -> SourceFrame | None:
     return None
 
 
-_Literal = getattr(_core, "Literal", None)  # a JAX that moved it: the attribute test below
-
-
-def is_var(atom: Any) -> bool:
+def is_var(atom: object) -> TypeGuard[Var]:
     """Literals are not variables (they carry a ``val``)."""
-    if _Literal is not None:
-        return not isinstance(atom, _Literal)
-    return not hasattr(atom, "val")
+    return not isinstance(atom, Literal)
 
 
-def invars(eqn: JaxprEqn) -> list[Any]:
-    if _Literal is not None:  # the test inlined: this runs for every equation of every pass
-        return [v for v in eqn.invars if not isinstance(v, _Literal)]
-    return [v for v in eqn.invars if is_var(v)]
+def invars(eqn: JaxprEqn) -> list[Var]:
+    # the test inlined: this runs for every equation of every pass
+    return [v for v in eqn.invars if not isinstance(v, Literal)]
 
 
-def outvars(eqn: JaxprEqn) -> list[Any]:
+def outvars(eqn: JaxprEqn) -> list[Var]:
     return list(eqn.outvars)
 
 
-def literal_number(atom: Any) -> float | None:
+def literal_number(atom: Atom) -> float | None:
     """The value of a scalar literal operand (``div x 8.0``), or None for a variable or an array."""
-    if is_var(atom):
+    if not isinstance(atom, Literal):
         return None
-    value = getattr(atom, "val", None)
+    value = atom.val
     try:
         return float(value) if value is not None and getattr(value, "shape", ()) == () else None
     except (TypeError, ValueError):
         return None
 
 
-def call_body(eqn: JaxprEqn) -> Any:
+def call_body(eqn: JaxprEqn) -> Jaxpr | None:
     """The body of a ``jit``/``pjit``/``closed_call`` equation, run on the same inputs, or None."""
     return _call_body(eqn) if primitive_name(eqn) in ("pjit", "jit", "closed_call", "core_call") else None
 
 
-def aval_shape(var: Any) -> tuple[int, ...]:
+def aval_shape(var: Atom) -> tuple[int, ...]:
     return tuple(getattr(getattr(var, "aval", None), "shape", ()))
 
 
@@ -375,17 +387,17 @@ _CALL_PRIMITIVES = frozenset({"pjit", "jit", "closed_call", "core_call", "custom
                               "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "checkpoint"})
 
 
-def _call_body(eqn: JaxprEqn) -> Any:
+def _call_body(eqn: JaxprEqn) -> Jaxpr | None:
     """The one jaxpr a call equation runs with the same inputs, or None."""
     for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
         body = eqn.params.get(key)
-        if body is not None and hasattr(open_jaxpr(body), "eqns"):
+        if isinstance(body, _JAXPR_TYPES):
             if len(open_jaxpr(body).invars) == len(eqn.invars):
                 return open_jaxpr(body)
     return None
 
 
-def _keeps_positions(eqn: JaxprEqn, var: Any, out: Any) -> bool:
+def _keeps_positions(eqn: JaxprEqn, var: Atom, out: Var) -> bool:
     """Whether ``out`` at position p reads ``var`` only at position p."""
     name = primitive_name(eqn)
     in_shape, out_shape = aval_shape(var), aval_shape(out)
@@ -399,7 +411,7 @@ def _keeps_positions(eqn: JaxprEqn, var: Any, out: Any) -> bool:
     return name in POSITIONWISE_PRIMITIVES and in_shape == out_shape
 
 
-def position_flow(jaxpr_like: Any, sources: dict[str, Any]) -> dict[str, Any]:
+def position_flow(jaxpr_like: JaxprLike, sources: Mapping[Var, bool]) -> dict[Var, bool]:
     """Every var reached from ``sources`` -> whether all its paths keep positions.
 
     ``sources`` maps vars to True (aligned). A var read through anything but a
@@ -430,10 +442,10 @@ def position_flow(jaxpr_like: Any, sources: dict[str, Any]) -> dict[str, Any]:
 class SubJaxprBinding:
     """How values cross into and out of one jaxpr nested in an equation."""
 
-    jaxpr: Any  # the open inner jaxpr
-    inputs: tuple[Any, ...] = ()  # (outer atom, inner invar)
-    outputs: tuple[Any, ...] = ()  # (inner atom, outer outvar)
-    carries: tuple[Any, ...] = ()  # (inner outvar, inner invar): a loop feeds its outputs back
+    jaxpr: Jaxpr  # the open inner jaxpr
+    inputs: tuple[tuple[Atom, Var], ...] = ()  # (outer atom, inner invar)
+    outputs: tuple[tuple[Atom, Var], ...] = ()  # (inner atom, outer outvar)
+    carries: tuple[tuple[Atom, Var], ...] = ()  # (inner outvar, inner invar): a loop feeds its outputs back
 
 
 def _bind_while(eqn: JaxprEqn) -> list[SubJaxprBinding]:
@@ -447,7 +459,7 @@ def _bind_while(eqn: JaxprEqn) -> list[SubJaxprBinding]:
     return [SubJaxprBinding(cond, cond_in), SubJaxprBinding(body, body_in, body_out, carries)]
 
 
-def _leaf_count(tree: Any) -> int:
+def _leaf_count(tree: object) -> int:
     return sum(_leaf_count(t) for t in tree) if isinstance(tree, (tuple, list)) else 1
 
 
@@ -463,10 +475,10 @@ def _bind_scan(eqn: JaxprEqn) -> list[SubJaxprBinding]:
                             carries)]
 
 
-_BINDERS: dict[str, Callable[[Any], list[Any]]] = {"while": _bind_while, "scan": _bind_scan}
+_BINDERS: dict[str, Callable[[JaxprEqn], list[SubJaxprBinding]]] = {"while": _bind_while, "scan": _bind_scan}
 
 
-def _bind_positionally(eqn: JaxprEqn, inner_jaxprs: list[Any]) -> list[SubJaxprBinding] | None:
+def _bind_positionally(eqn: JaxprEqn, inner_jaxprs: list[Jaxpr]) -> list[SubJaxprBinding] | None:
     """pjit, remat, custom_jvp/vjp calls, cond branches: trailing operands are the body's inputs
     (a cond's branch index comes first) and the outputs match one to one."""
     found = []

@@ -15,13 +15,16 @@ jaxpr as traced, is where such an equation is recovered.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.findings import Location
 from ..core.naming import StatePath, preferred_path
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .assignments import Assignments
+
+if TYPE_CHECKING:  # the model's class, for annotations only
+    import brainstate
 
 
 def _as_location(frame: jv.SourceFrame | None, label: str = "") -> Location | None:
@@ -30,11 +33,14 @@ def _as_location(frame: jv.SourceFrame | None, label: str = "") -> Location | No
     return Location(frame.path, frame.line, frame.column, label)
 
 
+_JitCalls = dict[int, tuple[jv.JaxprEqn, ...]]  # id of an equation (or of its source info) -> the jit calls around it
+
+
 class Locator:
     """Answers "where in the user's code" for one compiled model."""
 
-    def __init__(self, model: Any, module_info: bt.ModuleInfo | None, factory_location: Location,
-                 traced_jaxpr: Any = None, raw_jaxpr: Any = None):
+    def __init__(self, model: brainstate.nn.Module, module_info: bt.ModuleInfo | None, factory_location: Location,
+                 traced_jaxpr: jv.JaxprLike | None = None, raw_jaxpr: jv.JaxprLike | None = None):
         # Every table below is built on first use: most models are placed by
         # a few lookups, and a lint must not walk the jaxpr more than it needs.
         self.factory = factory_location
@@ -44,16 +50,16 @@ class Locator:
         self.module_info = module_info
         self._model = model
         self._assignments = Assignments(model)
-        self._states: dict[StatePath, Any] | None = None
+        self._states: dict[StatePath, bt.ModelState] | None = None
         self._compiled_states = bt.compiled_states(module_info) if module_info is not None else {}
         self._sites: list[jv.EqnSite] | None = None
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
-        self._weight_vars: dict[StatePath, list[Any]] | None = None
+        self._weight_vars: dict[StatePath, list[jv.Var]] | None = None
         self._state_frames: dict[int, jv.SourceFrame | None] = {}
-        self._weight_site_cache: dict[StatePath, list[Any]] = {}
+        self._weight_site_cache: dict[tuple[StatePath, str], list[jv.EqnSite]] = {}
         self._weight_location_cache: dict[StatePath, Location | None] = {}
-        self._by_primitive: dict[str, list[Any]] = {}
-        self._traced_by_primitive: dict[str, list[Any]] = {}
+        self._by_primitive: dict[str, list[jv.EqnSite]] = {}
+        self._traced_by_primitive: dict[str, list[jv.EqnSite]] = {}
         self._producers: dict[int, jv.EqnSite] | None = None
         self._weight_var_to_path = bt.weight_invars(module_info) if module_info is not None else {}
         # the step's jaxpr before canonicalisation (the conds and scans the compiler rewrote are still
@@ -61,27 +67,28 @@ class Locator:
         self._traced_jaxpr = traced_jaxpr
         self._raw_jaxpr = raw_jaxpr
         self._traced_site_list: list[jv.EqnSite] | None = None
-        self._jit_index: tuple[dict[int, tuple[Any, ...]], dict[int, tuple[Any, ...]]] | None = None
-        self._copies: dict[StatePath, list[Any]] = {}
-        self._alive: list[Any] = []  # keeps the equations behind the id() keys of the jit tables alive
+        self._jit_index: tuple[_JitCalls, _JitCalls] | None = None
+        self._copies: dict[tuple[str, int], list[jv.JaxprEqn]] = {}
+        # keeps the equations behind the id() keys of the jit tables alive
+        self._alive: tuple[list[jv.EqnSite], list[jv.JaxprEqn]] = ([], [])
 
     @property
-    def states(self) -> dict[StatePath, Any]:
+    def states(self) -> dict[StatePath, bt.ModelState]:
         """Every state of the model by path (a walk of the model, made once when asked)."""
         if self._states is None:
             self._states = bt.model_states(self._model)
         return self._states
 
-    def _state_at(self, path: StatePath) -> Any:
+    def _state_at(self, path: StatePath) -> bt.ModelState | None:
         found = self._compiled_states.get(path)
         return found if found is not None else self.states.get(path)
 
-    def _jit_tables(self) -> tuple[dict[int, tuple[Any, ...]], dict[int, tuple[Any, ...]]]:
+    def _jit_tables(self) -> tuple[_JitCalls, _JitCalls]:
         """The jit calls around each equation of the inlined step, by equation and by source info."""
         if self._jit_index is not None:
             return self._jit_index
-        by_eqn: dict[int, tuple[Any, ...]] = {}
-        by_source: dict[int, tuple[Any, ...]] = {}
+        by_eqn: _JitCalls = {}
+        by_source: _JitCalls = {}
         if self._raw_jaxpr is not None:
             flat = list(jv.flatten_jit_calls(self._raw_jaxpr))
             inlined = self._traced_jaxpr if self._traced_jaxpr is not None else (
@@ -95,11 +102,11 @@ class Locator:
             for site in flat:
                 if site.parents:
                     by_source.setdefault(id(site.eqn.source_info), site.parents)
-            self._alive = [flat, top]
+            self._alive = (flat, top)
         self._jit_index = (by_eqn, by_source)
         return self._jit_index
 
-    def _jit_parents(self, eqn: jv.JaxprEqn) -> tuple[Any, ...]:
+    def _jit_parents(self, eqn: jv.JaxprEqn) -> tuple[jv.JaxprEqn, ...]:
         by_eqn, by_source = self._jit_tables()
         return by_eqn.get(id(eqn)) or by_source.get(id(eqn.source_info), ())
 
@@ -126,15 +133,15 @@ class Locator:
             self._consumers = table
         return self._consumers
 
-    def consumers(self, var: Any) -> list[jv.EqnSite]:
+    def consumers(self, var: jv.Atom) -> list[jv.EqnSite]:
         return self._consumer_table().get(id(var), [])
 
-    def producer(self, var: Any) -> jv.EqnSite | None:
+    def producer(self, var: jv.Atom) -> jv.EqnSite | None:
         if self._producers is None:
             self._producers = {id(v): site for site in self.sites for v in jv.outvars(site.eqn)}
         return self._producers.get(id(var))
 
-    def of_state_use(self, state: Any, label: str = "") -> Location | None:
+    def of_state_use(self, state: bt.ModelState, label: str = "") -> Location | None:
         """The user's line of the first equation of the step that reads ``state``."""
         if self.module_info is None:
             return None
@@ -145,7 +152,7 @@ class Locator:
                     return location
         return None
 
-    def weight_behind(self, var: Any, layout: frozenset[str] = frozenset({
+    def weight_behind(self, var: jv.Var, layout: frozenset[str] = frozenset({
             "transpose", "reshape", "convert_element_type", "broadcast_in_dim", "squeeze", "expand_dims",
             "copy", "copy_p"})) -> StatePath | None:
         """The ParamState path whose value ``var`` is, through layout-only equations (``w.value.T``)."""
@@ -190,7 +197,7 @@ class Locator:
             return created
         return Location(assigned.path, assigned.line, assigned.column, label)
 
-    def of_state_object(self, state: Any, label: str = "") -> Location | None:
+    def of_state_object(self, state: bt.ModelState, label: str = "") -> Location | None:
         """Where a state was created; decoded once per state (many records name the same one)."""
         key = id(state)
         try:
@@ -199,9 +206,9 @@ class Locator:
             frame = self._state_frames[key] = jv.user_frame_of(bt.state_source_info(state))
         return None if frame is None else Location(frame.path, frame.line, frame.column, label)
 
-    def _vars_of_weight(self, path: StatePath) -> list[Any]:
+    def _vars_of_weight(self, path: StatePath) -> list[jv.Var]:
         if self._weight_vars is None:
-            table: dict[StatePath, list[Any]] = {}
+            table: dict[StatePath, list[jv.Var]] = {}
             for var, weight in self._weight_var_to_path.items():
                 table.setdefault(tuple(weight), []).append(var)
             self._weight_vars = table
@@ -232,7 +239,7 @@ class Locator:
         found = self._weight_location_cache[key]
         return Location(found.path, found.line, found.column, label) if found is not None else None
 
-    def of_var(self, var: Any, primitive_name: str = "", label: str = "") -> Location | None:
+    def of_var(self, var: jv.Var, primitive_name: str = "", label: str = "") -> Location | None:
         for site in self.consumers(var):
             if primitive_name and jv.primitive_name(site.eqn) != primitive_name:
                 continue
@@ -242,7 +249,7 @@ class Locator:
         path = self._weight_var_to_path.get(var)
         return self.of_state(path, label) if path else None
 
-    def of_producer(self, var: Any, label: str = "") -> Location | None:
+    def of_producer(self, var: jv.Atom, label: str = "") -> Location | None:
         site = self.producer(var)
         return self.of_site(site, label) if site is not None else None
 
@@ -286,16 +293,18 @@ class Locator:
                 return self.of_site(relevant[min(ordinal, len(relevant) - 1)], label)
         return self.of_nth_primitive(primitive_name, ordinal, label)
 
-    def weight_path_of_var(self, var: Any) -> StatePath | None:
+    def weight_path_of_var(self, var: jv.Var) -> StatePath | None:
         """The ParamState path behind an input var of the step (a record's ``invar``)."""
         try:
             return self._weight_var_to_path.get(var)
         except TypeError:  # not a var
             return None
 
-    def unrolled_iteration(self, eqn: jv.JaxprEqn) -> tuple[int, int]:
+    def unrolled_iteration(self, eqn: jv.JaxprEqn | None) -> tuple[int, int]:
         """(1-based index, count) of ``eqn`` among the copies of its source line's op that an
-        unrolled scan left in the step; (1, 1) when the op has no copies."""
+        unrolled scan left in the step; (1, 1) when the op has no copies (or no equation is known)."""
+        if eqn is None:
+            return 1, 1
         key = (jv.primitive_name(eqn), id(eqn.source_info.traceback) if eqn.source_info else 0)
         copies = self._copies.get(key)
         if copies is None:

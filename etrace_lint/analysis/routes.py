@@ -1,8 +1,8 @@
 """The JAX side of :mod:`.flows`: the equations from a weight's use to the hidden state it reaches,
 and the control flow around an op, read off the traced step.
 
-Imports JAX (through :mod:`.jaxpr_view` and the braintrace adapter); :mod:`.flows`, which the rules
-import, loads it only when a finding asks for its route.
+Imports JAX (through :mod:`.jaxpr_view` and the braintrace adapter), as the engine that calls
+:mod:`.flows` does.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import weakref
 from collections import deque
 from typing import Any, Mapping
 
-from ..core.details import Boundary
+from ..core.details import Boundary, Violation
 from ..core.findings import Finding, Location
 from ..core.naming import StatePath, display_name
 from ..core.rule import Hit
@@ -25,14 +25,14 @@ _BOUNDARIES = {"while": "a `while` loop", "scan": "a `scan`", "cond": "a `cond`"
                "custom_vjp_call_jaxpr": "a custom-derivative function"}
 
 
-def _route(locator: Locator, start: Any, targets: set[int]) -> list[Any]:
+def _route(locator: Locator, start: jv.EqnSite, targets: set[int]) -> list[jv.EqnSite]:
     """The top-level equations (EqnSites) from ``start`` to the first that writes one of ``targets``
     (var ids), by the fewest equations; empty when none is reached."""
     top = start.parents[0] if start.parents else start.eqn
     first = jv.EqnSite(top)
     if any(id(v) in targets for v in jv.outvars(top)):
         return [first]
-    previous: dict[int, Any] = {id(top): None}
+    previous: dict[int, jv.EqnSite | None] = {id(top): None}
     sites = {id(top): first}
     queue = deque([first])
     while queue:
@@ -45,14 +45,16 @@ def _route(locator: Locator, start: Any, targets: set[int]) -> list[Any]:
                 sites[id(consumer.eqn)] = consumer
                 if any(id(v) in targets for v in jv.outvars(consumer.eqn)):
                     route = [consumer]
-                    while previous[id(route[-1].eqn)] is not None:
-                        route.append(previous[id(route[-1].eqn)])
+                    before = previous[id(consumer.eqn)]
+                    while before is not None:
+                        route.append(before)
+                        before = previous[id(before.eqn)]
                     return route[::-1]
                 queue.append(consumer)
     return []
 
 
-def _weight_of(locator: Locator, eqn: Any) -> StatePath | None:
+def _weight_of(locator: Locator, eqn: jv.JaxprEqn) -> StatePath | None:
     for var in jv.invars(eqn):
         path = locator.weight_path_of_var(var)
         if path:
@@ -60,21 +62,24 @@ def _weight_of(locator: Locator, eqn: Any) -> StatePath | None:
     return None
 
 
-def weight_route(locator: Locator, subject: RecordView | Hit[Any]) -> list[Location | None]:
+def weight_route(locator: Locator, subject: RecordView | Hit[Violation]) -> list[Location | None]:
     """The steps of :func:`~.flows.weight_flow`, unmerged (a step the locator cannot place is None)."""
     hidden: set[StatePath] = set()
-    context: Mapping[str, Any] = {}
+    context: Mapping[str, Any] = {}  # the record's context, braintrace's open dict
+    use: jv.EqnSite | None = None
     if isinstance(subject, Hit):
-        weight, use = tuple(subject.weight_path or ()), subject.eqn
+        weight = tuple(subject.weight_path or ())
+        if isinstance(subject.eqn, jv.EqnSite):
+            use = subject.eqn
+        elif isinstance(subject.eqn, jv.JaxprEqn):
+            use = jv.EqnSite(subject.eqn)
     else:
-        weight, use = subject.weight_path, None
+        weight = subject.weight_path
         hidden = {tuple(p) for p in subject.hidden_paths}
         context = subject.context
     if not weight or locator.module_info is None:
         return []
     name = display_name(weight)
-    if use is not None and not isinstance(use, jv.EqnSite):
-        use = jv.EqnSite(use)
     if use is None:
         sites = locator.weight_sites(weight)
         use = sites[0] if sites else None
@@ -115,7 +120,7 @@ _RegionIndex = dict[tuple[str, int], tuple[Boundary, ...]]
 _REGION_INDEXES: "weakref.WeakKeyDictionary[Locator, dict[str, _RegionIndex]]" = weakref.WeakKeyDictionary()
 
 
-def _boundaries_of(locator: Locator, site: Any) -> list[tuple[str, Location, str]]:
+def _boundaries_of(locator: Locator, site: jv.EqnSite) -> list[tuple[str, Location, str]]:
     """(kind, where, jit name) of the control flow, jit calls and mappings around one equation of the
     step as traced, outermost first."""
     found: list[tuple[str, Location, str]] = []

@@ -23,12 +23,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TypeAlias
 
 from . import jaxpr_view as jv
 
 ONE = ("ones",)  # the all-ones direction
-Tangent = dict[Any, Fraction]  # base -> Fraction; {} is zero; None (the value) is unknown
+# a primal value up to a scale: a hashable tuple of names, numbers, shapes and other bases (``("var", id)``)
+Base: TypeAlias = tuple[object, ...]
+Key: TypeAlias = tuple[Fraction, Base]  # (scale, base)
+Tangent: TypeAlias = dict[Base, Fraction]  # base -> Fraction; {} is zero; None (the value) is unknown
 
 # a weight-free op that moves or selects entries: all ones stay all ones
 _SHAPE_OPS = frozenset({
@@ -44,7 +47,8 @@ class RowSums:
     """The all-ones tangent of each output of a ``y -> hidden`` map, and where it cancelled."""
 
     zero: tuple[bool, ...]  # per output: the tangent is identically zero
-    cancelled_at: Any = None  # the first equation whose non-zero inputs gave a zero tangent (a mean subtracted)
+    # the first equation whose non-zero inputs gave a zero tangent (a mean subtracted)
+    cancelled_at: jv.JaxprEqn | None = None
 
 
 def _scaled(tangent: Tangent | None, factor: Fraction) -> Tangent | None:
@@ -73,22 +77,22 @@ class _Walk:
     """One pass over a jaxpr: each var's primal key ``(scale, base)`` and all-ones tangent."""
 
     def __init__(self) -> None:
-        self.keys: dict[Any, tuple[Fraction, Any]] = {}
-        self.tangents: dict[Any, Tangent | None] = {}
-        self.cancelled_at: Any = None
+        self.keys: dict[jv.Atom, Key] = {}
+        self.tangents: dict[jv.Atom, Tangent | None] = {}
+        self.cancelled_at: jv.JaxprEqn | None = None
 
-    def key(self, atom: Any) -> tuple[Fraction, Any]:
+    def key(self, atom: jv.Atom) -> Key:
         number = jv.literal_number(atom)
         if number is not None:
             return Fraction(1), ("literal", number)
         return self.keys.get(atom, (Fraction(1), ("var", id(atom))))
 
-    def tangent(self, atom: Any) -> Tangent | None:
+    def tangent(self, atom: jv.Atom) -> Tangent | None:
         if not jv.is_var(atom):
             return {}
         return self.tangents.get(atom, {})  # a value the map is given (a constvar): no tangent
 
-    def run(self, jaxpr: Any) -> None:
+    def run(self, jaxpr: jv.Jaxpr) -> None:
         for eqn in jaxpr.eqns:
             self.equation(eqn)
 
@@ -101,9 +105,9 @@ class _Walk:
                 self.keys[inner] = self.key(outer)
                 self.tangents[inner] = self.tangent(outer)
             self.run(body)
-            for inner, outer in zip(body.outvars, eqn.outvars):
-                self.keys[outer] = self.key(inner)
-                self.tangents[outer] = self.tangent(inner)
+            for result, out in zip(body.outvars, eqn.outvars):
+                self.keys[out] = self.key(result)
+                self.tangents[out] = self.tangent(result)
             return
         tangents = [self.tangent(a) for a in ins]
         key, tangent = self._rule(eqn, name, ins, tangents)
@@ -114,10 +118,10 @@ class _Walk:
                 and any(t for t in tangents)):
             self.cancelled_at = eqn
 
-    def _rule(self, eqn: jv.JaxprEqn, name: str, ins: list[Any],
-              tangents: list[Any]) -> tuple[tuple[Any, ...], Tangent | None]:
+    def _rule(self, eqn: jv.JaxprEqn, name: str, ins: list[jv.Atom],
+              tangents: list[Tangent | None]) -> tuple[Key, Tangent | None]:
         out = eqn.outvars[0] if eqn.outvars else None
-        opaque = (Fraction(1), ("var", id(out)))
+        opaque: Key = (Fraction(1), ("var", id(out)))
         if all(t == {} for t in tangents) or name in _ZERO_TANGENT_OPS:
             return self._primal_key(eqn, name, ins, opaque), {}
         if name in ("add", "add_any"):
@@ -150,7 +154,7 @@ class _Walk:
             return opaque, cases[0] if all(c == cases[0] for c in cases) else None
         return opaque, None
 
-    def _primal_key(self, eqn: jv.JaxprEqn, name: str, ins: list[Any], opaque: tuple[Any, ...]) -> tuple[Any, ...]:
+    def _primal_key(self, eqn: jv.JaxprEqn, name: str, ins: list[jv.Atom], opaque: Key) -> Key:
         """Scalar factors are kept apart (``x / 8`` is ``1/8`` times ``x``), so that two ways of
         writing one expression get one key."""
         if name in ("mul", "div") and len(ins) == 2:
@@ -171,7 +175,7 @@ class _Walk:
             return scale, (name, jv.aval_shape(eqn.outvars[0]), base)
         return opaque
 
-    def _product(self, ins: list[Any], tangents: list[Any]) -> Tangent | None:
+    def _product(self, ins: list[jv.Atom], tangents: list[Tangent | None]) -> Tangent | None:
         """``d(a*b) = da*b + a*db``, kept exact when one factor is a literal or has no tangent and
         the other's tangent is a multiple of all ones."""
         for index, other in ((1, 0), (0, 1)):
@@ -180,13 +184,14 @@ class _Walk:
                 factor = _fraction(number)
                 return _scaled(tangents[other], factor) if factor is not None else None
         for index, other in ((1, 0), (0, 1)):
-            if tangents[index] == {} and tangents[other] is not None and set(tangents[other]) == {ONE}:
+            moved = tangents[other]
+            if tangents[index] == {} and moved is not None and set(moved) == {ONE}:
                 scale, base = self.key(ins[index])
-                return {base: tangents[other][ONE] * scale}
+                return {base: moved[ONE] * scale}
         return None
 
     @staticmethod
-    def _reduced(eqn: jv.JaxprEqn, operand: Any, tangent: Tangent | None) -> Tangent | None:
+    def _reduced(eqn: jv.JaxprEqn, operand: jv.Atom, tangent: Tangent | None) -> Tangent | None:
         if tangent is None:
             return None
         axes = tuple(eqn.params.get("axes", ()))
@@ -205,7 +210,7 @@ class _Walk:
         return {(ONE if base == ONE else (name, shape, base)): c for base, c in tangent.items()}
 
 
-def all_ones_row_sums(jaxpr_like: Any) -> RowSums:
+def all_ones_row_sums(jaxpr_like: jv.JaxprLike) -> RowSums:
     """Push an all-ones tangent in at the map's last input (``y``; the others are the values the
     compiler binds from the forward pass) and say which outputs get an identically zero tangent."""
     jaxpr = jv.open_jaxpr(jaxpr_like)
@@ -218,7 +223,7 @@ def all_ones_row_sums(jaxpr_like: Any) -> RowSums:
     return RowSums(zero, walk.cancelled_at)
 
 
-def _depends(jaxpr: Any, out: Any) -> bool:
+def _depends(jaxpr: jv.Jaxpr, out: jv.Atom) -> bool:
     """Whether an output is computed from ``y`` at all (an output the map passes through untouched
     is no op's business)."""
     y = jaxpr.invars[-1]

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .context import TOP, AnalysisContext, Node, StepFlow
+from .step_flow import TOP, Node, StepFlow
+
+if TYPE_CHECKING:  # the context reads these facts through its own properties
+    from .context import AnalysisContext
 
 
 @dataclass(frozen=True)

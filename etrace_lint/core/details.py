@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeAlias
 
 from .advice import AdviceRow, Law, WeightFidelity
+from .json_types import JsonObject, JsonValue
 from .verdict import Verdict
 
 PathKey = tuple[str | int, ...]  # a state's path as a finding shows it: ints stay ints
@@ -59,7 +60,7 @@ class Violation(ABC):
         """What a modeller reads."""
 
     @abstractmethod
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         """The facts SARIF and JSON print beside the message, JSON-ready, in the order printed."""
 
     @property
@@ -93,7 +94,10 @@ class NamesHiddenStates(Violation):
         return self.hidden_states
 
 
-def listed(value: object) -> object:
+Nested: TypeAlias = "JsonValue | tuple[Nested, ...]"  # JSON data with tuples where JSON has lists
+
+
+def listed(value: Nested) -> JsonValue:
     """Tuples, nested ones too, as the lists JSON prints."""
     if isinstance(value, tuple):
         return [listed(item) for item in value]
@@ -239,7 +243,8 @@ def register_violation(cls: type[Violation]) -> None:
     _VIOLATIONS[cls.__name__] = cls
 
 
-def _record_type(name: str) -> type[Any] | None:
+def _record_type(name: str) -> Callable[..., object] | None:
+    """The record or violation class of that name, called with its fields."""
     if name in _TYPES:
         return _TYPES[name]
     if name not in _VIOLATIONS:
@@ -248,23 +253,29 @@ def _record_type(name: str) -> type[Any] | None:
     return _VIOLATIONS.get(name)
 
 
-def details_to_json(value: Any) -> Any:
+def details_to_json(value: object) -> JsonValue:
     """A record of this module (or a tuple of them) as JSON: each record with its ``type``."""
     if isinstance(value, Verdict):
         return {"type": "Verdict", "value": value.value}
     if is_dataclass(value) and not isinstance(value, type):
         return {"type": type(value).__name__,
                 **{f.name: details_to_json(getattr(value, f.name)) for f in fields(value)}}
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return [details_to_json(item) for item in value]
-    return value
+    if isinstance(value, dict):  # a learner's options
+        return {str(key): details_to_json(item) for key, item in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)  # as the JSON writers print what JSON has no type for
 
 
-def details_from_json(data: Any) -> Any:
+# the record the data names by its ``type``, so its class is known only once the data is read
+def details_from_json(data: JsonValue) -> Any:
     """The inverse of :func:`details_to_json`: records by their ``type``, lists as tuples."""
     if isinstance(data, dict) and data.get("type") == "Verdict":
         return Verdict(data["value"])
-    if isinstance(data, dict) and isinstance(data.get("type"), str) and (cls := _record_type(data["type"])):
+    kind = data.get("type") if isinstance(data, dict) else None
+    if isinstance(data, dict) and isinstance(kind, str) and (cls := _record_type(kind)):
         return cls(**{name: details_from_json(value) for name, value in data.items() if name != "type"})
     if isinstance(data, list):
         return tuple(details_from_json(item) for item in data)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Generic, Iterable, Literal, Mapping, Protocol, TypeVar
 
 from .details import Violation
-from .findings import NO_SUBJECT, Finding, Fix, Level, Location, Subject
+from .findings import NO_SUBJECT, Finding, Fix, Level, Subject
+from .naming import StatePath
 
 FactsT = TypeVar("FactsT")
 V = TypeVar("V", bound=Violation)
@@ -68,10 +69,10 @@ class Hit(Generic[V]):
     facts, which word the message), and where it is."""
 
     violation: V
-    weight_path: tuple[Any, ...] | None = None
-    state_path: tuple[Any, ...] | None = None
-    eqn: Any = None
-    related: tuple[tuple[str, Any], ...] = ()  # (label, eqn or state path)
+    weight_path: StatePath | None = None
+    state_path: StatePath | None = None
+    eqn: object = None  # the analysis's EqnSite (or a bare equation) the hit is on, which the core does not name
+    related: tuple[tuple[str, object], ...] = ()  # (label, EqnSite or state path)
     subject: Subject = NO_SUBJECT  # what the finding is about; its weight comes from ``weight_path``
 
     @property
@@ -101,6 +102,9 @@ class RecordFacts:
     misplaced: tuple[str, ...] = ()
     iterations: tuple[int, ...] = ()  # the unrolled scan iterations this weight's op belongs to (1-based)
     iteration_count: int = 0
+    braintrace_version: str = ""  # the braintrace that compiled the model
+    same_step_gradients: bool = True  # its single-step learners add a weight's same-step gradient (0.2.8 on)
+    global_random_state: bool = False  # the state the record names is brainstate's global random state
 
     @property
     def weight_or_op(self) -> str:
@@ -208,9 +212,11 @@ class SourceTexts(Protocol):
 Fixer = Callable[[Finding, SourceTexts], Fix | None]
 
 # The callables a rule offers. Their first parameters are records of the stages above the core (the
-# analysis's AnalysisContext, Locator, Compilation and RecordView), which the core must not import:
-# they are typed Any here, and the rule's own function names them.
-Flow = Callable[[Any, Any], Sequence[Location]]  # (Locator, RecordView or Hit) -> the route, in the user's code
+# analysis's AnalysisContext and Compilation), which the core must not import: they are typed Any
+# here, and the rule's own function names them.
+# the route a finding shows in the user's code (SARIF codeFlows), which the analysis finds (analysis/flows.py):
+# "weight": from where the weight is created, through its op, to the hidden states it reaches; "": none
+Route = Literal["", "weight"]
 Describe = Callable[[BaseException, Any], tuple[str, Place | None]]  # (exception, Compilation) -> message, place
 
 
@@ -274,7 +280,7 @@ class RecordRule(Rule):
     # (default: their kind) share that count
     control_flow: str = ""
     ordinal_group: str = ""
-    flow: Flow | None = None
+    flow: Route = ""
 
     @property
     def record_kinds(self) -> tuple[str, ...]:
@@ -305,7 +311,7 @@ class AnalysisRule(Rule, Generic[V]):
     violations: tuple[type[V], ...]
     check: Callable[[Any], Iterable[Hit[V]]]  # (AnalysisContext) -> hits
     fix: Fixer | None = None
-    flow: Flow | None = None
+    flow: Route = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -339,9 +345,9 @@ def rule_fix(rule: Rule) -> Fixer | None:
     return rule.fix if isinstance(rule, AnalysisRule | SuppressionRule) else None
 
 
-def rule_flow(rule: Rule) -> Flow | None:
+def rule_flow(rule: Rule) -> Route:
     """How a rule's finding finds its route in the user's code, if its kind has one."""
-    return rule.flow if isinstance(rule, RecordRule | AnalysisRule) else None
+    return rule.flow if isinstance(rule, RecordRule | AnalysisRule) else ""
 
 
 # where the documentation site is published (mkdocs.yml's site_url); ``docs-url`` points elsewhere

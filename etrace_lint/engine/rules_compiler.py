@@ -178,7 +178,9 @@ def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Lo
         weights=tuple(dict.fromkeys(display_name(w) for w in weights)),
         blocking=tuple(blocking), primitive=primitive, op=op_phrase(primitive),
         context=context, iterations=iterations, iteration_count=iteration_count,
-        misplaced=_misplaced_weights(subject, locator) if kind in _NO_PARAMSTATE_KINDS else ())
+        misplaced=_misplaced_weights(subject, locator) if kind in _NO_PARAMSTATE_KINDS else (),
+        braintrace_version=bt.braintrace_version(), same_step_gradients=bt.adds_same_step_gradients(),
+        global_random_state=bt.is_global_random_state(context.get("state")))
 
 
 # records that say an ETP op's trainable operand is no ParamState

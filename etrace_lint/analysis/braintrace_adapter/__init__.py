@@ -38,6 +38,7 @@ from .graph import (
     ZeroDfRelation,
     adds_same_step_gradients,
     algorithm_class,
+    braintrace_version,
     conv_bias_shape,
     detaches_loops_before_hidden,
     group_views,
@@ -52,6 +53,7 @@ from .graph import (
 )
 from .records import RecordView, record_view
 from .step_states import (
+    ModelState,
     constant_hidden_writes,
     is_global_random_state,
     state_invars,
@@ -68,10 +70,12 @@ __all__ = [
     "GroupView",
     "RecordView",
     "RelationView",
+    "ModelState",
     "UntracedState",
     "ZeroDfRelation",
     "Compilation",
     "adds_same_step_gradients",
+    "braintrace_version",
     "detaches_loops_before_hidden",
     "algorithm_class",
     "compile_model",

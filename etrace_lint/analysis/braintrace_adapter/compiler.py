@@ -14,8 +14,10 @@ import logging
 import sys
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from types import CodeType, FrameType, ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar, cast
 
 import brainstate
 import braintrace
@@ -24,11 +26,13 @@ import saiunit
 from braintrace._compiler import diagnostics as _diagnostics
 from braintrace._compiler import graph as _graph_module
 from braintrace._compiler import module_info as _module_info_module
+from jax._src.source_info_util import SourceInfo
 
 from ...core.naming import StatePath
 from .. import jaxpr_view as jv
 from .inclusions import one_inclusion_per_weight
 from .records import RecordView, record_view
+from .step_states import ConstantHiddenWrite, ModelState, constant_hidden_writes
 
 if TYPE_CHECKING:  # braintrace's own classes, for annotations only
     from braintrace._compiler.graph import ETraceGraph
@@ -41,13 +45,13 @@ class Compilation:
 
     graph: ETraceGraph | None = None  # when compilation succeeded
     module_info: ModuleInfo | None = None  # as soon as tracing succeeded
-    traced_jaxpr: Any = None  # the step's jaxpr before control-flow canonicalisation
-    raw_jaxpr: Any = None  # the step's jaxpr as traced, before jit calls are inlined
+    traced_jaxpr: jv.JaxprLike | None = None  # the step's jaxpr before control-flow canonicalisation
+    raw_jaxpr: jv.JaxprLike | None = None  # the step's jaxpr as traced, before jit calls are inlined
     records: list[RecordView] = field(default_factory=list)  # every CompilationRecord, in order, as read
     # per record, the equation the compiler was looking at when it emitted it (or None)
-    record_subjects: list[Any] = field(default_factory=list)
+    record_subjects: list[jv.JaxprEqn | None] = field(default_factory=list)
     error: BaseException | None = None
-    warnings: list[Any] = field(default_factory=list)  # (category name, message) pairs
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (category name, message) pairs
     state_writes: list[StateWrite] = field(default_factory=list)  # StateWrite per user write, in order
     seconds: float = 0.0
     inputs_shown: str = ""  # the example inputs' shapes, as a message shows them
@@ -75,13 +79,18 @@ class Compilation:
     def last_write(self) -> jv.SourceFrame | None:
         return self.state_writes[-1].frame if self.state_writes else None
 
+    def constant_hidden_writes(self, exc: BaseException) -> list[ConstantHiddenWrite]:
+        """The hidden states this compilation's step set to a literal, read from the exception the
+        compiler raised on them."""
+        return constant_hidden_writes(exc)
+
 
 # per code object: (the code, whether it is the compiler's, whether it has an ``eqn`` local);
 # keyed by id (a code's hash reads its whole body), the code kept so that its id stays its own
-_CODE_ROLES: dict[int, tuple[Any, bool, bool]] = {}
+_CODE_ROLES: dict[int, tuple[CodeType, bool, bool]] = {}
 
 
-def _code_role(frame: Any) -> tuple[Any, bool, bool]:
+def _code_role(frame: FrameType) -> tuple[CodeType, bool, bool]:
     code = frame.f_code
     role = _CODE_ROLES.get(id(code))
     if role is None:
@@ -91,7 +100,7 @@ def _code_role(frame: Any) -> tuple[Any, bool, bool]:
     return role
 
 
-def _subject_eqn(frame: Any, depth: int = 4) -> Any:
+def _subject_eqn(frame: FrameType | None, depth: int = 4) -> jv.JaxprEqn | None:
     """The equation a compiler pass is working on: its local ``eqn``, in the first
     ``depth`` compiler frames from ``frame`` outwards.
 
@@ -105,17 +114,17 @@ def _subject_eqn(frame: Any, depth: int = 4) -> Any:
             if has_eqn:  # reading f_locals copies every local: only for a frame that has one
                 candidate = frame.f_locals.get("eqn")
                 if candidate is not None and jv.is_eqn(candidate):
-                    return candidate
+                    return cast(jv.JaxprEqn, candidate)
         frame = frame.f_back
     return None
 
 
 @contextlib.contextmanager
-def _tee_records(sink: list[RecordView], subjects: list[Any] | None = None,
+def _tee_records(sink: list[RecordView], subjects: list[jv.JaxprEqn | None] | None = None,
                  needs_subject: Callable[[RecordView], bool] | None = None) -> Iterator[None]:
     original = _diagnostics.DiagnosticReporter.append
 
-    def append(reporter: Any, record: Any) -> None:
+    def append(reporter: _diagnostics.DiagnosticReporter, record: _diagnostics.CompilationRecord) -> None:
         view = record_view(record)
         sink.append(view)
         if subjects is not None:
@@ -134,8 +143,11 @@ def _tee_records(sink: list[RecordView], subjects: list[Any] | None = None,
         _diagnostics.DiagnosticReporter.append = original  # type: ignore[method-assign]
 
 
+_Kept = TypeVar("_Kept")
+
+
 @contextlib.contextmanager
-def _keep(module: Any, name: str, holder: list[Any], keep_result: bool = False) -> Iterator[None]:
+def _keep(module: ModuleType, name: str, holder: list[_Kept], keep_result: bool = False) -> Iterator[None]:
     """While compiling, remember what ``module.name`` is called with (or returns).
 
     Used for the jaxpr before jit inlining (the jit calls are the only user
@@ -148,12 +160,12 @@ def _keep(module: Any, name: str, holder: list[Any], keep_result: bool = False) 
         yield
         return
 
-    def spy(*args: Any, **kwargs: Any) -> Any:
+    def spy(*args: object, **kwargs: object) -> object:
         if not keep_result and args:
-            holder.append(args[0])
+            holder.append(cast(_Kept, args[0]))  # the pass's first argument, as the caller names its type
         result = original(*args, **kwargs)
         if keep_result:
-            holder.append(result)
+            holder.append(cast(_Kept, result))
         return result
 
     setattr(module, name, spy)
@@ -172,7 +184,7 @@ class StateWrite:
     state_id: int = 0  # id() of the state written, to find the write of a state the compiler names
 
 
-def _unit_text(value: Any) -> str:
+def _unit_text(value: object) -> str:
     if not isinstance(value, saiunit.Quantity):  # an array, a tracer, a pytree: no unit to report
         return ""
     try:
@@ -192,7 +204,7 @@ def _record_state_writes(sink: list[StateWrite]) -> Iterator[None]:
     owner = next(cls for cls in brainstate.State.__mro__ if "value" in cls.__dict__)
     original = owner.__dict__["value"]
 
-    def set_value(state: Any, value: Any) -> None:
+    def set_value(state: ModelState, value: object) -> None:
         frame = jv.user_frame_of_stack()
         if frame is not None:
             # the stored value, not the getter: a read through the getter would be
@@ -215,7 +227,7 @@ KEPT_WARNINGS = (r"ETP primitive .* was decomposed into standard JAX ops under v
 
 
 @contextlib.contextmanager
-def quiet(sink: list[Any]) -> Iterator[None]:
+def quiet(sink: list[tuple[str, str]]) -> Iterator[None]:
     """Keep the compiler's ``warnings.warn`` echoes and JAX's noise off the terminal."""
     jax_logger = logging.getLogger("jax")
     level = jax_logger.level
@@ -231,7 +243,7 @@ def quiet(sink: list[Any]) -> Iterator[None]:
             sink.extend((w.category.__name__, str(w.message)) for w in caught)
 
 
-def has_hidden_state(model: Any) -> bool:
+def has_hidden_state(model: brainstate.nn.Module) -> bool:
     """Whether the model holds a HiddenState (the walk stops at the first one).
 
     The attributes of its modules are looked through first: brainstate's own
@@ -263,8 +275,9 @@ def _node_kind(cls: type) -> int:
     return kind
 
 
-def _holds_hidden_state(model: Any) -> bool:
-    pending, seen = [model], set()
+def _holds_hidden_state(model: object) -> bool:
+    pending: list[Any] = [model]  # any object a module holds
+    seen = set()
     while pending:
         node = pending.pop()
         kind = _node_kind(type(node))
@@ -282,7 +295,7 @@ def _holds_hidden_state(model: Any) -> bool:
     return False
 
 
-def ensure_states(model: Any, batch_size: int | None = None) -> None:
+def ensure_states(model: brainstate.nn.Module, batch_size: int | None = None) -> None:
     """Initialise the model's states when its factory did not (quietly)."""
     if has_hidden_state(model):
         return
@@ -293,14 +306,16 @@ def ensure_states(model: Any, batch_size: int | None = None) -> None:
             brainstate.nn.init_all_states(model, batch_size=batch_size)
 
 
-def compiled_states(minfo: ModuleInfo) -> dict[StatePath, Any]:
+def compiled_states(minfo: ModuleInfo) -> dict[StatePath, ModelState]:
     """The states the compiler found in the model, by path: its own walk, free to reuse
     (it leaves out states the step does not use)."""
     retrieved = getattr(minfo, "retrieved_model_states", None) or {}
     return {tuple(path): st for path, st in retrieved.items() if isinstance(path, tuple)}
 
 
-def compile_model(model: Any, inputs: tuple[Any, ...], compile_options: dict[str, Any],
+def compile_model(model: brainstate.nn.Module, inputs: tuple[object, ...],
+                  # keywords of braintrace.compile_etrace_graph from the user's configuration, each of its own type
+                  compile_options: Mapping[str, Any],
                   needs_subject: Callable[[RecordView], bool] | None = None) -> Compilation:
     """Trace ``model`` and run the ETrace compiler, hidden perturbation included.
 
@@ -308,9 +323,9 @@ def compile_model(model: Any, inputs: tuple[Any, ...], compile_options: dict[str
     working on is read from its frame while it emits, for those only).
     """
     result = Compilation(inputs_shown=describe_inputs(inputs))
-    minfo_holder: list[Any] = []
-    jaxpr_holder: list[Any] = []
-    raw_holder: list[Any] = []
+    minfo_holder: list[ModuleInfo] = []
+    jaxpr_holder: list[jv.JaxprLike] = []
+    raw_holder: list[jv.JaxprLike] = []
     start = time.perf_counter()
     with contextlib.ExitStack() as hooks:
         hooks.enter_context(quiet(result.warnings))
@@ -321,7 +336,8 @@ def compile_model(model: Any, inputs: tuple[Any, ...], compile_options: dict[str
         hooks.enter_context(_keep(_module_info_module, "inline_jit_calls", raw_holder))
         try:
             result.graph = braintrace.compile_etrace_graph(
-                model, *inputs, include_hidden_perturb=True, **compile_options)
+                model, *inputs,  # type: ignore[arg-type]  # braintrace annotates each input as a tuple
+                include_hidden_perturb=True, **compile_options)
         except Exception as exc:  # every compiler failure is a finding about the model
             result.error = exc
     result.seconds = time.perf_counter() - start
@@ -338,10 +354,10 @@ def compile_model(model: Any, inputs: tuple[Any, ...], compile_options: dict[str
     return result
 
 
-def describe_inputs(inputs: tuple[Any, ...]) -> str:
+def describe_inputs(inputs: tuple[object, ...]) -> str:
     """``(4,) float32, (2, 3) int32``: the shape and dtype of each example input (a pytree's leaves
     in brackets); what a shape error while tracing is measured against."""
-    def one(value: Any) -> str:
+    def one(value: object) -> str:
         unit = getattr(value, "unit", None)
         if unit is not None and hasattr(value, "shape"):  # a saiunit quantity: one array with a unit
             array = f"{tuple(value.shape)} {getattr(value, 'dtype', '')}".strip()
@@ -372,12 +388,12 @@ def describe_inputs(inputs: tuple[Any, ...]) -> str:
 class ErrorSubject:
     """What the compiler was working on when it raised: equations, vars, states."""
 
-    eqns: tuple[Any, ...] = ()
-    vars: tuple[Any, ...] = ()  # outputs of the equations to show (an ETP op's ``y``)
-    states: tuple[Any, ...] = ()
+    eqns: tuple[jv.JaxprEqn, ...] = ()
+    vars: tuple[jv.Var, ...] = ()  # outputs of the equations to show (an ETP op's ``y``)
+    states: tuple[ModelState, ...] = ()
 
 
-def _is_jaxpr_var(value: Any) -> bool:
+def _is_jaxpr_var(value: object) -> bool:
     return type(value).__name__ == "Var" and hasattr(value, "aval")
 
 
@@ -398,9 +414,9 @@ def exception_subject(exc: BaseException) -> ErrorSubject:
         frames.append(tb.tb_frame)
         tb = tb.tb_next
     ours = [f for f in reversed(frames) if str(f.f_globals.get("__name__", "")).startswith("braintrace.")]
-    eqns: list[Any] = []
-    vars_: list[Any] = []
-    states: list[Any] = []
+    eqns: list[jv.JaxprEqn] = []
+    vars_: list[jv.Var] = []
+    states: list[ModelState] = []
     for frame in ours:
         local = frame.f_locals
         sweep = local.get("last_sweep")
@@ -433,25 +449,25 @@ def is_etp_primitive(eqn: jv.JaxprEqn) -> bool:
     return isinstance(eqn.primitive, braintrace.ETPPrimitive)
 
 
-def model_states(model: Any) -> dict[StatePath, Any]:
+def model_states(model: brainstate.nn.Module) -> dict[StatePath, ModelState]:
     """Every state of the model keyed by its module path."""
     return {tuple(path): st for path, st in brainstate.graph.states(model).items()}
 
 
-def state_source_info(state: Any) -> Any:
+def state_source_info(state: ModelState) -> SourceInfo | None:
     return getattr(state, "_source_info", None)
 
 
-def weight_invars(minfo: ModuleInfo) -> dict[Any, StatePath]:
+def weight_invars(minfo: ModuleInfo) -> dict[jv.Var, StatePath]:
     """Every weight input var of the traced step, mapped to its ParamState path."""
     return {var: tuple(path) for var, path in minfo.invar_to_weight_path.items()}
 
 
-def hidden_invars(minfo: ModuleInfo) -> dict[Any, StatePath]:
+def hidden_invars(minfo: ModuleInfo) -> dict[jv.Var, StatePath]:
     return {var: tuple(path) for var, path in minfo.invar_to_hidden_path.items()}
 
 
-def hidden_outvars(minfo: ModuleInfo) -> dict[Any, StatePath]:
+def hidden_outvars(minfo: ModuleInfo) -> dict[jv.Var, StatePath]:
     return {var: tuple(path) for var, path in minfo.outvar_to_hidden_path.items()}
 
 
@@ -461,8 +477,8 @@ class UntracedState:
 
     path: StatePath
     kind: str  # its class, such as ShortTermState
-    invars: tuple[Any, ...]  # its value as the step reads it
-    outvars: tuple[Any, ...]  # its value as the step leaves it
+    invars: tuple[jv.Var, ...]  # its value as the step reads it
+    outvars: tuple[jv.Var, ...]  # its value as the step leaves it
 
 
 def untraced_states(minfo: ModuleInfo) -> list[UntracedState]:
@@ -483,8 +499,9 @@ def untraced_states(minfo: ModuleInfo) -> list[UntracedState]:
     return found
 
 
-def traced_jaxpr(minfo: ModuleInfo) -> Any:
-    return minfo.closed_jaxpr
+def traced_jaxpr(minfo: ModuleInfo) -> jv.ClosedJaxpr:
+    jaxpr: jv.ClosedJaxpr = minfo.closed_jaxpr  # braintrace imports the type from where this JAX no longer has it
+    return jaxpr
 
 
 def relation_weight_paths(graph: ETraceGraph) -> set[StatePath]:

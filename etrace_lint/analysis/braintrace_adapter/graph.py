@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import brainstate
 import braintrace
@@ -38,8 +38,8 @@ class GroupView:
 
     index: int
     hidden_paths: tuple[StatePath, ...]
-    invars: tuple[Any, ...]
-    outvars: tuple[Any, ...]
+    invars: tuple[jv.Var, ...]
+    outvars: tuple[jv.Var, ...]
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,9 @@ class RelationView:
     """One ETP op the compiler connected to hidden groups, and the weights it trains."""
 
     weight_paths: tuple[StatePath, ...]  # ParamState paths, in trainable-key order
-    y_var: Any
+    y_var: jv.Var
     group_indices: tuple[int, ...]
-    classifications: tuple[Any, ...]  # PathClassification values per connected hidden state
+    classifications: tuple[str, ...]  # PathClassification values per connected hidden state
     primitive: str
     in_control_flow: bool  # inside a descended scan: its vars are body-scoped
 
@@ -78,7 +78,7 @@ def relation_views(graph: ETraceGraph) -> list[RelationView]:
 _VMAP_WARNING = re.compile(r"ETP primitive '([^']+)' was decomposed into standard JAX ops under vmap")
 
 
-def vmap_decomposition_warnings(caught: list[Any]) -> list[str]:
+def vmap_decomposition_warnings(caught: list[tuple[str, str]]) -> list[str]:
     """The compiler-side warnings (captured while tracing) saying an ETP op was decomposed
     under ``vmap``: its weights no longer reach the compiler as ETP weights."""
     return [message for _, message in caught if _VMAP_WARNING.search(message)]
@@ -99,7 +99,7 @@ def is_vmap_decomposition(eqn: JaxprEqn) -> bool:
                for path, function in jv.traceback_functions(eqn.source_info))
 
 
-def online_gradient_error(model: Any, inputs: tuple[Any, ...]) -> BaseException | None:
+def online_gradient_error(model: brainstate.nn.Module, inputs: tuple[object, ...]) -> BaseException | None:
     """Trace, without computing anything, one D-RTRL gradient step of ``model`` on ``inputs``;
     the exception if it cannot be built.
 
@@ -115,8 +115,8 @@ def online_gradient_error(model: Any, inputs: tuple[Any, ...]) -> BaseException 
             learner.compile_graph(*inputs)
             weights = learner.param_states
 
-            def one_step(*xs: Any) -> Any:
-                def loss(*a: Any) -> Any:
+            def one_step(*xs: object) -> object:
+                def loss(*a: object) -> jax.Array | int:
                     return sum(jnp.sum(jnp.real(leaf) ** 2) for leaf in jax.tree.leaves(learner(*a)))
 
                 return brainstate.transform.grad(loss, weights)(*xs)
@@ -130,7 +130,7 @@ def online_gradient_error(model: Any, inputs: tuple[Any, ...]) -> BaseException 
             st.value = saved[path]
 
 
-def algorithm_class(name: str) -> Any:
+def algorithm_class(name: str) -> type[braintrace.ETraceAlgorithm] | None:
     """The class ``--verify`` and the probe build a named algorithm from (``"d_rtrl"`` -> ``braintrace.D_RTRL``),
     None for one :data:`~etrace_lint.core.algorithms.BUILT_FROM_CLASS` leaves to ``braintrace.compile``."""
     attribute = algorithms.class_name(name)
@@ -139,13 +139,15 @@ def algorithm_class(name: str) -> Any:
     return getattr(braintrace, attribute, None)
 
 
-def step_param_states(minfo: ModuleInfo) -> Any:
+def step_param_states(minfo: ModuleInfo) -> brainstate.util.FlattedDict:
     """The ParamStates the traced step reads (a brainstate FlattedDict keyed by path).
 
     Differentiating a ParamState the step never reads makes brainstate's
     ``grad`` raise, so gradients are taken with respect to these only.
     """
-    return minfo.retrieved_model_states.filter(brainstate.ParamState)
+    params = minfo.retrieved_model_states.filter(brainstate.ParamState)
+    assert isinstance(params, brainstate.util.FlattedDict)  # one filter: one dict
+    return params
 
 
 def relation_output_ids(graph: ETraceGraph) -> set[int]:
@@ -158,9 +160,9 @@ class ZeroDfRelation:
     """An ETP op whose ``df`` braintrace reads as exactly zero for every hidden state it drives."""
 
     weight_paths: tuple[StatePath, ...]  # ParamState paths the op trains
-    y_var: Any  # the op's output in the traced step
+    y_var: jv.Var  # the op's output in the traced step
     hidden_paths: tuple[StatePath, ...]  # the hidden states it was connected to
-    cancelled_at: Any  # the equation of the map where the all-ones tangent cancelled, or None
+    cancelled_at: jv.JaxprEqn | None  # the equation of the map where the all-ones tangent cancelled, or None
 
 
 def zero_df_relations(graph: ETraceGraph) -> list[ZeroDfRelation]:
@@ -195,6 +197,11 @@ def conv_bias_shape(eqn: JaxprEqn) -> tuple[int, ...] | None:
     if len(operands) < 3:
         return None
     return tuple(getattr(getattr(operands[2], "aval", None), "shape", ()))
+
+
+def braintrace_version() -> str:
+    """The version of the braintrace installed, as its messages name it."""
+    return str(braintrace.__version__)
 
 
 def adds_same_step_gradients() -> bool:

@@ -7,7 +7,9 @@ already read into :class:`~.records.RecordView`.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jax.extend.core import JaxprEqn
 
 from ...core.naming import StatePath
 from .records import RecordView
@@ -17,11 +19,11 @@ if TYPE_CHECKING:  # braintrace's own classes, for annotations only
 
 
 def one_inclusion_per_weight(graph: ETraceGraph, records: list[RecordView],
-                             subjects: list[Any]) -> tuple[list[RecordView], list[Any]]:
+                             subjects: list[JaxprEqn | None]) -> tuple[list[RecordView], list[JaxprEqn | None]]:
     """The compiler's records, with its record that it connected an op (``relation_included``) repeated
     for each further ParamState the op trains: braintrace names only the op's first trainable leaf's
     state, so a ``lora_matmul(x, B, A)`` is recorded as connecting ``B`` while ``A`` learns as well."""
-    owners: dict[tuple[Any, ...], list[StatePath]] = {}  # (primitive, hidden groups, path) -> paths
+    owners: dict[tuple[object, ...], list[StatePath]] = {}  # (primitive, hidden groups, path) -> paths
     for relation in graph.hidden_param_op_relations:
         paths = list(dict.fromkeys(tuple(p) for p in (relation.trainable_paths or {}).values()))
         key = (getattr(relation.primitive, "name", str(relation.primitive)),
@@ -32,7 +34,7 @@ def one_inclusion_per_weight(graph: ETraceGraph, records: list[RecordView],
         return records, subjects
     subjects = list(subjects) + [None] * (len(records) - len(subjects))
     out_records: list[RecordView] = []
-    out_subjects: list[Any] = []
+    out_subjects: list[JaxprEqn | None] = []
     for record, subject in zip(records, subjects):
         out_records.append(record)
         out_subjects.append(subject)

@@ -30,12 +30,12 @@ class RecordView:
     context: Mapping[str, Any] = field(default_factory=lambda: _NO_CONTEXT)
 
 
-def _enum_value(member: Any) -> str:
+def _enum_value(member: object) -> str:
     value = getattr(member, "value", None)
     return value if isinstance(value, str) else str(member)
 
 
-def record_view(record: Any) -> RecordView:
+def record_view(record: object) -> RecordView:
     """The view of one of braintrace's ``CompilationRecord`` (or anything laid out like one)."""
     primitive = getattr(record, "primitive", None)
     weight_path = getattr(record, "weight_path", None)

@@ -5,7 +5,7 @@ private layout (``ModuleInfo``'s tables, the frames of a failed ``extract_module
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, TypeAlias
 
 import brainstate
 import jax
@@ -17,7 +17,10 @@ if TYPE_CHECKING:  # braintrace's own classes, for annotations only
     from braintrace._compiler.module_info import ModuleInfo
 
 
-def step_output_vars(minfo: ModuleInfo) -> list[Any]:
+# a state of the model, whatever value it holds (an array, a quantity, a pytree of them)
+ModelState: TypeAlias = "brainstate.State[Any]"
+
+def step_output_vars(minfo: ModuleInfo) -> list[jv.Var]:
     """The vars of the traced step that are the model's return value (the states' new values follow
     them in the jaxpr's outputs)."""
     outs = jv.open_jaxpr(minfo.closed_jaxpr).outvars[:minfo.num_var_out]
@@ -49,12 +52,12 @@ def constant_hidden_writes(exc: BaseException) -> list[ConstantHiddenWrite]:
             continue
         id_of = {tuple(path): state_id for state_id, path in ids.items() if isinstance(path, (tuple, list))}
         for path, out in outvars.items():
-            if not jv.is_var(out):
-                found.append(ConstantHiddenWrite(tuple(path), str(getattr(out, "val", out)), id_of.get(tuple(path), 0)))
+            if isinstance(out, jv.Literal):
+                found.append(ConstantHiddenWrite(tuple(path), str(out.val), id_of.get(tuple(path), 0)))
     return found
 
 
-def state_invars(minfo: ModuleInfo, state: Any) -> tuple[Any, ...]:
+def state_invars(minfo: ModuleInfo, state: ModelState) -> tuple[jv.Var, ...]:
     """The vars through which the traced step reads ``state`` (none when the step does not)."""
     for st, ins in zip(minfo.compiled_model_states, minfo.state_tree_invars):
         if st is state:
@@ -62,7 +65,7 @@ def state_invars(minfo: ModuleInfo, state: Any) -> tuple[Any, ...]:
     return ()
 
 
-def is_global_random_state(state: Any) -> bool:
+def is_global_random_state(state: object) -> bool:
     """brainstate's process-wide RandomState (``brainstate.random.DEFAULT``): created by no model."""
     default = getattr(brainstate.random, "DEFAULT", None)
     return state is not None and default is not None and state is default

@@ -1,0 +1,172 @@
+"""Var-level data flow of the traced step, nested jaxprs included: which weights each var carries and
+which vars depend on which (:class:`StepFlow`), for the analysis's facts to follow a weight to the hidden
+states it reaches."""
+
+from __future__ import annotations
+
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ..core.naming import StatePath
+from . import braintrace_adapter as bt
+from . import jaxpr_view as jv
+
+# Primitives that only move or re-type data: a weight passing through them is
+# still "the weight" (the compiler traces through the same kind of chain).
+LAYOUT_PRIMITIVES = frozenset({
+    "reshape", "convert_element_type", "broadcast_in_dim", "transpose", "squeeze",
+    "expand_dims", "copy", "copy_p", "slice", "dynamic_slice", "concatenate", "pjit",
+    "jit", "closed_call", "core_call", "stop_gradient", "rev", "select_n", "gather", "stack", "split",
+})
+
+Node = tuple[int, jv.Var]  # (scope, var): the id of the enclosing equation (0 at the top) and a jaxpr var
+TOP = 0
+_Label = TypeVar("_Label")  # what a walk reports for each end it reaches: a state path, a name
+
+
+@dataclass(frozen=True)
+class WeightConsumer:
+    """A plain (non-ETP, non-layout) equation that reads a weight."""
+
+    site: jv.EqnSite
+    weights: frozenset[StatePath]
+    outputs: tuple[Node, ...]
+
+
+class StepFlow:
+    """Var-level data flow of the traced step, nested jaxprs included.
+
+    Vars are keyed by the equation that encloses their jaxpr, so a body
+    reused at two call sites does not tie the two sites together. A weight
+    keeps its identity through layout primitives and across call
+    boundaries; the first other equation that reads it is where the user
+    "uses" it.
+    """
+
+    def __init__(self, jaxpr: jv.JaxprLike, weight_invars: dict[jv.Var, StatePath],
+                 hidden_outvars: dict[jv.Var, StatePath]):
+        # Edges are kept as the equations themselves (inputs -> outputs, built into
+        # (scope, var) nodes only when a rule follows a path: most models never ask)
+        # and as node pairs at call boundaries.
+        self._eqn_edges: list[tuple[int, jv.JaxprEqn]] = []
+        self._node_edges: list[tuple[Sequence[Node], Sequence[Node]]] = []
+        self._successors: dict[Node, list[Node]] | None = None
+        # the weights each var carries, per scope: a lookup needs no node built
+        self._weights: dict[int, dict[jv.Var, frozenset[StatePath]]] = {
+            TOP: {v: frozenset([p]) for v, p in weight_invars.items()}}
+        self.hidden: dict[Node, StatePath] = {(TOP, v): p for v, p in hidden_outvars.items()}
+        self.consumers: list[WeightConsumer] = []
+        self.etp_sites: list[jv.EqnSite] = []
+        self.etp_outputs: set[Node] = set()
+        self._build(jv.open_jaxpr(jaxpr), TOP, ())
+
+    @property
+    def successors(self) -> dict[Node, list[Node]]:
+        if self._successors is None:
+            table: dict[Node, list[Node]] = {}
+            for scope, eqn in self._eqn_edges:
+                outs = [(scope, v) for v in eqn.outvars]
+                for var in jv.invars(eqn):
+                    table.setdefault((scope, var), []).extend(outs)
+            for sources, destinations in self._node_edges:
+                for node in sources:
+                    table.setdefault(node, []).extend(destinations)
+            self._successors = table
+        return self._successors
+
+    def _scope_weights(self, scope: int) -> dict[jv.Var, frozenset[StatePath]]:
+        return self._weights.setdefault(scope, {})
+
+    def _edge(self, src: Node, dst: Node) -> None:
+        self._node_edges.append(((src,), (dst,)))
+        carried = self._scope_weights(src[0]).get(src[1])
+        if carried:
+            into = self._scope_weights(dst[0])
+            into[dst[1]] = into.get(dst[1], frozenset()) | carried
+
+    def _build(self, jaxpr: jv.Jaxpr, scope: int, parents: tuple[jv.JaxprEqn, ...]) -> None:
+        edges, weights = self._eqn_edges, self._scope_weights(scope)
+        is_etp = bt.is_etp_primitive
+        for eqn in jaxpr.eqns:
+            bindings = jv.sub_jaxpr_bindings(eqn)
+            if bindings:
+                self._build_call(eqn, bindings, scope, parents)
+                continue
+            edges.append((scope, eqn))
+            if bindings is None:
+                continue  # a body laid out as we do not know: what happens inside is unknown, not plain
+            if is_etp(eqn):
+                self.etp_sites.append(jv.EqnSite(eqn, parents))
+                self.etp_outputs.update((scope, v) for v in eqn.outvars)
+                continue
+            carried = None
+            for var in jv.invars(eqn):
+                more = weights.get(var)
+                if more:
+                    carried = more if carried is None else carried | more
+            if not carried:
+                continue
+            if jv.primitive_name(eqn) in LAYOUT_PRIMITIVES:
+                for out in eqn.outvars:
+                    weights[out] = carried
+            else:
+                outs = tuple((scope, v) for v in eqn.outvars)
+                self.consumers.append(WeightConsumer(jv.EqnSite(eqn, parents), carried, outs))
+
+    def _build_call(self, eqn: jv.JaxprEqn, bindings: list[jv.SubJaxprBinding], scope: int,
+                    parents: tuple[jv.JaxprEqn, ...]) -> None:
+        inner = id(eqn)
+        bound = set()
+        for binding in bindings:
+            for outer, var in binding.inputs:
+                if jv.is_var(outer):
+                    self._edge((scope, outer), (inner, var))
+                    bound.add(id(outer))
+            for out, var in binding.carries:
+                if jv.is_var(out):
+                    self._edge((inner, out), (inner, var))
+            self._build(binding.jaxpr, inner, parents + (eqn,))
+            for result, out in binding.outputs:
+                if jv.is_var(result):
+                    self._edge((inner, result), (scope, out))
+        # a cond's branch index, a loop's predicate: they decide every output
+        self._node_edges.append(([(scope, var) for var in jv.invars(eqn) if id(var) not in bound],
+                                 [(scope, v) for v in eqn.outvars]))
+
+    @staticmethod
+    def _scope_of(site: jv.EqnSite) -> int:
+        """The scope whose nodes hold the site's operands: its innermost enclosing jaxpr."""
+        return id(site.parents[-1]) if site.parents else TOP
+
+    def weights_read_by(self, site: jv.EqnSite) -> frozenset[StatePath]:
+        weights = self._weights.get(self._scope_of(site), {})
+        return frozenset().union(*(weights.get(v, frozenset()) for v in jv.invars(site.eqn)))
+
+    def hidden_reached(self, starts: tuple[Node, ...], avoid: Container[Node] = frozenset()) -> list[StatePath]:
+        """Hidden states whose new value depends on ``starts``, not passing through ``avoid``."""
+        return self.reached(starts, self.hidden, avoid)
+
+    def reached(self, starts: tuple[Node, ...], ends: Mapping[Node, _Label], avoid: Container[Node] = frozenset(),
+                past_ends: bool = True) -> list[_Label]:
+        """The values of ``ends`` (node -> label) whose nodes depend on ``starts``, not passing
+        through ``avoid`` (nor through an end, unless ``past_ends``)."""
+        seen = set(starts)
+        pending = list(starts)
+        found: set[_Label] = set()
+        successors = self.successors
+        while pending:
+            node = pending.pop()
+            if node in ends:
+                found.add(ends[node])
+                if not past_ends and node not in starts:
+                    continue
+            for nxt in successors.get(node, ()):
+                if nxt not in seen and nxt not in avoid:
+                    seen.add(nxt)
+                    pending.append(nxt)
+        return sorted(found, key=str)
+
+    def outputs_of(self, site: jv.EqnSite) -> tuple[Node, ...]:
+        scope = self._scope_of(site)
+        return tuple((scope, v) for v in jv.outvars(site.eqn))
