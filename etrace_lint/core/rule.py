@@ -211,12 +211,13 @@ class SourceTexts(Protocol):
 # (finding, the user's files) -> the mechanical edit, or None
 Fixer = Callable[[Finding, SourceTexts], Fix | None]
 
-# The callables a rule offers. Their first parameters are records of the stages above the core (the
-# analysis's AnalysisContext and Compilation), which the core must not import: they are typed Any
-# here, and the rule's own function names them.
 # the route a finding shows in the user's code (SARIF codeFlows), which the analysis finds (analysis/flows.py):
 # "weight": from where the weight is created, through its op, to the hidden states it reaches; "": none
 Route = Literal["", "weight"]
+
+# The callables a rule offers. Their first parameters are records of the stages above the core (the
+# analysis's AnalysisContext and Compilation), which the core must not import: they are typed Any
+# here, and the rule's own function names them.
 Describe = Callable[[BaseException, Any], tuple[str, Place | None]]  # (exception, Compilation) -> message, place
 
 
