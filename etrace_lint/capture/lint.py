@@ -18,9 +18,9 @@ from ..analysis.loaded_target import LoadedTarget
 from ..config.settings import EngineSettings
 from ..core.findings import Finding, Level, TargetResult, ToolError
 from ..core.wording import exception_line
+from ..engine.fresh_state import reseed
 from ..engine.lint import lint_model
 from ..engine.rules_compiler import classify_error
-from ..running.isolation import reseed
 from ..running.worker_loop import use_compile_mode
 from .hooks import Capture
 from .program_state import ProgramState

@@ -27,11 +27,11 @@ from ..core.naming import StatePath, display_name, path_key, preferred_paths
 from ..core.registry import analysis_rules
 from ..core.rule import AnalysisRule, Hit, Rule
 from ..discovery.discover import TargetSpec
-from ..running.isolation import target_state
 from ..verify import verify_model
 from ..verify.advise.engine import advise_target
 from ..verify.probe import probe_model
 from .evidence import one_verdict_per_weight
+from .fresh_state import target_state
 from .model_paths import shorter_paths
 from .rules_compiler import (
     drop_contradicted_records,
@@ -209,4 +209,4 @@ def finding_from_hit(rule: AnalysisRule[Any], hit: Hit[Any], locator: Locator, n
     return flow_for(rule, finding, locator, hit)
 
 
-__all__ = ["ModelReport", "lint_model", "lint_target"]
+__all__ = ["ModelReport", "lint_model", "lint_target", "target_state"]  # the API lints a model in target_state
