@@ -40,7 +40,7 @@ class NotebookLinter:
         self.settings = _settings()
         self.stages = stage_settings(self.settings, every_note=True)
         self.linter = CompileLinter(self.stages.engine,
-                                    lambda: str(getattr(self.ipython, "execution_count", "")))
+                                    lambda: str(self.ipython.execution_count))
 
     def pre_run_cell(self, *args: object) -> None:
         self.armed = True
