@@ -65,10 +65,10 @@ class Session:
 
         if capture.error is not None:
             self.refused.add(id(capture.error))
-        seen = key.capture_key(capture)
-        if seen in self.seen:
+        digest = key.capture_key(capture)
+        if digest in self.seen:
             return
-        self.seen.add(seen)
+        self.seen.add(digest)
         self.channel.send("linting", site=capture.site.to_json(), pid=os.getpid())
         held = resident(os.getpid())
         measured_peak = reset_peak()
