@@ -24,7 +24,6 @@ from .core.learning_graph import LearningGraph, graphs_by_target
 from .discovery.discover import TargetSpec, discover
 from .policy.decide import apply_policy
 from .policy.scope import stage_settings
-from .running.isolation import target_state
 from .writers.html import render_report
 
 
@@ -188,7 +187,7 @@ def check(model: object, *inputs: object, name: str | None = None, batch_size: i
             ``verify=True``, the ``--verify`` rows. ``assert not result.errors`` fails with the
             findings as text; in Jupyter the result shows the HTML report.
     """
-    from .engine.lint import lint_model  # imports JAX, as the model handed in already has
+    from .engine.lint import lint_model, target_state  # imports JAX, as the model handed in already has
 
     path, line = _caller()
     settings = _settings(os.getcwd(), options)

@@ -28,8 +28,10 @@ from helpers import REPO
 
 from etrace_lint.cli.main import main
 from etrace_lint.core.findings import TargetResult
-from etrace_lint.running import isolation, worker_loop, workers
-from etrace_lint.running.isolation import GlobalState, ModuleBaseline
+from etrace_lint.engine import fresh_state
+from etrace_lint.engine.fresh_state import GlobalState
+from etrace_lint.running import worker_loop, workers
+from etrace_lint.running.isolation import ModuleBaseline
 
 
 class InProcessPool:
@@ -55,9 +57,9 @@ class InProcessPool:
                     worker_loop.forget_imported_files()
                     baseline.enter(spec.path, root)
                     os.chdir(root)
-                    isolation.forget_file_random_state()
+                    fresh_state.forget_file_random_state()
                     if sum(1 for other in specs if other.path == spec.path) > 1:
-                        isolation.reseed()
+                        fresh_state.reseed()
                         recorder = worker_loop.reads.recorder()
                         recorder.start()
                         try:
@@ -66,7 +68,7 @@ class InProcessPool:
                             pass
                         finally:
                             file_reads = frozenset(recorder.stop())
-                        isolation.remember_file_random_state()
+                        fresh_state.remember_file_random_state()
                     previous = spec.path
                 with contextlib.redirect_stdout(sys.stderr):  # a model's prints, as a worker sends them
                     result = worker_loop.lint_one(spec, root, settings, file_reads)
@@ -76,7 +78,7 @@ class InProcessPool:
         finally:
             baseline.reset()
             worker_loop.forget_imported_files()
-            isolation.forget_file_random_state()
+            fresh_state.forget_file_random_state()
             saved.restore()
         return results
 

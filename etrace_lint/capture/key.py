@@ -1,16 +1,19 @@
-"""What makes two compiles the same lint, as text that every process computes alike."""
+"""What makes two compiles the same lint, as text that every process computes alike.
+
+Imports JAX: its callers import it only once the program has compiled a model.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+
+import jax
 
 from .hooks import Capture
 
 
-def _shapes(value: Any) -> list[tuple[tuple[int, ...], str]]:
-    import jax  # the program's own import comes first
-
+def _shapes(value: object) -> list[tuple[tuple[int, ...], str]]:
+    # a leaf is an array or a plain Python number
     return [(tuple(getattr(leaf, "shape", ())), str(getattr(leaf, "dtype", type(leaf).__name__)))
             for leaf in jax.tree.leaves(value)]
 
@@ -20,8 +23,11 @@ def capture_key(capture: Capture) -> str:
     options: the same model compiled again, at another line or in a loop that builds it anew, is linted
     once, at its first compile. A digest, the same in an xdist worker and in the controller."""
     model = capture.model
+    states: list[tuple[tuple[int, ...], str]] | int
     try:
-        states: Any = _shapes([state.value for state in model.states().values()])
+        found = model.states()
+        assert not isinstance(found, tuple)  # one dict without filters
+        states = _shapes([state.value for state in found.values()])
     except Exception:  # noqa: BLE001 - a model brainstate cannot walk is told apart by its object
         states = id(model)
     algorithm = capture.algorithm_class

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
 
 import brainstate
 from braintrace import _compile
@@ -19,9 +18,9 @@ from ..analysis.loaded_target import LoadedTarget
 from ..config.settings import EngineSettings
 from ..core.findings import Finding, Level, TargetResult, ToolError
 from ..core.wording import exception_line
+from ..engine.fresh_state import reseed
 from ..engine.lint import lint_model
 from ..engine.rules_compiler import classify_error
-from ..running.isolation import reseed
 from ..running.worker_loop import use_compile_mode
 from .hooks import Capture
 from .program_state import ProgramState
@@ -43,7 +42,7 @@ def registered_name(algorithm_class: type | None) -> str | None:
 def loaded_target(capture: Capture) -> LoadedTarget:
     """The capture as the engine takes a target: the compile call is where the model was built."""
     site = capture.site
-    verify_options: dict[str, Any] = {}
+    verify_options: dict[str, object] = {}
     name = registered_name(capture.algorithm_class)
     if name is not None:  # --verify, the probe and --advise measure the algorithm the program trains with
         verify_options["algorithms"] = [name]
@@ -96,6 +95,6 @@ def lint_capture(capture: Capture, settings: EngineSettings) -> TargetResult:
         saved.restore()
 
 
-def _unbatched_states(model: Any) -> None:
+def _unbatched_states(model: brainstate.nn.Module) -> None:
     with bt.quiet([]):
         brainstate.nn.init_all_states(model)

@@ -22,15 +22,14 @@ import runpy
 import sys
 import time
 import traceback
-from typing import Any
 
 from ..config.settings import EngineSettings
 from ..core.findings import TargetResult, ToolError
+from ..core.json_types import JsonObject, JsonValue
 from ..core.wording import exception_line
 from ..running.memory import peak, reset_peak, resident
 from . import hooks
 from .hooks import Capture
-from .key import capture_key
 
 CHANNEL = "ETRACE_LINT_RUN_CHANNEL"
 SETTINGS = "ETRACE_LINT_RUN_SETTINGS"
@@ -43,7 +42,7 @@ class Channel:
         self.fd = fd
         os.set_inheritable(fd, False)  # the program's own subprocesses never write to it
 
-    def send(self, event: str, **fields: Any) -> None:
+    def send(self, event: str, **fields: JsonValue) -> None:
         data = (json.dumps({"event": event, "time": time.time(), **fields}) + "\n").encode("utf-8")
         view = memoryview(data)
         while view:
@@ -62,27 +61,27 @@ class Session:
         self.refused: set[int] = set()  # the errors braintrace raised at a captured compile
 
     def __call__(self, capture: Capture) -> None:
-        from .lint import lint_capture  # imports JAX: the program has, by now
+        from . import key, lint  # import JAX: the program has, by now
 
         if capture.error is not None:
             self.refused.add(id(capture.error))
-        key = capture_key(capture)
-        if key in self.seen:
+        digest = key.capture_key(capture)
+        if digest in self.seen:
             return
-        self.seen.add(key)
+        self.seen.add(digest)
         self.channel.send("linting", site=capture.site.to_json(), pid=os.getpid())
         held = resident(os.getpid())
         measured_peak = reset_peak()
         try:
-            result = lint_capture(capture, self.settings)
+            result = lint.lint_capture(capture, self.settings)
         except Exception as exc:  # noqa: BLE001 - etrace-lint's own failure: a tool error about this compile
             site = capture.site
             result = TargetResult(target=site.spec.key, tool_errors=[ToolError(
                 site.display_name, f"linting the captured model raised {exception_line(exc)}", site.location,
                 "crash")])
-        self.channel.send("linted", site=capture.site.to_json(), result=result.to_json(),
-                          environ=capture.environ, entry=capture.entry, held=held,
-                          grew=_growth(held, measured_peak))
+        environ: JsonObject = dict(capture.environ)
+        self.channel.send("linted", site=capture.site.to_json(), result=result.to_json(), environ=environ,
+                          entry=capture.entry, held=held, grew=_growth(held, measured_peak))
         if not self.every:
             _flush()
             os._exit(0)

@@ -20,29 +20,36 @@ Imports JAX, brainstate and NumPy: only :mod:`.lint` imports it, once the progra
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections import defaultdict
+from typing import TypeVar
 
 import brainstate
 import brainstate.environ as environ
 import jax
 import numpy as np
 
+K = TypeVar("K")
 
-def _copy_mapping(value: Any) -> Any:
+
+def _copy_dict(value: dict[K, object]) -> dict[K, object]:
+    copied = type(value)(value.default_factory) if isinstance(value, defaultdict) else type(value)()
+    copied.update({key: list(item) if isinstance(item, list) else item for key, item in value.items()})
+    return copied
+
+
+def _copy_mapping(value: object) -> object:
     if isinstance(value, dict):
-        copied = type(value)(value.default_factory) if hasattr(value, "default_factory") else type(value)()
-        copied.update({key: list(item) if isinstance(item, list) else item for key, item in value.items()})
-        return copied
+        return _copy_dict(value)
     if isinstance(value, list):
         return list(value)
     return value
 
 
-def _put_back(current: Any, saved: Any) -> Any:
+def _put_back(current: object, saved: object) -> object:
     """``saved`` into the container ``current`` in place (its holders keep their reference)."""
     if isinstance(current, dict) and isinstance(saved, dict):
         current.clear()
-        current.update(_copy_mapping(saved))
+        current.update(_copy_dict(saved))
         return current
     if isinstance(current, list) and isinstance(saved, list):
         current[:] = saved
@@ -53,7 +60,7 @@ def _put_back(current: Any, saved: Any) -> Any:
 class ProgramState:
     """A snapshot of what a lint of ``model`` may change in the program."""
 
-    def __init__(self, model: Any):
+    def __init__(self, model: brainstate.nn.Module):
         self._modules = [(node, dict(vars(node))) for node in _nodes(model)]
         self._states = [(state, state.value) for state in _states(model)]
         self._key = brainstate.random.get_key()
@@ -64,7 +71,7 @@ class ProgramState:
         self._environ_holder = holder
         self._environ = {name: _copy_mapping(value) for name, value in vars(holder).items()
                          if name in ("settings", "contexts", "functions")}
-        local = getattr(holder, "_local", None)
+        local = getattr(holder, "_local", None)  # brainstate >= 0.6 keeps open contexts per thread
         self._local = local
         self._local_values = {name: _copy_mapping(value) for name, value in vars(local).items()} \
             if local is not None else {}
@@ -96,24 +103,25 @@ class ProgramState:
                 setattr(self._local, name, _put_back(getattr(self._local, name, None), saved))
 
 
-def _nodes(model: Any) -> list[Any]:
+def _nodes(model: brainstate.nn.Module) -> list[object]:
     """The model and every module inside it, each once."""
-    found: dict[int, Any] = {id(model): model}
+    found: dict[int, object] = {id(model): model}
     try:
         nodes = model.nodes()
-        for node in (nodes.values() if hasattr(nodes, "values") else nodes):
+        for node in (nodes.values() if isinstance(nodes, dict) else nodes):
             found.setdefault(id(node), node)
     except Exception:  # noqa: BLE001 - a model brainstate cannot walk keeps only its own attributes
         pass
-    return [node for node in found.values() if hasattr(node, "__dict__")]
+    return [node for node in found.values() if hasattr(node, "__dict__")]  # a graph node of any library
 
 
-def _states(model: Any) -> list[Any]:
-    found: dict[int, Any] = {}
+def _states(model: brainstate.nn.Module) -> list[brainstate.State[object]]:
+    found: dict[int, brainstate.State[object]] = {}
     try:
         states = model.states()
-        for state in (states.values() if hasattr(states, "values") else states):
-            found.setdefault(id(state), state)
+        if isinstance(states, dict):  # without filters, one dict
+            for state in states.values():
+                found.setdefault(id(state), state)
     except Exception:  # noqa: BLE001 - as for the nodes
         pass
     for node in _nodes(model):

@@ -6,9 +6,9 @@ import os
 import sys
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
 
 from ..core.findings import Location
+from ..core.json_types import JsonObject
 from ..core.positions import is_pseudo_file
 from ..discovery.discover import TargetSpec
 from ..running.isolation import is_installed
@@ -39,14 +39,16 @@ class CaptureSite:
     def location(self) -> Location:
         return Location(self.path, self.line, self.column, "compiled here")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"path": self.path, "line": self.line, "column": self.column, "algorithm": self.algorithm,
                 "name": self.name}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CaptureSite:
-        return cls(data["path"], int(data["line"]), int(data.get("column", 1)), str(data["algorithm"]),
-                   str(data.get("name", "")))
+    def from_json(cls, data: JsonObject) -> CaptureSite:
+        path, line, column = data["path"], data["line"], data.get("column", 1)
+        if not (isinstance(path, str) and isinstance(line, int) and isinstance(column, int)):
+            raise ValueError(f"not a capture site: {data!r}")
+        return cls(path, line, column, str(data["algorithm"]), str(data.get("name", "")))
 
 
 def _is_library(path: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
 from ..analysis import braintrace_adapter as bt
 from ..analysis import jaxpr_view as jv
@@ -22,16 +22,17 @@ from ..analysis.loaded_target import LoadedTarget
 from ..analysis.locate import Locator
 from ..config.environ import environ_context
 from ..config.settings import EngineSettings
+from ..core.details import Violation
 from ..core.findings import Finding, Location, TargetResult
 from ..core.naming import StatePath, display_name, path_key, preferred_paths
 from ..core.registry import analysis_rules
 from ..core.rule import AnalysisRule, Hit, Rule
 from ..discovery.discover import TargetSpec
-from ..running.isolation import target_state
 from ..verify import verify_model
 from ..verify.advise.engine import advise_target
 from ..verify.probe import probe_model
 from .evidence import one_verdict_per_weight
+from .fresh_state import target_state
 from .model_paths import shorter_paths
 from .rules_compiler import (
     drop_contradicted_records,
@@ -43,6 +44,11 @@ from .rules_compiler import (
     notes_left_out,
 )
 from .targets import TargetLoadError, load_target
+
+if TYPE_CHECKING:
+    import brainstate
+
+V = TypeVar("V", bound=Violation)
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
                        notes_left_out(compilation, counted, contradicted, findings), verify_rows, advice_rows)
 
 
-def _shorter_paths(model: Any, compilation: bt.Compilation) -> dict[StatePath, StatePath]:
+def _shorter_paths(model: brainstate.nn.Module, compilation: bt.Compilation) -> dict[StatePath, StatePath]:
     if compilation.module_info is None:
         return {}
     try:
@@ -180,7 +186,7 @@ def findings_from_checks(context: AnalysisContext, name: str) -> list[Finding]:
     return findings
 
 
-def _locate_thing(locator: Locator, thing: Any, label: str = "") -> Location | None:
+def _locate_thing(locator: Locator, thing: object, label: str = "") -> Location | None:
     if isinstance(thing, jv.EqnSite):
         return locator.of_site(thing, label)
     if isinstance(thing, tuple):
@@ -190,7 +196,7 @@ def _locate_thing(locator: Locator, thing: Any, label: str = "") -> Location | N
     return None
 
 
-def finding_from_hit(rule: AnalysisRule[Any], hit: Hit[Any], locator: Locator, name: str) -> Finding:
+def finding_from_hit(rule: AnalysisRule[V], hit: Hit[V], locator: Locator, name: str) -> Finding:
     primary = locator.first(
         _locate_thing(locator, hit.eqn),
         locator.of_weight(hit.weight_path) if hit.weight_path else None,
@@ -209,4 +215,4 @@ def finding_from_hit(rule: AnalysisRule[Any], hit: Hit[Any], locator: Locator, n
     return flow_for(rule, finding, locator, hit)
 
 
-__all__ = ["ModelReport", "lint_model", "lint_target"]
+__all__ = ["ModelReport", "lint_model", "lint_target", "target_state"]  # the API lints a model in target_state

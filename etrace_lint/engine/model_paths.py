@@ -12,7 +12,7 @@ dict keys (a ``brainstate.nn.Map``'s store of the states it batched).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Iterable
+from collections.abc import Iterable
 
 import brainstate
 
@@ -23,11 +23,12 @@ _MAX_OBJECTS = 200_000
 _CONTAINERS = (list, tuple, dict)
 
 
-def _children(obj: Any) -> Iterable[tuple[Any, Any]]:
+def _children(obj: object) -> Iterable[tuple[str | int, object]]:
     if isinstance(obj, brainstate.graph.Node):
-        # the attributes brainstate's graph walks (less those a class keeps out of it), in definition order
+        # the attributes brainstate's graph walks (less those a class keeps out of it), in definition order;
+        # a brainstate before graph_invisible_attrs hides none
         hidden = getattr(obj, "graph_invisible_attrs", ())
-        items: Iterable[tuple[Any, Any]] = ((k, v) for k, v in vars(obj).items() if k not in hidden)
+        items: Iterable[tuple[str | int, object]] = ((k, v) for k, v in vars(obj).items() if k not in hidden)
     elif isinstance(obj, dict):
         items = ((k, v) for k, v in obj.items() if isinstance(k, (str, int)))
     elif isinstance(obj, (list, tuple)):
@@ -45,13 +46,14 @@ def _rank(path: StatePath) -> tuple[int, int]:
     return len(path), sum(1 for part in path if isinstance(part, int) or not str(part).isidentifier())
 
 
-def shorter_paths(model: Any, states: dict[StatePath, Any]) -> dict[StatePath, StatePath]:
+def shorter_paths(model: brainstate.nn.Module, states: dict[StatePath, brainstate.State[object]]
+                  ) -> dict[StatePath, StatePath]:
     """For each of ``states`` (the compiler's path -> state) reachable along a shorter path of
     attributes, list items and dict keys: compiler path -> that path."""
     wanted = {id(state): path for path, state in states.items()}
     found: dict[StatePath, StatePath] = {}
     seen = {id(model)}
-    queue: deque[tuple[Any, StatePath]] = deque([(model, ())])
+    queue: deque[tuple[object, StatePath]] = deque([(model, ())])
     while queue and len(seen) < _MAX_OBJECTS:
         obj, path = queue.popleft()
         for key, child in _children(obj):

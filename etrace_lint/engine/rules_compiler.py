@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, TypeAlias
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..analysis import braintrace_adapter as bt
 from ..analysis import jaxpr_view as jv
@@ -33,7 +34,7 @@ def _class_names(exc: BaseException) -> list[str]:
     return [cls.__name__ for cls in type(exc).__mro__]
 
 
-def locate_record(record: bt.RecordView, locator: Locator, ordinal: int = 0, subject: Any = None,
+def locate_record(record: bt.RecordView, locator: Locator, ordinal: int = 0, subject: jv.JaxprEqn | None = None,
                   rule: RecordRule | None = None) -> tuple[Location, list[Location]]:
     """Primary location of a record, and related ones (blocking weights, the factory).
 
@@ -48,7 +49,7 @@ def locate_record(record: bt.RecordView, locator: Locator, ordinal: int = 0, sub
     primary = locator.of_eqn(subject) if subject is not None else None
     if primary is None:
         rule = rule_for_record_kind(record.kind, record.level) if rule is None else rule
-        found = _candidate_locations(record, rule.control_flow, context, weight_path, locator, ordinal)
+        found = _candidate_locations(record, rule.control_flow, locator, ordinal)
         primary = next((loc for loc in found if loc is not None), locator.factory)
 
     related = []
@@ -70,11 +71,12 @@ def locate_record(record: bt.RecordView, locator: Locator, ordinal: int = 0, sub
 _NAMED_PRIMITIVE = re.compile(r"equation '(\w+)'|rule of '(\w+)'")
 
 
-def _candidate_locations(record: bt.RecordView, family: str, context: Mapping[str, Any], weight_path: StatePath,
-                         locator: Locator, ordinal: int) -> Iterator[Location | None]:
+def _candidate_locations(record: bt.RecordView, family: str, locator: Locator, ordinal: int
+                         ) -> Iterator[Location | None]:
     """Where a record without a subject equation may be placed, most precise first; each
     is only worked out when the ones before found nothing. ``family``: the control-flow
     primitive the record's rule says it is about."""
+    context, weight_path = record.context, record.weight_path
     op_name = str(context.get("op_name", ""))
     if family:
         yield locator.of_nth_control_flow(op_name or family, ordinal)
@@ -109,7 +111,7 @@ def _candidate_locations(record: bt.RecordView, family: str, context: Mapping[st
         yield locator.of_primitive(primitive)
 
 
-def _paths_in(value: Any) -> list[StatePath]:
+def _paths_in(value: object) -> list[StatePath]:
     """Paths held by a record field: a path, or a tuple/list of paths."""
     if isinstance(value, (tuple, list)) and value and all(isinstance(p, (tuple, list)) for p in value):
         return [tuple(p) for p in value]
@@ -142,7 +144,7 @@ def _line_of(location: Location | None, primary: Location) -> str:
     return f"{location.path}:{location.line}"
 
 
-def _misplaced_weights(subject: Any, locator: Locator) -> tuple[str, ...]:
+def _misplaced_weights(subject: jv.JaxprEqn | None, locator: Locator) -> tuple[str, ...]:
     """ParamStates an ETP op reads through an operand it does not train: a record that says the op
     has no trainable ParamState then means the state went into the wrong argument."""
     if subject is None or not bt.is_etp_primitive(subject) or len(subject.invars) < 2:
@@ -154,7 +156,8 @@ def _misplaced_weights(subject: Any, locator: Locator) -> tuple[str, ...]:
 
 
 def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Location,
-                 iterations: tuple[int, ...] = (), iteration_count: int = 0, subject: Any = None) -> RecordFacts:
+                 iterations: tuple[int, ...] = (), iteration_count: int = 0,
+                 subject: jv.JaxprEqn | None = None) -> RecordFacts:
     """What a rule words its message from: the record's paths by name, lines of the ops it names."""
     context = record.context
     weight_path: StatePath | None = record.weight_path
@@ -200,7 +203,7 @@ def record_message(rule: RecordRule, facts: RecordFacts) -> str:
 
 
 def _finding(record: bt.RecordView, kind: str, rule: RecordRule, level: Level, locator: Locator, target: str,
-             ordinal: int, subject: Any, record_level: str, unrolled: bool = False) -> Finding:
+             ordinal: int, subject: jv.JaxprEqn | None, record_level: str, unrolled: bool = False) -> Finding:
     primary, related = locate_record(record, locator, ordinal, subject, rule)
     iterations: tuple[int, ...] = ()
     count = 0
@@ -220,7 +223,7 @@ def record_subject(record: bt.RecordView) -> Subject:
                    primitive=record.primitive, hidden_states=tuple(display_name(h) for h in record.hidden_paths))
 
 
-def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[Any, Level, bool]:
+def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[RecordRule, Level, bool]:
     """A record's rule, its level, and whether the run only counts its finding (its rule is in
     ``count_only``, ``EngineSettings.scope``); the same for every record of one kind and level.
 
@@ -283,7 +286,7 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
     findings: list[Finding] = []
     seen: dict[str, int] = {}
     merge_inputs: dict[int, _MergeInput] = {}
-    graded: dict[tuple[str, str], tuple[Any, Level, bool]] = {}  # a model's records share a few kinds
+    graded: dict[tuple[str, str], tuple[RecordRule, Level, bool]] = {}  # a model's records share a few kinds
     readouts = weights_reaching_no_state(compilation)
     for record, subject in zip(compilation.records, subjects):
         kind = kind_in_context(record, readouts)
@@ -478,7 +481,7 @@ def mark_connected_weights(findings: list[Finding], compilation: bt.Compilation)
             if f.rule_id != connects and _weight_key(f.subject.weight_path) in connected else f for f in findings]
 
 
-def _weight_key(path: Any) -> tuple[str, ...]:
+def _weight_key(path: Iterable[object]) -> tuple[str, ...]:
     return tuple(map(str, path))
 
 

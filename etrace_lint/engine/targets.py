@@ -1,7 +1,7 @@
 """Import a target's file and call its factory: the only place user code runs.
 
 Whatever fails here is a tool error about that target (the model does not
-exist yet), never a finding.
+exist yet), never a finding. Imports brainstate: it runs in a worker, as the engine does.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ import hashlib
 import importlib.util
 import os
 import sys
-from typing import Any
+from types import ModuleType
+
+import brainstate
 
 from ..analysis.loaded_target import LoadedTarget
 from ..config.environ import EnvironError, environ_context, how_to_set, target_environ, unset_key
@@ -20,6 +22,7 @@ from ..core.positions import traceback_position
 from ..core.wording import exception_line
 from ..discovery.discover import TargetSpec
 from ..running.isolation import search_path
+from ..verify.settings import trains_single_step
 
 
 class TargetLoadError(Exception):
@@ -28,7 +31,7 @@ class TargetLoadError(Exception):
         self.tool_error = tool_error
 
 
-_MODULES: dict[str, Any] = {}
+_MODULES: dict[str, ModuleType] = {}
 _FAILED: dict[str, BaseException] = {}  # a file that did not import fails again without running twice
 
 
@@ -40,7 +43,7 @@ def forget_imported_files() -> None:
     _FAILED.clear()
 
 
-def import_file(path: str, root: str | None = None) -> Any:
+def import_file(path: str, root: str | None = None) -> ModuleType:
     """Import a model file once per process under a name derived from its path."""
     if path in _MODULES:
         return _MODULES[path]
@@ -71,7 +74,7 @@ def _describe(exc: BaseException) -> str:
     return exception_line(exc)
 
 
-def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict[str, Any] | None = None) -> LoadedTarget:
+def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict[str, object] | None = None) -> LoadedTarget:
     """Import, find and call the factory; normalise what it returns."""
     where = Location(spec.path, spec.line)
     label = f"{os.path.basename(spec.path)}::{spec.factory}"
@@ -83,7 +86,7 @@ def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict[str,
     except Exception as exc:
         raise TargetLoadError(ToolError(spec.display_name, f"{label}: the file does not import: {_describe(exc)}",
                                         _exception_location(exc, spec.path) or where, "import-error")) from None
-    factory = getattr(module, spec.factory, None)
+    factory = getattr(module, spec.factory, None)  # the user's file may not define it
     if factory is None or not callable(factory):
         raise TargetLoadError(ToolError(spec.display_name, f"{label}: no function named {spec.factory!r} in the file",
                                         where, "no-factory"))
@@ -103,17 +106,13 @@ def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict[str,
     compile_options = dict(options.get("compile_options") or {})
     compile_options.update(extra)
     batch_size = compile_options.pop("batch_size", None) or options.get("batch_size")
-    # the verify package imports JAX on import; the factory has just imported it anyway
-    from ..verify.settings import trains_single_step
-
     verify_options = dict(options.get("verify") or {})
     return LoadedTarget(spec, name, model, inputs, compile_options, batch_size, verify_options, environ,
                         factory_location=where, single_step_vjp=trains_single_step(verify_options))
 
 
-def _unpack(produced: Any, name: str, label: str, where: Location) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    import brainstate  # a cached run never imports brainstate
-
+def _unpack(produced: object, name: str, label: str, where: Location
+            ) -> tuple[brainstate.nn.Module, tuple[object, ...], dict[str, object]]:
     def bad(why: str) -> TargetLoadError:
         return TargetLoadError(ToolError(
             name, f"{label}: the factory must return (model, example_inputs) or "

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
 
 from ..capture.hooks import Capture
 from ..capture.site import CaptureSite
 from ..config.settings import EngineSettings, OutputSettings, PolicySettings
 from ..core.findings import Finding, Level, TargetResult
+from ..core.json_types import JsonObject, JsonValue
 from ..fixes import attach_fixes
 from ..policy.decide import Outcome, apply_policy, counted_notes
 from ..writers import RunInfo
@@ -29,12 +30,19 @@ class LintedModel:
     site: CaptureSite
     result: TargetResult
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"key": self.key, "site": self.site.to_json(), "result": self.result.to_json()}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LintedModel:
-        return cls(str(data["key"]), CaptureSite.from_json(data["site"]), TargetResult.from_json(data["result"]))
+    def from_json(cls, data: JsonObject) -> LintedModel:
+        return cls(str(data["key"]), CaptureSite.from_json(_object(data["site"])),
+                   TargetResult.from_json(_object(data["result"])))
+
+
+def _object(value: JsonValue) -> JsonObject:
+    if not isinstance(value, dict):
+        raise ValueError(f"not a JSON object: {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -59,14 +67,13 @@ class CompileLinter:
 
     def lint(self, capture: Capture) -> LintedModel:
         """The capture's lint: done now, or the earlier result of the same model."""
-        from ..capture.key import capture_key  # imports JAX: the program compiling a model has, by now
-        from ..capture.lint import lint_capture  # imports JAX: the program compiling a model has, by now
+        from ..capture import key, lint  # import JAX: the program compiling a model has, by now
 
-        key = capture_key(capture)
-        model = self.models.get(key)
+        digest = key.capture_key(capture)
+        model = self.models.get(digest)
         if model is None:
-            model = self.models[key] = LintedModel(key, capture.site, lint_capture(capture, self.settings))
-        record = Compiled(self.owner(), key)
+            model = self.models[digest] = LintedModel(digest, capture.site, lint.lint_capture(capture, self.settings))
+        record = Compiled(self.owner(), digest)
         if record not in self.compiles:
             self.compiles.append(record)
         return model
@@ -76,16 +83,22 @@ class CompileLinter:
         keys = dict.fromkeys(record.key for record in compiles)
         return [self.models[key] for key in keys if key in self.models]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"models": [model.to_json() for model in self.models.values()],
                 "compiles": [[record.owner, record.key] for record in self.compiles]}
 
-    def merge(self, data: dict[str, Any]) -> None:
+    def merge(self, data: JsonObject) -> None:
         """Another process's lints (an xdist worker's): a model linted in both is kept once."""
-        for item in data.get("models", []):
-            model = LintedModel.from_json(item)
+        models, compiles = data.get("models", []), data.get("compiles", [])
+        if not isinstance(models, list) or not isinstance(compiles, list):
+            raise ValueError("not the lints of another process")
+        for item in models:
+            model = LintedModel.from_json(_object(item))
             self.models.setdefault(model.key, model)
-        for owner, key in data.get("compiles", []):
+        for pair in compiles:
+            if not isinstance(pair, list):
+                raise ValueError(f"not a compile: {pair!r}")
+            owner, key = pair
             record = Compiled(str(owner), str(key))
             if record not in self.compiles:
                 self.compiles.append(record)

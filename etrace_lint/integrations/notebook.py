@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..api import CheckResult
 from ..capture import hooks
@@ -24,22 +24,25 @@ from ..core.learning_graph import graphs_by_target
 from ..policy.scope import stage_settings
 from .collect import CompileLinter, LintedModel, policy_outcome
 
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
 MAGIC = "etrace_lint"
 
 
 class NotebookLinter:
     """Lints the compiles of the cells run after it was loaded, and displays each result."""
 
-    def __init__(self, ipython: Any):
+    def __init__(self, ipython: InteractiveShell):
         self.ipython = ipython
         self.on = True
         self.armed = False  # a cell after the one that loaded the extension has started
         self.settings = _settings()
         self.stages = stage_settings(self.settings, every_note=True)
         self.linter = CompileLinter(self.stages.engine,
-                                    lambda: str(getattr(self.ipython, "execution_count", "")))
+                                    lambda: str(self.ipython.execution_count))
 
-    def pre_run_cell(self, *args: Any) -> None:
+    def pre_run_cell(self, *args: object) -> None:
         self.armed = True
         self.linter.models.clear()  # a cell run again lints again: its class may have changed
         self.linter.compiles.clear()
@@ -60,7 +63,7 @@ class NotebookLinter:
         # named as IPython names the cell in a traceback: "Cell In[3], line 4 (D_RTRL)"
         return dataclasses.replace(site, name=f"Cell In[{count}], line {site.line}") if count else site
 
-    def result(self, model: LintedModel) -> Any:
+    def result(self, model: LintedModel) -> CheckResult:
         outcome = policy_outcome([model], self.stages.policy)
         result = model.result
         return CheckResult(tuple(outcome.findings), tuple(outcome.tool_errors),
@@ -87,17 +90,18 @@ def _settings() -> Settings:
 _loaded: dict[str, NotebookLinter] = {}
 
 
-def load(ipython: Any) -> None:
+def load(ipython: InteractiveShell) -> None:
     if MAGIC in _loaded:
         return
     session = NotebookLinter(ipython)
     _loaded[MAGIC] = session
     ipython.events.register("pre_run_cell", session.pre_run_cell)
-    ipython.register_magic_function(session.magic, "line", MAGIC)
+    # what register_magic_function does (whose functools.wraps hides its own signature from a type checker)
+    ipython.magics_manager.register_function(session.magic, "line", MAGIC)
     hooks.install(session)
 
 
-def unload(ipython: Any) -> None:
+def unload(ipython: InteractiveShell) -> None:
     session = _loaded.pop(MAGIC, None)
     if session is None:
         return

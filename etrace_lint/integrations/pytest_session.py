@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from typing import Any, Generator
+from collections.abc import Generator
 
 import pytest
 
@@ -63,7 +63,7 @@ class LintSession:
 
     @property
     def worker(self) -> bool:
-        return hasattr(self.config, "workerinput")
+        return hasattr(self.config, "workerinput")  # set by xdist in its workers
 
     def _owner(self) -> str:
         return self.current or "(outside any test)"
@@ -71,7 +71,8 @@ class LintSession:
     # -- who compiles ---------------------------------------------------------------------------
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, Any]:
+    def pytest_make_collect_report(self, collector: pytest.Collector
+                                   ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
         previous, self.current = self.current, collector.nodeid or self.current
         try:
             return (yield)
@@ -130,9 +131,9 @@ class LintSession:
     # -- the end of the session -----------------------------------------------------------------
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+    def pytest_testnodedown(self, node: object, error: object) -> None:
         """xdist's controller: a worker finished; its lints join the session's."""
-        data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)  # xdist's WorkerController, once it ran
         if data:
             self.linter.merge(json.loads(data))
 
@@ -154,7 +155,7 @@ class LintSession:
     def pytest_unconfigure(self) -> None:
         hooks.uninstall()
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.worker:
             return
         terminalreporter.section(SECTION)
@@ -163,7 +164,7 @@ class LintSession:
             terminalreporter.write_line("No model was compiled during the tests: nothing called braintrace.compile "
                                         "or an algorithm's compile_graph.")
         else:
-            terminalreporter.write(self.summary(bool(getattr(terminalreporter, "hasmarkup", False))))
+            terminalreporter.write(self.summary(terminalreporter.hasmarkup))
         if self.sarif_written:
             terminalreporter.write_line(f"SARIF log written to {self.sarif_written}")
 

@@ -1,8 +1,8 @@
 """Running the engine over many targets: cache first, then isolated worker processes.
 
 - :mod:`.runner`: cached results first, the rest on workers;
-- :mod:`.workers`, :mod:`.worker_loop`, :mod:`.zygote`: the worker pool, what runs inside a worker,
-  and the fork server that imports JAX once;
+- :mod:`.workers`, :mod:`.worker_start`, :mod:`.worker_loop`, :mod:`.zygote`: the worker pool, how a
+  worker starts, what runs inside it (importing JAX), and the fork server that imports JAX once;
 - :mod:`.isolation`, :mod:`.children`, :mod:`.process_state`, :mod:`.memory`: what keeps one
   target's result independent of the others (state, child processes, memory);
 - :mod:`.cache`, :mod:`.cache_key`, :mod:`.reads`: results on disk, keyed on what a target read;

@@ -21,12 +21,13 @@ import json
 import os
 import sys
 import tempfile
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 import etrace_lint
 
 from .. import rules as rules_pkg
 from ..core.findings import TargetResult
+from ..core.json_types import JsonObject, JsonValue
 from ..discovery.discover import TargetSpec
 from .cache_key import load_key, sign, verify
 
@@ -101,8 +102,15 @@ def cacheable(result: TargetResult) -> bool:
                for e in result.tool_errors)
 
 
+def _object(value: JsonValue) -> JsonObject:
+    """A part of an entry that must be a JSON object (else the entry is corrupted: ValueError)."""
+    if not isinstance(value, dict):
+        raise ValueError("not a JSON object")
+    return value
+
+
 class Cache:
-    def __init__(self, directory: str, root: str, configuration: dict[str, Any],
+    def __init__(self, directory: str, root: str, configuration: Mapping[str, object],
                  environment: dict[str, str] | None = None, count_only: frozenset[str] = frozenset()) -> None:
         """``count_only``: the rules whose findings this run only counts (``policy.engine_scope``);
         an entry that counted a rule this run shows is stale. It is not part of the key: one
@@ -141,7 +149,7 @@ class Cache:
             self._key_bytes = load_key() or b""
         return self._key_bytes or None
 
-    def _read_entry(self, path: str, authenticated: bool = True) -> dict[str, Any]:
+    def _read_entry(self, path: str, authenticated: bool = True) -> JsonObject:
         """An entry's JSON; with ``authenticated``, only when its signature is this user's (else ValueError)."""
         with open(path, encoding="utf-8") as handle:
             signed = json.load(handle)
@@ -150,7 +158,9 @@ class Cache:
             key = self.signing_key()
             if key is None or not verify(key, str(signed["hmac"]), body.encode("utf-8")):
                 raise ValueError("not signed with this user's key")
-        entry: dict[str, Any] = json.loads(body)  # checked field by field by the callers
+        entry = json.loads(body)  # checked field by field by the callers
+        if not isinstance(entry, dict):
+            raise ValueError("not a cache entry")
         return entry
 
     def get(self, spec: TargetSpec) -> TargetResult | None:
@@ -158,13 +168,13 @@ class Cache:
             entry = self._read_entry(self._entry_path(self._key(spec)))
             if entry.get("format") != FORMAT:
                 return None
-            for rel, digest in entry["dependencies"].items():
+            for rel, digest in _object(entry["dependencies"]).items():
                 if self._digest(os.path.join(self.root, rel)) != digest:
                     return None
-            for name, version in entry["distributions"].items():
+            for name, version in _object(entry["distributions"]).items():
                 if self._version(name) != version:
                     return None
-            result = TargetResult.from_json(entry["result"])
+            result = TargetResult.from_json(_object(entry["result"]))
             return result if result.serves(self.count_only) else None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # missing, truncated or corrupted: lint again
@@ -176,8 +186,8 @@ class Cache:
         for spec in specs:
             try:
                 # unauthenticated: a time only orders the work, and every shard must read the same times
-                seconds = self._read_entry(self._entry_path(self._key(spec)), authenticated=False)["result"].get(
-                    "seconds")
+                entry = self._read_entry(self._entry_path(self._key(spec)), authenticated=False)
+                seconds = _object(entry["result"]).get("seconds")
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 continue
             if isinstance(seconds, (int, float)) and seconds > 0:
@@ -217,8 +227,14 @@ class Cache:
                     continue
                 try:
                     entry = self._read_entry(os.path.join(dirpath, name))
-                    if changed_rel.intersection(entry["dependencies"]):
-                        rel, factory, line, target_name = entry["target"]
+                    if changed_rel.intersection(_object(entry["dependencies"])):
+                        target = entry["target"]
+                        if not isinstance(target, list):
+                            raise ValueError("not a target")
+                        rel, factory, line, target_name = target
+                        if not (isinstance(rel, str) and isinstance(factory, str) and isinstance(line, int)
+                                and isinstance(target_name, str)):
+                            raise ValueError("not a target")
                         found.append(TargetSpec(os.path.join(self.root, rel), factory, line, target_name))
                 except (OSError, ValueError, KeyError, TypeError, AttributeError):
                     continue

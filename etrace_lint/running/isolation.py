@@ -13,13 +13,10 @@ the common case keeps its worker:
   ``sys.path`` is put back as it was. JAX, brainstate and braintrace stay
   imported.
 - Global settings a factory or a model can change: ``brainstate.environ``,
-  the default random key (and NumPy's), and JAX's configuration flags. Each
-  target starts from the same seed (or the random state its file's import
-  left after that seed) and from the settings its file's import left, and
-  what it changed is undone afterwards.
+  the default random key (and NumPy's), and JAX's configuration flags, put
+  back by the engine (:mod:`etrace_lint.engine.fresh_state`).
 
-Nothing here imports JAX at module level: the parent process uses
-:func:`is_installed` too.
+Nothing here imports JAX: the parent process uses :func:`is_installed` too.
 """
 
 from __future__ import annotations
@@ -31,10 +28,9 @@ import os
 import site
 import sys
 import sysconfig
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import Any, Iterator, Sequence
 
-SEED = 0  # every target starts from this seed, whichever process runs it and whenever
 _OWN_PACKAGE = __name__.partition(".")[0]
 
 
@@ -162,92 +158,3 @@ def drop_environment(names: Sequence[str]) -> list[str]:
     for key in dropped:
         os.environ.pop(key, None)
     return dropped
-
-
-class GlobalState:
-    """Snapshot of the settings a target may change; :meth:`restore` puts them back."""
-
-    def __init__(self) -> None:
-        import brainstate.environ as environ  # a cached run never imports brainstate
-        import jax  # a cached run never imports jax
-
-        self._environ_state = environ._ENV_STATE
-        self._environ = {name: _copy(value) for name, value in vars(environ._ENV_STATE).items()
-                         if name in ("settings", "contexts", "functions")}
-        self._jax_flags = dict(jax.config.values)
-
-    def restore(self) -> None:
-        import jax  # a cached run never imports jax
-
-        state = self._environ_state
-        for name, saved in self._environ.items():
-            current = getattr(state, name)
-            current.clear()
-            current.update(_copy(saved))
-        local = getattr(state, "_local", None)
-        if local is not None:  # brainstate >= 0.6 keeps open contexts per thread
-            for name in list(vars(local)):
-                value = getattr(local, name)
-                if hasattr(value, "clear"):
-                    value.clear()
-        for name, value in self._jax_flags.items():
-            if jax.config.values.get(name, value) != value:
-                try:
-                    jax.config.update(name, value)  # type: ignore[no-untyped-call]  # jax's Config.update has no annotations
-                except Exception:  # noqa: BLE001 - a flag that can only be set at start-up
-                    pass
-
-
-def _copy(value: object) -> object:
-    if isinstance(value, dict):
-        copied = type(value)(value.default_factory) if hasattr(value, "default_factory") else {}
-        copied.update({k: list(v) if isinstance(v, list) else v for k, v in value.items()})
-        return copied
-    return value
-
-
-# what the import of the current file left, see remember_file_random_state: brainstate's key, and NumPy's state as
-# ``np.random.get_state()`` gives it (a tuple, where NumPy's stub says a dict)
-_file_random_state: tuple[object, Any] | None = None
-
-
-def reseed() -> None:
-    """The same random state for every target, whichever worker runs it: the state its file's import
-    left when the worker imported the file ahead of its targets, else a fresh seed (and the file's
-    import draws from it, as when the target runs alone)."""
-    import brainstate  # a cached run never imports brainstate
-
-    if _file_random_state is None:
-        brainstate.random.seed(SEED)
-        return
-    import numpy as np  # a cached run never imports numpy
-
-    key, numpy_state = _file_random_state
-    brainstate.random.set_key(key)
-    np.random.set_state(numpy_state)
-
-
-def remember_file_random_state() -> None:
-    """The random state right after a file's import: each of its targets starts from it, as each
-    would after importing the file alone from a fresh seed."""
-    global _file_random_state
-    import brainstate  # a cached run never imports brainstate
-    import numpy as np  # a cached run never imports numpy
-
-    _file_random_state = (brainstate.random.get_key(), np.random.get_state())
-
-
-def forget_file_random_state() -> None:
-    global _file_random_state
-    _file_random_state = None
-
-
-@contextlib.contextmanager
-def target_state() -> Iterator[None]:
-    """Run one target from the worker's clean settings and undo what it changed."""
-    saved = GlobalState()
-    reseed()
-    try:
-        yield
-    finally:
-        saved.restore()

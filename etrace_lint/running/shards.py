@@ -25,10 +25,11 @@ import importlib.metadata
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, TypeAlias
 
 from .. import __version__
+from ..core.json_types import JsonObject, JsonValue
 from ..discovery.discover import TargetSpec
 from .cache import own_source_files
 from .schedule import contiguous_cuts
@@ -103,10 +104,7 @@ def _own_source() -> str:
     return digest.hexdigest()[:16]
 
 
-Plain: TypeAlias = "None | bool | int | float | str | list[Plain] | dict[str, Plain]"  # as JSON writes it
-
-
-def _plain(value: object) -> Plain:
+def _plain(value: object) -> JsonValue:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda item: str(item[0]))}
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -118,7 +116,7 @@ def _plain(value: object) -> Plain:
 
 
 def shard_record(specs: list[TargetSpec], mine: list[TargetSpec], root: str, shard: Shard,
-                 configuration: Mapping[str, Any]) -> dict[str, Any]:
+                 configuration: Mapping[str, object]) -> JsonObject:
     """What this shard's log says about itself; :mod:`.merge` refuses shards whose records disagree."""
 
     def version(name: str) -> str:
@@ -131,7 +129,7 @@ def shard_record(specs: list[TargetSpec], mine: list[TargetSpec], root: str, sha
         return f"{os.path.relpath(spec.path, root).replace(os.sep, '/')}::{spec.factory}"
 
     discovered = hashlib.sha256("\n".join(sorted(rel(spec) for spec in specs)).encode("utf-8")).hexdigest()[:16]
-    files = {os.path.relpath(path, root).replace(os.sep, "/"): _file_digest(path)
+    files: JsonObject = {os.path.relpath(path, root).replace(os.sep, "/"): _file_digest(path)
              for path in sorted({spec.path for spec in specs})}
     shared = {name: _plain(value) for name, value in configuration.items() if name not in RUN_LOCAL}
     return {"index": shard.index, "count": shard.count, "total": len(specs),

@@ -41,13 +41,13 @@ from typing import Callable, Never, Sequence, TypeAlias
 from ..config.settings import EngineSettings
 from ..core.findings import TargetResult
 from ..discovery.discover import TargetSpec
-from . import worker_loop, zygote
+from . import worker_start, zygote
 from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
 from .memory import format_size, resident
 from .messages import Exited, Fork, Forked, ForkServerMessage, Lint, Linted, Ready, Unsafe, WorkerMessage
 from .programs import ProgramFolder
 from .schedule import Scaling, Schedule
-from .worker_loop import tool_error
+from .worker_start import tool_error
 
 # Starting the fork server or a spawned worker imports JAX, brainstate and
 # braintrace; on a loaded machine that can take a while, but a worker that
@@ -264,7 +264,7 @@ class WorkerPool:
                 self._server = None
                 return self._start_worker()
         parent_end, child_end = self._context.Pipe()
-        process = self._context.Process(target=worker_loop.spawned_main,
+        process = self._context.Process(target=worker_start.spawned_main,
                                         args=(child_end, self.preload, self.programs.path),
                                         daemon=True, name="etrace-lint-worker")
         process.start()

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 
 from . import children as processes
-from . import worker_loop
+from . import worker_start
 from .messages import Exited, Fork, Forked, ForkServerMessage, Ready, Unsafe
 
 _REAP_EVERY = 0.2
@@ -37,20 +37,20 @@ def serve_forks(conn: Connection[ForkServerMessage, Fork | None], preload: list[
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     processes.become_subreaper()
     gc.disable()  # importing allocates millions of objects that live as long as the process
-    worker_loop.use_compilation_cache(compilation_cache)
-    worker_loop.import_warm_modules()
+    worker_start.use_compilation_cache(compilation_cache)
+    worker_start.import_warm_modules()
     for name in preload:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a target that needs it will say why
             continue
-        if worker_loop.backend_started():
+        if worker_start.backend_started():
             conn.send(Unsafe(name))
             return
-    if worker_loop.backend_started() or threading.active_count() > 1:
+    if worker_start.backend_started() or threading.active_count() > 1:
         conn.send(Unsafe(""))
         return
-    worker_loop.prepare_for_workers()
+    worker_start.prepare_for_workers()
     # the imported objects go to the collector's permanent generation: no worker walks them again,
     # and a worker's collections leave their pages shared with this process
     gc.freeze()
@@ -59,7 +59,7 @@ def serve_forks(conn: Connection[ForkServerMessage, Fork | None], preload: list[
     try:
         while True:
             if wait([conn], timeout=_REAP_EVERY):
-                message = worker_loop.next_message(conn)
+                message = worker_start.next_message(conn)
                 if message is None:
                     break
                 assert isinstance(message, Fork)  # the only request the fork server gets
@@ -70,7 +70,7 @@ def serve_forks(conn: Connection[ForkServerMessage, Fork | None], preload: list[
                     try:
                         conn.close()
                         gc.enable()
-                        worker_loop.forked_main(child_conn)
+                        worker_start.forked_main(child_conn)
                     except BaseException:  # noqa: BLE001 - the parent reports the exit code
                         code = 1
                     finally:
