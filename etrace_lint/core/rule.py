@@ -18,7 +18,7 @@ from .findings import NO_SUBJECT, Finding, Fix, Level, Subject
 from .naming import StatePath
 
 FactsT = TypeVar("FactsT")
-V = TypeVar("V", bound=Violation)
+V = TypeVar("V", bound=Violation, covariant=True)  # a Hit[PlainOpPath] is a Hit[Violation]
 
 
 @dataclass(frozen=True)
