@@ -26,7 +26,8 @@ import numpy as np
 from ...analysis import braintrace_adapter as bt
 from ...core.advice import Law
 from ...core.naming import StatePath
-from ..harness import describe, mantissa
+from ..harness import describe
+from ..leaves import mantissa
 from .algorithms import Algorithm
 
 InputsAt = Callable[[int | None], tuple[Any, ...]]  # batch -> example inputs with that batch axis

@@ -14,7 +14,8 @@ from ...analysis import braintrace_adapter as bt
 from ...core import advice as R
 from ...core.verdict import Verdict
 from .. import verdict as judge
-from ..harness import HarnessError, describe, mantissa, mean_squared_output, on_device
+from ..harness import HarnessError, describe, mean_squared_output, on_device
+from ..leaves import mantissa
 from ..settings import VerifySettings
 from .algorithms import Algorithm, AlgorithmSpec, select
 from .cost import StepCost, flops_ratio, forward_cost, online_cost
