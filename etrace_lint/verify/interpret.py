@@ -34,7 +34,6 @@ from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
 import brainstate
 import jax
 import jax.core
-import jax.extend.core
 import numpy as np
 import numpy.typing as npt
 import scipy.special
@@ -81,6 +80,8 @@ def interpreted(function: Callable[_P, _R]) -> Callable[_P, _R]:
     stateful = brainstate.transform.StatefulFunction(function, return_only_write=True)
 
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if kwargs:
+            raise TypeError(f"an interpreted function takes its arguments by position, not {', '.join(kwargs)}")
         trace = stateful.get_state_trace(*args, compile_if_miss=True)
         read = trace.get_read_state_values(True)
         program, consts = _parts(stateful.get_jaxpr(*args, compile_if_miss=True))
