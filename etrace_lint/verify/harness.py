@@ -68,6 +68,14 @@ class Stage(Protocol):
     def __call__(self, function: Callable[_P, _R], /) -> Callable[_P, _R]: ...
 
 
+class JittedStep(Protocol):
+    """An online step staged by ``brainstate.transform.jit``: run, or lowered again for XLA's analysis."""
+
+    def __call__(self, xs: Inputs, /) -> tuple[Grads, Leaf]: ...
+
+    def lower(self, *args: object) -> jax.stages.Lowered: ...
+
+
 def jitted(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """``brainstate.transform.jit(function)``."""
     staged: Callable[_P, _R] = brainstate.transform.jit(function)
@@ -210,7 +218,7 @@ class Harness:
         self._bptt_programs: dict[bool, Callable[[Inputs, jax.Array], tuple[Grads, Leaf]]] = {}
         self._online_programs: dict[int, Program] = {}  # id(learner) -> its staged online step
         # id(learner) -> its jitted online step, compiled by ``online``
-        self.jitted_steps: dict[int, Program] = {}
+        self.jitted_steps: dict[int, JittedStep] = {}
         self.sequence: Inputs = ()
         self.input_scale = 1.0  # drawn float inputs are multiplied by it (see ``settle``)
         self.draw = 0  # which draw of the inputs the sequence is: its seed is the settings' seed plus it
@@ -483,7 +491,7 @@ class Harness:
                 learner.compile_graph(*x0)
                 return learner
         except Exception as exc:  # the learner is the model's problem, reported as not run
-            built_by = getattr(algorithm_class, "__name__", "compile")
+            built_by = algorithm_class.__name__ if algorithm_class is not None else "compile"
             raise HarnessError(f"building the {algorithm} learner (braintrace.{built_by}) raised "
                                f"{describe(exc)}") from None
 
@@ -519,16 +527,18 @@ class Harness:
         if id(learner) not in self._online_programs:
             loss = self.loss
 
-            @self.stage
             def online_step(xs: Inputs) -> tuple[Grads, Leaf]:
                 grads, value = learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)),
                                                    reduction="sum", loss_output="scalar", return_value=True)
                 return grads, value
 
-            self._online_programs[id(learner)] = online_step
             if self.stage is jitted:
+                staged: JittedStep = brainstate.transform.jit(online_step)
                 # the advice reads XLA's analysis of it without compiling again
-                self.jitted_steps[id(learner)] = online_step
+                self.jitted_steps[id(learner)] = staged
+                self._online_programs[id(learner)] = staged
+            else:
+                self._online_programs[id(learner)] = self.stage(online_step)
         return self._online_programs[id(learner)]
 
     def _timed(self, run: Program, steps: int, pairs: StateValues,
