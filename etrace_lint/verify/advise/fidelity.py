@@ -74,7 +74,8 @@ class AdviceHarness(Harness):
 def _as_after_a_step(learner: Learner) -> None:
     def typed(value: object) -> object:
         if isinstance(value, jax.Array):
-            return jnp.array(value, dtype=value.dtype) if value.weak_type else value
+            # a PRNG key array is a jax.Array without ``weak_type``
+            return jnp.array(value, dtype=value.dtype) if getattr(value, "weak_type", False) else value
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return jax.device_put(value)  # as the step returns it: a weakly typed scalar
         return value
