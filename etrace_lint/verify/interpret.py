@@ -37,7 +37,10 @@ import jax.core
 import numpy as np
 import numpy.typing as npt
 import scipy.special
-from jax.extend.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Var
+
+# JAX 0.12 folds ClosedJaxpr into Jaxpr (it has ``jaxpr`` and ``consts`` too) and keeps the name without re-exporting it
+from jax.extend.core import ClosedJaxpr as ClosedJaxpr  # type: ignore[attr-defined, unused-ignore]
+from jax.extend.core import Jaxpr, JaxprEqn, Literal, Primitive, Var
 
 # one value of the evaluation: a NumPy array or scalar, a Python scalar a literal holds, or a JAX array
 # (a PRNG key array, which NumPy cannot hold, or what a primitive JAX ran returned)
