@@ -24,20 +24,23 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
 
 import brainstate
 import braintrace
 import jax
 import jax.numpy as jnp
 import numpy as np
+import saiunit
 
 from ..analysis import braintrace_adapter as bt
 from ..core.naming import StatePath, display_name
 from .interpret import interpreted
 from .layout import Layout, leading_axes, plan_layouts
-from .settings import VerifySettings
+from .leaves import Leaf, is_quantity, mantissa
+from .settings import Loss, VerifySettings
 
 INPUT_SCALES = (1.0, 4.0, 16.0, 64.0)
 # forward mode costs one pass per parameter: above this many, a BPTT reverse mode refuses is not taken
@@ -46,7 +49,37 @@ FORWARD_MODE_LIMIT = 4096
 _REVERSE_REFUSED = re.compile(r"Reverse-mode differentiation does not work for lax\.while_loop")
 
 LeafKey = tuple[StatePath, str]  # one gradient leaf: (weight path, leaf path as ``jax.tree_util.keystr`` writes it)
-StateValues = list[tuple[brainstate.State[Any], Any]]  # states and the values to put back in them
+StateValues = list[tuple[brainstate.State[Any], object]]  # states and the values to put back in them
+# a compiled learner: braintrace.compile gives an ETraceVmap for ``vmap=True``
+Learner: TypeAlias = "braintrace.ETraceAlgorithm | braintrace.ETraceVmap"
+Inputs: TypeAlias = tuple[object, ...]  # a model's inputs: one pytree per argument of its step
+# the weights BPTT differentiates: their paths -> their ParamStates
+Weights: TypeAlias = Mapping[StatePath, brainstate.State[Any]]
+Grads: TypeAlias = Mapping[StatePath, object]  # weight path -> its gradient (a pytree)
+Program: TypeAlias = Callable[[Inputs], tuple[Grads, Leaf]]  # inputs -> (gradients, loss)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class Stage(Protocol):
+    """How a program is staged: ``brainstate.transform.jit``, or evaluated with NumPy (``interpreted``)."""
+
+    def __call__(self, function: Callable[_P, _R], /) -> Callable[_P, _R]: ...
+
+
+class JittedStep(Protocol):
+    """An online step staged by ``brainstate.transform.jit``: run, or lowered again for XLA's analysis."""
+
+    def __call__(self, xs: Inputs, /) -> tuple[Grads, Leaf]: ...
+
+    def lower(self, *args: object) -> jax.stages.Lowered: ...
+
+
+def jitted(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``brainstate.transform.jit(function)``."""
+    staged: Callable[_P, _R] = brainstate.transform.jit(function)
+    return staged
 
 
 def reverse_mode_refused(exc: BaseException) -> bool:
@@ -97,29 +130,24 @@ class GradientRun:
     seconds: float = 0.0
 
 
-def mantissa(value: Any) -> Any:
-    return getattr(value, "mantissa", value)
-
-
-def mean_squared_output(output: Any) -> Any:
+def mean_squared_output(output: object) -> jax.Array:
     """The default loss of one step: the mean squared value of every output leaf, summed."""
-    leaves = [jnp.asarray(mantissa(leaf)) for leaf in jax.tree.leaves(output, is_leaf=_is_quantity)]
+    leaves = [jnp.asarray(mantissa(leaf)) for leaf in jax.tree.leaves(output, is_leaf=is_quantity)]
     leaves = [leaf for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.inexact)]
     if not leaves:
         return jnp.zeros(())
-    return sum(jnp.mean(leaf ** 2) for leaf in leaves)
+    total = 0 + jnp.mean(leaves[0] ** 2)  # as ``sum`` adds them, from 0
+    for leaf in leaves[1:]:
+        total = total + jnp.mean(leaf ** 2)
+    return total
 
 
-def _is_quantity(value: Any) -> bool:
-    return hasattr(value, "mantissa") and hasattr(value, "unit")
-
-
-def flat_leaves(grads: Any) -> tuple[dict[LeafKey, np.ndarray], dict[LeafKey, str]]:
+def flat_leaves(grads: Grads) -> tuple[dict[LeafKey, np.ndarray], dict[LeafKey, str]]:
     """``{path: pytree}`` -> ``{(path, leaf): float64 array}`` and the leaves' dtypes."""
     values: dict[LeafKey, np.ndarray] = {}
     dtypes: dict[LeafKey, str] = {}
     for path, tree in grads.items():
-        for leaf_path, leaf in jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_quantity)[0]:
+        for leaf_path, leaf in jax.tree_util.tree_flatten_with_path(tree, is_leaf=is_quantity)[0]:
             key = (tuple(path), jax.tree_util.keystr(leaf_path))
             array = np.asarray(mantissa(leaf))
             dtypes[key] = array.dtype.name
@@ -127,7 +155,7 @@ def flat_leaves(grads: Any) -> tuple[dict[LeafKey, np.ndarray], dict[LeafKey, st
     return values, dtypes
 
 
-def select_device(platform: str) -> Any:
+def select_device(platform: str) -> jax.Device | None:
     """``jax.devices(platform)[0]``, or None for JAX's default device."""
     if not platform:
         return None
@@ -137,24 +165,24 @@ def select_device(platform: str) -> Any:
         raise HarnessError(f"no JAX device for platform {platform!r}: {exc}") from None
 
 
-def device_label(device: Any) -> str:
+def device_label(device: jax.Device | None) -> str:
     device = device if device is not None else jax.devices()[0]
     kind = getattr(device, "device_kind", "")
     label = f"{device.platform}:{device.id}"
     return f"{label} ({kind})" if kind and kind.lower() != device.platform else label
 
 
-def _snapshot(owner: Any) -> dict[StatePath, Any]:
+def _snapshot(owner: brainstate.graph.Node) -> dict[StatePath, object]:
     return {tuple(path): st.value for path, st in brainstate.graph.states(owner).items()}
 
 
-def _restore(owner: Any, snapshot: dict[StatePath, Any]) -> None:
+def _restore(owner: brainstate.graph.Node, snapshot: dict[StatePath, object]) -> None:
     for path, st in brainstate.graph.states(owner).items():
         if tuple(path) in snapshot:
             st.value = snapshot[tuple(path)]
 
 
-def _state_values(owner: Any) -> StateValues:
+def _state_values(owner: brainstate.graph.Node) -> StateValues:
     """Every state reachable from ``owner`` with its value, by object: a learner's
     graph paths change once it splits its states lazily on first use."""
     return [(st, st.value) for st in brainstate.graph.states(owner).values()]
@@ -168,29 +196,30 @@ def _restore_values(pairs: StateValues) -> None:
 class Harness:
     """Runs BPTT and online gradients of one model; leaves the model as it found it."""
 
-    def __init__(self, model: Any, example_inputs: tuple[Any, ...], batch_size: int | None, weights: Any,
-                 settings: VerifySettings, loss: Callable[[Any], Any] | None = None, interpret: bool = False):
+    def __init__(self, model: brainstate.nn.Module, example_inputs: Inputs, batch_size: int | None,
+                 weights: Weights, settings: VerifySettings, loss: Loss | None = None, interpret: bool = False):
         self.model = model
         # the programs evaluated with NumPy instead of compiled by XLA: the probe's few steps cost less so
-        self.stage: Callable[[Callable[..., Any]], Callable[..., Any]] = \
-            interpreted if interpret else brainstate.transform.jit
+        self.stage: Stage = interpreted if interpret else jitted
         self.settings = settings
-        self.loss = loss or mean_squared_output
+        self.loss: Loss = loss or mean_squared_output
         self.weights = weights
         self.example_inputs = example_inputs
         self._original = _snapshot(model)
-        self.leading = leading_axes(model, example_inputs, _is_quantity)
+        self.leading = leading_axes(model, example_inputs, is_quantity)
         self.layouts = plan_layouts(model, example_inputs, batch_size, settings.batch, settings.seed,
-                                    _is_quantity, self.close)
+                                    is_quantity, self.close)
         self.layout: Layout | None = None
         self.batch: int | None = None
-        self._initial: dict[StatePath, Any] = {}
-        self._learners: dict[str, Any] = {}
+        self._initial: dict[StatePath, object] = {}
+        self._learners: dict[str, Learner | HarnessError] = {}
         self._learner_values: dict[int, StateValues] = {}
-        self._bptt_programs: dict[int, Callable[..., Any]] = {}  # id(differentiate) -> its staged BPTT
-        self._online_programs: dict[int, Callable[..., Any]] = {}  # id(learner) -> its staged online step
-        self.jitted_steps: dict[int, Any] = {}  # id(learner) -> its jitted online step, compiled by ``online``
-        self.sequence: tuple[Any, ...] = ()
+        # forward mode or not -> the staged BPTT: (inputs, steps mask) -> (gradients, loss)
+        self._bptt_programs: dict[bool, Callable[[Inputs, jax.Array], tuple[Grads, Leaf]]] = {}
+        self._online_programs: dict[int, Program] = {}  # id(learner) -> its staged online step
+        # id(learner) -> its jitted online step, compiled by ``online``
+        self.jitted_steps: dict[int, JittedStep] = {}
+        self.sequence: Inputs = ()
         self.input_scale = 1.0  # drawn float inputs are multiplied by it (see ``settle``)
         self.draw = 0  # which draw of the inputs the sequence is: its seed is the settings' seed plus it
         self.forward_mode = False  # BPTT is taken in forward mode: reverse mode cannot go through the step
@@ -287,12 +316,12 @@ class Harness:
             self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
         return runs
 
-    def _first_step(self) -> tuple[Any, ...]:
-        first: tuple[Any, ...] = jax.tree.map(lambda a: a[0], self.sequence, is_leaf=_is_quantity)
+    def _first_step(self) -> Inputs:
+        first: Inputs = jax.tree.map(lambda a: a[0], self.sequence, is_leaf=is_quantity)
         return first
 
     def _step_shapes(self) -> str:
-        shapes = [str(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(self._first_step(), is_leaf=_is_quantity)]
+        shapes = [str(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(self._first_step(), is_leaf=is_quantity)]
         return " and ".join(shapes) if shapes else "()"
 
     def _step_changes_shapes(self) -> str | None:
@@ -305,10 +334,11 @@ class Harness:
         """
         hidden = {tuple(path): st for path, st in brainstate.graph.states(self.model).items()
                   if not isinstance(st, brainstate.ParamState)}  # every state a scan carries
-        before = {path: [tuple(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(st.value, is_leaf=_is_quantity)]
+        before = {path: [tuple(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(st.value, is_leaf=is_quantity)]
                   for path, st in hidden.items()}
 
-        def one_step(*xs: Any) -> dict[StatePath, Any]:  # traced, not run: an eager step dispatches every op on its own
+        # traced, not run: an eager step dispatches every op on its own
+        def one_step(*xs: object) -> dict[StatePath, object]:
             self.model(*xs)
             return {path: st.value for path, st in hidden.items()}
 
@@ -316,7 +346,7 @@ class Harness:
             with bt.quiet([]):
                 values = brainstate.transform.eval_shape(one_step, *self._first_step())
             after = {path: [tuple(getattr(mantissa(leaf), "shape", np.shape(leaf)))
-                            for leaf in jax.tree.leaves(value, is_leaf=_is_quantity)]
+                            for leaf in jax.tree.leaves(value, is_leaf=is_quantity)]
                      for path, value in values.items()}
         finally:
             _restore(self.model, self._initial)
@@ -326,7 +356,7 @@ class Harness:
             for path, (_, new) in changed.items():
                 leaf_shapes = iter(new)
                 hidden[path].value = jax.tree.map(lambda v: _broadcast(v, next(leaf_shapes)), hidden[path].value,
-                                                  is_leaf=_is_quantity)
+                                                  is_leaf=is_quantity)
             self._initial = _snapshot(self.model)
             return None
         for path, (shapes, new_shapes) in changed.items():
@@ -336,7 +366,7 @@ class Harness:
                     f"{display_name(path)} of shape {old_text} into {new_text}")
         return None
 
-    def other_draws(self, learner: Any, lengths: list[int],
+    def other_draws(self, learner: Learner, lengths: list[int],
                     draws: int) -> list[tuple[dict[int, GradientRun], dict[int, GradientRun]]]:
         """(BPTT runs, online runs) on draws 2 .. ``draws`` of the inputs, at the input scale ``settle`` kept;
         the sequence is the first draw's again afterwards."""
@@ -353,17 +383,17 @@ class Harness:
             self.sequence, self.draw = kept
         return measured
 
-    def _sequence(self, example_inputs: tuple[Any, ...], inputs_batched: bool) -> tuple[Any, ...]:
+    def _sequence(self, example_inputs: Inputs, inputs_batched: bool) -> Inputs:
         steps, seed = self.settings.steps, self.settings.seed + self.draw
         if self.settings.inputs is not None:
             produced = self.settings.inputs(steps, self.batch, seed)
             produced = produced if isinstance(produced, tuple) else (produced,)
-            for leaf in jax.tree.leaves(produced, is_leaf=_is_quantity):
+            for leaf in jax.tree.leaves(produced, is_leaf=is_quantity):
                 if np.shape(mantissa(leaf))[:1] != (steps,):
                     raise HarnessError(f"the verify inputs callable returned a leaf of shape "
                                        f"{np.shape(mantissa(leaf))}; its leading axis must be steps={steps}")
             return produced
-        leaves, tree = jax.tree.flatten(example_inputs, is_leaf=_is_quantity)
+        leaves, tree = jax.tree.flatten(example_inputs, is_leaf=is_quantity)
         drawn = []
         for index, leaf in enumerate(leaves):
             value = np.asarray(mantissa(leaf))
@@ -378,8 +408,8 @@ class Harness:
 
     # ------------------------------------------------------------------ runs
 
-    def prefix(self, steps: int) -> tuple[Any, ...]:
-        window: tuple[Any, ...] = jax.tree.map(lambda a: a[:steps], self.sequence, is_leaf=_is_quantity)
+    def prefix(self, steps: int) -> Inputs:
+        window: Inputs = jax.tree.map(lambda a: a[:steps], self.sequence, is_leaf=is_quantity)
         return window
 
     def bptt(self, lengths: list[int]) -> dict[int, GradientRun]:
@@ -388,22 +418,21 @@ class Harness:
         pairs = _state_values(self.model)
         if not self.forward_mode:
             try:
-                return self._bptt(lengths, pairs, brainstate.transform.grad)
+                return self._bptt(lengths, pairs, forward=False)
             except Exception as exc:
                 if not reverse_mode_refused(exc) or self._parameter_count() > FORWARD_MODE_LIMIT:
                     raise
                 _restore_values(pairs)
                 self.forward_mode = True
-        return self._bptt(lengths, pairs, brainstate.transform.jacfwd)
+        return self._bptt(lengths, pairs, forward=True)
 
     def _parameter_count(self) -> int:
-        leaves = jax.tree.leaves([state.value for state in self.weights.values()], is_leaf=_is_quantity)
+        leaves = jax.tree.leaves([state.value for state in self.weights.values()], is_leaf=is_quantity)
         return sum(int(np.size(mantissa(leaf))) for leaf in leaves)
 
-    def _bptt(self, lengths: list[int], pairs: StateValues,
-              differentiate: Callable[..., Any]) -> dict[int, GradientRun]:
+    def _bptt(self, lengths: list[int], pairs: StateValues, forward: bool) -> dict[int, GradientRun]:
         longest = max(lengths)
-        run = self._bptt_program(differentiate)
+        run = self._bptt_program(forward)
         runs: dict[int, GradientRun] = {}
         for steps in sorted(lengths):
             _restore(self.model, self._initial)
@@ -411,23 +440,26 @@ class Harness:
             runs[steps] = self._timed(lambda xs: run(xs, mask), longest, pairs, steps)
         return runs
 
-    def _bptt_program(self, differentiate: Callable[..., Any]) -> Callable[..., Any]:
-        """The staged BPTT of the sequence, built once: each input scale and draw runs it again, traced once."""
-        key = id(differentiate)
-        if key not in self._bptt_programs:
+    def _bptt_program(self, forward: bool) -> Callable[[Inputs, jax.Array], tuple[Grads, Leaf]]:
+        """The staged BPTT of the sequence, in forward or reverse mode, built once: each input scale and draw
+        runs it again, traced once."""
+        if forward not in self._bptt_programs:
             model, loss, weights = self.model, self.loss, self.weights
+            differentiate = brainstate.transform.jacfwd if forward else brainstate.transform.grad
 
             @self.stage
-            def run(xs: tuple[Any, ...], mask: jax.Array) -> Any:
-                def total() -> Any:
+            def run(xs: Inputs, mask: jax.Array) -> tuple[Grads, Leaf]:
+                def total() -> jax.Array:
                     losses = brainstate.transform.for_loop(lambda *x: loss(model(*x)), *xs)
-                    return jnp.where(mask, losses, jnp.zeros_like(losses)).sum()
-                return differentiate(total, weights, return_value=True)()
+                    summed: jax.Array = jnp.where(mask, losses, jnp.zeros_like(losses)).sum()
+                    return summed
+                grads, value = differentiate(total, weights, return_value=True)()
+                return grads, value
 
-            self._bptt_programs[key] = run
-        return self._bptt_programs[key]
+            self._bptt_programs[forward] = run
+        return self._bptt_programs[forward]
 
-    def learner(self, algorithm: str) -> Any:
+    def learner(self, algorithm: str) -> Learner:
         """The compiled learner, with every state back at the snapshot; built once per layout."""
         if algorithm not in self._learners:
             try:
@@ -440,26 +472,30 @@ class Harness:
             raise built
         return built
 
-    def _compile(self, algorithm: str) -> Any:
+    def _compile(self, algorithm: str) -> Learner:
         """The algorithm built on the model as the layout left it, as a training script does:
         ``braintrace.compile`` would initialise the states again (unbatched, or through an
         ``init_state`` that takes no batch size) and lose a ``brainstate.nn.Map``'s layout."""
         x0 = self._first_step()
-        options = self.settings.options_for(algorithm)
+        # braintrace types a learner's options as ``**options: Any``: each algorithm takes its own
+        options: dict[str, Any] = self.settings.options_for(algorithm)
         algorithm_class = bt.algorithm_class(algorithm)
         try:
             with bt.quiet([]):
                 if algorithm_class is None:
-                    return braintrace.compile(self.model, algorithm, *x0, batch_size=self.batch, **options)
-                learner = algorithm_class(self.model, **options)
+                    compiled = braintrace.compile(self.model, algorithm, *x0, batch_size=self.batch, **options)
+                    # a plain brainstate.nn.Vmap is never what it returns: ETraceVmap for ``vmap=True``
+                    assert isinstance(compiled, (braintrace.ETraceAlgorithm, braintrace.ETraceVmap))
+                    return compiled
+                learner: braintrace.ETraceAlgorithm = algorithm_class(self.model, **options)
                 learner.compile_graph(*x0)
                 return learner
         except Exception as exc:  # the learner is the model's problem, reported as not run
-            built_by = getattr(algorithm_class, "__name__", "compile")
+            built_by = algorithm_class.__name__ if algorithm_class is not None else "compile"
             raise HarnessError(f"building the {algorithm} learner (braintrace.{built_by}) raised "
                                f"{describe(exc)}") from None
 
-    def online(self, learner: Any, lengths: list[int]) -> dict[int, GradientRun]:
+    def online(self, learner: Learner, lengths: list[int]) -> dict[int, GradientRun]:
         """The online gradient over each prefix length: one jitted step of the learner, compiled once and
         called once per step, its gradients and losses summed, as online training applies them."""
         step = self._online_program(learner)
@@ -473,7 +509,7 @@ class Harness:
         try:
             with bt.quiet([]):
                 for index in range(max(lengths)):
-                    xs = jax.tree.map(lambda a: a[index:index + 1], self.sequence, is_leaf=_is_quantity)
+                    xs = jax.tree.map(lambda a: a[index:index + 1], self.sequence, is_leaf=is_quantity)
                     grads, loss_value = step(xs)
                     values, dtypes = flat_leaves(grads)
                     for key, array in values.items():
@@ -486,22 +522,26 @@ class Harness:
             _restore_values(pairs)
         return runs
 
-    def _online_program(self, learner: Any) -> Callable[..., Any]:
+    def _online_program(self, learner: Learner) -> Program:
         """The learner's staged online step, built once: each draw of the inputs runs it again, traced once."""
         if id(learner) not in self._online_programs:
             loss = self.loss
 
-            @self.stage
-            def step(xs: tuple[Any, ...]) -> Any:
-                return learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)),
-                                           reduction="sum", loss_output="scalar", return_value=True)
+            def online_step(xs: Inputs) -> tuple[Grads, Leaf]:
+                grads, value = learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)),
+                                                   reduction="sum", loss_output="scalar", return_value=True)
+                return grads, value
 
-            self._online_programs[id(learner)] = step
-            if self.stage is brainstate.transform.jit:
-                self.jitted_steps[id(learner)] = step  # the advice reads XLA's analysis of it without compiling again
+            if self.stage is jitted:
+                staged: JittedStep = brainstate.transform.jit(online_step)
+                # the advice reads XLA's analysis of it without compiling again
+                self.jitted_steps[id(learner)] = staged
+                self._online_programs[id(learner)] = staged
+            else:
+                self._online_programs[id(learner)] = self.stage(online_step)
         return self._online_programs[id(learner)]
 
-    def _timed(self, run: Callable[[tuple[Any, ...]], Any], steps: int, pairs: StateValues,
+    def _timed(self, run: Program, steps: int, pairs: StateValues,
                label: int | None = None) -> GradientRun:
         _restore_values(pairs)
         start = time.perf_counter()
@@ -524,13 +564,14 @@ def _broadcasts(old: list[tuple[int, ...]], new: list[tuple[int, ...]]) -> bool:
                for a, b in zip(old, new))
 
 
-def _broadcast(value: Any, shape: tuple[int, ...]) -> Any:
-    if _is_quantity(value):
+def _broadcast(value: Leaf, shape: tuple[int, ...]) -> Leaf:
+    if isinstance(value, saiunit.Quantity):
         return type(value)(jnp.broadcast_to(value.mantissa, shape), unit=value.unit)
     return jnp.broadcast_to(value, shape)
 
 
-def _draw(rng: np.random.Generator, shape: tuple[int, ...], example: np.ndarray, leaf: Any, scale: float = 1.0) -> Any:
+def _draw(rng: np.random.Generator, shape: tuple[int, ...], example: np.ndarray, leaf: Leaf,
+          scale: float = 1.0) -> object:
     """Random inputs shaped like ``example`` (a float input times ``scale``), drawn with NumPy: a JAX draw
     compiles once per shape, which costs more than the draw on every model. An integer scalar is a step
     index: it counts the steps from the example's value, as a training loop's ``for i in range(T)`` does."""
@@ -545,12 +586,11 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...], example: np.ndarray,
     else:
         drawn = (rng.standard_normal(shape) * scale).astype(dtype)
     array = jnp.asarray(drawn)
-    unit = getattr(leaf, "unit", None)
-    return array * unit if unit is not None and _is_quantity(leaf) else array
+    return array * leaf.unit if isinstance(leaf, saiunit.Quantity) else array
 
 
 @contextlib.contextmanager
-def on_device(device: Any) -> Iterator[None]:
+def on_device(device: jax.Device | None) -> Iterator[None]:
     """Run on ``device`` in full float32: a GPU's default TensorFloat-32 matmuls differ from float32
     by about 1e-4, which would read as an online gradient that is wrong where it must be exact."""
     with jax.default_matmul_precision("highest"):

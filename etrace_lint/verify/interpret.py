@@ -28,13 +28,46 @@ are handled by brainstate's ``StatefulFunction``, as its ``jit`` handles them.
 from __future__ import annotations
 
 import string
-from typing import Any, Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
 
 import brainstate
 import jax
-import jax.extend.core
+import jax.core
 import numpy as np
+import numpy.typing as npt
 import scipy.special
+
+# JAX 0.12 folds ClosedJaxpr into Jaxpr (it has ``jaxpr`` and ``consts`` too) and keeps the name without re-exporting it
+from jax.extend.core import ClosedJaxpr as ClosedJaxpr  # type: ignore[attr-defined, unused-ignore]
+from jax.extend.core import Jaxpr, JaxprEqn, Literal, Primitive, Var
+
+# one value of the evaluation: a NumPy array or scalar, a Python scalar a literal holds, or a JAX array
+# (a PRNG key array, which NumPy cannot hold, or what a primitive JAX ran returned)
+Value: TypeAlias = "npt.NDArray[np.generic] | np.generic | jax.Array | int | float | bool"
+# what the NumPy rules compute on: a boolean or numeric array of any precision
+Array: TypeAlias = "npt.NDArray[np.bool_ | np.number[Any]]"
+# what one equation gives: its one value, or the list of a primitive with several results
+Result: TypeAlias = "Value | list[Value]"
+# an equation's parameters as ``JaxprEqn.params`` holds them: each primitive's own, of its own types
+Params: TypeAlias = Mapping[str, Any]
+# a NumPy rule: the equation's operand values and parameters -> its result
+Rule: TypeAlias = Callable[[list[Value], Params], Result]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class _Reduction(Protocol):
+    """A NumPy reduction over several axes (``np.sum``, ``np.all``)."""
+
+    def __call__(self, x: Array, /, *, axis: tuple[int, ...]) -> Value: ...
+
+
+class _AlongAxis(Protocol):
+    """A NumPy function along one axis (``np.argmax``, ``np.cumsum``)."""
+
+    def __call__(self, x: Array, /, *, axis: int) -> npt.NDArray[np.generic] | np.generic: ...
 
 # the parameter holding a call-like primitive's body, by primitive name
 _CALLS = {
@@ -44,12 +77,14 @@ _CALLS = {
 }
 
 
-def interpreted(function: Callable[..., Any]) -> Callable[..., Any]:
+def interpreted(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """``function`` traced once per input shapes (as ``brainstate.transform.jit`` traces it) and evaluated
     with NumPy on each call; the states it writes are written back."""
     stateful = brainstate.transform.StatefulFunction(function, return_only_write=True)
 
-    def call(*args: Any) -> Any:
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if kwargs:
+            raise TypeError(f"an interpreted function takes its arguments by position, not {', '.join(kwargs)}")
         trace = stateful.get_state_trace(*args, compile_if_miss=True)
         read = trace.get_read_state_values(True)
         program, consts = _parts(stateful.get_jaxpr(*args, compile_if_miss=True))
@@ -58,17 +93,19 @@ def interpreted(function: Callable[..., Any]) -> Callable[..., Any]:
         outs = evaluate(program, consts, flat)
         out, written = jax.tree.unflatten(tree, [_to_jax(value) for value in outs])
         trace.assign_state_vals_v2(read, written)
-        return out
+        result: _R = out
+        return result
 
     return call
 
 
-def evaluate(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
+def evaluate(jaxpr: Jaxpr, consts: Sequence[Value], args: Sequence[Value]) -> list[Value]:
     """The values of ``jaxpr``'s outputs for ``args``."""
-    env: dict[Any, Any] = {}
+    env: dict[Var, Value] = {}
 
-    def read(atom: Any) -> Any:
-        return atom.val if isinstance(atom, jax.extend.core.Literal) else env[atom]
+    def read(atom: Var | Literal) -> Value:
+        value: Value = atom.val if isinstance(atom, Literal) else env[atom]
+        return value
 
     for var, value in zip(jaxpr.constvars, consts):
         env[var] = _to_numpy(value)
@@ -76,15 +113,21 @@ def evaluate(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
         env[var] = _to_numpy(value)
     for eqn in jaxpr.eqns:
         values = [read(atom) for atom in eqn.invars]
-        outs = _equation(eqn, values)
-        if not eqn.primitive.multiple_results:
-            outs = [outs]
+        outs = _outputs(eqn, _equation(eqn, values))
         for var, value in zip(eqn.outvars, outs):
             env[var] = _as_declared(value, var.aval)
     return [read(atom) for atom in jaxpr.outvars]
 
 
-def _equation(eqn: jax.extend.core.JaxprEqn, values: list[Any]) -> Any:
+def _outputs(eqn: JaxprEqn, result: Result) -> list[Value]:
+    """An equation's result as the list of its output values."""
+    if not eqn.primitive.multiple_results:
+        return [result] if not isinstance(result, list) else [np.asarray(result)]
+    assert isinstance(result, list)  # every rule of a primitive with several results gives a list
+    return result
+
+
+def _equation(eqn: JaxprEqn, values: list[Value]) -> Result:
     name = eqn.primitive.name
     params = eqn.params
     rule = _RULES.get(name)
@@ -107,35 +150,37 @@ class _Unsupported(Exception):
     """A form of a primitive this module does not know: JAX runs it instead."""
 
 
-def _parts(body: Any) -> tuple[Any, list[Any]]:
+def _parts(body: ClosedJaxpr | Jaxpr) -> tuple[Jaxpr, list[Value]]:
     """(the jaxpr, its constants) of a closed jaxpr, or of an open one (no constants)."""
-    return getattr(body, "jaxpr", body), list(getattr(body, "consts", ()))
+    if isinstance(body, ClosedJaxpr):
+        return body.jaxpr, list(body.consts)
+    return body, []
 
 
-def _call(body: Any, values: list[Any]) -> list[Any]:
+def _call(body: ClosedJaxpr | Jaxpr, values: list[Value]) -> list[Value]:
     return evaluate(*_parts(body), values)
 
 
-def _bound(primitive: Any, values: list[Any], params: dict[str, Any]) -> Any:
+def _bound(primitive: Primitive, values: list[Value], params: Params) -> Result:
     """JAX runs the primitive as it runs it outside ``jit``."""
-    outs = primitive.bind(*[_to_jax(v) for v in values], **params)
+    outs = primitive.bind(*[_to_jax(v) for v in values], **params)  # type: ignore[no-untyped-call]  # JAX leaves bind unannotated
     if primitive.multiple_results:
         return [_to_numpy(o) for o in outs]
     return _to_numpy(outs)
 
 
-def _to_numpy(value: Any) -> Any:
+def _to_numpy(value: Value) -> Value:
     """A NumPy array for a JAX array of an ordinary dtype; a PRNG key array (an extended dtype) stays JAX's."""
     if isinstance(value, jax.Array) and not jax.numpy.issubdtype(value.dtype, jax.dtypes.extended):
         return np.asarray(value)
     return value
 
 
-def _to_jax(value: Any) -> Any:
+def _to_jax(value: Value) -> Value:
     return jax.numpy.asarray(value) if isinstance(value, (np.ndarray, np.generic)) else value
 
 
-def _as_declared(value: Any, aval: Any) -> Any:
+def _as_declared(value: Value, aval: object) -> Value:
     dtype = getattr(aval, "dtype", None)
     if dtype is None or jax.numpy.issubdtype(dtype, jax.dtypes.extended) or isinstance(value, jax.Array):
         return value
@@ -146,7 +191,7 @@ def _as_declared(value: Any, aval: Any) -> Any:
 # ---------------------------------------------------------------- structured control flow
 
 
-def _scan(values: list[Any], params: dict[str, Any]) -> list[Any]:
+def _scan(values: list[Value], params: Params) -> list[Value]:
     body = params["jaxpr"]
     if "num_consts" in params:
         consts_n, carry_n = params["num_consts"], params["num_carry"]
@@ -159,27 +204,39 @@ def _scan(values: list[Any], params: dict[str, Any]) -> list[Any]:
     length = params["length"]
     order = range(length - 1, -1, -1) if params["reverse"] else range(length)
     program, body_consts = _parts(body)
-    ys: list[list[Any]] = [[] for _ in program.outvars[carry_n:]]
+    ys: list[list[Value]] = [[] for _ in program.outvars[carry_n:]]
     for index in order:
-        outs = evaluate(program, body_consts, [*consts, *carry, *(x[index] for x in xs)])
+        outs = evaluate(program, body_consts, [*consts, *carry, *(_at(x, index) for x in xs)])
         carry = outs[:carry_n]
         for stack, y in zip(ys, outs[carry_n:]):
             stack.append(y)
     if params["reverse"]:
         ys = [stack[::-1] for stack in ys]
-    stacked = [_stack(stack) if length else np.zeros((0, *var.aval.shape), var.aval.dtype)
-               for stack, var in zip(ys, program.outvars[carry_n:])]
+    stacked = [_stack(stack) if length else _empty(var) for stack, var in zip(ys, program.outvars[carry_n:])]
     return [*carry, *stacked]
 
 
-def _stack(values: list[Any]) -> Any:
+def _at(x: Value, index: int) -> Value:
+    """Step ``index`` of a scanned operand."""
+    at: Value = x[index] if isinstance(x, (np.ndarray, jax.Array)) else np.asarray(x)[index]
+    return at
+
+
+def _empty(var: Var | Literal) -> Value:
+    """The stacked outputs of a scan of length 0: no step, of the shape and dtype the variable declares."""
+    aval = var.aval
+    assert isinstance(aval, jax.core.ShapedArray)  # a scanned output is an array
+    return np.zeros((0, *aval.shape), aval.dtype)
+
+
+def _stack(values: list[Value]) -> Value:
     """The scanned outputs along a new first axis: with JAX for PRNG keys (NumPy cannot hold them)."""
     if any(isinstance(v, jax.Array) for v in values):
-        return jax.numpy.stack([_to_jax(v) for v in values])
+        return jax.numpy.stack([v if isinstance(v, jax.Array) else np.asarray(v) for v in values])
     return np.stack([np.asarray(v) for v in values])
 
 
-def _group_sizes(groups: Any) -> list[int] | None:
+def _group_sizes(groups: object) -> list[int] | None:
     """How many operands each group of a newer scan's ``ft_in`` holds (JAX's flat tree of the operands:
     its length is its number of leaves, ``unpack`` gives its groups); None for another form."""
     if not hasattr(groups, "unpack"):
@@ -190,7 +247,7 @@ def _group_sizes(groups: Any) -> list[int] | None:
         return None
 
 
-def _while(values: list[Any], params: dict[str, Any]) -> list[Any]:
+def _while(values: list[Value], params: Params) -> list[Value]:
     cond, body = params["cond_jaxpr"], params["body_jaxpr"]
     cond_n, body_n = params["cond_nconsts"], params["body_nconsts"]
     cond_consts, body_consts, carry = values[:cond_n], values[cond_n:cond_n + body_n], values[cond_n + body_n:]
@@ -199,13 +256,13 @@ def _while(values: list[Any], params: dict[str, Any]) -> list[Any]:
     return carry
 
 
-def _cond(values: list[Any], params: dict[str, Any]) -> list[Any]:
+def _cond(values: list[Value], params: Params) -> list[Value]:
     branches = params["branches"]
     index = int(np.clip(int(np.asarray(values[0])), 0, len(branches) - 1))
     return _call(branches[index], values[1:])
 
 
-_STRUCTURED: dict[str, Callable[[list[Any], dict[str, Any]], Any]] = {
+_STRUCTURED: dict[str, Rule] = {
     "scan": _scan, "while": _while, "cond": _cond,
 }
 
@@ -213,56 +270,61 @@ _STRUCTURED: dict[str, Callable[[list[Any], dict[str, Any]], Any]] = {
 # ---------------------------------------------------------------- NumPy rules
 
 
-def _unary(function: Callable[[Any], Any]) -> Callable[[list[Any], dict[str, Any]], Any]:
+def _unary(function: Callable[[Array], Value]) -> Rule:
     return lambda values, params: function(np.asarray(values[0]))
 
 
-def _binary(function: Callable[[Any, Any], Any]) -> Callable[[list[Any], dict[str, Any]], Any]:
+def _binary(function: Callable[[Array, Array], Value]) -> Rule:
     return lambda values, params: function(np.asarray(values[0]), np.asarray(values[1]))
 
 
-def _divide(x: Any, y: Any) -> Any:
+def _divide(x: Array, y: Array) -> Value:
     if np.issubdtype(np.result_type(x, y), np.integer):  # XLA's integer division rounds towards zero
         return np.trunc(np.true_divide(x, np.where(y == 0, 1, y))).astype(np.result_type(x, y))
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.true_divide(x, y)
 
 
-def _quiet(function: Callable[..., Any]) -> Callable[..., Any]:
+def _quiet(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """NumPy's warnings for a division by zero or an overflow: XLA gives the same inf or NaN silently."""
-    def run(*args: Any) -> Any:
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         with np.errstate(all="ignore"):
-            return function(*args)
+            return function(*args, **kwargs)
     return run
 
 
-def _logistic(x: Any) -> Any:
-    return 1.0 / (1.0 + np.exp(-x))
+def _logistic(x: Array) -> Value:
+    return 1.0 / (1.0 + np.exp(np.negative(x)))
 
 
-def _round(values: list[Any], params: dict[str, Any]) -> Any:
+def _round(values: list[Value], params: Params) -> Value:
     x = np.asarray(values[0])
     if int(params.get("rounding_method", 0)) == 1:  # to nearest even
         return np.round(x)
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+    rounded: Value = np.sign(x) * np.floor(np.abs(x) + 0.5)
+    return rounded
 
 
-def _integer_pow(values: list[Any], params: dict[str, Any]) -> Any:
+def _integer_pow(values: list[Value], params: Params) -> Value:
     x, y = np.asarray(values[0]), int(params["y"])
     if y >= 0:
-        return x ** y
-    return _quiet(lambda: np.asarray(1, x.dtype) / x ** (-y))()
+        power: Value = x ** y
+        return power
+    inverse: Value = _quiet(lambda: np.asarray(1, x.dtype) / x ** (-y))()
+    return inverse
 
 
-def _convert(values: list[Any], params: dict[str, Any]) -> Any:
+def _convert(values: list[Value], params: Params) -> Value:
     x = np.asarray(values[0])
     dtype = np.dtype(params["new_dtype"])
     if np.issubdtype(dtype, np.integer) and np.issubdtype(x.dtype, np.floating):
-        return _quiet(lambda: np.trunc(x).astype(dtype))()
-    return x.astype(dtype)
+        truncated: Value = _quiet(lambda: np.trunc(x).astype(dtype))()
+        return truncated
+    converted: Value = x.astype(dtype)
+    return converted
 
 
-def _broadcast_in_dim(values: list[Any], params: dict[str, Any]) -> Any:
+def _broadcast_in_dim(values: list[Value], params: Params) -> Value:
     x = np.asarray(values[0])
     shape = tuple(params["shape"])
     kept = [1] * len(shape)
@@ -271,18 +333,18 @@ def _broadcast_in_dim(values: list[Any], params: dict[str, Any]) -> Any:
     return np.broadcast_to(x.reshape(kept), shape)
 
 
-def _reduce(function: Callable[..., Any]) -> Callable[[list[Any], dict[str, Any]], Any]:
+def _reduce(function: _Reduction) -> Rule:
     return lambda values, params: function(np.asarray(values[0]), axis=tuple(params["axes"]))
 
 
-def _arg(function: Callable[..., Any]) -> Callable[[list[Any], dict[str, Any]], Any]:
-    def run(values: list[Any], params: dict[str, Any]) -> Any:
+def _arg(function: _AlongAxis) -> Rule:
+    def run(values: list[Value], params: Params) -> Value:
         (axis,) = params["axes"]
         return function(np.asarray(values[0]), axis=axis).astype(params["index_dtype"])
     return run
 
 
-def _dot_general(values: list[Any], params: dict[str, Any]) -> Any:
+def _dot_general(values: list[Value], params: Params) -> Value:
     lhs, rhs = np.asarray(values[0]), np.asarray(values[1])
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = params["dimension_numbers"]
     letters = iter(string.ascii_letters)
@@ -296,10 +358,11 @@ def _dot_general(values: list[Any], params: dict[str, Any]) -> Any:
     free_right = [name for a, name in enumerate(right) if a not in rhs_contract and a not in rhs_batch]
     spec = f"{''.join(left)},{''.join(right)}->{''.join(batch + free_left + free_right)}"
     dtype = params.get("preferred_element_type") or np.result_type(lhs, rhs)
-    return np.einsum(spec, lhs, rhs, optimize=True).astype(dtype)
+    product: Value = np.einsum(spec, lhs, rhs, optimize=True).astype(dtype)
+    return product
 
 
-def _iota(values: list[Any], params: dict[str, Any]) -> Any:
+def _iota(values: list[Value], params: Params) -> Value:
     shape, axis = tuple(params["shape"]), params["dimension"]
     line = np.arange(shape[axis], dtype=params["dtype"])
     view = [1] * len(shape)
@@ -307,7 +370,7 @@ def _iota(values: list[Any], params: dict[str, Any]) -> Any:
     return np.broadcast_to(line.reshape(view), shape)
 
 
-def _select_n(values: list[Any], params: dict[str, Any]) -> Any:
+def _select_n(values: list[Value], params: Params) -> Value:
     which, *cases = (np.asarray(v) for v in values)
     if len(cases) == 1:
         return cases[0]
@@ -316,38 +379,39 @@ def _select_n(values: list[Any], params: dict[str, Any]) -> Any:
     return np.choose(which.astype(np.int64), np.broadcast_arrays(*cases))
 
 
-def _clamp(values: list[Any], params: dict[str, Any]) -> Any:
+def _clamp(values: list[Value], params: Params) -> Value:
     low, x, high = (np.asarray(v) for v in values)
-    return np.minimum(np.maximum(x, low), high)
+    clamped: Value = np.minimum(np.maximum(x, low), high)
+    return clamped
 
 
-def _slice(values: list[Any], params: dict[str, Any]) -> Any:
+def _slice(values: list[Value], params: Params) -> Value:
     strides = params.get("strides") or (1,) * len(params["start_indices"])
     index = tuple(slice(start, stop, step) for start, stop, step
                   in zip(params["start_indices"], params["limit_indices"], strides))
     return np.asarray(values[0])[index]
 
 
-def _starts(operand: Any, starts: list[Any], sizes: tuple[int, ...]) -> tuple[int, ...]:
+def _starts(operand: Array, starts: list[Value], sizes: tuple[int, ...]) -> tuple[int, ...]:
     """XLA's dynamic start indices: clamped so that the whole window lies inside the operand."""
     return tuple(int(np.clip(int(np.asarray(s)), 0, dim - size)) for s, dim, size in zip(starts, operand.shape, sizes))
 
 
-def _dynamic_slice(values: list[Any], params: dict[str, Any]) -> Any:
+def _dynamic_slice(values: list[Value], params: Params) -> Value:
     operand = np.asarray(values[0])
     sizes = tuple(params["slice_sizes"])
     starts = _starts(operand, values[1:1 + operand.ndim], sizes)
     return operand[tuple(slice(s, s + n) for s, n in zip(starts, sizes))]
 
 
-def _dynamic_update_slice(values: list[Any], params: dict[str, Any]) -> Any:
+def _dynamic_update_slice(values: list[Value], params: Params) -> Value:
     operand, update = np.array(values[0]), np.asarray(values[1])
     starts = _starts(operand, values[2:2 + operand.ndim], update.shape)
     operand[tuple(slice(s, s + n) for s, n in zip(starts, update.shape))] = update
     return operand
 
 
-def _pad(values: list[Any], params: dict[str, Any]) -> Any:
+def _pad(values: list[Value], params: Params) -> Value:
     x, fill = np.asarray(values[0]), np.asarray(values[1])
     for axis, (low, high, interior) in enumerate(params["padding_config"]):
         if interior:
@@ -371,8 +435,8 @@ def _pad(values: list[Any], params: dict[str, Any]) -> Any:
     return x
 
 
-def _cumulative(function: Callable[..., Any]) -> Callable[[list[Any], dict[str, Any]], Any]:
-    def run(values: list[Any], params: dict[str, Any]) -> Any:
+def _cumulative(function: _AlongAxis) -> Rule:
+    def run(values: list[Value], params: Params) -> Value:
         x, axis = np.asarray(values[0]), params["axis"]
         if params.get("reverse"):
             return np.flip(function(np.flip(x, axis), axis=axis), axis)
@@ -380,16 +444,17 @@ def _cumulative(function: Callable[..., Any]) -> Callable[[list[Any], dict[str, 
     return run
 
 
-def _split(values: list[Any], params: dict[str, Any]) -> list[Any]:
+def _split(values: list[Value], params: Params) -> list[Value]:
     points = np.cumsum(params["sizes"])[:-1]
     return list(np.split(np.asarray(values[0]), points, axis=params["axis"]))
 
 
-def _add_any(values: list[Any], params: dict[str, Any]) -> Any:
-    return np.add(np.asarray(values[0]), np.asarray(values[1]))
+def _add_any(values: list[Value], params: Params) -> Value:
+    total: Value = np.add(np.asarray(values[0]), np.asarray(values[1]))
+    return total
 
 
-_RULES: dict[str, Callable[[list[Any], dict[str, Any]], Any]] = {
+_RULES: dict[str, Rule] = {
     "neg": _unary(np.negative), "sign": _unary(np.sign), "floor": _unary(np.floor), "ceil": _unary(np.ceil),
     "is_finite": _unary(np.isfinite), "exp": _unary(_quiet(np.exp)), "exp2": _unary(_quiet(np.exp2)),
     "log": _unary(_quiet(np.log)), "log1p": _unary(_quiet(np.log1p)), "expm1": _unary(_quiet(np.expm1)),
@@ -402,7 +467,7 @@ _RULES: dict[str, Callable[[list[Any], dict[str, Any]], Any]] = {
     "erf": _unary(scipy.special.erf), "erfc": _unary(scipy.special.erfc), "erf_inv": _unary(scipy.special.erfinv),
     "lgamma": _unary(scipy.special.gammaln), "digamma": _unary(scipy.special.digamma),
     "copy": _unary(np.array), "copy_p": _unary(np.array), "real": _unary(np.real), "imag": _unary(np.imag),
-    "one_minus_square": _unary(lambda x: (1 + x) * (1 - x)),
+    "one_minus_square": _unary(lambda x: np.multiply(np.add(1, x), np.subtract(1, x))),
     "round": _round, "integer_pow": _integer_pow, "convert_element_type": _convert,
     "add": _binary(_quiet(np.add)), "add_any": _add_any, "sub": _binary(_quiet(np.subtract)),
     "mul": _binary(_quiet(np.multiply)), "div": _binary(_divide), "rem": _binary(_quiet(np.fmod)),

@@ -17,19 +17,20 @@ first one fails.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
 
 import brainstate
 import jax
 import numpy as np
 
 from ..core.naming import StatePath
+from .leaves import Leaf, mantissa
 
 DEFAULT_BATCH = 4
 
 Shape = tuple[int, ...]
-IsLeaf = Callable[[Any], bool]  # which pytree nodes are leaves (a Quantity is one)
+IsLeaf = Callable[[object], bool]  # which pytree nodes are leaves (a Quantity is one)
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,12 @@ class Layout:
         return f"{shape}, as the target gave it" if self.given else shape
 
 
-def _shape(leaf: Any) -> Shape:
+def _shape(leaf: Leaf) -> Shape:
     """The shape of an array, or of a Quantity's mantissa."""
-    return np.shape(getattr(leaf, "mantissa", leaf))
+    return np.shape(mantissa(leaf))
 
 
-def hidden_shapes(model: Any, is_leaf: IsLeaf) -> dict[StatePath, list[Shape]]:
+def hidden_shapes(model: brainstate.nn.Module, is_leaf: IsLeaf) -> dict[StatePath, list[Shape]]:
     return {tuple(path): [_shape(leaf)
                           for leaf in jax.tree.leaves(st.value, is_leaf=is_leaf)]
             for path, st in brainstate.graph.states(model).items() if isinstance(st, brainstate.HiddenState)}
@@ -65,26 +66,28 @@ def _leading(shapes: list[Shape]) -> int | None:
     return firsts.pop() if len(firsts) == 1 else None
 
 
-def _input_shapes(example_inputs: tuple[Any, ...], is_leaf: IsLeaf) -> list[Shape]:
+def _input_shapes(example_inputs: tuple[object, ...], is_leaf: IsLeaf) -> list[Shape]:
     """The shapes of the example inputs that can carry a batch: a scalar (a step index) never does."""
     shapes = [_shape(leaf) for leaf in jax.tree.leaves(example_inputs, is_leaf=is_leaf)]
     return [shape for shape in shapes if shape]
 
 
-def is_mapped(model: Any) -> bool:
+def is_mapped(model: brainstate.nn.Module) -> bool:
     """Whether the model is (or holds) a ``brainstate.nn.Map``: its states were made under ``vmap``
     with the map's size as their leading axis, and initialising them again would undo that."""
     nodes = [model] + [node for _, node in brainstate.graph.iter_node(model)]
     return any(isinstance(node, brainstate.nn.Map) for node in nodes)
 
 
-def leading_axes(model: Any, example_inputs: tuple[Any, ...], is_leaf: IsLeaf) -> tuple[int | None, int | None]:
+def leading_axes(model: brainstate.nn.Module, example_inputs: tuple[object, ...],
+                 is_leaf: IsLeaf) -> tuple[int | None, int | None]:
     """The leading axis all hidden states share, and the one all example inputs share (None: none shared)."""
     states = [shape for leaves in hidden_shapes(model, is_leaf).values() for shape in leaves]
     return _leading(states), _leading(_input_shapes(example_inputs, is_leaf))
 
 
-def _initialised(model: Any, batch: int | None, seed: int, is_leaf: IsLeaf) -> dict[StatePath, list[Shape]] | None:
+def _initialised(model: brainstate.nn.Module, batch: int | None, seed: int,
+                 is_leaf: IsLeaf) -> dict[StatePath, list[Shape]] | None:
     """The hidden-state shapes the model's own ``init_state`` makes, None when it raises."""
     try:
         with brainstate.random.seed_context(seed):
@@ -97,8 +100,8 @@ def _initialised(model: Any, batch: int | None, seed: int, is_leaf: IsLeaf) -> d
     return hidden_shapes(model, is_leaf)
 
 
-def plan_layouts(model: Any, example_inputs: tuple[Any, ...], target_batch: int | None, verify_batch: int | None,
-                 seed: int, is_leaf: IsLeaf, restore: Callable[[], None]) -> list[Layout]:
+def plan_layouts(model: brainstate.nn.Module, example_inputs: tuple[object, ...], target_batch: int | None,
+                 verify_batch: int | None, seed: int, is_leaf: IsLeaf, restore: Callable[[], None]) -> list[Layout]:
     """The layouts to try, in order; leaves the model's states as ``restore`` puts them."""
     given = hidden_shapes(model, is_leaf)
     want = verify_batch or DEFAULT_BATCH

@@ -5,8 +5,8 @@ the summary table read), and so are cached with the target's result."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ..core.json_types import JsonObject
 from ..core.verdict import Verdict
 
 
@@ -40,8 +40,8 @@ class VerifyRow:
     def exact_expected(self) -> bool:
         return self.expected == "exact"
 
-    def to_json(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        shown: JsonObject = {
             "model": self.model, "algorithm": self.algorithm, "steps": self.steps, "weight": self.weight,
             "weightPath": list(self.weight_path), "leaf": self.leaf, "expected": self.expected,
             "reason": self.reason, "verdict": self.verdict.value, "relError": self.rel_error,

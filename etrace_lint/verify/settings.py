@@ -27,11 +27,17 @@ having already overridden the file. A target's options come from
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:  # annotations only
     from ..config.settings import EngineSettings
+
+# the loss of one step: the model's output (a pytree) -> a scalar
+Loss: TypeAlias = Callable[[object], object]
+# ``inputs(steps, batch, seed)``: a sequence of inputs, its leading axis the steps
+InputsCallable: TypeAlias = Callable[[int, "int | None", int], object]
 
 DEFAULT_ALGORITHMS = ("d_rtrl", "pp_prop")
 DEFAULT_TOLERANCES = {"float16": 1e-2, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-10}
@@ -53,16 +59,17 @@ class VerifySettings:
     algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
     cosine_floor: float = 0.5
     tolerances: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
-    loss: Callable[..., Any] | None = None
-    inputs: Callable[..., Any] | None = None
-    algorithm_options: dict[str, dict[str, Any]] = field(
+    loss: Loss | None = None
+    inputs: InputsCallable | None = None
+    # algorithm -> the keyword arguments its learner is built with
+    algorithm_options: dict[str, dict[str, object]] = field(
         default_factory=lambda: {k: dict(v) for k, v in DEFAULT_ALGORITHM_OPTIONS.items()})
     device: str = ""  # a JAX platform name; empty: JAX's default device
 
     def tolerance(self, dtype_name: str) -> float:
         return float(self.tolerances.get(dtype_name, self.tolerances.get("float32", 1e-5)))
 
-    def options_for(self, algorithm: str) -> dict[str, Any]:
+    def options_for(self, algorithm: str) -> dict[str, object]:
         return dict(self.algorithm_options.get(algorithm, {}))
 
 
@@ -70,7 +77,7 @@ class VerifySettings:
 _MULTI_STEP_BY_DEFAULT = ("uoro", "dni")
 
 
-def trains_single_step(target_options: dict[str, Any] | None) -> bool:
+def trains_single_step(target_options: Mapping[str, object] | None) -> bool:
     """Whether any algorithm a target says it trains with (``verify={"algorithms": ..., "algorithm_options":
     ...}``, else the defaults) takes a single-step VJP: the static rules that say a single-step learning signal
     is zero hold then. Options the check cannot read count as the default, single-step."""
@@ -84,23 +91,23 @@ def trains_single_step(target_options: dict[str, Any] | None) -> bool:
                for name in settings.algorithms)
 
 
-def _positive_int(value: Any, key: str) -> int:
+def _positive_int(value: object, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise VerifySettingsError(f"verify option {key!r} must be a positive integer, not {value!r}")
     return value
 
 
-def _algorithms(value: Any) -> tuple[str, ...]:
+def _algorithms(value: object) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not items or not all(isinstance(a, str) for a in items):
         raise VerifySettingsError(f"verify option 'algorithms' must name at least one algorithm, not {value!r}")
     names: list[str] = []
     for item in items:
-        names.extend(a.strip().lower() for a in item.split(",") if a.strip())
+        names.extend(a.strip().lower() for a in str(item).split(",") if a.strip())
     return tuple(dict.fromkeys(names))
 
 
-def _tolerances(value: Any) -> dict[str, float]:
+def _tolerances(value: object) -> dict[str, float]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return {name: float(value) for name in DEFAULT_TOLERANCES}
     if isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
@@ -108,53 +115,58 @@ def _tolerances(value: Any) -> dict[str, float]:
     raise VerifySettingsError(f"verify option 'tolerances' must be a number or a dtype -> number table, not {value!r}")
 
 
-def _apply(values: dict[str, Any], key: str, value: Any) -> None:
-    if key in ("steps", "batch"):
-        values[key] = _positive_int(value, key)
-    elif key == "seed":
+def _apply(settings: VerifySettings, key: str, value: object) -> VerifySettings:
+    """``settings`` with option ``key`` set to ``value``, checked."""
+    if key == "steps":
+        return replace(settings, steps=_positive_int(value, key))
+    if key == "batch":
+        return replace(settings, batch=_positive_int(value, key))
+    if key == "seed":
         if isinstance(value, bool) or not isinstance(value, int):
             raise VerifySettingsError(f"verify option 'seed' must be an integer, not {value!r}")
-        values[key] = value
-    elif key == "algorithms":
-        values[key] = _algorithms(value)
-    elif key == "cosine_floor":
+        return replace(settings, seed=value)
+    if key == "algorithms":
+        return replace(settings, algorithms=_algorithms(value))
+    if key == "cosine_floor":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1.0 <= value <= 1.0:
             raise VerifySettingsError(f"verify option 'cosine_floor' must be a number in [-1, 1], not {value!r}")
-        values[key] = float(value)
-    elif key in ("loss", "inputs"):
+        return replace(settings, cosine_floor=float(value))
+    if key in ("loss", "inputs"):
         if not callable(value):
             raise VerifySettingsError(f"verify option {key!r} must be callable, not {type(value).__name__}")
-        values[key] = value
-    elif key == "tolerances":
-        values[key] = _tolerances(value)
-    elif key == "algorithm_options":
+        return replace(settings, loss=value) if key == "loss" else replace(settings, inputs=value)
+    if key == "tolerances":
+        return replace(settings, tolerances=_tolerances(value))
+    if key == "algorithm_options":
         if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
             raise VerifySettingsError("verify option 'algorithm_options' must map algorithm names to dicts")
-        merged = {k: dict(v) for k, v in DEFAULT_ALGORITHM_OPTIONS.items()}
+        merged: dict[str, dict[str, object]] = {k: dict(v) for k, v in DEFAULT_ALGORITHM_OPTIONS.items()}
         for name, options in value.items():
             merged[str(name).lower()] = {**merged.get(str(name).lower(), {}), **options}
-        values[key] = merged
-    elif key == "device":
+        return replace(settings, algorithm_options=merged)
+    if key == "device":
         if not isinstance(value, str):
             raise VerifySettingsError(f"--device must name a JAX platform, not {value!r}")
-        values[key] = value.strip().lower()
+        return replace(settings, device=value.strip().lower())
+    return settings
 
 
-def _run_values(run: EngineSettings) -> dict[str, Any]:
+def _run_values(run: EngineSettings) -> dict[str, object]:
     """The run's settings, under the names a target's options use."""
     return {"steps": run.verify_steps, "batch": run.verify_batch, "algorithms": run.verify_algorithms,
             "seed": run.verify_seed, "cosine_floor": run.verify_cosine_floor, "device": run.device}
 
 
-def resolve_settings(target_options: dict[str, Any] | None, run: EngineSettings | None = None) -> VerifySettings:
+def resolve_settings(target_options: Mapping[str, object] | None,
+                     run: EngineSettings | None = None) -> VerifySettings:
     """Layer the target's options and the run's settings over the defaults."""
-    values: dict[str, Any] = {}
+    settings = VerifySettings()
     for key, value in (target_options or {}).items():
         key = key.replace("-", "_")
         if key not in TARGET_KEYS:
             raise VerifySettingsError(f"unknown verify option {key!r} (known: {', '.join(TARGET_KEYS)})")
-        _apply(values, key, value)
+        settings = _apply(settings, key, value)
     for key, value in (_run_values(run) if run is not None else {}).items():
         if value is not None and value != "":
-            _apply(values, key, value)
-    return VerifySettings(**values)
+            settings = _apply(settings, key, value)
+    return settings

@@ -7,9 +7,11 @@ Only the algorithms the installed braintrace provides are offered.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import brainstate
 import braintrace
 
 from ...core.algorithms import ALIASES, CLASSES
@@ -25,7 +27,7 @@ AlgorithmSpec = str | list[str] | tuple[str, ...] | None
 class Algorithm:
     name: str  # braintrace's registered name, e.g. "d_rtrl"
     class_name: str  # its class in the braintrace namespace
-    options: dict[str, Any] = field(default_factory=dict)  # what the advisor passes to the constructor
+    options: dict[str, object] = field(default_factory=dict)  # what the advisor passes to the constructor
     note: str = ""  # why an option was chosen, shown beside the row
 
     @property
@@ -33,24 +35,29 @@ class Algorithm:
         """Unique per row: the name, with ``:multi-step`` for the multi-step variant."""
         return f"{self.name}:{MULTI_STEP}" if self.options.get("vjp_method") == MULTI_STEP else self.name
 
-    def constructor(self) -> Any:
-        return getattr(braintrace, self.class_name)
+    def constructor(self) -> type[braintrace.ETraceAlgorithm]:
+        constructor: type[braintrace.ETraceAlgorithm] = getattr(braintrace, self.class_name)
+        return constructor
 
-    def build(self, model: Any) -> Any:
+    def build(self, model: brainstate.nn.Module) -> braintrace.ETraceAlgorithm:
         """The learner, not yet compiled."""
-        return self.constructor()(model, **self.options)
+        # each class takes its own keyword arguments, which braintrace's ``compile`` types as ``**options: Any``
+        options: dict[str, Any] = self.options
+        return self.constructor()(model, **options)
 
-    def compile(self, model: Any, inputs: tuple[Any, ...], batch: int | None, seed: int | None = None) -> Any:
+    def compile(self, model: brainstate.nn.Module, inputs: tuple[object, ...], batch: int | None,
+                seed: int | None = None) -> braintrace.ETraceAlgorithm | brainstate.nn.Vmap:
         """``braintrace.compile`` of this algorithm, its usual options and its checks: the model's states are
         initialised again at ``batch``, and a model it refuses raises as it does for a user."""
-        return braintrace.compile(model, self.constructor(), *inputs, batch_size=batch, seed=seed, **self.options)
+        options: dict[str, Any] = self.options
+        return braintrace.compile(model, self.constructor(), *inputs, batch_size=batch, seed=seed, **options)
 
 
 _PP_NOTE = (f"decay_or_rank={PP_PROP_DECAY}: pp_prop requires it and documents no default; "
             f"0.9 is the value of braintrace's own pp_prop example")
 
 # the advisor's options for an algorithm, and why, where it does not take the constructor's defaults
-_OPTIONS: dict[str, dict[str, Any]] = {"pp_prop": {"decay_or_rank": PP_PROP_DECAY}}
+_OPTIONS: dict[str, dict[str, object]] = {"pp_prop": {"decay_or_rank": PP_PROP_DECAY}}
 _NOTES = {"pp_prop": _PP_NOTE, "snap": "n=2, SnAp's default", "uoro": "multi-step VJP, UORO's default",
           "dni": "multi-step VJP and no synthesizer attached, DNI's defaults"}
 # (name, class, options, note), in the order the table shows them
@@ -75,7 +82,7 @@ def installed() -> list[Algorithm]:
     return found
 
 
-def select(spec: AlgorithmSpec, configured: dict[str, dict[str, Any]] | None = None) -> list[Algorithm]:
+def select(spec: AlgorithmSpec, configured: Mapping[str, Mapping[str, object]] | None = None) -> list[Algorithm]:
     """``"all"`` / None: every installed one; else comma-separated labels (``d_rtrl,pp_prop:multi-step``).
 
     ``configured``: ``{label: options}`` that replace an algorithm's usual options (a target's own)."""

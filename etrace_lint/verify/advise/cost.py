@@ -7,12 +7,15 @@ A backend that does not report a figure leaves it None.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
 
 import brainstate
+import jax
 
 from ...analysis import braintrace_adapter as bt
+from ..harness import Inputs, JittedStep, Learner
+from ..settings import Loss
 from .memory import kept_states
 
 
@@ -22,11 +25,11 @@ class StepCost:
     flops: float | None
 
 
-def _analysed(function: Callable[..., Any], *args: Any) -> StepCost:
+def _analysed(function: Callable[..., object], *args: object) -> StepCost:
     return _costs(brainstate.transform.jit(function).lower(*args).compile())
 
 
-def _costs(compiled: Any) -> StepCost:
+def _costs(compiled: jax.stages.Compiled) -> StepCost:
     temp = flops = None
     try:
         memory = compiled.memory_analysis()
@@ -42,19 +45,19 @@ def _costs(compiled: Any) -> StepCost:
     return StepCost(temp, flops)
 
 
-def forward_cost(model: Any, inputs: tuple[Any, ...], loss: Callable[[Any], Any]) -> StepCost:
+def forward_cost(model: brainstate.nn.Module, inputs: Inputs, loss: Loss) -> StepCost:
     """One step of the model and its loss, without any gradient."""
     with kept_states(model), bt.quiet([]):
         return _analysed(lambda *xs: loss(model(*xs)), *inputs)
 
 
-def online_cost(learner: Any, model: Any, window: tuple[Any, ...], loss: Callable[[Any], Any],
-                jitted: Any = None) -> StepCost:
+def online_cost(learner: Learner, model: brainstate.nn.Module, window: Inputs, loss: Loss,
+                jitted: JittedStep | None = None) -> StepCost:
     """One online gradient step of the learner over ``window`` (a one-step slice of the sequence).
 
     ``jitted``: the step the gradient check already compiled and ran (``brainstate.transform.jit``):
     lowered again with the same inputs, XLA's cache returns its executable instead of compiling anew."""
-    def step(xs: tuple[Any, ...]) -> Any:
+    def step(xs: Inputs) -> object:
         return learner.etrace_grad(*xs, step_fn=lambda *x: loss(learner(*x)), reduction="sum",
                                    loss_output="scalar", return_value=True)
 

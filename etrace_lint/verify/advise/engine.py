@@ -9,11 +9,12 @@ naming the file and the factory.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING
 
 from ...analysis import braintrace_adapter as bt
 from ...core.findings import Finding
-from ..settings import VerifySettingsError, resolve_settings
+from ...core.json_types import JsonObject
+from ..settings import Loss, VerifySettingsError, resolve_settings
 from .findings import configured_findings
 from .recommend import default_budget
 from .run import AdviceSettings, advise_model
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # annotations only
 DEFAULT_STEPS = 8
 
 
-def settings_for(loaded: LoadedTarget, run: EngineSettings) -> tuple[AdviceSettings, Callable[..., Any] | None]:
+def settings_for(loaded: LoadedTarget, run: EngineSettings) -> tuple[AdviceSettings, Loss | None]:
     """The run's advice options, with the target's own ``verify`` loss and inputs; and that loss."""
     try:
         verify = resolve_settings(loaded.verify_options, None)
@@ -50,7 +51,7 @@ def configured_algorithm(loaded: LoadedTarget, run: EngineSettings) -> str | Non
 
 
 def advise_target(loaded: LoadedTarget, context: AnalysisContext,
-                  run: EngineSettings) -> tuple[list[Finding], list[dict[str, Any]]]:
+                  run: EngineSettings) -> tuple[list[Finding], list[JsonObject]]:
     """(findings about the configured algorithm, the rows as JSON)."""
     settings, loss = settings_for(loaded, run)
     rows = advise_model(context.model, loaded.inputs, target=loaded.spec.key, batch_size=loaded.batch_size,

@@ -9,9 +9,9 @@ does. Only how a learner is built differs: from the advisor's table.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import brainstate
+import braintrace
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,18 +21,21 @@ from ...core import advice as R
 from ...core.naming import display_name
 from ...core.verdict import Verdict
 from .. import verdict as judge
-from ..harness import GradientRun, Harness, HarnessError, describe
+from ..harness import GradientRun, Harness, HarnessError, Inputs, Learner, Weights, describe
+from ..settings import Loss, VerifySettings
 from .algorithms import Algorithm
 
 
 class AdviceHarness(Harness):
     """The verify harness, building learners from :mod:`.algorithms` entries keyed by their label."""
 
-    def __init__(self, *args: Any, algorithms: dict[str, Algorithm], **kwargs: Any):
-        super().__init__(*args, **kwargs)
+    def __init__(self, model: brainstate.nn.Module, example_inputs: Inputs, batch_size: int | None,
+                 weights: Weights, settings: VerifySettings, loss: Loss | None = None, interpret: bool = False, *,
+                 algorithms: dict[str, Algorithm]):
+        super().__init__(model, example_inputs, batch_size, weights, settings, loss, interpret)
         self.algorithms = algorithms
 
-    def compile_refusal(self, label: str, given: tuple[tuple[Any, ...], int | None] | None = None) -> str | None:
+    def compile_refusal(self, label: str, given: tuple[Inputs, int | None] | None = None) -> str | None:
         """What ``braintrace.compile`` raises for the algorithm, None when it returns a learner: the public
         entry point itself, with its own checks, on a copy of the model at the batch the steps are measured at,
         given their first step (``given``: these inputs and batch instead). Its learner is not the one measured:
@@ -47,7 +50,7 @@ class AdviceHarness(Harness):
             return f"braintrace.compile raised {describe(exc)}"
         return None
 
-    def _compile(self, label: str) -> Any:
+    def _compile(self, label: str) -> braintrace.ETraceAlgorithm:
         """The learner built from its class on the model as the layout left it, as a training script does."""
         algorithm = self.algorithms[label]
         try:
@@ -60,7 +63,7 @@ class AdviceHarness(Harness):
             raise HarnessError(f"built from its class on the model as measured ({layout}), it raised "
                                f"{describe(exc)}") from None
 
-    def online(self, learner: Any, lengths: list[int]) -> dict[int, GradientRun]:
+    def online(self, learner: Learner, lengths: list[int]) -> dict[int, GradientRun]:
         """The verify harness's online run, its states first given the types one step gives them: hidden
         states start weakly typed and leave the first step strongly typed, and a step counter starts as a
         Python int, so the jitted step would be compiled twice, once for each. The values are the same."""
@@ -68,9 +71,10 @@ class AdviceHarness(Harness):
         return super().online(learner, lengths)
 
 
-def _as_after_a_step(learner: Any) -> None:
-    def typed(value: Any) -> Any:
+def _as_after_a_step(learner: Learner) -> None:
+    def typed(value: object) -> object:
         if isinstance(value, jax.Array):
+            # a PRNG key array is a jax.Array without ``weak_type``
             return jnp.array(value, dtype=value.dtype) if getattr(value, "weak_type", False) else value
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return jax.device_put(value)  # as the step returns it: a weakly typed scalar

@@ -11,8 +11,9 @@ reported, each only when another measured algorithm does better:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING
 
 from ...core.advice import AdviceRow
 from ...core.algorithms import ALIASES
@@ -21,6 +22,9 @@ from ...core.findings import Finding, Subject
 from ...core.registry import all_rules, measured_rule
 from ...core.sizes import format_size
 from .recommend import fits
+
+if TYPE_CHECKING:  # annotations only
+    from ...analysis.context import AnalysisContext
 
 DOES_NOT_RUN, OVER_BUDGET, WEIGHT_WITHOUT_GRADIENT = "ETL302", "ETL303", "ETL304"
 
@@ -67,7 +71,7 @@ def _alternative(rows: list[AdviceRow], configured_row: AdviceRow,
     return max(others, key=lambda row: row.closeness, default=None)
 
 
-def configured_findings(rows: list[AdviceRow], configured: str | None, budget: int | None, context: Any,
+def configured_findings(rows: list[AdviceRow], configured: str | None, budget: int | None, context: AnalysisContext,
                         target: str) -> list[Finding]:
     if not configured:
         return []

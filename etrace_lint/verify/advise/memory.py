@@ -16,9 +16,10 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Protocol, runtime_checkable
 
 import brainstate
+import braintrace
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -26,10 +27,11 @@ import numpy as np
 from ...analysis import braintrace_adapter as bt
 from ...core.advice import Law
 from ...core.naming import StatePath
-from ..harness import describe, mantissa
+from ..harness import describe
+from ..leaves import is_quantity, mantissa
 from .algorithms import Algorithm
 
-InputsAt = Callable[[int | None], tuple[Any, ...]]  # batch -> example inputs with that batch axis
+InputsAt = Callable[[int | None], tuple[object, ...]]  # batch -> example inputs with that batch axis
 
 FIT_BATCHES = (1, 2, 3)
 
@@ -65,33 +67,49 @@ def fit(points: dict[int, int]) -> Law:
     return Law(int(c0), int(c1), int(c2))
 
 
-def leaf_bytes(leaf: Any) -> int:
+@runtime_checkable
+class Shaped(Protocol):
+    """An array or an array's shape (``jax.ShapeDtypeStruct``): what has a shape and a dtype."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def dtype(self) -> np.dtype[np.generic]: ...
+
+
+def leaf_bytes(leaf: Shaped | jax.typing.ArrayLike) -> int:
     """Bytes of one array or shape; a PRNG key counts its key data, a Python number as JAX stores it."""
-    if not hasattr(leaf, "dtype") or not hasattr(leaf, "shape"):
-        leaf = jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]  # jax's ShapeDtypeStruct.__init__ has no annotations
+    shaped: Shaped
+    if isinstance(leaf, Shaped):
+        shaped = leaf
+    else:
+        shaped = jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]  # jax's ShapeDtypeStruct.__init__ has no annotations
             np.shape(leaf), jnp.asarray(leaf).dtype)
-    if jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key):
-        leaf = jax.eval_shape(jax.random.key_data, leaf)
-    return int(np.prod(leaf.shape, dtype=np.int64)) * int(np.dtype(leaf.dtype).itemsize)
+    if jnp.issubdtype(shaped.dtype, jax.dtypes.prng_key):
+        shaped = jax.eval_shape(jax.random.key_data, shaped)
+    return int(np.prod(shaped.shape, dtype=np.int64)) * int(np.dtype(shaped.dtype).itemsize)
 
 
-def tree_bytes(tree: Any) -> int:
-    return sum(leaf_bytes(leaf) for leaf in jax.tree.leaves(tree, is_leaf=lambda v: hasattr(v, "mantissa")))
+def tree_bytes(tree: object) -> int:
+    return sum(leaf_bytes(leaf) for leaf in jax.tree.leaves(tree, is_leaf=is_quantity))
 
 
-def learner_state(model: Any, learner: Any) -> dict[StatePath, Any]:
+def learner_state(model: brainstate.nn.Module,
+                  learner: braintrace.ETraceAlgorithm | brainstate.nn.Vmap) -> dict[StatePath, object]:
     """``{path: value}`` of the states the learner holds that are not the model's."""
     own = {id(st) for st in brainstate.graph.states(model).values()}
     return {tuple(path): _mantissa(st.value) for path, st in brainstate.graph.states(learner).items()
             if id(st) not in own}
 
 
-def _mantissa(value: Any) -> Any:
-    return jax.tree.map(lambda v: getattr(v, "mantissa", v), value, is_leaf=lambda v: hasattr(v, "mantissa"))
+def _mantissa(value: object) -> object:
+    """``value`` with each Quantity replaced by its mantissa."""
+    return jax.tree.map(mantissa, value, is_leaf=is_quantity)
 
 
 @contextlib.contextmanager
-def kept_states(model: Any) -> Iterator[None]:
+def kept_states(model: brainstate.graph.Node) -> Iterator[None]:
     """Every state of the model as it was, afterwards: building a learner initialises them again."""
     saved = [(st, st.value) for st in brainstate.graph.states(model).values()]
     try:
@@ -101,34 +119,37 @@ def kept_states(model: Any) -> Iterator[None]:
             st.value = value
 
 
-def _built(algorithm: Algorithm, model: Any, batch: int | None,
-           inputs_at: InputsAt) -> tuple[dict[StatePath, Any], int]:
+def _built(algorithm: Algorithm, model: brainstate.nn.Module, batch: int | None,
+           inputs_at: InputsAt) -> tuple[dict[StatePath, object], int]:
     """The learner's own state and hidden groups, built by ``braintrace.compile``: a learner it refuses
     allocates nothing."""
     learner = algorithm.compile(model, inputs_at(batch), batch)
     if batch is not None:
         _check_batched(model, batch)
+    if not isinstance(learner, braintrace.ETraceAlgorithm):  # a vmapped learner (``vmap=True``) keeps it inside
+        raise TypeError(f"braintrace.compile returned a {type(learner).__name__}, which has no graph")
     return learner_state(model, learner), len(learner.graph.hidden_groups)
 
 
-def _check_batched(model: Any, batch: int) -> None:
+def _check_batched(model: brainstate.nn.Module, batch: int) -> None:
     """A model whose ``init_state`` ignores the batch size has no law in it: its states stay as they were."""
     for path, st in brainstate.graph.states(model).items():
         if not isinstance(st, brainstate.HiddenState):
             continue
-        for leaf in jax.tree.leaves(st.value, is_leaf=lambda v: hasattr(v, "mantissa")):
+        for leaf in jax.tree.leaves(st.value, is_leaf=is_quantity):
             shape = np.shape(mantissa(leaf))
             if not shape or shape[0] != batch:
                 raise LawError(f"the model's hidden states do not take a batch axis (initialised with batch_size="
                                f"{batch}, {'.'.join(map(str, path))} has shape {shape})")
 
 
-def state_bytes(algorithm: Algorithm, model: Any, batch: int | None, inputs_at: InputsAt) -> tuple[int, int]:
+def state_bytes(algorithm: Algorithm, model: brainstate.nn.Module, batch: int | None,
+                inputs_at: InputsAt) -> tuple[int, int]:
     """(bytes, hidden groups) of the learner's own state at ``batch``; shapes only where braintrace allows."""
     groups: list[int] = []
 
     # on a copy made inside the trace: brainstate refuses tracers written into outer states
-    def shapes() -> dict[StatePath, Any]:
+    def shapes() -> dict[StatePath, object]:
         state, count = _built(algorithm, brainstate.graph.clone(model), batch, inputs_at)
         groups.append(count)
         return state
@@ -144,7 +165,7 @@ def state_bytes(algorithm: Algorithm, model: Any, batch: int | None, inputs_at: 
     return tree_bytes(state), groups[-1]
 
 
-def trace_memory(algorithm: Algorithm, model: Any, inputs_at: InputsAt,
+def trace_memory(algorithm: Algorithm, model: brainstate.nn.Module, inputs_at: InputsAt,
                  batched: bool, unbatched: bool) -> TraceMemory:
     """The law over batch sizes 1, 2, 3 (when the model initialises batched) and the unbatched bytes."""
     law = single = groups = None

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
 
+import brainstate
 import braintrace
 import jax
 import jax.numpy as jnp
 import numpy as np
+import saiunit
 
 from ...analysis import braintrace_adapter as bt
 from ...core import advice as R
 from ...core.verdict import Verdict
 from .. import verdict as judge
-from ..harness import HarnessError, describe, mantissa, mean_squared_output, on_device
-from ..settings import VerifySettings
+from ..harness import HarnessError, Inputs, Weights, describe, mean_squared_output, on_device
+from ..leaves import Leaf, is_quantity, mantissa
+from ..settings import InputsCallable, Loss, VerifySettings
 from .algorithms import Algorithm, AlgorithmSpec, select
 from .cost import StepCost, flops_ratio, forward_cost, online_cost
 from .fidelity import AdviceHarness, confirm_directions, weight_rows
@@ -32,44 +35,44 @@ class AdviceSettings:
     seed: int = 0
     cosine_floor: float = 0.5
     # ``inputs(steps, batch, seed)``, as ``verify={"inputs": ...}``; None: drawn
-    inputs: Callable[..., Any] | None = None
+    inputs: InputsCallable | None = None
 
 
-def _without_batch(inputs: tuple[Any, ...], batch_size: int | None) -> tuple[Any, ...]:
+def _without_batch(inputs: Inputs, batch_size: int | None) -> Inputs:
     if batch_size is None:
         return inputs
-    one: tuple[Any, ...] = jax.tree.map(lambda a: a[0] if np.ndim(mantissa(a)) else a, inputs,
-                                        is_leaf=lambda v: hasattr(v, "mantissa"))
+    one: Inputs = jax.tree.map(lambda a: a[0] if np.ndim(mantissa(a)) else a, inputs, is_leaf=is_quantity)
     return one
 
 
-def inputs_at_batch(inputs: tuple[Any, ...], target_batch: int | None) -> InputsAt:
+def inputs_at_batch(inputs: Inputs, target_batch: int | None) -> InputsAt:
     """``batch -> example inputs with that batch axis`` (None: as one unbatched step)."""
     base = _without_batch(inputs, target_batch)
 
-    def at(batch: int | None) -> tuple[Any, ...]:
+    def at(batch: int | None) -> Inputs:
         if batch is None:
             return base
 
-        def widen(leaf: Any) -> Any:
-            value = getattr(leaf, "mantissa", leaf)
+        def widen(leaf: Leaf) -> Leaf:
+            value = mantissa(leaf)
             if not np.ndim(value):
                 return leaf
             wide = jnp.broadcast_to(value, (batch, *np.shape(value)))
-            return type(leaf)(wide, unit=leaf.unit) if hasattr(leaf, "unit") and hasattr(leaf, "mantissa") else wide
-        wide: tuple[Any, ...] = jax.tree.map(widen, base, is_leaf=lambda v: hasattr(v, "mantissa"))
+            return type(leaf)(wide, unit=leaf.unit) if isinstance(leaf, saiunit.Quantity) else wide
+        wide: Inputs = jax.tree.map(widen, base, is_leaf=is_quantity)
         return wide
     return at
 
 
-def _weights(model: Any, inputs: tuple[Any, ...]) -> Any:
+def _weights(model: brainstate.nn.Module, inputs: Inputs) -> Weights:
     with bt.quiet([]):
-        return bt.step_param_states(braintrace.extract_module_info(model, *inputs))
+        weights: Weights = bt.step_param_states(braintrace.extract_module_info(model, *inputs))
+        return weights
 
 
-def advise_model(model: Any, inputs: tuple[Any, ...], *, target: str, batch_size: int | None = None,
-                 settings: AdviceSettings = AdviceSettings(), weights: Any = None,
-                 loss: Callable[[Any], Any] | None = None,
+def advise_model(model: brainstate.nn.Module, inputs: Inputs, *, target: str, batch_size: int | None = None,
+                 settings: AdviceSettings = AdviceSettings(), weights: Weights | None = None,
+                 loss: Loss | None = None,
                  progress: Callable[[str], None] | None = None) -> list[R.AdviceRow]:
     """One row per algorithm; the model's states are as they were afterwards.
 
@@ -98,8 +101,8 @@ def _tell(progress: Callable[[str], None] | None, text: str) -> None:
         progress(text)
 
 
-def _measured(model: Any, inputs: tuple[Any, ...], batch_size: int | None, weights: Any,
-              loss: Callable[[Any], Any] | None, verify: VerifySettings, algorithms: list[Algorithm],
+def _measured(model: brainstate.nn.Module, inputs: Inputs, batch_size: int | None, weights: Weights | None,
+              loss: Loss | None, verify: VerifySettings, algorithms: list[Algorithm],
               memories: dict[str, TraceMemory], train_batch: int | None, target: str,
               progress: Callable[[str], None] | None) -> list[R.AdviceRow]:
     loss = loss or mean_squared_output
@@ -160,7 +163,7 @@ def _measured(model: Any, inputs: tuple[Any, ...], batch_size: int | None, weigh
 
 
 def _unmeasured(harness: AdviceHarness, target: str, algorithms: list[Algorithm], memories: dict[str, TraceMemory],
-                train_batch: int | None, steps: int, given: tuple[tuple[Any, ...], int | None],
+                train_batch: int | None, steps: int, given: tuple[Inputs, int | None],
                 why: str) -> list[R.AdviceRow]:
     """Rows without a BPTT reference: each with braintrace.compile's verdict on the target's own inputs and
     batch (``given``, as a user would call it), and why nothing was measured; no step was compiled."""

@@ -16,7 +16,8 @@ the engine.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ...core.findings import Finding
 from .findings import findings_from_probe
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # annotations only
 
 
 def probe_model(loaded: LoadedTarget, context: AnalysisContext,
-                compile_options: dict[str, Any]) -> tuple[list[Finding], ProbeResult]:
+                compile_options: Mapping[str, object]) -> tuple[list[Finding], ProbeResult]:
     """The probe's findings about one compiled model, and what it measured."""
     result = probe_runs(loaded, context, compile_options)
     return findings_from_probe(result, context, loaded.name), result

@@ -19,8 +19,9 @@ import ast
 import inspect
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from ...core.naming import StatePath
 from ...core.verdict import Verdict
 from .. import verdict as judge
 from ..expectations import GraphFacts, expectation
-from ..harness import GradientRun, Harness, HarnessError, LayoutError, describe, on_device
+from ..harness import GradientRun, Harness, HarnessError, LayoutError, Learner, describe, on_device
 from ..settings import VerifySettings, VerifySettingsError, resolve_settings
 
 if TYPE_CHECKING:  # annotations only
@@ -99,7 +100,7 @@ class ProbeResult:
     skipped: str = ""  # why nothing was measured (BPTT did not run, the learner did not build), or ""
 
 
-def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: dict[str, Any]) -> ProbeResult:
+def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: Mapping[str, object]) -> ProbeResult:
     """Probe one compiled model; leaves its states as it found them. Never raises for the model."""
     try:
         own = resolve_settings(loaded.verify_options)
@@ -145,7 +146,7 @@ def _probe(harness: Harness, context: AnalysisContext, settings: VerifySettings)
 
 
 def _with_compile_options(settings: VerifySettings, algorithm: str,
-                          compile_options: dict[str, Any]) -> VerifySettings:
+                          compile_options: Mapping[str, object]) -> VerifySettings:
     """The target's compile options the algorithm's constructor takes (``control_flow``, ...) join its own."""
     constructor = bt.algorithm_class(algorithm)  # the class the harness builds the learner from, if any
     if constructor is None or not compile_options:
@@ -159,7 +160,7 @@ def _with_compile_options(settings: VerifySettings, algorithm: str,
     return replace(settings, algorithm_options=options)
 
 
-def _probe_one(harness: Harness, learner: Any, algorithm: str, bptt: dict[int, GradientRun], facts: GraphFacts,
+def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[int, GradientRun], facts: GraphFacts,
                settings: VerifySettings) -> ProbeRun:
     start = time.perf_counter()
     try:
@@ -192,7 +193,7 @@ def _probe_one(harness: Harness, learner: Any, algorithm: str, bptt: dict[int, G
     return ProbeRun(algorithm, harness.batch, tuple(signals), seconds=time.perf_counter() - start)
 
 
-def _on_other_draws(harness: Harness, learner: Any, signals: list[LeafSignal]) -> list[LeafSignal]:
+def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal]) -> list[LeafSignal]:
     """A leaf whose online gradient points against BPTT's on the first draw, measured on the others."""
     try:
         others = harness.other_draws(learner, [PROBE_STEPS], judge.DRAWS)
