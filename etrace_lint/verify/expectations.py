@@ -19,7 +19,7 @@ hidden groups, never from layer class names.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..analysis import braintrace_adapter as bt
 from ..analysis import jaxpr_view as jv
@@ -52,12 +52,12 @@ class GraphFacts:
         self.relations = bt.relation_views(context.graph)
         self.reaching_hidden = set(context.weights_reaching_hidden())
         self.carried = {use.weight: use for use in carried_uses(context)}
-        self._flows: dict[tuple[Any, ...], dict[Any, Any]] = {}  # source vars -> var -> keeps positions
+        self._flows: dict[tuple[jv.Var, ...], dict[jv.Var, bool]] = {}  # source vars -> var -> keeps positions
 
     def relations_of(self, weight: StatePath) -> list[bt.RelationView]:
         return [r for r in self.relations if tuple(weight) in r.weight_paths]
 
-    def _flow(self, sources: tuple[Any, ...]) -> dict[Any, Any]:
+    def _flow(self, sources: tuple[jv.Var, ...]) -> dict[jv.Var, bool]:
         if sources not in self._flows:
             self._flows[sources] = jv.position_flow(self.jaxpr, {v: True for v in sources})
         return self._flows[sources]
