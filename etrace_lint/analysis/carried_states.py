@@ -11,15 +11,11 @@ gradient of the current step through the current step only (ETL211), and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .step_flow import TOP, Node
-
-if TYPE_CHECKING:  # the context reads these facts through its own property
-    from .context import AnalysisContext
+from .step_flow import TOP, Node, StepFacts
 
 
 @dataclass(frozen=True)
@@ -30,7 +26,7 @@ class CarriedUse:
     state_kind: str  # that state's class
 
 
-def carried_uses(context: AnalysisContext) -> list[CarriedUse]:
+def carried_uses(context: StepFacts) -> list[CarriedUse]:
     """One per weight without a trace whose op output is stored in an untraced state whose old value
     the step reads; a store that a hidden state reads is a buffered use (ETL206) instead."""
     flow = context.flow

@@ -22,7 +22,7 @@ from . import jaxpr_view as jv
 from .carried_states import CarriedUse, carried_uses
 from .locate import Locator
 from .record_kinds import reported_kinds
-from .step_flow import TOP, StepFlow
+from .step_flow import TOP, BufferedUse, StepFlow
 from .zero_gradients import (
     UnreadStateUse,
     UntrainedReadout,
@@ -97,7 +97,7 @@ class AnalysisContext:
         return plain_uses(self)
 
     @functools.cached_property
-    def buffered_uses(self) -> list["BufferedUse"]:
+    def buffered_uses(self) -> list[BufferedUse]:
         return buffered_uses(self)
 
     @functools.cached_property
@@ -304,18 +304,6 @@ def plain_uses(context: AnalysisContext) -> list[PlainUse]:
             if hidden:
                 found.append(PlainUse(weight, consumer.site, tuple(hidden), partial, decomposed))
     return found
-
-
-@dataclass(frozen=True)
-class BufferedUse:
-    """An ETP op whose weight learns nothing online because its output is stored in a state the
-    compiler does not follow (a ShortTermState, say), which a hidden state reads in a later step."""
-
-    weight: StatePath
-    site: jv.EqnSite
-    buffer: StatePath  # the state path its output is stored in
-    buffer_kind: str  # that state's class
-    hidden: tuple[StatePath, ...]  # hidden state paths whose update reads the stored value
 
 
 def buffered_uses(context: AnalysisContext) -> list[BufferedUse]:

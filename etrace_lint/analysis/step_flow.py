@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
@@ -170,3 +170,49 @@ class StepFlow:
     def outputs_of(self, site: jv.EqnSite) -> tuple[Node, ...]:
         scope = self._scope_of(site)
         return tuple((scope, v) for v in jv.outvars(site.eqn))
+
+
+@dataclass(frozen=True)
+class BufferedUse:
+    """An ETP op whose weight learns nothing online because its output is stored in a state the
+    compiler does not follow (a ShortTermState, say), which a hidden state reads in a later step."""
+
+    weight: StatePath
+    site: jv.EqnSite
+    buffer: StatePath  # the state path its output is stored in
+    buffer_kind: str  # that state's class
+    hidden: tuple[StatePath, ...]  # hidden state paths whose update reads the stored value
+
+
+class StepFacts(Protocol):
+    """What the passes that find zero gradients and carried states read of the compiled step; the
+    AnalysisContext holds it all and hands their findings to the rules."""
+
+    @property
+    def graph(self) -> bt.ETraceGraph: ...
+
+    @property
+    def module_info(self) -> bt.ModuleInfo: ...
+
+    @property
+    def single_step_vjp(self) -> bool: ...
+
+    @property
+    def weight_paths(self) -> dict[StatePath, list[jv.Var]]: ...
+
+    @property
+    def learning_weights(self) -> set[StatePath]: ...
+
+    @property
+    def hidden_outvars(self) -> dict[jv.Var, StatePath]: ...
+
+    @property
+    def jaxpr(self) -> jv.ClosedJaxpr: ...
+
+    @property
+    def flow(self) -> StepFlow: ...
+
+    @property
+    def buffered_uses(self) -> list[BufferedUse]: ...
+
+    def weights_reaching_hidden(self) -> dict[StatePath, list[StatePath]]: ...

@@ -20,15 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .step_flow import TOP, Node, StepFlow
-
-if TYPE_CHECKING:  # the context reads these facts through its own properties
-    from .context import AnalysisContext
+from .step_flow import TOP, Node, StepFacts, StepFlow
 
 
 @dataclass(frozen=True)
@@ -42,7 +39,7 @@ class ZeroTraceUse:
     cancelled_at: jv.EqnSite | None  # where the mean is subtracted
 
 
-def _etp_sites(context: AnalysisContext) -> dict[int, jv.EqnSite]:
+def _etp_sites(context: StepFacts) -> dict[int, jv.EqnSite]:
     return {id(out): site for site in context.flow.etp_sites for out in jv.outvars(site.eqn)}
 
 
@@ -62,7 +59,7 @@ def _by_weight(relations: Iterable[Relation]) -> dict[StatePath, list[Relation]]
     return found
 
 
-def _whole_weights(relations: Iterable[Relation], context: AnalysisContext) -> list[tuple[StatePath, list[Relation]]]:
+def _whole_weights(relations: Iterable[Relation], context: StepFacts) -> list[tuple[StatePath, list[Relation]]]:
     """The weights all of whose ETP relations are among ``relations`` (else another op of the weight
     still drives a hidden state), in path order, each with its relations."""
     counts = {weight: len(all_) for weight, all_ in _by_weight(bt.relation_views(context.graph)).items()}
@@ -70,7 +67,7 @@ def _whole_weights(relations: Iterable[Relation], context: AnalysisContext) -> l
             if len(found) == counts.get(weight, 0)]
 
 
-def zero_trace_uses(context: AnalysisContext) -> list[ZeroTraceUse]:
+def zero_trace_uses(context: StepFacts) -> list[ZeroTraceUse]:
     zero = bt.zero_df_relations(context.graph)
     if not zero:
         return []
@@ -93,7 +90,7 @@ class UnreadStateUse:
     hidden: tuple[StatePath, ...]  # the hidden states the compiler connected it to
 
 
-def unread_state_uses(context: AnalysisContext) -> list[UnreadStateUse]:
+def unread_state_uses(context: StepFacts) -> list[UnreadStateUse]:
     """Only for ``vjp_method='single-step'``, braintrace's default and the method a target is linted
     for (its compile options are the compiler's; the algorithm's ``vjp_method`` is not among them); a
     compile a program made says which its learner uses."""
@@ -140,7 +137,7 @@ class WhileCutUse:
     loop_hidden: tuple[StatePath, ...]  # the hidden states that loop computes
 
 
-def _detached_loops(context: AnalysisContext) -> dict[Node, jv.EqnSite]:
+def _detached_loops(context: StepFacts) -> dict[Node, jv.EqnSite]:
     """The outputs of the step's ``while`` loops whose inputs braintrace detaches -> the loop.
 
     JAX cannot transpose a ``while``, so braintrace's hidden perturbation routes every input of a
@@ -167,7 +164,7 @@ def _detached_loops(context: AnalysisContext) -> dict[Node, jv.EqnSite]:
     return found
 
 
-def while_cut_uses(context: AnalysisContext) -> list[WhileCutUse]:
+def while_cut_uses(context: StepFacts) -> list[WhileCutUse]:
     """Weights all of whose ETP ops drive hidden states whose learning signal crosses a detached loop,
     under ``vjp_method='single-step'`` (``'multi-step'`` reverses the whole step and cannot go through
     a ``while`` at all)."""
@@ -237,7 +234,7 @@ class UntrainedReadout:
     site: jv.EqnSite | None  # the first op that reads it
 
 
-def untrained_readouts(context: AnalysisContext) -> list[UntrainedReadout]:
+def untrained_readouts(context: StepFacts) -> list[UntrainedReadout]:
     """Only for a single-step VJP: a multi-step one differentiates the loss through the whole window,
     readouts included."""
     if bt.adds_same_step_gradients() or not context.single_step_vjp:
