@@ -1,4 +1,4 @@
-"""What replaces the program's compiles, and the :class:`~.hooks.Capture` each compile makes.
+"""What replaces the program's compiles, and the :class:`~.handover.Capture` each compile makes.
 
 Imports braintrace, brainstate and JAX at its top: :mod:`.hooks` imports it only once the program has
 imported braintrace, so the program's own imports always come first.
@@ -20,8 +20,8 @@ import jax
 from braintrace import _compile
 from braintrace._input_data import get_single_step_data  # how compile_graph reads its inputs
 
-from . import hooks
-from .hooks import GRAPH_OPTIONS, Capture
+from . import handover
+from .handover import GRAPH_OPTIONS, Capture
 from .site import CaptureSite, site_of_call
 
 _COMPILE_KEYWORDS = ("batch_size", "seed", "verbose", "vmap")
@@ -35,13 +35,13 @@ def patch(module: ModuleType) -> None:
     """Replace ``braintrace.compile`` and every ``compile_graph``, a user's later subclasses' too."""
     base = module.ETraceAlgorithm
     original_compile = module.compile
-    hooks.replace(module, "compile", _wrap_compile(original_compile))
+    handover.replace(module, "compile", _wrap_compile(original_compile))
     compile_module = sys.modules.get(getattr(original_compile, "__module__", "") or "")
     if compile_module is not None and getattr(compile_module, "compile", None) is original_compile:
-        hooks.replace(compile_module, "compile", module.compile)
-    for cls in (base, *hooks.subclasses(base)):
+        handover.replace(compile_module, "compile", module.compile)
+    for cls in (base, *handover.subclasses(base)):
         if "compile_graph" in cls.__dict__:
-            hooks.replace(cls, "compile_graph", _wrap_compile_graph(cls.__dict__["compile_graph"]))
+            handover.replace(cls, "compile_graph", _wrap_compile_graph(cls.__dict__["compile_graph"]))
     original_init_subclass = base.__dict__.get("__init_subclass__")
 
     def __init_subclass__(cls: type, /, **kwargs: object) -> None:  # a user's own algorithm, defined later
@@ -49,10 +49,10 @@ def patch(module: ModuleType) -> None:
             original_init_subclass.__get__(None, cls)(**kwargs)
         else:
             super(base, cls).__init_subclass__(**kwargs)
-        if hooks.installed() and "compile_graph" in cls.__dict__:
-            hooks.replace(cls, "compile_graph", _wrap_compile_graph(cls.__dict__["compile_graph"]))
+        if handover.installed() and "compile_graph" in cls.__dict__:
+            handover.replace(cls, "compile_graph", _wrap_compile_graph(cls.__dict__["compile_graph"]))
 
-    hooks.replace(base, "__init_subclass__", classmethod(__init_subclass__))
+    handover.replace(base, "__init_subclass__", classmethod(__init_subclass__))
 
 
 def _wrap_compile(original: Callable[..., Learner]) -> Callable[..., Learner]:
@@ -60,8 +60,8 @@ def _wrap_compile(original: Callable[..., Learner]) -> Callable[..., Learner]:
     def compile(model: brainstate.nn.Module, algorithm: Algorithm, *example_inputs: object,
                 **keywords: object) -> Learner:
         __tracebackhide__ = True  # pytest shows the program's frames, not this one
-        state = hooks.state
-        if not hooks.may_capture() or state.depth:
+        state = handover.state
+        if not handover.may_capture() or state.depth:
             return original(model, algorithm, *example_inputs, **keywords)
         site = site_of_call(_algorithm_label(algorithm), sys._getframe(1))
         state.depth += 1
@@ -69,10 +69,10 @@ def _wrap_compile(original: Callable[..., Learner]) -> Callable[..., Learner]:
             learner = original(model, algorithm, *example_inputs, **keywords)
         except Exception as exc:
             state.depth -= 1
-            hooks.hand_over(_from_compile(site, model, algorithm, example_inputs, keywords, None, exc))
+            handover.hand_over(_from_compile(site, model, algorithm, example_inputs, keywords, None, exc))
             raise
         state.depth -= 1
-        hooks.hand_over(_from_compile(site, model, algorithm, example_inputs, keywords, learner, None))
+        handover.hand_over(_from_compile(site, model, algorithm, example_inputs, keywords, learner, None))
         return learner
 
     return compile
@@ -82,8 +82,8 @@ def _wrap_compile_graph(original: Callable[..., object]) -> Callable[..., object
     @functools.wraps(original)
     def compile_graph(self: braintrace.ETraceAlgorithm, *args: object) -> object:
         __tracebackhide__ = True  # pytest shows the program's frames, not this one
-        state = hooks.state
-        if not hooks.may_capture() or state.depth or _in_vmap_probe():
+        state = handover.state
+        if not handover.may_capture() or state.depth or _in_vmap_probe():
             return original(self, *args)
         site = site_of_call(type(self).__name__, sys._getframe(1))
         state.depth += 1
@@ -91,10 +91,10 @@ def _wrap_compile_graph(original: Callable[..., object]) -> Callable[..., object
             result = original(self, *args)
         except Exception as exc:
             state.depth -= 1
-            hooks.hand_over(_from_learner(site, self, args, exc))
+            handover.hand_over(_from_learner(site, self, args, exc))
             raise
         state.depth -= 1
-        hooks.hand_over(_from_learner(site, self, args, None))
+        handover.hand_over(_from_learner(site, self, args, None))
         return result
 
     return compile_graph

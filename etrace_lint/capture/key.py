@@ -9,7 +9,7 @@ import hashlib
 
 import jax
 
-from .hooks import Capture
+from .handover import Capture
 
 
 def _shapes(value: object) -> list[tuple[tuple[int, ...], str]]:

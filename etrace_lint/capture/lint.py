@@ -22,7 +22,7 @@ from ..engine.fresh_state import reseed
 from ..engine.lint import lint_model
 from ..engine.rules_compiler import classify_error
 from ..running.worker_loop import use_compile_mode
-from .hooks import Capture
+from .handover import Capture
 from .program_state import ProgramState
 
 

@@ -29,7 +29,7 @@ from ..core.json_types import JsonObject, JsonValue
 from ..core.wording import exception_line
 from ..running.memory import peak, reset_peak, resident
 from . import hooks
-from .hooks import Capture
+from .handover import Capture
 
 CHANNEL = "ETRACE_LINT_RUN_CHANNEL"
 SETTINGS = "ETRACE_LINT_RUN_SETTINGS"

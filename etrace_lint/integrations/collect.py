@@ -12,7 +12,7 @@ import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..capture.hooks import Capture
+from ..capture.handover import Capture
 from ..capture.site import CaptureSite
 from ..config.settings import EngineSettings, OutputSettings, PolicySettings
 from ..core.findings import Finding, Level, TargetResult

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..api import CheckResult
 from ..capture import hooks
-from ..capture.hooks import Capture
+from ..capture.handover import Capture
 from ..capture.site import CaptureSite
 from ..config.pyproject import load_settings, search_start
 from ..config.settings import Settings
