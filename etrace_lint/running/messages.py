@@ -13,11 +13,13 @@ Each message is a small frozen record, pickled whole over a ``multiprocessing`` 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any, Union
+from typing import Any, Never, Union
 
 from ..config.settings import EngineSettings
+from ..core.findings import Location, ToolError
 from ..discovery.discover import TargetSpec
 
 
@@ -81,3 +83,19 @@ class Exited:
 
 WorkerMessage = Union[Ready, Linted]
 ForkServerMessage = Union[Ready, Unsafe, Forked, Exited]
+
+
+def _label(spec: TargetSpec) -> str:
+    return f"{os.path.basename(spec.path)}::{spec.factory}"
+
+
+def tool_error(spec: TargetSpec, message: str, reason: str) -> ToolError:
+    return ToolError(spec.display_name, f"{_label(spec)}: {message}", Location(spec.path, spec.line), reason)
+
+
+def next_message(conn: Connection[Never, Lint | Fork | None]) -> Lint | Fork | None:
+    """The parent's next message (to a worker, or to the fork server); None when it says goodbye or is gone."""
+    try:
+        return conn.recv()
+    except (EOFError, OSError):
+        return None

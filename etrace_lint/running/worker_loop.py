@@ -35,8 +35,7 @@ from ..engine import fresh_state
 from ..engine.lint import lint_target
 from ..engine.targets import forget_imported_files, import_file
 from . import children, isolation, process_state, reads
-from .messages import Lint, Linted, Ready, WorkerMessage
-from .worker_start import next_message, tool_error
+from .messages import Lint, Linted, Ready, WorkerMessage, next_message, tool_error
 
 
 def start_backend() -> None:

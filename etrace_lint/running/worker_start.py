@@ -12,13 +12,10 @@ import importlib
 import os
 import signal
 from multiprocessing.connection import Connection
-from typing import Never
 
-from ..core.findings import Location, ToolError
 from ..core.registry import all_rules
-from ..discovery.discover import TargetSpec
 from . import children, process_state, reads
-from .messages import Fork, Lint, WorkerMessage
+from .messages import Lint, WorkerMessage
 
 # What every worker needs before its first target: imported once in the fork
 # server, so that no forked worker pays for it again.
@@ -63,22 +60,6 @@ def backend_started() -> bool:
     from jax._src import xla_bridge
 
     return bool(getattr(xla_bridge, "_backends", None))  # a private name JAX may drop
-
-
-def _label(spec: TargetSpec) -> str:
-    return f"{os.path.basename(spec.path)}::{spec.factory}"
-
-
-def tool_error(spec: TargetSpec, message: str, reason: str) -> ToolError:
-    return ToolError(spec.display_name, f"{_label(spec)}: {message}", Location(spec.path, spec.line), reason)
-
-
-def next_message(conn: Connection[Never, Lint | Fork | None]) -> Lint | Fork | None:
-    """The parent's next message (to a worker, or to the fork server); None when it says goodbye or is gone."""
-    try:
-        return conn.recv()
-    except (EOFError, OSError):
-        return None
 
 
 def prepare_process() -> None:

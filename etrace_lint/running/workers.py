@@ -44,10 +44,9 @@ from ..discovery.discover import TargetSpec
 from . import worker_start, zygote
 from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
 from .memory import format_size, resident
-from .messages import Exited, Fork, Forked, ForkServerMessage, Lint, Linted, Ready, Unsafe, WorkerMessage
+from .messages import Exited, Fork, Forked, ForkServerMessage, Lint, Linted, Ready, Unsafe, WorkerMessage, tool_error
 from .programs import ProgramFolder
 from .schedule import Scaling, Schedule
-from .worker_start import tool_error
 
 # Starting the fork server or a spawned worker imports JAX, brainstate and
 # braintrace; on a loaded machine that can take a while, but a worker that

@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection, wait
 
 from . import children as processes
 from . import worker_start
-from .messages import Exited, Fork, Forked, ForkServerMessage, Ready, Unsafe
+from .messages import Exited, Fork, Forked, ForkServerMessage, Ready, Unsafe, next_message
 
 _REAP_EVERY = 0.2
 
@@ -59,7 +59,7 @@ def serve_forks(conn: Connection[ForkServerMessage, Fork | None], preload: list[
     try:
         while True:
             if wait([conn], timeout=_REAP_EVERY):
-                message = worker_start.next_message(conn)
+                message = next_message(conn)
                 if message is None:
                     break
                 assert isinstance(message, Fork)  # the only request the fork server gets
