@@ -5,10 +5,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 from etrace_lint.core.details import NamesHiddenStates, NamesOp, listed
-from etrace_lint.core.findings import Level, Subject
+from etrace_lint.core.findings import Finding, Fix, Level, Subject
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
-from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.rule import AnalysisRule, Fixable, Hit, SourceTexts
 from etrace_lint.fixes.etp import etp_fix
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -58,7 +58,7 @@ def _fix(context: AnalysisContext, use: PlainUse, weight: str) -> tuple[str, str
 
 
 @dataclass(frozen=True)
-class PlainOpPath(NamesOp, NamesHiddenStates):
+class PlainOpPath(NamesOp, NamesHiddenStates, Fixable):
     """A weight reaches hidden states through a plain op, which no eligibility trace follows."""
 
     weight: str
@@ -85,6 +85,9 @@ class PlainOpPath(NamesOp, NamesHiddenStates):
         if self.operand_shapes is not None:
             printed["operandShapes"] = listed(self.operand_shapes)
         return printed
+
+    def fix(self, finding: Finding, sources: SourceTexts) -> Fix | None:
+        return etp_fix(finding, sources)
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
@@ -113,6 +116,5 @@ RULE = AnalysisRule(
     tags=("learning", "analysis"),
     violations=(PlainOpPath,),
     check=check,
-    fix=etp_fix,
     flow="weight",
 )

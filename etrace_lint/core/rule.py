@@ -10,6 +10,7 @@ documentation site) all read the metadata every kind shares (:class:`Rule`).
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Iterable, Literal, Mapping, Protocol, TypeVar
 
@@ -211,6 +212,16 @@ class SourceTexts(Protocol):
 # (finding, the user's files) -> the mechanical edit, or None
 Fixer = Callable[[Finding, SourceTexts], Fix | None]
 
+
+class Fixable(ABC):
+    """A violation that knows its mechanical fix (ruff's violation with its ``fix``): mixed into the
+    violation's dataclass, beside :class:`~.details.Violation`."""
+
+    @abstractmethod
+    def fix(self, finding: Finding, sources: SourceTexts) -> Fix | None:
+        """The edit that mends ``finding`` (this violation, placed in the user's file), or None where the
+        source does not have the shape the fix knows."""
+
 # the route a finding shows in the user's code (SARIF codeFlows), which the analysis finds (analysis/flows.py):
 # "weight": from where the weight is created, through its op, to the hidden states it reaches; "": none
 Route = Literal["", "weight"]
@@ -311,7 +322,6 @@ class AnalysisRule(Rule, Generic[V]):
 
     violations: tuple[type[V], ...]
     check: Callable[[Any], Iterable[Hit[V]]]  # (AnalysisContext) -> hits
-    fix: Fixer | None = None
     flow: Route = ""
 
 
@@ -341,9 +351,19 @@ class SuppressionRule(Rule):
 AnyRule = RecordRule | ErrorRule | AnalysisRule[Any] | MeasuredRule[Any] | SuppressionRule
 
 
-def rule_fix(rule: Rule) -> Fixer | None:
-    """The fix a rule offers for its findings, if its kind offers one."""
-    return rule.fix if isinstance(rule, AnalysisRule | SuppressionRule) else None
+def rule_has_fix(rule: Rule) -> bool:
+    """Whether a rule's findings may come with a fix: a violation of the rule's is :class:`Fixable`, or
+    the suppression rule offers one."""
+    if isinstance(rule, AnalysisRule):
+        return any(issubclass(violation, Fixable) for violation in rule.violations)
+    return isinstance(rule, SuppressionRule) and rule.fix is not None
+
+
+def finding_fixer(finding: Finding, rule: Rule | None) -> Fixer | None:
+    """The fix a finding offers: its violation's, or for an unused suppression the rule's."""
+    if isinstance(finding.details, Fixable):
+        return finding.details.fix
+    return rule.fix if isinstance(rule, SuppressionRule) else None
 
 
 def rule_flow(rule: Rule) -> Route:

@@ -17,7 +17,7 @@ import re
 from ..config.settings import Settings
 from ..core.findings import Edit, Finding, Fix, TargetResult
 from ..core.registry import all_rules
-from ..core.rule import rule_fix
+from ..core.rule import finding_fixer
 from ..discovery.discover import TargetSpec
 from ..policy.decide import apply_policy
 from ..policy.scope import stage_settings
@@ -39,13 +39,12 @@ class FixReport:
 
 
 def attach_fixes(findings: list[Finding], sources: Sources | None = None) -> list[Finding]:
-    """Each finding with the fix its rule offers for it, when one applies to its source."""
+    """Each finding with the fix its violation (or its rule) offers, when one applies to its source."""
     rules = all_rules()
     sources = sources or Sources()
     out = []
     for finding in findings:
-        rule = rules.get(finding.rule_id)
-        fixer = rule_fix(rule) if rule is not None else None
+        fixer = finding_fixer(finding, rules.get(finding.rule_id))
         if fixer is not None and finding.fix is None and not finding.suppressed:
             fix: Fix | None
             try:
