@@ -106,7 +106,8 @@ class Locator:
         self._jit_index = (by_eqn, by_source)
         return self._jit_index
 
-    def _jit_parents(self, eqn: jv.JaxprEqn) -> tuple[jv.JaxprEqn, ...]:
+    def jit_parents(self, eqn: jv.JaxprEqn) -> tuple[jv.JaxprEqn, ...]:
+        """The jit calls around ``eqn`` that the compiler inlined before the step was kept."""
         by_eqn, by_source = self._jit_tables()
         return by_eqn.get(id(eqn)) or by_source.get(id(eqn.source_info), ())
 
@@ -172,7 +173,7 @@ class Locator:
         frame = jv.eqn_location(site)
         if frame is None:
             # a cached jit body only knows its own frames: the jit calls around it know the user's line
-            calls = self._jit_parents(site.parents[0] if site.parents else site.eqn)
+            calls = self.jit_parents(site.parents[0] if site.parents else site.eqn)
             if calls:
                 frame = jv.eqn_location(jv.EqnSite(calls[-1], calls[:-1]))
         return _as_location(frame, label)
@@ -253,7 +254,7 @@ class Locator:
         site = self.producer(var)
         return self.of_site(site, label) if site is not None else None
 
-    def _sites_named(self, primitive_name: str, traced: bool = False) -> list[jv.EqnSite]:
+    def sites_named(self, primitive_name: str, traced: bool = False) -> list[jv.EqnSite]:
         """Sites of one primitive, indexed once per jaxpr (records ask for many)."""
         index = self._traced_by_primitive if traced else self._by_primitive
         if not index:
@@ -263,7 +264,7 @@ class Locator:
         return index.get(primitive_name, [])
 
     def of_primitive(self, primitive_name: str, label: str = "") -> Location | None:
-        for site in self._sites_named(primitive_name):
+        for site in self.sites_named(primitive_name):
             loc = self.of_site(site, label)
             if loc is not None:
                 return loc
@@ -309,7 +310,7 @@ class Locator:
         copies = self._copies.get(key)
         if copies is None:
             copies = self._copies[key] = [
-                s.eqn for s in self._sites_named(key[0])
+                s.eqn for s in self.sites_named(key[0])
                 if (id(s.eqn.source_info.traceback) if s.eqn.source_info else 0) == key[1]]
         for index, copy in enumerate(copies):
             if copy is eqn:
@@ -337,7 +338,7 @@ class Locator:
 
     def of_nth_primitive(self, primitive_name: str, ordinal: int, label: str = "") -> Location | None:
         """The ``ordinal``-th equation of a primitive in the step as traced (before rewriting)."""
-        sites = self._sites_named(primitive_name, traced=True)
+        sites = self.sites_named(primitive_name, traced=True)
         if not sites:
             return None
         return self.of_site(sites[min(ordinal, len(sites) - 1)], label)

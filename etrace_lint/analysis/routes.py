@@ -125,7 +125,7 @@ def _boundaries_of(locator: Locator, site: jv.EqnSite) -> list[tuple[str, Locati
     step as traced, outermost first."""
     found: list[tuple[str, Location, str]] = []
     outermost = site.parents[0] if site.parents else site.eqn
-    calls = locator._jit_parents(outermost)  # jit calls the compiler inlined before the step was kept
+    calls = locator.jit_parents(outermost)  # jit calls the compiler inlined before the step was kept
     chain = (*calls, *site.parents)
     for index, eqn in enumerate(chain):
         kind = jv.BOUNDARY_PRIMITIVES.get(jv.primitive_name(eqn))
@@ -159,7 +159,7 @@ def enclosing_control_flow(locator: Locator, finding: Finding) -> tuple[Boundary
     index = indexes.get(primitive)
     if index is None:
         index = indexes[primitive] = {}
-        for site in locator._sites_named(primitive, traced=True):
+        for site in locator.sites_named(primitive, traced=True):
             boundaries = _boundaries_of(locator, site)
             where = locator.of_site(site) if boundaries else None
             if where is None:

@@ -316,12 +316,13 @@ class Harness:
             self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
         return runs
 
-    def _first_step(self) -> Inputs:
+    def first_step(self) -> Inputs:
+        """The sequence's first step: the inputs one step of the model takes."""
         first: Inputs = jax.tree.map(lambda a: a[0], self.sequence, is_leaf=is_quantity)
         return first
 
     def _step_shapes(self) -> str:
-        shapes = [str(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(self._first_step(), is_leaf=is_quantity)]
+        shapes = [str(np.shape(mantissa(leaf))) for leaf in jax.tree.leaves(self.first_step(), is_leaf=is_quantity)]
         return " and ".join(shapes) if shapes else "()"
 
     def _step_changes_shapes(self) -> str | None:
@@ -344,7 +345,7 @@ class Harness:
 
         try:
             with bt.quiet([]):
-                values = brainstate.transform.eval_shape(one_step, *self._first_step())
+                values = brainstate.transform.eval_shape(one_step, *self.first_step())
             after = {path: [tuple(getattr(mantissa(leaf), "shape", np.shape(leaf)))
                             for leaf in jax.tree.leaves(value, is_leaf=is_quantity)]
                      for path, value in values.items()}
@@ -476,7 +477,7 @@ class Harness:
         """The algorithm built on the model as the layout left it, as a training script does:
         ``braintrace.compile`` would initialise the states again (unbatched, or through an
         ``init_state`` that takes no batch size) and lose a ``brainstate.nn.Map``'s layout."""
-        x0 = self._first_step()
+        x0 = self.first_step()
         # braintrace types a learner's options as ``**options: Any``: each algorithm takes its own
         options: dict[str, Any] = self.settings.options_for(algorithm)
         algorithm_class = bt.algorithm_class(algorithm)

@@ -41,7 +41,7 @@ class AdviceHarness(Harness):
         given their first step (``given``: these inputs and batch instead). Its learner is not the one measured:
         ``braintrace.compile`` initialises the states again, and the layout keeps the target's own where it
         has to."""
-        inputs, batch = given if given is not None else (self._first_step(), self.batch)
+        inputs, batch = given if given is not None else (self.first_step(), self.batch)
         try:
             with bt.quiet([]):
                 self.algorithms[label].compile(brainstate.graph.clone(self.model), inputs, batch,
@@ -56,7 +56,7 @@ class AdviceHarness(Harness):
         try:
             with bt.quiet([]):
                 learner = algorithm.build(self.model)
-                learner.compile_graph(*self._first_step())
+                learner.compile_graph(*self.first_step())
                 return learner
         except Exception as exc:  # noqa: BLE001 - reported in the row as not running
             layout = self.layout.describe() if self.layout is not None else "as given"

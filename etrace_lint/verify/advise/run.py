@@ -119,7 +119,7 @@ def _measured(model: brainstate.nn.Module, inputs: Inputs, batch_size: int | Non
             return _unmeasured(harness, target, algorithms, memories, train_batch, verify.steps,
                                (inputs, batch_size), f"the BPTT reference did not run: {describe(exc)}")
         try:
-            forward = forward_cost(model, harness._first_step(), loss)
+            forward = forward_cost(model, harness.first_step(), loss)
         except Exception:  # noqa: BLE001 - the ratio is then n/a
             forward = None
         for algorithm in algorithms:
