@@ -1,10 +1,10 @@
-"""Automatic fixes: what a rule offers (``Rule.fix``), checked by linting the edited source again.
+"""Automatic fixes: what a violation offers (``core.rule.Fixable``), checked by linting the edited source again.
 
 - :mod:`.edits` applies edits to text and shows them as a diff;
 - :mod:`.files` reads the user's files for the fixes, and their syntax once per text through
   :mod:`.source` (libcst, loaded only when a fix first parses a file), which adds ``import braintrace``
   where :mod:`.import_placement` says;
-- :mod:`.etp` and :mod:`.suppression` are the fixes rules offer;
+- :mod:`.etp` and :mod:`.suppression` are the fixes ETL201's violation and ETL301 offer;
 - :mod:`.apply` checks and writes them.
 
 May import: ``core``, ``config``, ``discovery``, ``policy`` and ``running`` (to lint an edited source again).
