@@ -5,7 +5,6 @@ Both read the configuration the way a run does and import nothing heavy.
 
 from __future__ import annotations
 
-import enum
 import json
 import os
 import shutil
@@ -14,24 +13,10 @@ from typing import TextIO
 
 from ..config.options import OPTIONS
 from ..config.settings import Settings, option_values
-from ..core.json_types import JsonObject, JsonValue
+from ..core.json_types import JsonObject, shown_as_json
 from ..running.cache import _TAG  # the tag the cache writes: its first line is the signature, the second names us
 
 CACHE_TAG = "CACHEDIR.TAG"
-
-
-def _plain(value: object) -> JsonValue:
-    """A setting as JSON shows it: a level by its name, a value JSON has no type for by its text (as
-    ``json.dumps(default=str)`` writes it), anything else as it is."""
-    if isinstance(value, enum.Enum) and not isinstance(value, (str, int)):  # a str or int enum prints as itself
-        return _plain(value.value)
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
 
 
 def settings_report(settings: Settings) -> list[JsonObject]:
@@ -40,7 +25,7 @@ def settings_report(settings: Settings) -> list[JsonObject]:
     values = option_values(settings)
     for option in OPTIONS:
         name = option.key or option.flag.lstrip("-") or option.name
-        rows.append({"name": name, "value": _plain(values[option.name]),
+        rows.append({"name": name, "value": shown_as_json(values[option.name]),
                      "source": settings.origins.get(option.name, "default")})
     return rows
 

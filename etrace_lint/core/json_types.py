@@ -6,6 +6,7 @@ finding's SARIF properties, a cache entry and a worker's message are made of it.
 
 from __future__ import annotations
 
+import enum
 from typing import TypeAlias
 
 JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
@@ -79,3 +80,17 @@ def json_at(value: JsonValue, *path: str | int) -> JsonValue:
     for step in path:
         value = json_object(value)[step] if isinstance(step, str) else json_list(value)[step]
     return value
+
+
+def shown_as_json(value: object) -> JsonValue:
+    """A value as JSON shows it: an enum by its value, lists and dicts item by item, a value JSON has no
+    type for by its text (as ``json.dumps(default=str)`` writes it), anything else as it is."""
+    if isinstance(value, enum.Enum) and not isinstance(value, (str, int)):  # a str or int enum prints as itself
+        return shown_as_json(value.value)
+    if isinstance(value, (list, tuple)):
+        return [shown_as_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): shown_as_json(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)

@@ -27,7 +27,7 @@ import etrace_lint
 
 from .. import rules as rules_pkg
 from ..core.findings import TargetResult
-from ..core.json_types import JsonObject, JsonValue
+from ..core.json_types import JsonObject, json_object
 from ..discovery.discover import TargetSpec
 from .cache_key import load_key, sign, verify
 
@@ -102,13 +102,6 @@ def cacheable(result: TargetResult) -> bool:
                for e in result.tool_errors)
 
 
-def _object(value: JsonValue) -> JsonObject:
-    """A part of an entry that must be a JSON object (else the entry is corrupted: ValueError)."""
-    if not isinstance(value, dict):
-        raise ValueError("not a JSON object")
-    return value
-
-
 class Cache:
     def __init__(self, directory: str, root: str, configuration: Mapping[str, object],
                  environment: dict[str, str] | None = None, count_only: frozenset[str] = frozenset()) -> None:
@@ -168,13 +161,13 @@ class Cache:
             entry = self._read_entry(self._entry_path(self._key(spec)))
             if entry.get("format") != FORMAT:
                 return None
-            for rel, digest in _object(entry["dependencies"]).items():
+            for rel, digest in json_object(entry["dependencies"]).items():
                 if self._digest(os.path.join(self.root, rel)) != digest:
                     return None
-            for name, version in _object(entry["distributions"]).items():
+            for name, version in json_object(entry["distributions"]).items():
                 if self._version(name) != version:
                     return None
-            result = TargetResult.from_json(_object(entry["result"]))
+            result = TargetResult.from_json(json_object(entry["result"]))
             return result if result.serves(self.count_only) else None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # missing, truncated or corrupted: lint again
@@ -187,7 +180,7 @@ class Cache:
             try:
                 # unauthenticated: a time only orders the work, and every shard must read the same times
                 entry = self._read_entry(self._entry_path(self._key(spec)), authenticated=False)
-                seconds = _object(entry["result"]).get("seconds")
+                seconds = json_object(entry["result"]).get("seconds")
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 continue
             if isinstance(seconds, (int, float)) and seconds > 0:
@@ -227,7 +220,7 @@ class Cache:
                     continue
                 try:
                     entry = self._read_entry(os.path.join(dirpath, name))
-                    if changed_rel.intersection(_object(entry["dependencies"])):
+                    if changed_rel.intersection(json_object(entry["dependencies"])):
                         target = entry["target"]
                         if not isinstance(target, list):
                             raise ValueError("not a target")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import brainstate
@@ -14,7 +14,7 @@ import saiunit
 
 from ...analysis import braintrace_adapter as bt
 from ...core import advice as R
-from ...core.json_types import JsonObject
+from ...core.json_types import shown_as_json
 from ...core.verdict import Verdict
 from .. import verdict as judge
 from ..harness import HarnessError, Inputs, Weights, describe, mean_squared_output, on_device
@@ -176,20 +176,14 @@ def _unmeasured(harness: AdviceHarness, target: str, algorithms: list[Algorithm]
     return rows
 
 
-def _json_options(options: Mapping[str, object]) -> JsonObject:
-    """An algorithm's options as the row keeps them: JSON's own values as they are, anything else (a
-    target's own object) as its text, which is what the JSON writer printed of it."""
-    return {name: value if value is None or isinstance(value, (bool, int, float, str)) else str(value)
-            for name, value in options.items()}
-
-
 def _row(target: str, algorithm: Algorithm, memory: TraceMemory, train_batch: int | None, measured_batch: int | None,
          *, compiles: bool, runs: bool, error: str | None, steps: int, cost: StepCost | None = None,
          forward: StepCost | None = None, fidelity: tuple[R.WeightFidelity, ...] = (),
          zeros: tuple[str, ...] = ()) -> R.AdviceRow:
     ratio = flops_ratio(cost, forward) if cost is not None and forward is not None else None
     return R.AdviceRow(
-        target=target, algorithm=algorithm.name, options=_json_options(algorithm.options), compiles=compiles, runs=runs,
+        target=target, algorithm=algorithm.name,
+        options={name: shown_as_json(value) for name, value in algorithm.options.items()}, compiles=compiles, runs=runs,
         error=error, trace_bytes=memory.at(train_batch), trace_bytes_law=memory.law,
         xla_temp_bytes=cost.temp_bytes if cost is not None else None, flops_ratio=ratio,
         zero_gradient_weights=tuple(zeros), weights=tuple(fidelity), batch=train_batch,
