@@ -210,12 +210,18 @@ def test_rapid_saves_publish_only_the_last(session, workspace):
     _published(session, path, [(RNN_BAD_LINE, "ETL201")])
     lines = _lines(path)
     lines[-1] += f"# {uuid.uuid4()}\n"  # contents no earlier run has cached: the first save's import runs
-    importing = workspace / "rapid.importing"
+    importing, released = workspace / "rapid.importing", workspace / "rapid.released"
     importing.unlink(missing_ok=True)
-    # first save: flags the recurrent weight as well, and is slow to import; it says when its import runs
+    released.unlink(missing_ok=True)
+    # first save: flags the recurrent weight as well; its import says when it runs, then waits until the
+    # later saves are written, so they land while it imports however slow the machine is
     first = list(lines)
     first[4] = ("import jax.numpy as jnp\nimport pathlib\nimport time\n"
-                "pathlib.Path(__file__).with_suffix('.importing').write_text('')\ntime.sleep(2)\n")
+                "pathlib.Path(__file__).with_suffix('.importing').write_text('')\n"
+                "for _ in range(600):\n"
+                "    if pathlib.Path(__file__).with_suffix('.released').exists():\n"
+                "        break\n"
+                "    time.sleep(0.05)\n")
     first[RNN_BAD_LINE] = first[RNN_BAD_LINE].replace("braintrace.matmul(self.h.value, self.w_rec.value)",
                                                       "self.h.value @ self.w_rec.value")
     middle = list(lines)
@@ -236,6 +242,7 @@ def test_rapid_saves_publish_only_the_last(session, workspace):
     session.wait_for(lambda s: importing.exists(), what="the first save's import to start")
     for version in (middle, last):  # while the first is importing
         session.save(path, "".join(version))
+    released.write_text("")
     _published(session, path, [])
     # the first save's lint stops after its static pass (the saves during it make its probe pass moot); one
     # lint of the last text follows, in two passes: the static verdicts, then the probe's
