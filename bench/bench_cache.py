@@ -18,6 +18,9 @@ import sys
 import tempfile
 import time
 
+# each command line here runs in its own cold process tree: the project's daemon would serve it warm
+os.environ["ETRACE_LINT_NO_DAEMON"] = "1"
+
 LAYERS = '''"""Small real models for the benchmark."""
 
 import braintrace

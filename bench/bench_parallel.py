@@ -35,6 +35,9 @@ sys.path.insert(0, HERE)
 
 from corpus import write_corpus  # noqa: E402
 
+# each command line here runs in its own cold process tree: the project's daemon would serve it warm
+os.environ["ETRACE_LINT_NO_DAEMON"] = "1"
+
 _TIMES = re.compile(r'"(startTimeUtc|endTimeUtc)": "[^"]*"')
 
 

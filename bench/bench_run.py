@@ -20,6 +20,9 @@ import subprocess
 import sys
 import time
 
+# each command line here runs in its own cold process tree: the project's daemon would serve it warm
+os.environ["ETRACE_LINT_NO_DAEMON"] = "1"
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)

@@ -37,6 +37,9 @@ import sys
 import tempfile
 import time
 
+# each command line here runs in its own cold process tree: the project's daemon would serve it warm
+os.environ["ETRACE_LINT_NO_DAEMON"] = "1"
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests", "fixtures", "server"))
 

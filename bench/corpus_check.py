@@ -29,6 +29,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from corpus import MODELS, problem_free, target_files, write_corpus  # noqa: E402
 
+# each command line here runs in its own cold process tree: the project's daemon would serve it warm
+os.environ["ETRACE_LINT_NO_DAEMON"] = "1"
+
 # Message text a reader should never see: a Python tuple path, a class or object repr, a primitive's name.
 UNCLEAR = [
     ("tuple path", re.compile(r"\('")),
