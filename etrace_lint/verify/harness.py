@@ -437,7 +437,7 @@ class Harness:
         runs: dict[int, GradientRun] = {}
         for steps in sorted(lengths):
             _restore(self.model, self._initial)
-            mask = jnp.arange(longest) < steps
+            mask = np.arange(longest) < steps
             runs[steps] = self._timed(lambda xs: run(xs, mask), longest, pairs, steps)
         return runs
 
@@ -586,8 +586,9 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...], example: np.ndarray,
         drawn = rng.integers(0, high, shape).astype(dtype)
     else:
         drawn = (rng.standard_normal(shape) * scale).astype(dtype)
-    array = jnp.asarray(drawn)
-    return array * leaf.unit if isinstance(leaf, saiunit.Quantity) else array
+    # kept in NumPy: the steps and prefixes cut from it, eagerly, are then views, where JAX would compile
+    # a slice for every shape and position
+    return drawn * leaf.unit if isinstance(leaf, saiunit.Quantity) else drawn
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ are handled by brainstate's ``StatefulFunction``, as its ``jit`` handles them.
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
@@ -177,15 +178,22 @@ def _to_numpy(value: Value) -> Value:
 
 
 def _to_jax(value: Value) -> Value:
-    return jax.numpy.asarray(value) if isinstance(value, (np.ndarray, np.generic)) else value
+    # device_put hands NumPy's buffer over; ``jnp.asarray`` would compile a copy for each shape and dtype
+    return jax.device_put(value) if isinstance(value, (np.ndarray, np.generic)) else value
 
 
 def _as_declared(value: Value, aval: object) -> Value:
     dtype = getattr(aval, "dtype", None)
-    if dtype is None or jax.numpy.issubdtype(dtype, jax.dtypes.extended) or isinstance(value, jax.Array):
+    if dtype is None or isinstance(value, jax.Array) or _extended(dtype):
         return value
     array = np.asarray(value)
     return array if array.dtype == dtype else array.astype(dtype)
+
+
+@functools.cache
+def _extended(dtype: np.dtype[Any]) -> bool:
+    """A JAX-only dtype (a PRNG key's), which NumPy cannot hold; asked of every equation's result."""
+    return bool(jax.numpy.issubdtype(dtype, jax.dtypes.extended))
 
 
 # ---------------------------------------------------------------- structured control flow
@@ -347,6 +355,12 @@ def _arg(function: _AlongAxis) -> Rule:
 def _dot_general(values: list[Value], params: Params) -> Value:
     lhs, rhs = np.asarray(values[0]), np.asarray(values[1])
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+    dtype = params.get("preferred_element_type") or np.result_type(lhs, rhs)
+    if not lhs_batch:
+        # the common case, straight to BLAS: the result's axes are the free ones of lhs, then of rhs,
+        # as dot_general orders them; einsum would first search for a contraction order
+        contracted: Value = np.tensordot(lhs, rhs, axes=(tuple(lhs_contract), tuple(rhs_contract)))
+        return np.asarray(contracted).astype(dtype, copy=False)
     letters = iter(string.ascii_letters)
     left = [next(letters) for _ in range(lhs.ndim)]
     right = [""] * rhs.ndim
@@ -357,7 +371,6 @@ def _dot_general(values: list[Value], params: Params) -> Value:
     free_left = [name for a, name in enumerate(left) if a not in lhs_contract and a not in lhs_batch]
     free_right = [name for a, name in enumerate(right) if a not in rhs_contract and a not in rhs_batch]
     spec = f"{''.join(left)},{''.join(right)}->{''.join(batch + free_left + free_right)}"
-    dtype = params.get("preferred_element_type") or np.result_type(lhs, rhs)
     product: Value = np.einsum(spec, lhs, rhs, optimize=True).astype(dtype)
     return product
 
