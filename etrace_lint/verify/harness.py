@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import saiunit
+from jax.typing import ArrayLike
 
 from ..analysis import braintrace_adapter as bt
 from ..core.naming import StatePath, display_name
@@ -215,7 +216,7 @@ class Harness:
         self._learners: dict[str, Learner | HarnessError] = {}
         self._learner_values: dict[int, StateValues] = {}
         # forward mode or not -> the staged BPTT: (inputs, steps mask) -> (gradients, loss)
-        self._bptt_programs: dict[bool, Callable[[Inputs, jax.Array], tuple[Grads, Leaf]]] = {}
+        self._bptt_programs: dict[bool, Callable[[Inputs, ArrayLike], tuple[Grads, Leaf]]] = {}
         self._online_programs: dict[int, Program] = {}  # id(learner) -> its staged online step
         # id(learner) -> its jitted online step, compiled by ``online``
         self.jitted_steps: dict[int, JittedStep] = {}
@@ -441,7 +442,7 @@ class Harness:
             runs[steps] = self._timed(lambda xs: run(xs, mask), longest, pairs, steps)
         return runs
 
-    def _bptt_program(self, forward: bool) -> Callable[[Inputs, jax.Array], tuple[Grads, Leaf]]:
+    def _bptt_program(self, forward: bool) -> Callable[[Inputs, ArrayLike], tuple[Grads, Leaf]]:
         """The staged BPTT of the sequence, in forward or reverse mode, built once: each input scale and draw
         runs it again, traced once."""
         if forward not in self._bptt_programs:
@@ -449,7 +450,7 @@ class Harness:
             differentiate = brainstate.transform.jacfwd if forward else brainstate.transform.grad
 
             @self.stage
-            def run(xs: Inputs, mask: jax.Array) -> tuple[Grads, Leaf]:
+            def run(xs: Inputs, mask: ArrayLike) -> tuple[Grads, Leaf]:
                 def total() -> jax.Array:
                     losses = brainstate.transform.for_loop(lambda *x: loss(model(*x)), *xs)
                     summed: jax.Array = jnp.where(mask, losses, jnp.zeros_like(losses)).sum()
