@@ -143,6 +143,46 @@ def test_a_result_that_read_a_file_saved_since_is_dropped_and_its_file_linted_ag
     assert sorted(scheduler._dirty[str(tmp_path)][1]) == sorted([helper, model])
 
 
+def test_a_lint_stopped_by_shutdown_is_not_started_again(tmp_path, caplog):
+    """A shutdown stops the lint in flight; the scheduler then plans nothing more, where it used to queue
+    the stopped lint again and log an error once the lint thread refused it."""
+    import asyncio
+    import logging
+
+    planned = []
+
+    async def scenario():
+        folder = load_folder(str(tmp_path), ServerOptions(trusted=True))
+        model = str(tmp_path / "model.py")
+        plan = LintPlan(folder, specs=[TargetSpec(model, "etrace_target_a")], rediscovered=[model])
+
+        async def plan_lint(folder, files):
+            planned.append(files)
+            if len(planned) > 1:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            return plan
+
+        async def execute(plan, run: Run):
+            scheduler.stop_all()  # the client's shutdown arrives while the lint runs
+            run.check()
+            return []
+
+        scheduler = Scheduler(plan_lint, execute, lambda plan, pairs, current: None)
+        scheduler.request(folder, model)
+        scheduler.request(folder, model)  # a save that comes after the shutdown is not linted either
+        while scheduler._task is not None and not scheduler._task.done():
+            await asyncio.sleep(0.01)
+        scheduler.request(folder, model)
+        await asyncio.sleep(0.1)
+        return scheduler
+
+    with caplog.at_level(logging.INFO, logger="etrace_lint.server.scheduler"):
+        scheduler = asyncio.run(scenario())
+    assert len(planned) == 1
+    assert not scheduler._dirty
+    assert "stopped: cancelled" in caplog.text and "failed" not in caplog.text
+
+
 def test_a_rules_fix_becomes_a_preferred_code_action_with_utf16_positions(tmp_path):
     from etrace_lint.core import findings
     from etrace_lint.server.actions import fix_actions

@@ -84,8 +84,11 @@ class Scheduler:
         self._running: set[Run] = set()
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        self._stopped = False
 
     def stop_all(self) -> None:
+        """The server shuts down: stop every run, and lint nothing more (its lint thread is ending)."""
+        self._stopped = True
         self._dirty.clear()
         for run in self._running:
             run.cancel()
@@ -99,6 +102,8 @@ class Scheduler:
         self._queue(folder, [path])
 
     def _queue(self, folder: Folder, paths: Iterable[str]) -> None:
+        if self._stopped:
+            return
         entry = self._dirty.setdefault(folder.root, (folder, set()))
         if entry[0] is not folder:  # the folder's settings were reloaded
             entry = self._dirty[folder.root] = (folder, entry[1])
@@ -157,7 +162,8 @@ class Scheduler:
                         return  # saved again: finish queued the newer lint, whose own passes follow
             except RunStopped as stopped:
                 log.info("lint of %s stopped: %s", ", ".join(files), stopped)
-                self._queue(folder, files)
+                if not run.cancelled:  # superseded: the newer save's lint follows; a cancelled one is done
+                    self._queue(folder, files)
                 return
             finally:
                 self._running.discard(run)
