@@ -42,6 +42,7 @@ import scipy.special
 # JAX 0.12 folds ClosedJaxpr into Jaxpr (it has ``jaxpr`` and ``consts`` too) and keeps the name without re-exporting it
 from jax.extend.core import ClosedJaxpr as ClosedJaxpr  # type: ignore[attr-defined, unused-ignore]
 from jax.extend.core import Jaxpr, JaxprEqn, Literal, Primitive, Var
+from jax.typing import DTypeLike
 
 # one value of the evaluation: a NumPy array or scalar, a Python scalar a literal holds, or a JAX array
 # (a PRNG key array, which NumPy cannot hold, or what a primitive JAX ran returned)
@@ -191,7 +192,7 @@ def _as_declared(value: Value, aval: object) -> Value:
 
 
 @functools.cache
-def _extended(dtype: np.dtype[Any]) -> bool:
+def _extended(dtype: DTypeLike) -> bool:
     """A JAX-only dtype (a PRNG key's), which NumPy cannot hold; asked of every equation's result."""
     return bool(jax.numpy.issubdtype(dtype, jax.dtypes.extended))
 
