@@ -126,14 +126,20 @@ def _timed_parts(parts: collections.Counter | None):
                 parts[name] += time.perf_counter() - start
         return run
 
+    depth = [0]  # a scan's or a call's body is evaluated inside its program's evaluation: counted once
+
     def evaluate(*args, **kwargs):
+        depth[0] += 1
         start = time.perf_counter()
         try:
             return original_evaluate(*args, **kwargs)
         finally:
-            callers = {frame.name for frame in traceback.extract_stack(limit=16)}
-            within = "online" if "online" in callers else "bptt" if "bptt" in callers else "other"
-            parts[f"evaluate:{within}"] += time.perf_counter() - start
+            seconds = time.perf_counter() - start
+            depth[0] -= 1
+            if depth[0] == 0:
+                callers = {frame.name for frame in traceback.extract_stack(limit=16)}
+                within = "online" if "online" in callers else "bptt" if "bptt" in callers else "other"
+                parts[f"evaluate:{within}"] += seconds
 
     originals = {name: getattr(harness.Harness, name) for name in _STEPS}
     original_evaluate = interpret.evaluate
