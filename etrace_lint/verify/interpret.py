@@ -173,7 +173,7 @@ def _bound(primitive: Primitive, values: list[Value], params: Params) -> Result:
 
 def _to_numpy(value: Value) -> Value:
     """A NumPy array for a JAX array of an ordinary dtype; a PRNG key array (an extended dtype) stays JAX's."""
-    if isinstance(value, jax.Array) and not jax.numpy.issubdtype(value.dtype, jax.dtypes.extended):
+    if isinstance(value, jax.Array) and not _extended(value.dtype):
         return np.asarray(value)
     return value
 
@@ -193,7 +193,7 @@ def _as_declared(value: Value, aval: object) -> Value:
 
 @functools.cache
 def _extended(dtype: DTypeLike) -> bool:
-    """A JAX-only dtype (a PRNG key's), which NumPy cannot hold; asked of every equation's result."""
+    """A JAX-only dtype (a PRNG key's), which NumPy cannot hold; asked of every value the evaluation converts."""
     return bool(jax.numpy.issubdtype(dtype, jax.dtypes.extended))
 
 
