@@ -41,6 +41,8 @@ _WRONG_RULES = frozenset({"ETL401", "ETL404", "ETL412"})
 _AGAINST_RULES = frozenset({"ETL414", "ETL415"})
 # measured: the weight's online gradient is zero (or the step raises); a compiler relation does not outweigh it
 _MEASURED_ZERO_RULES = frozenset({"ETL402", "ETL410", "ETL411", "ETL413"})
+# measured: the weight's online gradient is not zero although a use of it gets none (folded into that finding)
+_MEASURED_LEARNING_RULES = frozenset({"ETL418"})
 
 
 _DRAWN_ON = ("weight", "site", "output", "group", "state", "op")
@@ -130,7 +132,8 @@ def _verdict(findings: list[Finding]) -> str:
     denying = [f for f in findings if _denies(f)]
     blocked = [f for f in denying if f.rule_id not in _WRONG_RULES | _AGAINST_RULES]
     if blocked:
-        learns = any(f.rule_id in _LEARNS_RULES or f.weight_connected for f in findings)
+        learns = any(f.rule_id in _LEARNS_RULES or f.weight_connected
+                     or any(m.rule in _MEASURED_LEARNING_RULES for m in f.measured) for f in findings)
         return PARTLY if learns and not any(_measured_zero(f) for f in findings) else NOT_LEARNING
     if any(f.rule_id in _AGAINST_RULES for f in denying):
         return AGAINST

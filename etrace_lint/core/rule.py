@@ -177,6 +177,9 @@ class ProbeFacts:
     gradient_shape: str = ""
     static: str = ""  # what the static evidence it replaces said: "the compiler connects it to V (ETL001)"
     draws: str = ""  # a direction: the cosine with BPTT's on each input draw, "-0.99, -0.97 and -0.96 on 3 input draws"
+    deviation: str = ""  # at the first step: "0.12x BPTT's norm, cosine 0.22"
+    other_draws: str = ""  # a zero on the first draw only: "0.31x BPTT's norm on 1 other input draw"
+    share: str = ""  # a weight one use of which gets nothing, learning through others: "0.45x BPTT's norm"
 
 
 @dataclass(frozen=True)
@@ -338,6 +341,9 @@ class MeasuredRule(Rule, Generic[FactsT]):
     # rule explains the weight, such as ETL005 or ETL201) is folded into that finding as its
     # ``measured`` property, so the weight keeps one finding, with the static rule's advice
     folds_into_static: bool = False
+    # folded so, it measured the weight learning where the static finding says a use of it gets nothing: that
+    # finding then says the weight learns partly, and gets nothing through that use only
+    learns_partly: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -78,6 +78,26 @@ def _static_verdicts(findings: list[Finding], rules: Mapping[str, Rule]) -> dict
     return found
 
 
+def denied_weights(findings: list[Finding]) -> frozenset[StatePath]:
+    """The weights (paths as strings) that a static warning or error says get no online gradient through one of
+    their uses: where the probe measures one learning, it says the weight learns partly."""
+    return frozenset(_static_verdicts(findings, all_rules()))
+
+
+# what a static finding's message says of a weight whose use gets nothing; measured learning, it is said of the use
+_GETS_NONE = "gets no online gradient"
+_GETS_NONE_HERE = "gets no online gradient through this use"
+
+
+def _said_partly(finding: Finding, measured: list[Measured], rules: Mapping[str, Rule]) -> Finding:
+    """A static finding into which a measurement that the weight learns partly is folded says so."""
+    partly = [m for m in measured if isinstance(rule := rules.get(m.rule), MeasuredRule) and rule.learns_partly]
+    if not partly:
+        return finding
+    message = finding.message.replace(_GETS_NONE, _GETS_NONE_HERE, 1)
+    return replace(finding, message=f"{message}; {partly[0].message}")
+
+
 def _folded(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
     """Measured findings that confirm a static warning about the same weight, folded into it."""
     static = _static_verdicts(findings, rules)
@@ -95,7 +115,7 @@ def _folded(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]
         record = Measured(finding.rule_id, finding.message, details if isinstance(details, Measurement) else None)
         for target in static[weight]:
             measured.setdefault(target, []).append(record)
-    return [replace(f, measured=tuple(measured[i])) if i in measured else f
+    return [_said_partly(replace(f, measured=tuple(measured[i])), measured[i], rules) if i in measured else f
             for i, f in enumerate(findings) if i not in dropped]
 
 

@@ -410,6 +410,13 @@ class Harness:
 
     # ------------------------------------------------------------------ runs
 
+    def same_random_draws(self) -> contextlib.AbstractContextManager[None]:
+        """brainstate's global random state, where a Dropout layer draws its masks from in the step, set to the same
+        key at the start of every run of this draw of the inputs, and put back after it: the online run and BPTT
+        then drop the same units at each step, as a training loop that reseeds it before each would. The state is
+        not part of the model, so without this each run draws other masks and their gradients are not comparable."""
+        return brainstate.random.seed_context(self.settings.seed + self.draw)
+
     def prefix(self, steps: int) -> Inputs:
         window: Inputs = jax.tree.map(lambda a: a[:steps], self.sequence, is_leaf=is_quantity)
         return window
@@ -509,7 +516,7 @@ class Harness:
         total: dict[LeafKey, np.ndarray] = {}
         value, start = 0.0, time.perf_counter()
         try:
-            with bt.quiet([]):
+            with bt.quiet([]), self.same_random_draws():
                 for index in range(max(lengths)):
                     xs = jax.tree.map(lambda a: a[index:index + 1], self.sequence, is_leaf=is_quantity)
                     grads, loss_value = step(xs)
@@ -547,7 +554,7 @@ class Harness:
                label: int | None = None) -> GradientRun:
         _restore_values(pairs)
         start = time.perf_counter()
-        with bt.quiet([]):
+        with bt.quiet([]), self.same_random_draws():
             grads, value = run(self.prefix(steps))
             value = float(np.asarray(mantissa(value)))
         seconds = time.perf_counter() - start

@@ -67,6 +67,17 @@ def cosine_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np.nda
     return metrics(online_gradient(online, key, reference), reference).cosine
 
 
+def norm_ratio_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np.ndarray], key: _Key,
+                       zero_scale: float) -> float | None:
+    """A leaf's online gradient norm over BPTT's on one input draw; None where BPTT's is zero on it (the draw does
+    not drive the weight, so it says nothing of its online gradient), inf where the online one is not finite."""
+    reference = bptt[key]
+    m = metrics(online_gradient(online, key, reference), reference)
+    if not m.finite:
+        return math.inf
+    return m.online_norm / m.bptt_norm if m.bptt_norm > zero_scale else None
+
+
 def largest_norm(bptt: Iterable[np.ndarray]) -> float:
     """The largest finite norm among BPTT's gradients of one run: a leaf's BPTT norm at or below its dtype's
     tolerance times this is round-off of a zero gradient (its zero scale)."""
@@ -116,6 +127,10 @@ def confirmed(verdict_on_first: Verdict, cosines: Sequence[float | None], exact_
     return Verdict.WRONG if exact_expected else Verdict.MISALIGNED
 
 
+# a multiple within this of 1, or a relative error within it, is BPTT's own gradient (float32 round-off of a
+# program evaluated in another order)
+SCALE_TOLERANCE = 1e-3
+
 # |cosine| at least this: the online gradient is a multiple of BPTT's (an angle under about 0.8 degrees)
 SCALED_COSINE = 1.0 - 1e-4
 
@@ -129,7 +144,17 @@ def scale(m: Metrics, tolerance: float) -> float | None:
     if not m.finite or m.online_norm == 0 or m.bptt_norm == 0 or abs(m.cosine) < SCALED_COSINE:
         return None
     k = math.copysign(m.online_norm / m.bptt_norm, m.cosine)
-    return None if abs(k - 1.0) <= max(tolerance, 1e-3) else k
+    return None if abs(k - 1.0) <= max(tolerance, SCALE_TOLERANCE) else k
+
+
+def first_step_deviation(m: Metrics, tolerance: float, zero_scale: float) -> tuple[float, float] | None:
+    """(online norm / BPTT norm, cosine) when a gradient that must equal BPTT's is not equal to it, and not
+    :func:`scale`'s multiple in its direction either; None when it is equal, a multiple, zero on either side
+    (the zero and finiteness checks speak of that) or not finite."""
+    if (not m.finite or m.bptt_norm <= zero_scale or m.online_norm <= ROUNDING * m.bptt_norm
+            or m.rel_error <= max(tolerance, SCALE_TOLERANCE)):
+        return None
+    return m.online_norm / m.bptt_norm, m.cosine
 
 
 def whole_multiple(factor: float) -> int | None:

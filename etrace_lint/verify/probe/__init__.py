@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ...core.findings import Finding
+from ...core.naming import StatePath
 from .findings import findings_from_probe
 from .measure import ProbeResult, probe_runs
 
@@ -28,11 +29,12 @@ if TYPE_CHECKING:  # annotations only
     from ...analysis.loaded_target import LoadedTarget
 
 
-def probe_model(loaded: LoadedTarget, context: AnalysisContext,
-                compile_options: Mapping[str, object]) -> tuple[list[Finding], ProbeResult]:
-    """The probe's findings about one compiled model, and what it measured."""
+def probe_model(loaded: LoadedTarget, context: AnalysisContext, compile_options: Mapping[str, object],
+                denied: frozenset[StatePath] = frozenset()) -> tuple[list[Finding], ProbeResult]:
+    """The probe's findings about one compiled model, and what it measured; ``denied``: the weights the graph's
+    rules say get no online gradient through one of their uses (paths as strings)."""
     result = probe_runs(loaded, context, compile_options)
-    return findings_from_probe(result, context, loaded.name), result
+    return findings_from_probe(result, context, loaded.name, denied), result
 
 
 __all__ = ["probe_model"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,9 @@ if TYPE_CHECKING:  # annotations only
     from ...analysis.context import AnalysisContext
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE, AGAINST = "ETL410", "ETL411", "ETL412", "ETL413", "ETL415"
+DEVIATES, NOT_MEASURED, PARTLY = "ETL416", "ETL417", "ETL418"
+# the rules whose figure is the first step's, not the whole probe's
+_AT_FIRST_STEP = (MULTIPLE, DEVIATES)
 
 
 def _shape(shape: tuple[int, ...] | None) -> str:
@@ -101,18 +105,21 @@ class ProbeFindings:
         primary, related = self._places.weight_locations(weight)
         shown = display_name(weight) + ("" if whole else " and ".join(s.leaf for s in signals))
         measured = tuple(ProbeLeaf(s.leaf, s.online_norm, s.bptt_norm, s.scale) for s in signals)
-        details = ProbeSignal(run.algorithm, signal.steps if rule_id != MULTIPLE else 1, run.batch, whole, measured)
+        steps = 1 if rule_id in _AT_FIRST_STEP else signal.steps
+        details = ProbeSignal(run.algorithm, steps, run.batch, whole, measured)
         norms = [s.bptt_norm for s in signals if s.bptt_norm is not None]
         onlines = [s.online_norm for s in signals if s.online_norm is not None]
         largest = max(onlines, default=0.0)
         zero = "exactly zero" if largest == 0 else f"zero up to float32 rounding (norm {largest:.2g})"
-        facts = ProbeFacts(run.algorithm, weight=shown, steps=signal.steps if rule_id != MULTIPLE else 1,
+        facts = ProbeFacts(run.algorithm, weight=shown, steps=steps,
                            bptt_norm=_number(max(norms) if norms else None), zero=zero,
                            scale=describe_scale(signal.scale) if signal.scale is not None else "",
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
                            static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "",
                            draws=describe_draws(list(max(signals, key=lambda s: max(s.draws)).draws))
-                           if rule_id == AGAINST else "")
+                           if rule_id == AGAINST else "",
+                           deviation=_deviation(signal.first_step), other_draws=_other_draws(signals),
+                           share=_share(signals) if rule_id == PARTLY else "")
         return self._finding(rule_id, facts, primary, related, details, self._subject(run, weight))
 
 
@@ -126,21 +133,56 @@ def _sentence(text: str, limit: int = 400) -> str:
     return text[: text.rfind(" ", 0, limit)] + " ..."
 
 
-def _verdict(signal: LeafSignal) -> str | None:
+def _deviation(first_step: tuple[float, float] | None) -> str:
+    """"0.12x BPTT's norm, cosine 0.22"."""
+    if first_step is None:
+        return ""
+    ratio, cosine = first_step
+    return f"{ratio:.2g}x BPTT's norm, cosine {cosine:.2f}"
+
+
+def _other_draws(signals: list[LeafSignal]) -> str:
+    """"0.31x and 0.45x BPTT's norm on 2 other input draws": what a zero on the first draw was not on the others."""
+    ratios = [r for s in signals for r in s.other_draws if r > 0]
+    if not ratios:
+        return ""
+    shown = [f"{r:.2g}x" if math.isfinite(r) else "not finite" for r in ratios]
+    listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}"
+    return f"{listed} BPTT's norm on {len(ratios)} other input draw{'s' if len(ratios) != 1 else ''}"
+
+
+def _share(signals: list[LeafSignal]) -> str:
+    """"0.45x BPTT's norm": how much of BPTT's gradient the online one has where a use of the weight gets none."""
+    ratios = [s.online_norm / s.bptt_norm for s in signals
+              if s.online_norm is not None and s.bptt_norm and s.bptt_norm > 0]
+    return f"{max(ratios):.2g}x BPTT's norm" if ratios else "n/a"
+
+
+def _verdict(signal: LeafSignal, denied: bool) -> str | None:
+    """The leaf's probe rule, the strongest claim first; ``denied``: a rule of the graph says its weight gets no
+    online gradient through one of its uses."""
     if not signal.finite and signal.bptt_norm is not None:
         return NOT_FINITE
     if signal.not_learning:
         return NO_GRADIENT
-    if signal.scale is not None:
-        return MULTIPLE
+    if signal.zero_on_some_draws:
+        return NOT_MEASURED
     if signal.against:
         return AGAINST
+    if denied and signal.online_norm and signal.bptt_norm and signal.bptt_norm > signal.zero_scale:
+        return PARTLY  # what it misses at the first step too: the rule that denies the use says why
+    if signal.first_step is not None:
+        return DEVIATES
+    if signal.scale is not None:
+        return MULTIPLE
     return None
 
 
-def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: str) -> list[Finding]:
+def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: str,
+                        denied: frozenset[StatePath] = frozenset()) -> list[Finding]:
     """One finding per failed run, and per rule, algorithm and weight (naming the leaves when not all
-    of the weight's leaves share the verdict)."""
+    of the weight's leaves share the verdict). ``denied``: the weights (paths as strings) a rule of the graph
+    says get no online gradient through a use; one measured learning says it learns partly."""
     if not result.runs:
         return []
     maker = ProbeFindings(context, target)
@@ -153,7 +195,7 @@ def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: s
         grouped: dict[tuple[str, StatePath], list[LeafSignal]] = {}
         for signal in run.signals:
             leaves[signal.weight] = leaves.get(signal.weight, 0) + 1
-            rule_id = _verdict(signal)
+            rule_id = _verdict(signal, tuple(map(str, signal.weight)) in denied)
             if rule_id is not None:
                 grouped.setdefault((rule_id, signal.weight), []).append(signal)
         for (rule_id, weight), signals in grouped.items():

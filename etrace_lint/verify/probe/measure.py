@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import re
 import time
 from collections.abc import Mapping
@@ -54,6 +55,12 @@ class LeafSignal:
     scale: float | None = None  # at one step: online = scale x BPTT although they must be equal
     # the cosine with BPTT's over ``steps`` on each input draw, when the first draw's is below 0 (else empty)
     draws: tuple[float, ...] = ()
+    # at one step, where they must be equal, neither equal nor a multiple of BPTT's in its direction:
+    # (online norm / BPTT norm, cosine)
+    first_step: tuple[float, float] | None = None
+    # zero on the first draw: its online norm / BPTT norm on each other draw whose BPTT gradient is not zero (a
+    # draw that drives the weight's layer); a zero is claimed only where every one of them is zero too
+    other_draws: tuple[float, ...] = ()
 
     @property
     def against(self) -> bool:
@@ -65,10 +72,20 @@ class LeafSignal:
         return self.online_norm is not None
 
     @property
-    def not_learning(self) -> bool:
-        """Measured zero online (up to float32 rounding of a zero) while BPTT's is not."""
+    def zero_on_first_draw(self) -> bool:
+        """Measured zero online (up to float32 rounding of a zero) while BPTT's is not, on the first draw."""
         return (self.online_norm is not None and self.bptt_norm is not None
                 and judge.not_learning(self.online_norm, self.bptt_norm, self.zero_scale))
+
+    @property
+    def not_learning(self) -> bool:
+        """Zero on every draw that drives the weight: the first, and each other whose BPTT gradient is not zero."""
+        return self.zero_on_first_draw and all(ratio <= judge.ROUNDING for ratio in self.other_draws)
+
+    @property
+    def zero_on_some_draws(self) -> bool:
+        """Zero on the first draw, not on another that drives the weight: nothing is claimed of its gradient."""
+        return self.zero_on_first_draw and not self.not_learning
 
 
 @dataclass(frozen=True)
@@ -176,38 +193,55 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
         tolerance = settings.tolerance(longest.dtypes.get(key, "float32"))
         reference = longest.grads[key]
         measured = judge.online_gradient(online[PROBE_STEPS].grads, key, reference)
-        factor = None
+        factor: float | None = None
+        deviation: tuple[float, float] | None = None
         if key in first.grads and expectation(facts, weight, algorithm, 1).exact:
             at_one = online[1].grads.get(key)
             if at_one is not None:
-                factor = judge.scale(judge.metrics(at_one, first.grads[key]), tolerance)
+                at_first = judge.metrics(at_one, first.grads[key])
+                factor = judge.scale(at_first, tolerance)
+                if factor is None:
+                    # a first-step BPTT gradient round-off of a zero against the whole run's is compared with nothing
+                    deviation = judge.first_step_deviation(at_first, tolerance, tolerance * largest)
+                elif factor < 0:  # the opposite direction is a deviation, not another step size
+                    deviation = (-factor, -1.0)
+                    factor = None
         m = judge.metrics(measured, reference)
         zero_scale = tolerance * largest
         # against BPTT on this draw, whatever the algorithm promises: the other draws are measured below
         against = judge.decide(m, False, tolerance, settings.cosine_floor, zero_scale) is Verdict.AGAINST
         pointing = (m.cosine,) if against else ()  # a cosine below 0 is a finite number
         signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
-                                  zero_scale, factor, pointing))
-    if any(signal.draws for signal in signals):
+                                  zero_scale, factor, pointing, deviation))
+    if any(signal.draws or signal.zero_on_first_draw for signal in signals):
         signals = _on_other_draws(harness, learner, signals)
     return ProbeRun(algorithm, harness.batch, tuple(signals), seconds=time.perf_counter() - start)
 
 
 def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal]) -> list[LeafSignal]:
-    """A leaf whose online gradient points against BPTT's on the first draw, measured on the others."""
+    """A leaf whose online gradient points against BPTT's, or is zero, on the first draw, measured on the others:
+    a direction or a zero holds only where every draw says so (a spiking layer that one draw does not drive
+    gives a zero online gradient that the next draw does not)."""
     try:
         others = harness.other_draws(learner, [PROBE_STEPS], judge.DRAWS)
-    except Exception:  # noqa: BLE001 - a direction measured once is not claimed
-        return [replace(signal, draws=()) for signal in signals]
+    except Exception:  # noqa: BLE001 - a direction or a zero measured once is not claimed
+        return [replace(signal, draws=(), other_draws=(math.inf,) if signal.zero_on_first_draw else ())
+                for signal in signals]
     kept = []
     for signal in signals:
-        if signal.draws:
+        if signal.draws or signal.zero_on_first_draw:
             key = next(k for k in others[0][0][PROBE_STEPS].grads
                        if tuple(map(str, k[0])) == tuple(map(str, signal.weight)) and k[1] == signal.leaf)
-            cosines = list(signal.draws)
-            cosines.extend(judge.cosine_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key)
-                           for reference, online in others)
-            signal = replace(signal, draws=tuple(cosines))
+            if signal.draws:
+                cosines = list(signal.draws)
+                cosines.extend(judge.cosine_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key)
+                               for reference, online in others)
+                signal = replace(signal, draws=tuple(cosines))
+            if signal.zero_on_first_draw:
+                ratios = (judge.norm_ratio_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key,
+                                                   signal.zero_scale)
+                          for reference, online in others)
+                signal = replace(signal, other_draws=tuple(r for r in ratios if r is not None))
         kept.append(signal)
     return kept
 

@@ -1,0 +1,22 @@
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import MeasuredRule, ProbeFacts
+
+
+def explain(p: ProbeFacts) -> str:
+    return (f"{p.weight}'s online gradient under {p.algorithm} is not measured: over {p.steps} steps it was "
+            f"{p.zero} on the probe's first input draw while its BPTT gradient was not (norm {p.bptt_norm}), but "
+            f"{p.other_draws}, so the zero belongs to that draw (a spiking layer it does not drive), not to the "
+            f"weight; give the target inputs that drive the model, @etrace_lint.target(verify={{'inputs': ...}}), "
+            f"and run with --verify")
+
+
+RULE = MeasuredRule(
+    id="ETL417",
+    name="online-gradient-not-measured",
+    level=Level.NOTE,
+    summary=("Probe: a weight's online gradient is zero on one input draw and not on another that drives it, so "
+             "the probe claims nothing of it"),
+    tags=("probe", "gradient"),
+    opt_in_flag="--probe",
+    explain=explain,
+)
