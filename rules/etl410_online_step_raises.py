@@ -4,11 +4,17 @@ from etrace_lint.core.rule import MeasuredRule, ProbeFacts
 
 def explain(p: ProbeFacts) -> str:
     if p.parameter_shape:
-        return (f"the first online training step under {p.algorithm} raises: {p.weight} has shape "
-                f"{p.parameter_shape}, but the online gradient braintrace computes for it has shape "
-                f"{p.gradient_shape}, and JAX refuses a gradient of another shape than its parameter "
-                f"({p.exception}). The model compiles, so this shows only once training starts; give "
-                f"{p.weight} the shape {p.gradient_shape}")
+        raises = (f"the first online training step under {p.algorithm} raises: {p.weight} has shape "
+                  f"{p.parameter_shape}, but the online gradient braintrace computes for it has shape "
+                  f"{p.gradient_shape}, and JAX refuses a gradient of another shape than its parameter "
+                  f"({p.exception}). The model compiles, so this shows only once training starts; ")
+        if p.same_size:
+            return f"{raises}give {p.weight} the shape {p.gradient_shape}"
+        # no shape of the parameter has the gradient's size: the op's weight is a value computed from it
+        return (f"{raises}the ETP op's weight is not {p.weight}'s own value but one computed from it in the step "
+                f"(a product with another weight, say), whose whole gradient braintrace gives to {p.weight}: pass "
+                f"the op a ParamState's own value, for a factored weight one ETP op per factor "
+                f"(braintrace.matmul(braintrace.matmul(x, a), b)) or braintrace.nn.LoRA")
     return f"the model compiles, but its first online training step under {p.algorithm} raises {p.exception}: {p.text}"
 
 

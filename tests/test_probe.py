@@ -13,7 +13,7 @@ from in_process import run_cli
 
 import etrace_lint
 from etrace_lint.config.settings import EngineSettings
-from etrace_lint.core.findings import Level
+from etrace_lint.core.findings import Finding, Level, Location, Subject
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
 from etrace_lint.writers.properties import finding_properties
@@ -192,7 +192,7 @@ def test_a_weight_learning_against_bptt_on_every_draw_is_named_and_one_that_vari
 
 
 @pytest.mark.parametrize("name", ["synapse.py", "conv_bias.py", "zero.py", "against.py", "not_measured.py",
-                                  "deviates.py", "partly.py"])
+                                  "product.py", "deviates.py", "partly.py"])
 def test_probe_fixtures_report_exactly_their_marked_lines(name):
     # a synapse feeding a membrane in the same step doubles the input weight's gradient at one step;
     # the membrane reading the synapse's old value does not
@@ -239,3 +239,28 @@ def test_the_verdicts_of_weights_that_learn_partly_are_read_by_the_api():
     assert etrace_lint.check_target(f"{path}::two_uses").weights() == {"two-uses": {"w": "learns partly"}}
     plain = etrace_lint.check_target(f"{path}::plain_input").weights()["plain-input"]
     assert plain["w_in"] == ("does not learn" if OLD_LINE else "learns partly")
+
+
+def test_a_factored_weight_is_not_told_to_take_a_shape_it_cannot_have():
+    result = probed(fixture("probe", "product.py"))["factored"]
+    (raised,) = by_rule(result, "ETL410")
+    assert raised.line == marked("product.py", "ETL410")
+    # (4, 2) against a (4, 4) gradient: no shape of w_a has 16 elements and still multiplies w_b
+    assert "give w_a the shape" not in raised.message and "one ETP op per factor" in raised.message
+    # the step raises for the model: nothing says w_a learns online beside it
+    assert not by_rule(result, "ETL001")
+
+
+def test_a_model_whose_online_step_raises_has_no_weight_said_to_learn():
+    from etrace_lint.core.learning_graph import learning_graph
+    from etrace_lint.engine.evidence import one_verdict_per_weight
+
+    here = Location("/m.py", 3)
+    learns = [Finding("ETL001", Level.NOTE, f"{w} learns online: its matmul here drives h", "t", here,
+                      subject=Subject(weight=w, weight_path=(w,))) for w in ("w_a", "w_b")]
+    raised = Finding("ETL410", Level.ERROR, "the model compiles, but its first online training step raises", "t",
+                     Location("/m.py", 9))
+    kept = one_verdict_per_weight([*learns, raised])
+    assert [f.rule_id for f in kept] == ["ETL410"]
+    assert [(e.rule, e.weight) for e in kept[0].static_evidence] == [("ETL001", "w_a"), ("ETL001", "w_b")]
+    assert learning_graph("t", kept).weights() == {"w_a": "does not learn", "w_b": "does not learn"}

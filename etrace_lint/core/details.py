@@ -217,6 +217,7 @@ class StaticEvidence:
     message: str
     line: int | None  # None: a note the run only counted, never placed
     kind: str = ""  # the compiler record's kind, when the replaced finding was one (as braintrace named it)
+    weight: str = ""  # the weight the replaced finding was about, as the code names it ("" for none)
 
 
 _TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in (

@@ -211,6 +211,11 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
                     build.edge(op, build.node(f"state:{state}", "state", state), "plain" if plain else "drives")
                 if kind in _OUTPUT_KINDS:  # a readout: its op feeds the step's output, not a state
                     build.edge(op, build.node(OUTPUT, "output", "step output"), "bypass")
+        if not weight:  # a finding about the whole model (its online step raises) is about each weight it replaced
+            for replaced in dict.fromkeys(e.weight for e in finding.static_evidence if e.weight):
+                by_weight.setdefault(replaced, []).append(finding)
+                build.node(f"weight:{replaced}", "weight", replaced, index)
+                drawn = True
         if kind in _OUTPUT_KINDS and not weight:  # what reaches the output around the states
             build.node(OUTPUT, "output", "step output", index)
             drawn = True

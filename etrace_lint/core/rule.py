@@ -175,6 +175,7 @@ class ProbeFacts:
     text: str = ""  # its text, one line, paths by name
     parameter_shape: str = ""  # a shape mismatch: the parameter's shape and its gradient's
     gradient_shape: str = ""
+    same_size: bool = True  # the gradient has as many elements as the parameter (a reshape would fit it)
     static: str = ""  # what the static evidence it replaces said: "the compiler connects it to V (ETL001)"
     draws: str = ""  # a direction: the cosine with BPTT's on each input draw, "-0.99, -0.97 and -0.96 on 3 input draws"
     deviation: str = ""  # at the first step: "0.12x BPTT's norm, cosine 0.22"

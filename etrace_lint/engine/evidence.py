@@ -37,13 +37,19 @@ def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
     """``findings`` less those that a stronger finding about the same weight supersedes."""
     rules = all_rules()
     beaten: dict[StatePath, set[str]] = {}  # weight -> rule ids overridden for it
+    # rule ids overridden for every weight: a measurement about the whole model (its online step raises)
+    everywhere: set[str] = set()
     for finding in findings:
         rule = rules.get(finding.rule_id)
         weight = _weight(finding)
-        if rule is not None and rule.supersedes and weight is not None and is_whole_weight(finding):
+        if rule is None or not rule.supersedes:
+            continue
+        if weight is not None and is_whole_weight(finding):
             beaten.setdefault(weight, set()).update(rule.supersedes)
+        elif weight is None and isinstance(rule, MeasuredRule):
+            everywhere.update(rule.supersedes)
     findings = _said_unmeasured(_folded(findings, rules), rules)
-    if not beaten:
+    if not beaten and not everywhere:
         return findings
     dropped: dict[StatePath | None, list[Finding]] = {}
     kept = []
@@ -51,6 +57,8 @@ def one_verdict_per_weight(findings: list[Finding]) -> list[Finding]:
         weight = _weight(finding)
         if weight is not None and finding.rule_id in beaten.get(weight, ()):
             dropped.setdefault(weight, []).append(finding)
+        elif weight is not None and finding.rule_id in everywhere:
+            dropped.setdefault(None, []).append(finding)  # kept as the model-wide finding's evidence
         else:
             kept.append(finding)
     return [_with_evidence(f, dropped.get(_weight(f), []), rules) for f in kept]
@@ -139,7 +147,7 @@ def _with_evidence(finding: Finding, dropped: list[Finding], rules: Mapping[str,
     mine = [f for f in dropped if rule is not None and f.rule_id in rule.supersedes]
     if not mine:
         return finding
-    evidence = tuple(StaticEvidence(f.rule_id, f.message, f.line, _record_kind(f)) for f in mine)
+    evidence = tuple(StaticEvidence(f.rule_id, f.message, f.line, _record_kind(f), f.subject.weight) for f in mine)
     return replace(finding, static_evidence=evidence)
 
 

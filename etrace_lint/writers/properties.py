@@ -140,7 +140,8 @@ def _measured(measured: Measured) -> JsonObject:
 def _evidence(evidence: StaticEvidence) -> JsonObject:
     kind = {"braintraceKind": evidence.kind} if evidence.kind else {}
     line = {"line": evidence.line} if evidence.line is not None else {}
-    return {"rule": evidence.rule, **kind, "message": evidence.message, **line}
+    weight = {"weight": evidence.weight} if evidence.weight else {}
+    return {"rule": evidence.rule, **kind, **weight, "message": evidence.message, **line}
 
 
 def finding_properties(finding: Finding) -> JsonObject:

@@ -29,6 +29,10 @@ def _shape(shape: tuple[int, ...] | None) -> str:
     return "n/a" if shape is None else str(tuple(shape))
 
 
+def _size(shape: tuple[int, ...] | None) -> int | None:
+    return None if shape is None else math.prod(shape)
+
+
 def _number(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3g}"
 
@@ -92,7 +96,8 @@ class ProbeFindings:
             facts = ProbeFacts(run.algorithm, weight=display_name(weight) + failure.leaf,
                                exception=failure.exception, text=failure.text,
                                parameter_shape=_shape(failure.parameter_shape),
-                               gradient_shape=_shape(failure.gradient_shape))
+                               gradient_shape=_shape(failure.gradient_shape),
+                               same_size=_size(failure.parameter_shape) == _size(failure.gradient_shape))
             return self._finding(STEP_RAISES, facts, primary, related, details, self._subject(run, weight))
         text = plain_text(failure.text, self._states)
         facts = ProbeFacts(run.algorithm, exception=failure.exception, text=_sentence(text))
