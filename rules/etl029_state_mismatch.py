@@ -13,8 +13,11 @@ def explain(f: RecordFacts) -> str:
         return ("brainstate's global random state (brainstate.random.DEFAULT), which a layer such as "
                 "brainstate.nn.Dropout draws its mask from in the step, is not part of the model, so the compiler "
                 "added it for this trace; it carries no gradient and does not change which weights learn online. "
-                "Nothing needs to change (silence it with `# noqa: ETL029`); to keep the masks apart from the "
-                "global seed, draw them from a brainstate.random.RandomState the model creates itself")
+                "The probe and --verify set it to the same key before each online run and each BPTT run, so both "
+                "drop the same units; a harness of your own that compares them must reseed it too "
+                "(brainstate.random.seed) before each run, or its gradients differ by their masks. Nothing needs "
+                "to change (silence it with `# noqa: ETL029`); to keep the masks apart from the global seed, draw "
+                "them from a brainstate.random.RandomState the model creates itself")
     return (f"a {kind} the step uses is not part of the model (made inside update, or held outside its "
             f"modules); the compiler added it for this trace. Create it in __init__ or init_state")
 
