@@ -112,28 +112,44 @@ def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker
                 continue
             compared[steps] = _rows(online, reference, facts, settings, algorithm, steps, name, maker.device,
                                     harness.batch, harness.input_scale)
-        if any(row.verdict is Verdict.AGAINST for run_rows in compared.values() for row in run_rows):
+        if any(row.verdict in _CONFIRMED_ON_EVERY_DRAW for run_rows in compared.values() for row in run_rows):
             _tell(f"{name}: {algorithm} on {judge.DRAWS - 1} more input draws", progress)
             try:
-                compared = _confirm_direction(compared, bptt, harness.other_draws(learner, lengths, judge.DRAWS))
+                compared = _confirm_on_other_draws(compared, bptt, harness.other_draws(learner, lengths, judge.DRAWS))
             except Exception as exc:  # noqa: BLE001 - the model ran on the first draw; a direction stays unclaimed
-                compared = _confirm_direction(compared, bptt, [], f"the other input draws raised {describe(exc)}")
+                compared = _confirm_on_other_draws(compared, bptt, [], f"the other input draws raised {describe(exc)}")
         for steps, run_rows in compared.items():
             rows.extend(run_rows)
             findings.extend(_findings(run_rows, maker, algorithm, steps))
     return _once_per_weight(findings), rows
 
 
-def _confirm_direction(compared: dict[int, list[VerifyRow]], bptt: dict[int, GradientRun],
+# verdicts the first input draw alone does not decide
+_CONFIRMED_ON_EVERY_DRAW = (Verdict.AGAINST, Verdict.NOT_LEARNING)
+
+
+def _confirm_on_other_draws(compared: dict[int, list[VerifyRow]], bptt: dict[int, GradientRun],
                        others: list[tuple[dict[int, GradientRun], dict[int, GradientRun]]],
                        failed: str = "") -> dict[int, list[VerifyRow]]:
-    """Each row that points against BPTT on the first draw, measured on the other draws too: its cosines
-    are kept (``draws``), and it stays against BPTT only when every draw says so."""
+    """Each row that points against BPTT, or is zero, on the first draw, measured on the other draws too: a
+    direction's cosines are kept (``draws``), and it stays against BPTT only when every draw says so; a zero
+    stays one only when the online gradient is zero on every other draw that drives the weight (whose BPTT
+    gradient is not zero), else nothing is claimed of it (n/a)."""
     confirmed: dict[int, list[VerifyRow]] = {}
     for steps, run_rows in compared.items():
         keys = {(tuple(map(str, weight)), leaf): (weight, leaf) for weight, leaf in bptt[steps].grads}
         confirmed[steps] = []
         for row in run_rows:
+            if row.verdict is Verdict.NOT_LEARNING:
+                key = keys[(tuple(map(str, row.weight_path)), row.leaf)]
+                zero_elsewhere = not failed and all(
+                    ratio is None or ratio <= judge.ROUNDING
+                    for reference, online in others
+                    for ratio in [judge.norm_ratio_on_draw(
+                        reference[steps].grads, online[steps].grads, key,
+                        row.tolerance * judge.largest_norm(reference[steps].grads.values()))])
+                confirmed[steps].append(row if zero_elsewhere else replace(row, verdict=Verdict.VACUOUS))
+                continue
             if row.verdict is not Verdict.AGAINST:
                 confirmed[steps].append(row)
                 continue

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..analysis import braintrace_adapter as bt
 from ..analysis import jaxpr_view as jv
-from ..analysis.carried_states import carried_uses
+from ..analysis.carried_states import carried_past_traces, carried_uses
 from ..core.naming import StatePath, display_name, display_names
 
 if TYPE_CHECKING:  # annotations only
@@ -52,6 +52,7 @@ class GraphFacts:
         self.relations = bt.relation_views(context.graph)
         self.reaching_hidden = set(context.weights_reaching_hidden())
         self.carried = {use.weight: use for use in carried_uses(context)}
+        self.carried_past_trace = {use.weight: use for use in carried_past_traces(context)}
         self._flows: dict[tuple[jv.Var, ...], dict[jv.Var, bool]] = {}  # source vars -> var -> keeps positions
 
     def relations_of(self, weight: StatePath) -> list[bt.RelationView]:
@@ -97,6 +98,10 @@ def expectation(facts: GraphFacts, weight: StatePath, algorithm: str, steps: int
             return Expectation(False, f"its effect on later steps is carried in {display_name(carried.state)}, a "
                                       f"{carried.state_kind} the online gradient does not follow")
         return Expectation(True, "non-temporal: reaches the loss without passing through a hidden state")
+    past_trace = facts.carried_past_trace.get(tuple(weight))
+    if past_trace is not None:
+        return Expectation(False, f"its effect on later steps is also carried in {display_name(past_trace.state)}, a "
+                                  f"{past_trace.state_kind} the online gradient does not follow")
     if algorithm not in EXACT_ALGORITHMS:
         return Expectation(False, f"{algorithm} factorises the eligibility trace")
     for relation in relations:
