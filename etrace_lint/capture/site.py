@@ -9,7 +9,7 @@ from types import FrameType
 
 from ..core.findings import Location
 from ..core.json_types import JsonObject
-from ..core.places import source_path
+from ..core.places import cell_name, source_path
 from ..core.positions import is_pseudo_file
 from ..discovery.discover import TargetSpec
 from ..running.isolation import is_installed
@@ -88,4 +88,6 @@ def site_of_call(algorithm: str, start: FrameType | None = None) -> CaptureSite:
     frame = user_frame(start if start is not None else sys._getframe(1))
     if frame is None:  # compiled from inside a library: the outermost frame is still the program's
         return CaptureSite(os.path.abspath(sys.argv[0] or "<program>"), 1, 1, algorithm)
-    return CaptureSite(source_path(frame.f_code.co_filename), frame.f_lineno, _column(frame), algorithm)
+    path, line = source_path(frame.f_code.co_filename), frame.f_lineno
+    cell = cell_name(path)  # a cell of this process's IPython: named as its tracebacks name the line
+    return CaptureSite(path, line, _column(frame), algorithm, f"{cell}, line {line}" if cell else "")

@@ -15,7 +15,6 @@ it is linted again, as the class it builds may have changed.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from types import FrameType
@@ -24,11 +23,9 @@ from typing import TYPE_CHECKING
 from ..api import CheckResult
 from ..capture import hooks
 from ..capture.handover import Capture
-from ..capture.site import CaptureSite
 from ..config.pyproject import load_settings, search_start
 from ..config.settings import Settings
 from ..core.learning_graph import graphs_by_target
-from ..core.places import cell_name
 from ..policy.scope import stage_settings
 from .collect import CompileLinter, LintedModel, policy_outcome
 
@@ -59,17 +56,12 @@ class NotebookLinter:
         if not (self.on and self.armed):
             return
         seen = len(self.linter.models)
-        model = self.linter.lint(dataclasses.replace(capture, site=self._site(capture.site)))
+        model = self.linter.lint(capture)
         if len(self.linter.models) > seen:
             # IPython's display machinery: only once a cell compiles a model (the module loads outside IPython too)
             from IPython.display import display
 
             display(self.result(model))  # type: ignore[no-untyped-call]
-
-    def _site(self, site: CaptureSite) -> CaptureSite:
-        cell = cell_name(site.path)
-        # named as IPython names the cell in a traceback: "Cell In[3], line 4 (D_RTRL)"
-        return dataclasses.replace(site, name=f"{cell}, line {site.line}") if cell else site
 
     def result(self, model: LintedModel) -> CheckResult:
         outcome = policy_outcome([model], self.stages.policy)
