@@ -21,6 +21,7 @@ from .config.settings import PolicySettings, Settings
 from .core.findings import Finding, Level, Location, ToolError
 from .core.json_types import JsonObject
 from .core.learning_graph import LearningGraph, graphs_by_target
+from .core.places import place, source_path
 from .discovery.discover import TargetSpec, discover
 from .policy.decide import apply_policy
 from .policy.scope import stage_settings
@@ -28,9 +29,13 @@ from .writers.html import render_report
 
 
 def finding_line(finding: Finding, root: str = "") -> str:
-    """``path:line:col: ETL201 message [model]``, as the text output prints it."""
-    path = os.path.relpath(finding.path, root) if root and finding.path.startswith(root) else finding.path
-    return f"{path}:{finding.line}:{finding.location.column}: {finding.rule_id} {finding.message} [{finding.target}]"
+    """``path:line:col: ETL201 message [model]``, as the text output prints it (an IPython cell's place
+    as IPython names it: ``Cell In[3], line 1: ETL201 ...``)."""
+    def shown(path: str) -> str:
+        return os.path.relpath(path, root) if root and path.startswith(root) else path
+
+    where = place(finding.path, finding.line, finding.location.column, shown)
+    return f"{where}: {finding.rule_id} {finding.message} [{finding.target}]"
 
 
 class FindingList(list[Finding]):
@@ -161,7 +166,7 @@ def _caller() -> tuple[str, int]:
         frame = frame.f_back
     if frame is None:
         return os.getcwd(), 1
-    return os.path.abspath(frame.f_code.co_filename), frame.f_lineno
+    return source_path(frame.f_code.co_filename), frame.f_lineno
 
 
 def check(model: object, *inputs: object, name: str | None = None, batch_size: int | None = None,

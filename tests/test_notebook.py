@@ -26,6 +26,8 @@ def test_a_notebook_shows_the_report_of_check(tmp_path):
                             resources={"metadata": {"path": str(tmp_path)}}).execute()
     gru, examples = (cell.outputs[0]["data"] for cell in notebook.cells[1:])
     assert "CheckResult(1 model" in gru["text/plain"]
+    # a model built inside the library is placed on the cell's line that called check, named as IPython names it
+    assert "\n  Cell In[2], line 1: ETL005 Wr.weight " in gru["text/plain"], gru["text/plain"]
     assert gru["text/html"].startswith('<div class="etl-report" id="r')
     # both reports on one page, as the notebook shows them
     page = tmp_path / "notebook.html"

@@ -11,13 +11,13 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
-import os
 import textwrap
 from collections.abc import Hashable
 from typing import Any
 
 from ..core.findings import Location
 from ..core.naming import StatePath
+from ..core.places import source_path
 from . import jaxpr_view as jv
 
 
@@ -30,7 +30,7 @@ def _class_span(cls: type) -> tuple[str, int, int] | None:
         lines, start = inspect.getsourcelines(cls)
     except (OSError, TypeError):
         return None
-    return os.path.abspath(path), start, start + len(lines) - 1
+    return source_path(path), start, start + len(lines) - 1
 
 
 def _self_assignments(span: tuple[str, int, int]) -> dict[str, tuple[str, int]]:

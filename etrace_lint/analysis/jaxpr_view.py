@@ -24,6 +24,7 @@ from jax.extend.core import JaxprEqn as JaxprEqn  # the equation type, for the m
 from jax.extend.core import Literal as Literal
 from jax.extend.core import Var as Var
 
+from ..core.places import source_path
 from ..core.positions import character_column, frame_position, is_pseudo_file, traceback_position
 
 JaxprLike: TypeAlias = Jaxpr | ClosedJaxpr  # JAX is folding ClosedJaxpr into Jaxpr: either
@@ -96,7 +97,7 @@ def _file_kind(path: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _absolute(path: str) -> str:
-    return os.path.abspath(path)
+    return source_path(path)  # a terminal IPython cell keeps its name: its lines are known by it
 
 
 class _TracebackFrame(NamedTuple):
@@ -177,7 +178,7 @@ def user_frame_of_exception(exc: BaseException) -> SourceFrame | None:
         while tb is not None:
             path = tb.tb_frame.f_code.co_filename
             if not is_library_file(path):
-                best = SourceFrame(os.path.abspath(path), *traceback_position(tb))
+                best = SourceFrame(_absolute(path), *traceback_position(tb))
             tb = tb.tb_next
         if best is not None:
             return best

@@ -9,6 +9,7 @@ from types import FrameType
 
 from ..core.findings import Location
 from ..core.json_types import JsonObject
+from ..core.places import cell_name, source_path
 from ..core.positions import is_pseudo_file
 from ..discovery.discover import TargetSpec
 from ..running.isolation import is_installed
@@ -82,14 +83,11 @@ def user_frame(start: FrameType | None = None) -> FrameType | None:
     return frame
 
 
-def _file(code_file: str) -> str:
-    """The frame's file, absolute; a terminal IPython cell keeps the name IPython knows the cell by."""
-    return code_file if code_file.startswith("<") else os.path.abspath(code_file)
-
-
 def site_of_call(algorithm: str, start: FrameType | None = None) -> CaptureSite:
     """The capture site of a compile called (through any library frames) from the user's code."""
     frame = user_frame(start if start is not None else sys._getframe(1))
     if frame is None:  # compiled from inside a library: the outermost frame is still the program's
         return CaptureSite(os.path.abspath(sys.argv[0] or "<program>"), 1, 1, algorithm)
-    return CaptureSite(_file(frame.f_code.co_filename), frame.f_lineno, _column(frame), algorithm)
+    path, line = source_path(frame.f_code.co_filename), frame.f_lineno
+    cell = cell_name(path)  # a cell of this process's IPython: named as its tracebacks name the line
+    return CaptureSite(path, line, _column(frame), algorithm, f"{cell}, line {line}" if cell else "")

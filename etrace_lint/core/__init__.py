@@ -8,6 +8,7 @@
   ``etrace_lint.rules``;
 - :mod:`.positions`, :mod:`.naming`, :mod:`.wording`: columns, the names a modeller recognises, how
   library and exception texts are shown;
+- :mod:`.places`: a place as the outputs name it, ``path:line:col`` or IPython's ``Cell In[3], line 1``;
 - :mod:`.sizes`: bytes as people write and read them (``"4GiB"``);
 - :mod:`.exit_codes`, :mod:`.marker` (the ``@etrace_lint.target`` decorator) and
   :mod:`.learning_graph` (the weights -> ops -> hidden states picture read off the findings).

@@ -3,6 +3,11 @@
 The result is a :class:`~etrace_lint.api.CheckResult`, as ``etrace_lint.check`` returns: in Jupyter
 the HTML report with the model's learning graph, in a terminal its text. ``%etrace_lint off`` stops
 linting, ``%etrace_lint on`` starts again; ``%unload_ext etrace_lint`` puts braintrace back as it was.
+Places in cells read as IPython's tracebacks name them, ``Cell In[3], line 1``
+(:mod:`etrace_lint.core.places`).
+
+IPython runs a file of inputs (``ipython train.ipy``, ``%run train.ipy``) as one cell: there the lines
+after ``%load_ext etrace_lint`` are the later inputs, and their compiles are linted.
 
 A model compiled again in the same cell (a loop over epochs) is shown once; run the cell again and
 it is linted again, as the class it builds may have changed.
@@ -10,14 +15,14 @@ it is linted again, as the class it builds may have changed.
 
 from __future__ import annotations
 
-import dataclasses
 import os
+import sys
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from ..api import CheckResult
 from ..capture import hooks
 from ..capture.handover import Capture
-from ..capture.site import CaptureSite
 from ..config.pyproject import load_settings, search_start
 from ..config.settings import Settings
 from ..core.learning_graph import graphs_by_target
@@ -36,7 +41,7 @@ class NotebookLinter:
     def __init__(self, ipython: InteractiveShell):
         self.ipython = ipython
         self.on = True
-        self.armed = False  # a cell after the one that loaded the extension has started
+        self.armed = _running_a_file(ipython)  # a later input has started: a later cell, or a file's later line
         self.settings = _settings()
         self.stages = stage_settings(self.settings, every_note=True)
         self.linter = CompileLinter(self.stages.engine,
@@ -51,17 +56,12 @@ class NotebookLinter:
         if not (self.on and self.armed):
             return
         seen = len(self.linter.models)
-        model = self.linter.lint(dataclasses.replace(capture, site=self._site(capture.site)))
+        model = self.linter.lint(capture)
         if len(self.linter.models) > seen:
             # IPython's display machinery: only once a cell compiles a model (the module loads outside IPython too)
             from IPython.display import display
 
             display(self.result(model))  # type: ignore[no-untyped-call]
-
-    def _site(self, site: CaptureSite) -> CaptureSite:
-        count = getattr(getattr(self.ipython, "compile", None), "_filename_map", {}).get(site.path)
-        # named as IPython names the cell in a traceback: "Cell In[3], line 4 (D_RTRL)"
-        return dataclasses.replace(site, name=f"Cell In[{count}], line {site.line}") if count else site
 
     def result(self, model: LintedModel) -> CheckResult:
         outcome = policy_outcome([model], self.stages.policy)
@@ -85,6 +85,16 @@ def _settings() -> Settings:
     """``[tool.etrace-lint]`` found from the notebook's folder, every note kept: the graph needs them."""
     settings = load_settings(search_start([os.getcwd()]))
     return settings.with_values({"show_info": True}, "the notebook's view (the graph needs every note)")
+
+
+def _running_a_file(ipython: InteractiveShell) -> bool:
+    """Whether IPython is running a file of inputs (``ipython train.ipy``, ``%run train.ipy``): it runs the
+    whole file as one cell, silently, so no later cell starts and ``pre_run_cell`` is never triggered."""
+    run_file = getattr(type(ipython).safe_execfile_ipy, "__code__", None)
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code is not run_file:
+        frame = frame.f_back
+    return frame is not None
 
 
 _loaded: dict[str, NotebookLinter] = {}

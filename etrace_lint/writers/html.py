@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import linecache
 import os
 import uuid
 from collections import Counter
@@ -31,6 +32,7 @@ from ..core.learning_graph import (
     Node,
     graphs_by_target,
 )
+from ..core.places import cell_name, place
 from .html_advice import CSS as ADVICE_CSS
 from .html_advice import advice_section, rows_for
 from .html_assets import CSS, JS
@@ -105,13 +107,18 @@ class _Paths:
         rel = os.path.relpath(path, self.root)
         return path if rel.startswith("..") else rel.replace(os.sep, "/")
 
+    def where(self, path: str, line: int, column: int | None = None) -> str:
+        return place(path, line, column, self.rel)
+
     def source(self, path: str) -> list[str] | None:
         if path not in self.lines:
             try:
                 with open(path, encoding="utf-8") as handle:
                     self.lines[path] = handle.read().splitlines()
             except (OSError, UnicodeDecodeError):
-                self.lines[path] = None
+                # an IPython cell is no file: IPython keeps its lines in linecache, under the cell's code name
+                cell = linecache.getlines(path) if cell_name(path) else []
+                self.lines[path] = [line.rstrip("\n") for line in cell] or None
         return self.lines[path]
 
 
@@ -153,7 +160,7 @@ def _weights_summary(graph: LearningGraph) -> str:
 
 def _tool_errors(tool_errors: Sequence[ToolError], paths: _Paths) -> str:
     items = "".join(f'<li class="level-error">{esc(e.target)}: {esc(e.message)} '
-                    f"<span class=muted>({esc(paths.rel(e.location.path))}:{e.location.line})</span></li>"
+                    f"<span class=muted>({esc(paths.where(e.location.path, e.location.line))})</span></li>"
                     for e in tool_errors)
     return f'<h2>Tool errors</h2><ul class="tool-errors">{items}</ul>'
 
@@ -254,8 +261,8 @@ def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, pa
     blockers = "".join(f' &middot; kept from learning by <a class="to-blocker" href="#{prefix}-n{places[b.id]}">'
                        f"{esc(b.label)}</a>" for b in blocked_by.get(index, ()))
     loc = finding.location
-    where = f"{paths.rel(loc.path)}:{loc.line}:{loc.column}"
-    related = "".join(f"<li>{esc(r.label or 'related')}: <code>{esc(paths.rel(r.path))}:{r.line}</code></li>"
+    where = paths.where(loc.path, loc.line, loc.column)
+    related = "".join(f"<li>{esc(r.label or 'related')}: <code>{esc(paths.where(r.path, r.line))}</code></li>"
                       for r in finding.related)
     suppressed = f' <span class="muted">(suppressed: {esc(finding.suppressed)})</span>' if finding.suppressed else ""
     return (f'<div class="finding level-{finding.level.value}" id="{prefix}-f{index}" '
@@ -273,7 +280,7 @@ def _loose(card_id: str, finding: Finding, paths: _Paths) -> str:
     return (f'<div class="finding level-{finding.level.value}" id="{card_id}" data-rule="{esc(finding.rule_id)}" '
             f'data-level="{finding.level.value}"><div><code class="level-{finding.level.value}">'
             f'{esc(finding.rule_id)}</code> <span class="msg">{esc(finding.message)}</span></div>'
-            f'<div class="muted"><code>{esc(paths.rel(loc.path))}:{loc.line}:{loc.column}</code></div>'
+            f'<div class="muted"><code>{esc(paths.where(loc.path, loc.line, loc.column))}</code></div>'
             f"{_excerpt(loc.path, loc.line, paths)}</div>")
 
 

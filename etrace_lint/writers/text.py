@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence, TextIO
 
 from ..core.findings import Finding, Level, Location
+from ..core.places import place
 from .advice_table import format_advice_table
 from .run_info import RunInfo
 from .statistics import rule_counts
@@ -68,7 +69,7 @@ def write_statistics(outcome: Outcome, info: RunInfo, stream: TextIO, summary: b
 
 
 def _where(loc: Location, info: RunInfo) -> str:
-    return f"{info.relpath(loc.path)}:{loc.line}:{loc.column}"
+    return place(loc.path, loc.line, loc.column, info.relpath)
 
 
 def _write_tool_errors(outcome: Outcome, info: RunInfo, stream: TextIO) -> None:
