@@ -9,6 +9,7 @@ from etrace_lint.core.findings import Finding, Fix, Level, Subject
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Fixable, Hit, SourceTexts
+from etrace_lint.core.weight_verdict import WeightVerdict
 from etrace_lint.fixes.etp import etp_fix
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -111,6 +112,7 @@ RULE = AnalysisRule(
     id="ETL201",
     name="weight-through-plain-op",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary=("A weight reaches a hidden state through a plain JAX op instead of an ETP op, so that path gets "
              "no online gradient"),
     tags=("learning", "analysis"),
