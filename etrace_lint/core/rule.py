@@ -65,16 +65,29 @@ class ErrorMatch:
         return raised_in.startswith(self.origin)
 
 
+class Site(Protocol):
+    """An equation of the step as the analysis hands it out (``analysis/jaxpr_view.EqnSite``, which the core
+    does not import): what a :class:`Hit` is on. A use's ``site`` from the context is one."""
+
+    @property
+    def primitive(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class Hit(Generic[V]):
     """What a check of ours found, before it is located and turned into a Finding: its violation (the
-    facts, which word the message), and where it is."""
+    facts, which word the message), and where it is.
+
+    The finding lands on ``eqn``'s line when it has one, else on the first line that applies ``weight_path``
+    (an ETP op first; where the step applies the weight nowhere, the line that creates it), else on the line
+    that creates ``state_path``, else on the target's factory. Each of ``related`` is shown under its label,
+    on its equation's line or on the line that creates its state; one that cannot be placed is left out."""
 
     violation: V
     weight_path: StatePath | None = None
     state_path: StatePath | None = None
-    eqn: object = None  # the analysis's EqnSite (or a bare equation) the hit is on, which the core does not name
-    related: tuple[tuple[str, object], ...] = ()  # (label, EqnSite or state path)
+    eqn: Site | None = None
+    related: tuple[tuple[str, Site | StatePath], ...] = ()  # (label, an equation or a state's path)
     subject: Subject = NO_SUBJECT  # what the finding is about; its weight comes from ``weight_path``
 
     @property
