@@ -48,3 +48,20 @@ def test_the_reference_is_a_page_of_the_site():
         assert "development/context.md" in handle.read()
     table = context_facts.context_reference(REPO)
     assert "| `weight_paths` | `dict[StatePath, list[jv.Var]]` | The weights the step reads." in table
+
+
+def test_only_the_adapter_imports_braintrace_in_the_analysis():
+    # the page's promise: a braintrace release that moves its internals is absorbed in one package
+    import ast
+    import glob
+
+    importing = []
+    for path in glob.glob(os.path.join(REPO, "etrace_lint", "analysis", "*.py")):
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            if any(name == "braintrace" or name.startswith("braintrace.") for name in names):
+                importing.append(os.path.basename(path))
+    assert not importing, importing

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 import brainstate
-import braintrace
 
 from ..config.settings import EngineSettings
 from ..core.findings import Level
@@ -240,8 +239,8 @@ class AnalysisContext:
         if owner is None:
             return OwnerLayer()
         cls = type(owner)
-        return OwnerLayer(cls.__name__, cls.__module__, etp_layer_for(owner), library_layer(owner),
-                          getattr(braintrace.nn, cls.__name__, None) is cls, public_name(cls))
+        return OwnerLayer(cls.__name__, cls.__module__, bt.etp_layer_for(owner), library_layer(owner),
+                          bt.in_braintrace_nn(cls), public_name(cls))
 
     def weights_reaching_hidden(self) -> dict[StatePath, list[StatePath]]:
         """ParamState path -> hidden state paths whose new value depends on it."""
@@ -386,7 +385,7 @@ class OwnerLayer:
 
     class_name: str = ""  # empty: no object of the model holds the weight
     module: str = ""  # where its class is defined
-    etp_twin: str = ""  # the braintrace.nn layer that does the same through an ETP op (:func:`etp_layer_for`)
+    etp_twin: str = ""  # the braintrace.nn layer that does the same through an ETP op (the adapter's ``etp_layer_for``)
     library: str = ""  # how a user imports it when another library defines it (:func:`library_layer`)
     in_braintrace_nn: bool = False  # braintrace.nn re-exports this very class
     public_name: str = ""  # how a user imports its class, whoever defines it: ``brainpy.state.Readout``
@@ -401,22 +400,6 @@ def owner_module(model: object, path: StatePath) -> object:
         except (KeyError, IndexError, TypeError, AttributeError):
             return None
     return node
-
-
-def etp_layer_for(layer: object) -> str:
-    """``braintrace.nn.Linear`` for a ``brainstate.nn.Linear``: the layer of braintrace.nn with the same
-    name as a plain layer of another library, which does the same through an ETP op.
-
-    braintrace.nn re-exports many of brainstate's layers (``braintrace.nn.LayerNorm`` *is*
-    ``brainstate.nn.LayerNorm``): a name found there is a twin only when it is another class, one
-    braintrace defines itself."""
-    cls = type(layer)
-    if layer is None or cls.__module__.startswith("braintrace"):
-        return ""
-    twin = getattr(braintrace.nn, cls.__name__, None)
-    if not isinstance(twin, type) or twin is cls or issubclass(cls, twin):
-        return ""
-    return f"braintrace.nn.{cls.__name__}" if twin.__module__.startswith("braintrace") else ""
 
 
 def library_layer(layer: object) -> str:
