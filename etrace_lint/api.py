@@ -82,10 +82,12 @@ class CheckResult:
         return FindingList(f for f in self.findings if f.level is level and not f.suppressed)
 
     def weights(self) -> dict[str, dict[str, str]]:
-        """Per model, each weight's state: ``{"net": {"w_rec": "does not learn", "w": "learns partly"}}``
-        (``etrace_lint.core.learning_graph``: learns, learns partly, same-step only, learns within each window,
-        does not learn, wrong online gradient, learns against BPTT, no verdict)."""
-        return {graph.target: graph.weights() for graph in self.graphs}
+        """Per model, each weight's state: ``{"net": {"w_rec": "does not learn", "w": "learns partly"}}``, the
+        value of a ``etrace_lint.core.weight_verdict.WeightVerdict`` (learns, learns within each window, learns
+        approximately, learns a whole multiple, learns partly, learns against BPTT, does not learn, not finite,
+        refused, step raises, not measured): the strongest claim of the weight's findings."""
+        return {graph.target: {weight: verdict.value for weight, verdict in graph.weights().items()}
+                for graph in self.graphs}
 
     def __repr__(self) -> str:
         lines = [finding_line(f, self.root) for f in self.findings]

@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -11,6 +12,7 @@ RULE = RecordRule(
     id="ETL001",
     name="relation-included",
     level=Level.NOTE,
+    says=WeightVerdict.LEARNS,
     summary="A weight is connected to the hidden states it drives and will learn online",
     tags=('compiler', 'learning'),
     kinds=("relation_included",),

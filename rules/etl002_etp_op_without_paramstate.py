@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -19,6 +20,7 @@ RULE = RecordRule(
     id="ETL002",
     name="etp-op-without-paramstate",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary="An ETP op's trainable input does not come from any ParamState, so nothing is trained through it",
     tags=('compiler', 'learning'),
     kinds=("relation_excluded_no_paramstate",),

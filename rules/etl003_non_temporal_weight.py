@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -17,6 +18,7 @@ RULE = RecordRule(
     id="ETL003",
     name="non-temporal-weight",
     level=Level.NOTE,
+    says=WeightVerdict.LEARNS,
     summary="A weight's ETP op reaches no hidden state; it is trained only through same-step gradients",
     tags=('compiler', 'learning'),
     kinds=("relation_excluded_non_temporal",),

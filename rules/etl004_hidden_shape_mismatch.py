@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -14,6 +15,7 @@ RULE = RecordRule(
     id="ETL004",
     name="hidden-shape-mismatch",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary="An ETP op's output does not broadcast with the hidden state it reaches, so the connection is dropped",
     tags=('compiler', 'learning'),
     kinds=("relation_excluded_shape_mismatch",),

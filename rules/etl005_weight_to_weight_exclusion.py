@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -18,6 +19,7 @@ RULE = RecordRule(
     id="ETL005",
     name="weight-to-weight-exclusion",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary=("A weight reaches its hidden state only through another trainable ETP op, so it is excluded "
              "from online learning"),
     tags=("compiler", "learning"),

@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -13,6 +14,7 @@ RULE = RecordRule(
     id="ETL006",
     name="partial-path",
     level=Level.WARNING,
+    says=WeightVerdict.PARTLY,
     summary=("A weight reaches a hidden state both directly and through another trainable ETP op; the "
              "indirect part of its gradient is missing"),
     tags=('compiler', 'learning'),

@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -12,6 +13,7 @@ RULE = RecordRule(
     id="ETL012",
     name="sliced-weight-in-scan",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary=("A scan iterates over a stacked trainable weight; its slices cannot be attributed and the "
              "weight is excluded"),
     tags=('compiler', 'control-flow', 'learning'),

@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -14,6 +15,7 @@ RULE = RecordRule(
     id="ETL015",
     name="scan-weights-not-learning",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary="Weights used inside a descended scan through plain ops produce no ETP relation and do not learn online",
     tags=('compiler', 'control-flow', 'learning'),
     kinds=("scan_descent_no_relations",),

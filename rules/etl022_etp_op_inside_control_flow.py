@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -12,6 +13,7 @@ RULE = RecordRule(
     id="ETL022",
     name="etp-op-inside-control-flow",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary="An ETP op inside a scan/while/cond body that the compiler could not flatten is excluded",
     tags=('compiler', 'control-flow', 'learning'),
     kinds=("primitive_inside_control_flow",),

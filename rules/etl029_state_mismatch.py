@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -26,6 +27,7 @@ RULE = RecordRule(
     id="ETL029",
     name="state-mismatch",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary="The states seen while tracing differ from the states of the model",
     tags=('compiler', 'state'),
     kinds=("state_mismatch",),

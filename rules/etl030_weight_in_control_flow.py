@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -12,6 +13,7 @@ RULE = RecordRule(
     id="ETL030",
     name="weight-in-control-flow",
     level=Level.ERROR,
+    says=WeightVerdict.ZERO,
     summary="A weight is used inside a control-flow region the compiler cannot trace through",
     tags=('compiler', 'control-flow', 'error'),
     kinds=("weight_in_control_flow",),

@@ -9,6 +9,7 @@ from etrace_lint.core.findings import Finding, Fix, Level, Subject
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Fixable, Hit, SourceTexts
+from etrace_lint.core.weight_verdict import WeightVerdict
 from etrace_lint.fixes.etp import etp_fix
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -27,14 +28,6 @@ _ETP_FOR_SPARSE = ("braintrace.nn.SparseLinear (a brainunit.sparse CSR or COO ma
                    "braintrace.sparse_matmul) in place of this sparse op")
 
 
-def _public_module(module: str) -> str:
-    """Where users import a class from: its module's path up to the first private part
-    (``brainpy.state._readout`` -> ``brainpy.state``)."""
-    parts = module.split(".")
-    first_private = next((i for i, part in enumerate(parts) if part.startswith("_")), len(parts))
-    return ".".join(parts[:first_private] or parts[:1])
-
-
 def _fix(context: AnalysisContext, use: PlainUse, weight: str) -> tuple[str, str]:
     """Where the fix goes: the layer that owns the weight when a braintrace twin of it exists,
     else the op on this line; and the twin, if any."""
@@ -43,8 +36,7 @@ def _fix(context: AnalysisContext, use: PlainUse, weight: str) -> tuple[str, str
     created = context.locator.of_state(use.weight)
     where = f" (created on line {created.line})" if created is not None else ""
     if twin:
-        plain = f"{_public_module(owner.module)}.{owner.class_name}"
-        return f"make {weight}'s layer a {twin} instead of a {plain}{where}", twin
+        return f"make {weight}'s layer a {twin} instead of a {owner.public_name}{where}", twin
     op = use.site.primitive
     library = owner.library
     if library and not _SPARSE_OP.search(op):
@@ -111,6 +103,7 @@ RULE = AnalysisRule(
     id="ETL201",
     name="weight-through-plain-op",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary=("A weight reaches a hidden state through a plain JAX op instead of an ETP op, so that path gets "
              "no online gradient"),
     tags=("learning", "analysis"),

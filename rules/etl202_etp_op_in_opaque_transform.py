@@ -8,6 +8,7 @@ from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -50,6 +51,7 @@ RULE = AnalysisRule(
     id="ETL202",
     name="etp-op-in-opaque-transform",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary="An ETP op inside jax.checkpoint, custom_jvp or custom_vjp is silently ignored by the compiler",
     tags=("learning", "analysis", "control-flow"),
     violations=(OpaqueTransformEtpOp,),

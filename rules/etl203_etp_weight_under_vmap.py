@@ -7,7 +7,8 @@ from etrace_lint.core.details import NamesHiddenStates, Violation
 from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
-from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.rule import AnalysisRule, Blocker, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 from etrace_lint.core.wording import plain_text
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -65,6 +66,8 @@ RULE: AnalysisRule[DecomposedUnderVmap | VmapWarning] = AnalysisRule(
     id="ETL203",
     name="etp-weight-under-vmap",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
+    blocker=Blocker("op decomposed under vmap"),
     summary=("An ETP op mapped over by vmap with its weight batched is decomposed into plain ops, and its "
              "weight does not learn"),
     tags=("learning", "analysis"),

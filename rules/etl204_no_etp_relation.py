@@ -8,6 +8,7 @@ from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -78,6 +79,7 @@ RULE = AnalysisRule(
     id="ETL204",
     name="no-etp-relation",
     level=Level.WARNING,
+    says=WeightVerdict.REFUSED,
     summary="No weight is connected to a hidden state by an ETP op, so braintrace.compile refuses the model and "
             "nothing learns online",
     tags=("learning", "analysis"),

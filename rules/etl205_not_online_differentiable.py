@@ -8,6 +8,7 @@ from etrace_lint.core.details import Violation
 from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 from etrace_lint.core.wording import exception_line
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
@@ -62,6 +63,7 @@ RULE = AnalysisRule(
     id="ETL205",
     name="not-online-differentiable",
     level=Level.ERROR,
+    says=WeightVerdict.STEP_RAISES,
     summary="The model compiles but one online (D-RTRL) gradient step cannot be built",
     tags=("learning", "analysis", "error"),
     violations=(OnlineStepFails,),

@@ -8,6 +8,7 @@ from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -48,6 +49,7 @@ RULE = AnalysisRule(
     id="ETL206",
     name="weight-through-untraced-state",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary="A weight's ETP op output is stored in a state the compiler does not follow (not a HiddenState) "
             "before it reaches a hidden state, so the weight gets no online gradient",
     tags=("learning", "analysis"),

@@ -7,7 +7,8 @@ from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
-from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.rule import AnalysisRule, Blocker, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -51,6 +52,8 @@ RULE = AnalysisRule(
     id="ETL207",
     name="mean-subtracted-etp-output",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
+    blocker=Blocker("mean subtracted", at="the mean is subtracted here"),
     summary="A connected weight's ETP op output is mean-subtracted (a layer norm) before the hidden state, so its "
             "eligibility trace, and its online gradient, is exactly zero",
     tags=("learning", "analysis"),

@@ -8,6 +8,7 @@ from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -47,6 +48,7 @@ RULE = AnalysisRule(
     id="ETL208",
     name="hidden-update-unread",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary="A connected weight's hidden states are updated after the step's output is computed, so under "
             "vjp_method='single-step' its online gradient is exactly zero",
     tags=("learning", "analysis"),

@@ -8,6 +8,7 @@ from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -42,6 +43,8 @@ RULE = AnalysisRule(
     id="ETL209",
     name="readout-without-gradient",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
+    output_only=True,
     summary="On braintrace 0.2.6, a weight that reaches no hidden state (a readout) gets no online gradient under "
             "single-step algorithms",
     tags=("learning", "analysis"),

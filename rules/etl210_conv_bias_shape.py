@@ -8,6 +8,7 @@ from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -56,6 +57,7 @@ RULE = AnalysisRule(
     id="ETL210",
     name="conv-bias-shape",
     level=Level.ERROR,
+    says=WeightVerdict.STEP_RAISES,
     summary="A convolution ETP op's bias is not one value per channel, so the first online gradient step of "
             "D-RTRL and the other per-parameter algorithms raises",
     tags=("learning", "analysis", "error"),

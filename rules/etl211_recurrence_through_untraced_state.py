@@ -8,6 +8,7 @@ from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -51,6 +52,7 @@ RULE = AnalysisRule(
     id="ETL211",
     name="recurrence-through-untraced-state",
     level=Level.WARNING,
+    says=WeightVerdict.APPROXIMATE,
     summary="A weight's ETP op output is carried to the next step in a state the compiler does not follow, so its "
             "online gradient leaves out that path into later steps and is not BPTT's",
     tags=("learning", "analysis"),

@@ -7,7 +7,8 @@ from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
-from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.rule import AnalysisRule, Blocker, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -55,6 +56,8 @@ RULE = AnalysisRule(
     id="ETL212",
     name="learning-signal-crosses-while",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
+    blocker=Blocker("while loop cuts the learning signal", at="the learning signal is cut at this loop"),
     summary="A connected weight's hidden states reach the step's output only through a hidden-producing while "
             "loop, whose inputs braintrace detaches, so its online gradient is exactly zero",
     tags=("learning", "analysis", "control-flow"),

@@ -8,6 +8,7 @@ from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name, joined
 from etrace_lint.core.rule import AnalysisRule, Hit
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
     from etrace_lint.analysis.context import AnalysisContext
@@ -50,6 +51,7 @@ RULE = AnalysisRule(
     id="ETL213",
     name="plain-path-learns-within-window",
     level=Level.NOTE,
+    says=WeightVerdict.WITHIN_WINDOW,
     summary=("Under a multi-step VJP, a weight that reaches a hidden state through a plain JAX op learns that "
              "path only within each window of steps"),
     tags=("learning", "analysis"),

@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import GradientFacts, MeasuredRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(g: GradientFacts) -> str:
@@ -18,6 +19,7 @@ RULE = MeasuredRule(
     id="ETL401",
     name="online-gradient-wrong",
     level=Level.ERROR,
+    says=WeightVerdict.APPROXIMATE,
     summary="--verify: an online gradient that must equal BPTT does not (or is NaN/inf)",
     tags=("verify", "gradient"),
     opt_in_flag="--verify",

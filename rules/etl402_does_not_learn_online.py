@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import GradientFacts, MeasuredRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(g: GradientFacts) -> str:
@@ -12,6 +13,7 @@ RULE = MeasuredRule(
     id="ETL402",
     name="does-not-learn-online",
     level=Level.WARNING,
+    says=WeightVerdict.ZERO,
     summary="--verify: a weight's online gradient is identically zero while its BPTT gradient is not",
     tags=("verify", "gradient", "learning"),
     opt_in_flag="--verify",

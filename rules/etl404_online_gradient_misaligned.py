@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import GradientFacts, MeasuredRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(g: GradientFacts) -> str:
@@ -14,6 +15,7 @@ RULE = MeasuredRule(
     id="ETL404",
     name="online-gradient-misaligned",
     level=Level.WARNING,
+    says=WeightVerdict.APPROXIMATE,
     summary=("--verify: an approximate online gradient is poorly aligned with BPTT (cosine below the floor, "
              "not below 0 on every input draw)"),
     tags=("verify", "gradient"),

@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import MeasuredRule, ProbeFacts
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(p: ProbeFacts) -> str:
@@ -28,4 +29,5 @@ RULE = MeasuredRule(
     explain=explain,
     supersedes=("ETL001", "ETL003"),
     folds_into_static=True,  # a raise ETL210 predicted from the graph is its measurement, not a second error
+    says=WeightVerdict.STEP_RAISES,
 )

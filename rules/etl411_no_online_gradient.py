@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import MeasuredRule, ProbeFacts
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(p: ProbeFacts) -> str:
@@ -19,4 +20,5 @@ RULE = MeasuredRule(
     explain=explain,
     supersedes=("ETL001", "ETL003"),
     folds_into_static=True,
+    says=WeightVerdict.ZERO,
 )

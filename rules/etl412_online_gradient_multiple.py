@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import MeasuredRule, ProbeFacts
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(p: ProbeFacts) -> str:
@@ -18,4 +19,5 @@ RULE = MeasuredRule(
     tags=("probe", "gradient"),
     opt_in_flag="--probe",
     explain=explain,
+    says=WeightVerdict.MULTIPLE,
 )

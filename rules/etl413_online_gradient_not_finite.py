@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import MeasuredRule, ProbeFacts
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(p: ProbeFacts) -> str:
@@ -16,4 +17,5 @@ RULE = MeasuredRule(
     opt_in_flag="--probe",
     explain=explain,
     supersedes=("ETL001", "ETL003"),
+    says=WeightVerdict.NOT_FINITE,
 )

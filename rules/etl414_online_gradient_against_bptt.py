@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import GradientFacts, MeasuredRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(g: GradientFacts) -> str:
@@ -18,4 +19,5 @@ RULE = MeasuredRule(
     opt_in_flag="--verify",
     explain=explain,
     verdicts=("against-bptt",),
+    says=WeightVerdict.AGAINST,
 )

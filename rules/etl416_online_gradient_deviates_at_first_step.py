@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import MeasuredRule, ProbeFacts
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(p: ProbeFacts) -> str:
@@ -18,6 +19,7 @@ RULE = MeasuredRule(
     tags=("probe", "gradient", "learning"),
     opt_in_flag="--probe",
     explain=explain,
+    says=WeightVerdict.APPROXIMATE,
     # a static finding that says why part of the weight's gradient is missing (ETL201's plain op) keeps its advice
     folds_into_static=True,
 )

@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import MeasuredRule, ProbeFacts
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(p: ProbeFacts) -> str:
@@ -19,4 +20,8 @@ RULE = MeasuredRule(
     tags=("probe", "gradient"),
     opt_in_flag="--probe",
     explain=explain,
+    says=WeightVerdict.NOT_MEASURED,
+    # what the compiler connects is not what the gradient was measured to be: its "learns online" is kept as
+    # evidence, not shown beside "not measured"
+    supersedes=("ETL001", "ETL003"),
 )

@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import MeasuredRule, ProbeFacts
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(p: ProbeFacts) -> str:
@@ -17,6 +18,7 @@ RULE = MeasuredRule(
     tags=("probe", "gradient", "learning"),
     opt_in_flag="--probe",
     explain=explain,
+    says=WeightVerdict.PARTLY,
     folds_into_static=True,
     learns_partly=True,
 )

@@ -1,27 +1,41 @@
 """Snapshots of the JSON and SARIF that the bundled examples and the fixture corpus produce.
 
-The snapshots pin every byte a user or a code-scanning service reads, so a change meant to
-move code around, and not behaviour, shows up as a diff here. Only what legitimately varies
-from one machine or one run to the next is normalised: the repository's absolute path, the
-interpreter's prefix and the SARIF invocation's start and end times.
+The snapshots pin what the linter does, every finding as a user or a code-scanning service reads
+it, so a change meant to move code around, and not behaviour, shows up as a diff here. What
+legitimately varies from one machine or one run to the next is normalised: the repository's
+absolute path, the interpreter's prefix and the SARIF invocation's start and end times. So is
+what documents the rules rather than what they found: the SARIF log's ``tool.driver.rules``
+keeps only the rules its results name, by id, name and level, without their texts, and a
+result keeps its ``ruleId`` without its ``ruleIndex`` (checked to point at that rule first). A
+rule's Markdown, or a new rule that fires on no model of the corpus, changes no snapshot;
+tests/test_sarif.py and tests/test_sarif_limits.py check the rules' texts in the log.
 
-braintrace's messages differ between its release lines, so each installed version has its own
-folder under ``tests/data/golden/``. Regenerate the snapshots of the installed version, from the
-repository's root and with the checkout first on the path, with::
+braintrace's messages differ between its release lines, so each line has its own folder under
+``tests/data/golden/``: 0.2.6, the newest braintrace for Python 3.11, and 0.2.8, which needs
+Python 3.12. Regenerate the snapshots of both lines, from the repository's root, with::
 
-    PYTHONPATH=. python -m tests.golden --update
+    python -m tests.golden --update --all-lines
+
+The installed braintrace's line is written by this interpreter; the other line's by the
+interpreter of a virtual environment that has it (``.venv312/`` for 0.2.8, made and installed
+with the checkout on first use from a Python 3.12 found on the PATH or by pyenv; or name one:
+``--python 0.2.8=/path/to/bin/python``). ``--update`` alone writes the installed line's only.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Any
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(REPO, "tests", "data", "golden")
@@ -51,6 +65,20 @@ OPTIONS = ("--show-info", "--include-suppressed", "--no-cache", "--no-probe", "-
 TIMES = re.compile(r'"(startTimeUtc|endTimeUtc)": "[^"]*"')
 
 
+@dataclass(frozen=True)
+class Line:
+    """A braintrace release line the snapshots are kept for, the Python it installs on, and the virtual
+    environment (relative to the repository) that ``--all-lines`` writes its snapshots with when the
+    running interpreter has another braintrace."""
+
+    braintrace: str
+    python: str
+    venv: str
+
+
+LINES = (Line("0.2.6", "3.11", ".venv"), Line("0.2.8", "3.12", ".venv312"))
+
+
 def braintrace_version() -> str:
     return metadata.version("braintrace")
 
@@ -67,6 +95,28 @@ def normalise(text: str) -> str:
     return TIMES.sub(lambda match: f'"{match.group(1)}": "<time>"', text)
 
 
+def behaviour_of_sarif(text: str) -> str:
+    """A SARIF log less its rules' documentation: ``tool.driver.rules`` keeps the rules its results name,
+    by id, name and default level, and each result its ``ruleId`` but not its ``ruleIndex``, once checked
+    to point at the rule of that id (a wrong index is a bug this snapshot still catches)."""
+    log = json.loads(text)
+    for run in log.get("runs", []):
+        driver = run["tool"]["driver"]
+        rules = driver.get("rules", [])
+        named = set()
+        for result in run.get("results", []):
+            index = result.pop("ruleIndex", None)
+            if index is not None and (index >= len(rules) or rules[index]["id"] != result["ruleId"]):
+                raise ValueError(f"a {result['ruleId']} result's ruleIndex {index} points at another rule")
+            named.add(result["ruleId"])
+        driver["rules"] = [_rule_behaviour(rule) for rule in rules if rule["id"] in named]
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def _rule_behaviour(rule: dict[str, Any]) -> dict[str, Any]:
+    return {key: rule[key] for key in ("id", "name", "defaultConfiguration") if key in rule}
+
+
 def produce(corpus: Corpus) -> dict[str, str]:
     """The normalised JSON and SARIF of one CLI run over the corpus, keyed by file name."""
     with tempfile.TemporaryDirectory(prefix="etrace-lint-golden-") as out:
@@ -81,7 +131,8 @@ def produce(corpus: Corpus) -> dict[str, str]:
         outputs = {}
         for suffix, path in (("json", json_path), ("sarif", sarif_path)):
             with open(path, encoding="utf-8") as handle:
-                outputs[f"{corpus.name}.{suffix}"] = normalise(handle.read())
+                text = normalise(handle.read())
+            outputs[f"{corpus.name}.{suffix}"] = behaviour_of_sarif(text) if suffix == "sarif" else text
         outputs[f"{corpus.name}.exit"] = f"{done.returncode}\n"
         return outputs
 
@@ -108,14 +159,71 @@ def update() -> list[str]:
     return written
 
 
+def _python_of(line: Line) -> str | None:
+    """An interpreter of the line's Python: ``python3.12`` on the PATH, else one pyenv installed."""
+    found = shutil.which(f"python{line.python}")
+    if found and subprocess.run([found, "-c", ""], capture_output=True).returncode == 0:
+        return found
+    pyenv_root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    pattern = os.path.join(pyenv_root, "versions", f"{line.python}.*", "bin", f"python{line.python}")
+    versions = sorted(glob.glob(pattern))
+    return versions[-1] if versions else None
+
+
+def _venv_python(line: Line) -> str:
+    """The Python of the line's virtual environment, made and installed with the checkout if missing."""
+    venv = os.path.join(REPO, line.venv)
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        base = _python_of(line)
+        if base is None:
+            raise SystemExit(f"braintrace {line.braintrace} needs Python {line.python}, and none is on the PATH or "
+                             f"in pyenv: install one, or name a Python that has braintrace {line.braintrace} with "
+                             f"--python {line.braintrace}=PATH")
+        print(f"making {line.venv} with {base} for braintrace {line.braintrace} (a few minutes, once)", flush=True)
+        subprocess.run([base, "-m", "venv", venv], check=True)
+        subprocess.run([python, "-m", "pip", "install", "--quiet", "-e", f"{REPO}[test]",
+                        f"braintrace=={line.braintrace}"], check=True)
+    return python
+
+
+def update_line(line: Line, python: str | None) -> list[str]:
+    """Rewrite one line's snapshots, in this process when its braintrace is the installed one, else with
+    ``python`` (or the line's virtual environment); returns the paths written."""
+    if python is None and braintrace_version() == line.braintrace:
+        return update()
+    python = python or _venv_python(line)
+    done = subprocess.run([python, "-c", "from importlib import metadata; print(metadata.version('braintrace'))"],
+                          capture_output=True, text=True, check=True)
+    if done.stdout.strip() != line.braintrace:
+        raise SystemExit(f"{python} has braintrace {done.stdout.strip()}, not {line.braintrace}")
+    env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # its own list of what it wrote is the one returned here
+    subprocess.run([python, "-m", "tests.golden", "--update"], cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
+    return [os.path.join(snapshot_folder(line.braintrace), f"{corpus.name}.{suffix}")
+            for corpus in CORPORA for suffix in ("json", "sarif", "exit")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.golden", description=__doc__.split("\n")[0])
     parser.add_argument("--update", action="store_true", help="rewrite the installed braintrace's snapshots")
+    parser.add_argument("--all-lines", action="store_true",
+                        help="with --update: rewrite every braintrace line's snapshots (" +
+                             ", ".join(f"{line.braintrace} on Python {line.python}" for line in LINES) + ")")
+    parser.add_argument("--python", action="append", default=[], metavar="VERSION=PATH",
+                        help="the Python to write braintrace VERSION's snapshots with (default: its line's venv)")
     args = parser.parse_args(argv)
     if not args.update:
         parser.print_help()
         return 2
-    for path in update():
+    pythons = dict(item.split("=", 1) for item in args.python)
+    written = []
+    if args.all_lines:
+        for line in LINES:
+            written += update_line(line, pythons.get(line.braintrace))
+    else:
+        written = update()
+    for path in written:
         print(os.path.relpath(path, REPO))
     return 0
 

@@ -1,22 +1,24 @@
-"""A rule is one file under rules/ and its documentation beside it.
+"""docs/development/adding-a-rule.md, executed straight from the page.
 
-The tests add rules the way a maintainer would (a module defining ``RULE`` and its
-Markdown, in the rules folder): a rule for a compiler record, and an analysis rule
-with its violation, copied from docs/development/adding-a-rule.md and type-checked
-by mypy. They check that the engine, the documentation command and the registry's
-own checks pick it up with nothing else changed, and that a rule given a field of
-another kind of rule fails mypy.
+The guide shows every file a maintainer writes to add a rule, each in a code block titled with its path:
+a rule for a compiler record, and an analysis rule with its violation, its Markdown, its fixture and its
+test. These tests read those blocks from the Markdown and add the rules the way a maintainer would (a
+module defining ``RULE`` and its Markdown, in a copy of the rules folder), type-check them with the
+project's strict mypy, lint the guide's fixture with them and run the guide's test, so the page cannot
+drift from the code. They also check that a rule given a field of another kind of rule fails mypy.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 
 import pytest
-from helpers import FIXTURES, REPO, lint_file
+from helpers import FIXTURES, REPO, assert_fixture, lint_file, run_cli
 
 import etrace_lint.rules as rules_package
 from etrace_lint.cli import main as cli
@@ -25,29 +27,49 @@ from etrace_lint.core.findings import Finding, Level
 from etrace_lint.core.rule import AnalysisRule
 from etrace_lint.writers.properties import finding_properties
 
+GUIDE = os.path.join(REPO, "docs", "development", "adding-a-rule.md")
 RELATIONS = os.path.join(FIXTURES, "compiler", "relations.py")
-
-RULE_SOURCE = '''
-from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import RecordRule
+# a fence of three or more backticks, its language and its title: ```python title="rules/etl231_plain_leak.py"
+FENCE = re.compile(r'^(`{3,})(\w+)(?: title="([^"]+)")?\s*$')
 
 
-def explain(facts):
-    return f"{facts.weight_or_op} is connected to {', '.join(facts.hidden)} (a rule added in a test)"
+def guide_blocks() -> list[tuple[str, str, str]]:
+    """(language, title, text) of each code block of the guide, in order."""
+    with open(GUIDE, encoding="utf-8") as handle:
+        lines = handle.read().splitlines(keepends=True)
+    blocks, index = [], 0
+    while index < len(lines):
+        match = FENCE.match(lines[index])
+        index += 1
+        if not match:
+            continue
+        fence, language, title = match.groups()
+        body = []
+        while index < len(lines) and lines[index].rstrip("\n") != fence:
+            body.append(lines[index])
+            index += 1
+        index += 1
+        blocks.append((language, title or "", "".join(body)))
+    return blocks
 
 
-RULE = RecordRule(
-    id="ETL098",
-    name="connected-weight",
-    level=Level.WARNING,
-    summary="A weight the compiler connected to a hidden state",
-    tags=("compiler",),
-    kinds=("relation_included",),
-    explain=explain,
-)
-'''
+def guide_file(path: str) -> str:
+    """The text of the guide's block titled ``path``."""
+    (text,) = [text for _, title, text in guide_blocks() if title == path]
+    return text
 
-RULE_DOCS = """# ETL098 connected-weight
+
+def guide_commands() -> list[list[str]]:
+    """The guide's shell commands, one argument list each (``&&`` splits a line)."""
+    commands = []
+    for language, _, text in guide_blocks():
+        if language == "console":
+            for line in text.splitlines():
+                commands += [part.split() for part in line.split("&&") if part.strip()]
+    return commands
+
+
+RULE_DOCS = """# ETL031 my-record
 
 ## What it does
 Reports each weight the compiler connected to a hidden state.
@@ -61,6 +83,9 @@ Any `braintrace.nn.Linear` feeding a hidden state.
 ## How to fix
 Nothing to fix.
 """
+RECORD_RULE = "rules/etl031_my_record.py"
+ANALYSIS_RULE = "rules/etl231_plain_leak.py"
+FIXTURE = "tests/fixtures/own/plain_leak.py"
 
 
 def _use_rules_in(folder, monkeypatch) -> None:
@@ -77,101 +102,52 @@ def rules_folder(tmp_path, monkeypatch):
     _use_rules_in(folder, monkeypatch)
     yield folder
     monkeypatch.undo()
-    for added in ("etl098_connected_weight", "etl231_my_check"):
-        sys.modules.pop(f"{rules_package.__name__}.{added}", None)
+    for path in (RECORD_RULE, ANALYSIS_RULE):
+        sys.modules.pop(f"{rules_package.__name__}.{os.path.splitext(os.path.basename(path))[0]}", None)
     registry.all_rules.cache_clear()
     registry.rule_for_kind.cache_clear()
 
 
-def _add_rule(folder) -> None:
-    (folder / "etl098_connected_weight.py").write_text(RULE_SOURCE, encoding="utf-8")
-    (folder / "etl098_connected_weight.md").write_text(RULE_DOCS, encoding="utf-8")
+def _add(folder, path: str, text: str) -> str:
+    """The guide's file ``path`` written into the copy of the rules folder; returns where."""
+    written = folder / os.path.basename(path)
+    written.write_text(text, encoding="utf-8")
+    registry.all_rules.cache_clear()
+    registry.rule_for_kind.cache_clear()
+    return str(written)
 
 
-def test_a_new_record_rule_is_one_file_and_its_docs(rules_folder, capsys):
+def _add_record_rule(folder) -> None:
+    _add(folder, RECORD_RULE, guide_file(RECORD_RULE))
+    _add(folder, RECORD_RULE.replace(".py", ".md"), RULE_DOCS)
+
+
+def test_the_guides_record_rule_is_one_file_and_its_docs(rules_folder, capsys):
     before, _ = lint_file(RELATIONS)
     connected = sorted((f.line, finding_properties(f).get("weight")) for f in before if f.rule_id == "ETL001")
     assert connected, "the fixture has weights the compiler connects"
 
-    # the new rule takes over the records ETL001 reported: remove ETL001's file, add one
+    # the guide's rule takes over the records ETL001 reported: remove ETL001's file, add the guide's
     for path in rules_folder.glob("etl001_*"):
         path.unlink()
-    _add_rule(rules_folder)
-    registry.all_rules.cache_clear()
-    registry.rule_for_kind.cache_clear()
+    _add_record_rule(rules_folder)
 
     after, _ = lint_file(RELATIONS)
-    added = [f for f in after if f.rule_id == "ETL098"]
+    added = [f for f in after if f.rule_id == "ETL031"]
     assert sorted((f.line, finding_properties(f).get("weight")) for f in added) == connected
     assert not [f for f in after if f.rule_id == "ETL001"]
-    assert all(f.level.value == "warning" and f.message.endswith("(a rule added in a test)") for f in added)
+    assert all(f.level is Level.NOTE and f.message.endswith(": nothing to do") for f in added)
     assert all(finding_properties(f)["braintraceKind"] == "relation_included" for f in added)
 
-    assert cli.main(["rule", "ETL098"]) == 0
+    assert cli.main(["rule", "ETL031"]) == 0
     shown = capsys.readouterr().out
-    assert shown.startswith("ETL098 connected-weight (warning)") and "## How to fix" in shown
+    assert shown.startswith("ETL031 my-record (note)") and "## How to fix" in shown
 
 
 def test_two_rules_claiming_one_record_kind_are_refused(rules_folder):
-    _add_rule(rules_folder)  # ETL001 still reports relation_included records
-    registry.all_rules.cache_clear()
-    registry.rule_for_kind.cache_clear()
-    with pytest.raises(RuntimeError, match="ETL098 and ETL001 both report 'relation_included'"):
+    _add_record_rule(rules_folder)  # ETL001 still reports relation_included records
+    with pytest.raises(RuntimeError, match="ETL031 and ETL001 both report 'relation_included'"):
         registry.rule_for_record_kind("relation_included")
-
-
-PLAIN_OP = os.path.join(FIXTURES, "own", "plain_op.py")
-
-# the analysis rule of docs/development/adding-a-rule.md, as a maintainer would copy it
-ANALYSIS_RULE_SOURCE = '''
-from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
-
-from etrace_lint.core.details import Violation
-from etrace_lint.core.findings import Level
-from etrace_lint.core.rule import AnalysisRule, Hit
-
-if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
-    from etrace_lint.analysis.context import AnalysisContext
-
-
-@dataclass(frozen=True)
-class MyPlainOp(Violation):
-    """A weight that reaches a hidden state through a plain op."""
-
-    weight: str
-    primitive: str
-    hidden_states: tuple[str, ...]
-
-    def message(self) -> str:
-        return f"{self.weight} reaches a hidden state through a plain `{self.primitive}` (a rule added in a test)"
-
-    def properties(self) -> dict[str, Any]:
-        return {"hiddenStates": list(self.hidden_states), "primitive": self.primitive}
-
-
-def check(context: AnalysisContext) -> Iterator[Hit[MyPlainOp]]:
-    from etrace_lint.analysis.jaxpr_view import primitive_name  # imports JAX: only when the check runs
-    from etrace_lint.core.naming import display_name
-
-    for use in context.plain_uses:
-        violation = MyPlainOp(display_name(use.weight), primitive_name(use.site.eqn),
-                              tuple(display_name(h) for h in use.hidden))
-        yield Hit(violation, weight_path=use.weight, eqn=use.site)
-
-
-RULE = AnalysisRule(
-    id="ETL231",
-    name="my-check",
-    level=Level.WARNING,
-    summary="A weight that reaches a hidden state through a plain op",
-    tags=("analysis",),
-    violations=(MyPlainOp,),
-    check=check,
-)
-'''
 
 
 def _mypy(path) -> tuple[int, str]:
@@ -188,24 +164,49 @@ def _mypy(path) -> tuple[int, str]:
     return status, out + err
 
 
-def test_a_new_analysis_rule_is_one_file_its_violation_and_its_docs(rules_folder, tmp_path):
-    path = rules_folder / "etl231_my_check.py"
-    path.write_text(ANALYSIS_RULE_SOURCE, encoding="utf-8")
-    (rules_folder / "etl231_my_check.md").write_text(RULE_DOCS.replace("ETL098 connected-weight", "ETL231 my-check"),
-                                                     encoding="utf-8")
-    registry.all_rules.cache_clear()
+def test_the_guides_analysis_rule_fixture_and_test_run_as_written(rules_folder, tmp_path, capsys):
+    fixture = tmp_path / FIXTURE
+    fixture.parent.mkdir(parents=True)
+    fixture.write_text(guide_file(FIXTURE), encoding="utf-8")
+    # step 1, before the rule exists: what already fires on the fixture
+    (first, *_) = [command for command in guide_commands() if command[0] == "etrace-lint"]
+    shown = run_cli(*[str(fixture) if arg == FIXTURE else arg for arg in first[1:]])
+    assert shown.returncode == 1 and "ETL201" in shown.stdout and "ETL231" not in shown.stdout, shown.stdout
 
-    status, said = _mypy(path)
+    module = _add(rules_folder, ANALYSIS_RULE, guide_file(ANALYSIS_RULE))
+    _add(rules_folder, ANALYSIS_RULE.replace(".py", ".md"), guide_file(ANALYSIS_RULE.replace(".py", ".md")))
+    status, said = _mypy(module)
     assert status == 0, said
 
-    findings, _ = lint_file(PLAIN_OP)
-    plain = sorted((f.line, finding_properties(f)["weight"]) for f in findings if f.rule_id == "ETL201")
+    # the fixture's markers are exactly what the rules report (tests/test_own_rules.py does this for every
+    # fixture of tests/fixtures/own/), and the guide's test passes, run as written against the fixture
+    findings = assert_fixture(str(fixture))
+    namespace = {"os": os, "FIXTURES": str(tmp_path / "tests" / "fixtures"), "lint_shared": lint_file}
+    exec(compile(guide_file("tests/test_own_rules.py"), GUIDE, "exec"), namespace)
+    tests = [test for name, test in namespace.items() if name.startswith("test_")]
+    assert tests
+    for test in tests:
+        test()
+
     added = [f for f in findings if f.rule_id == "ETL231"]
-    assert plain and set(plain) <= {(f.line, finding_properties(f)["weight"]) for f in added}
-    assert all(f.message.endswith("(a rule added in a test)") for f in added)
-    assert all(list(finding_properties(f)) == ["hiddenStates", "primitive", "weight", "weightPath"] for f in added)
+    assert added and all(list(finding_properties(f)) == ["hiddenStates", "weight", "weightPath"] for f in added)
     # the cache reads the violation back as it was
     assert all(Finding.from_json(json.loads(json.dumps(f.to_json()))).details == f.details for f in added)
+    assert cli.main(["rule", "ETL231"]) == 0
+    assert "## How to fix" in capsys.readouterr().out
+
+
+def test_the_guides_commands_exist():
+    commands = guide_commands()
+    golden = [command for command in commands if command[:3] == ["python", "-m", "tests.golden"]]
+    assert golden, "the guide gives the command that rewrites the golden files"
+    usage = subprocess.run([sys.executable, "-m", "tests.golden", "--help"], cwd=REPO, capture_output=True,
+                           text=True, check=True).stdout
+    assert all(option in usage for command in golden for option in command[3:] if option.startswith("--"))
+    checks = {command[0] for command in commands}
+    assert {"etrace-lint", "ruff", "mypy", "lint-imports"} <= checks
+    assert all(os.path.exists(os.path.join(REPO, arg)) for command in commands for arg in command
+               if arg.startswith("tests/test_")), commands
 
 
 # fields of another kind of rule: a record rule given a check, an error rule given record kinds

@@ -1,10 +1,11 @@
 """The bundled examples and the fixture corpus give byte for byte the JSON and SARIF recorded.
 
 The snapshots live in ``tests/data/golden/braintrace-<version>/``, one folder per braintrace
-line; a version without snapshots is skipped. After a change that is meant to alter the output,
-regenerate them from the repository's root (see ``tests/golden.py``)::
+line; a version without snapshots is skipped. They record behaviour, not the rules' texts (see
+``tests/golden.py``). After a change that is meant to alter the output, regenerate both lines'
+from the repository's root::
 
-    PYTHONPATH=. python -m tests.golden --update
+    python -m tests.golden --update --all-lines
 """
 
 from __future__ import annotations

@@ -263,4 +263,4 @@ def test_a_model_whose_online_step_raises_has_no_weight_said_to_learn():
     kept = one_verdict_per_weight([*learns, raised])
     assert [f.rule_id for f in kept] == ["ETL410"]
     assert [(e.rule, e.weight) for e in kept[0].static_evidence] == [("ETL001", "w_a"), ("ETL001", "w_b")]
-    assert learning_graph("t", kept).weights() == {"w_a": "does not learn", "w_b": "does not learn"}
+    assert learning_graph("t", kept).weights() == {"w_a": "step raises", "w_b": "step raises"}

@@ -43,17 +43,27 @@ pytest.importorskip("brainpy.state", reason="the corpus's spiking models are bui
 
 from online_referee import BPTT_FLOOR, TargetTruth, declared_targets, judge_folder  # noqa: E402
 
+from etrace_lint.core.registry import all_rules  # noqa: E402
+from etrace_lint.core.weight_verdict import WeightVerdict  # noqa: E402
+
 FOLDER = os.path.join("tests", "real_models")
 TARGETS = declared_targets(os.path.join(REPO, FOLDER))
 # default: as a user or a CI job runs it (the probe on, also writing a SARIF log: docs/integrations/github.md);
 # every output format gives the same findings (tests/test_one_answer.py), so one run stands for all of them
 RUNS = ("default", "verify")
-CLAIMS = ("ETL001", "ETL003")  # "learns online" and "learns from same-step gradients, which is exact"
+
+
+def _saying(verdict: WeightVerdict) -> frozenset[str]:
+    """The rules whose findings say ``verdict`` of the weight they name (their ``says``)."""
+    return frozenset(rule.id for rule in all_rules().values() if rule.says is verdict)
+
+
+# "learns online" and "learns from same-step gradients, which is exact" (ETL001, ETL003)
+CLAIMS = _saying(WeightVerdict.LEARNS)
 # "learns a plain path within each window" (a multi-step VJP): the weight's online gradient is not zero
-WITHIN_WINDOW = "ETL213"
+WITHIN_WINDOW = _saying(WeightVerdict.WITHIN_WINDOW)
 # findings that say a weight gets no online gradient at all (a partial path, ETL006, is not one)
-DENIALS = ("ETL002", "ETL004", "ETL005", "ETL012", "ETL015", "ETL016", "ETL022", "ETL030", "ETL201", "ETL203",
-           "ETL206", "ETL207", "ETL208", "ETL209", "ETL212", "ETL402", "ETL411")
+DENIALS = _saying(WeightVerdict.ZERO)
 EXACT = 1e-4  # the relative error an online gradient said to be exact may show in float32
 
 
@@ -126,9 +136,10 @@ def disagreements(truth: TargetTruth, document: dict) -> list[str]:
         elif claims and not weight.learns and weight.bptt_norm > BPTT_FLOOR:
             wrong.append(f"{name}: {'/'.join(claims)} says it learns, but its {truth.algorithm} online gradient "
                          f"is zero ({weight.describe()})")
-        if any(f["rule"] == WITHIN_WINDOW for f in about) and not weight.learns and weight.bptt_norm > BPTT_FLOOR:
-            wrong.append(f"{name}: {WITHIN_WINDOW} says it learns within each window, but its {truth.algorithm} "
-                         f"online gradient is zero ({weight.describe()})")
+        windowed = sorted({f["rule"] for f in about if f["rule"] in WITHIN_WINDOW})
+        if windowed and not weight.learns and weight.bptt_norm > BPTT_FLOOR:
+            wrong.append(f"{name}: {'/'.join(windowed)} says it learns within each window, but its "
+                         f"{truth.algorithm} online gradient is zero ({weight.describe()})")
         exact = [f for f in about if f["rule"] == "ETL003" and "exact" in f["message"]]
         if exact and weight.learns and weight.rel_error is not None and weight.rel_error > EXACT:
             wrong.append(f"{name}: ETL003 says its same-step gradient is exact, but it is not "

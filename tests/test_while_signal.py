@@ -68,13 +68,14 @@ def test_the_documented_example_reports_w1_and_the_probe_measures_its_zero_gradi
 
 
 def test_the_report_graph_draws_the_loop_as_what_blocks_the_weight():
-    from etrace_lint.core.learning_graph import NOT_LEARNING, learning_graph
+    from etrace_lint.core.learning_graph import learning_graph
+    from etrace_lint.core.weight_verdict import WeightVerdict
 
     findings, _ = lint_shared(FIXTURE + "::etrace_target_settling")
     graph = learning_graph(findings[0].target, findings)
     nodes = {node.id: node for node in graph.nodes}
     (w1,) = [node for node in graph.nodes if node.kind == "weight" and node.label == "w1"]
-    assert w1.verdict == NOT_LEARNING
+    assert w1.verdict is WeightVerdict.ZERO
     blocked = [nodes[edge.target].label for edge in graph.edges if edge.source == w1.id and edge.kind == "blocked"]
     loop = next(n for n, line in enumerate(open(FIXTURE, encoding="utf-8"), start=1)
                 if "self.h2.value = jax.lax.while_loop" in line)

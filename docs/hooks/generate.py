@@ -4,7 +4,9 @@
   that triggers it, cut from the test fixtures, and what the lint needs for it (``examples.py``), or why
   no model does; and their entries in the navigation, by family;
 - the grouped index of rules, where ``rules/index.md`` says ``<!-- rules-index -->``;
-- the configuration reference from the options table, where a page says ``<!-- options-table -->``.
+- the configuration reference from the options table, where a page says ``<!-- options-table -->``;
+- the reference of what an analysis rule's check may read (``context_facts.py``), where a page says
+  ``<!-- context-facts -->``.
 
 Nothing generated is kept in the repository, so the site cannot drift from the rules or the options.
 """
@@ -32,10 +34,12 @@ def _sibling(name: str):
 
 
 examples = _sibling("examples")
+context_facts = _sibling("context_facts")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 RULES_INDEX = "<!-- rules-index -->"
 OPTIONS_TABLE = "<!-- options-table -->"
+CONTEXT_FACTS = "<!-- context-facts -->"
 
 
 def on_config(config):
@@ -86,4 +90,6 @@ def on_page_markdown(markdown, page, config, files):
         markdown = markdown.replace(RULES_INDEX, rules_index())
     if OPTIONS_TABLE in markdown:
         markdown = markdown.replace(OPTIONS_TABLE, options_markdown())
+    if CONTEXT_FACTS in markdown:
+        markdown = markdown.replace(CONTEXT_FACTS, context_facts.context_reference(REPO))
     return markdown

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 import brainstate
-import braintrace
 
 from ..config.settings import EngineSettings
 from ..core.findings import Level
@@ -43,61 +42,68 @@ class AnalysisContext:
     module info) is for the adapter's views and --verify.
     """
 
-    model: brainstate.nn.Module
-    inputs: tuple[object, ...]
-    compilation: bt.Compilation
-    locator: Locator
+    model: brainstate.nn.Module  # the user's model, as the target's factory built it
+    inputs: tuple[object, ...]  # the example inputs of one step
+    compilation: bt.Compilation  # what braintrace's compiler made of it: for the adapter's views
+    locator: Locator  # where in the user's code an equation or a state is
     settings: EngineSettings  # the run's opt-in flags
     # the learner's VJP: single-step (braintrace's default, and what a target is linted for) reads each
     # step's learning signal at the hidden states' new values; multi-step reverses the whole window
-    single_step_vjp: bool = True
+    single_step_vjp: bool = True  # the learner's VJP is single-step (else multi-step)
 
     @property
     def graph(self) -> bt.ETraceGraph:
+        """braintrace's compiled graph of the model: for the adapter's views, not for a rule to read."""
         graph = self.compilation.graph
         assert graph is not None  # the engine builds a context only for a model that compiled
         return graph
 
     @property
     def module_info(self) -> bt.ModuleInfo:
+        """braintrace's record of the traced step: for the adapter's views, not for a rule to read."""
         module_info = self.compilation.module_info
         assert module_info is not None  # a model that compiled was traced
         return module_info
 
-    @functools.cached_property
+    @property
     def weight_paths(self) -> dict[StatePath, list[jv.Var]]:
-        """ParamState path -> its input vars in the traced step."""
-        table: dict[StatePath, list[jv.Var]] = {}
-        for var, path in bt.weight_invars(self.module_info).items():
-            table.setdefault(path, []).append(var)
-        return table
+        """The weights the step reads: ParamState path -> its input vars in the traced step. A ParamState of
+        the model that the step never reads is not here."""
+        return self.locator.weight_vars
 
     @functools.cached_property
     def learning_weights(self) -> set[StatePath]:
+        """The weights the compiler connected to a hidden state through an ETP op: they learn online."""
         return bt.relation_weight_paths(self.graph) if self.graph is not None else set()
 
     @functools.cached_property
     def hidden_outvars(self) -> dict[jv.Var, StatePath]:
+        """The step's output var of each hidden state -> that hidden state's path."""
         return bt.hidden_outvars(self.module_info)
 
     @functools.cached_property
     def jaxpr(self) -> jv.ClosedJaxpr:
+        """The step as the compiler traced it (after its rewrites of conds and scans)."""
         return bt.traced_jaxpr(self.module_info)
 
     @functools.cached_property
     def sites(self) -> list[jv.EqnSite]:
+        """Every equation of the step, nested bodies included, each with the equations around it."""
         return self.locator.sites
 
     @functools.cached_property
     def flow(self) -> StepFlow:
+        """What flows where in the step: which weights each var carries, into which hidden states."""
         return StepFlow(self.jaxpr, bt.weight_invars(self.module_info), self.hidden_outvars)
 
     @functools.cached_property
     def plain_uses(self) -> list["PlainUse"]:
+        """Every plain (not ETP) use of a weight that reaches a hidden state, in the step's order."""
         return plain_uses(self)
 
     @functools.cached_property
     def buffered_uses(self) -> list[BufferedUse]:
+        """ETP ops whose output is stored in a state the compiler does not trace, which a hidden state then reads."""
         return buffered_uses(self)
 
     @functools.cached_property
@@ -181,23 +187,27 @@ class AnalysisContext:
 
     @functools.cached_property
     def zero_trace_uses(self) -> list[ZeroTraceUse]:
+        """Connected weights whose every ETP op braintrace reads with a zero ``df``: they keep no eligibility trace."""
         return zero_trace_uses(self)
 
     @functools.cached_property
     def unread_state_uses(self) -> list[UnreadStateUse]:
+        """Connected weights none of whose hidden states' new values the step's output reads."""
         return unread_state_uses(self)
 
     @functools.cached_property
     def while_cut_uses(self) -> list[WhileCutUse]:
+        """Connected weights whose hidden states reach the step's output only through a detached ``while``."""
         return while_cut_uses(self)
 
     @functools.cached_property
     def untrained_readouts(self) -> list[UntrainedReadout]:
+        """Weights without a trace that reach the step's output, on a braintrace that adds no same-step gradient."""
         return untrained_readouts(self)
 
     @functools.cached_property
     def carried_uses(self) -> list[CarriedUse]:
-        """Weights without a trace whose op output the step stores in an untraced state it reads back next step."""
+        """Weights without a trace whose op output is kept in an untraced state that the next step reads."""
         return carried_uses(self)
 
     @functools.cached_property
@@ -235,8 +245,8 @@ class AnalysisContext:
         if owner is None:
             return OwnerLayer()
         cls = type(owner)
-        return OwnerLayer(cls.__name__, cls.__module__, etp_layer_for(owner), library_layer(owner),
-                          getattr(braintrace.nn, cls.__name__, None) is cls)
+        return OwnerLayer(cls.__name__, cls.__module__, bt.etp_layer_for(owner), library_layer(owner),
+                          bt.in_braintrace_nn(cls), public_name(cls))
 
     def weights_reaching_hidden(self) -> dict[StatePath, list[StatePath]]:
         """ParamState path -> hidden state paths whose new value depends on it."""
@@ -381,9 +391,10 @@ class OwnerLayer:
 
     class_name: str = ""  # empty: no object of the model holds the weight
     module: str = ""  # where its class is defined
-    etp_twin: str = ""  # the braintrace.nn layer that does the same through an ETP op (:func:`etp_layer_for`)
+    etp_twin: str = ""  # the braintrace.nn layer that does the same through an ETP op (the adapter's ``etp_layer_for``)
     library: str = ""  # how a user imports it when another library defines it (:func:`library_layer`)
     in_braintrace_nn: bool = False  # braintrace.nn re-exports this very class
+    public_name: str = ""  # how a user imports its class, whoever defines it: ``brainpy.state.Readout``
 
 
 def owner_module(model: object, path: StatePath) -> object:
@@ -397,30 +408,19 @@ def owner_module(model: object, path: StatePath) -> object:
     return node
 
 
-def etp_layer_for(layer: object) -> str:
-    """``braintrace.nn.Linear`` for a ``brainstate.nn.Linear``: the layer of braintrace.nn with the same
-    name as a plain layer of another library, which does the same through an ETP op.
-
-    braintrace.nn re-exports many of brainstate's layers (``braintrace.nn.LayerNorm`` *is*
-    ``brainstate.nn.LayerNorm``): a name found there is a twin only when it is another class, one
-    braintrace defines itself."""
-    cls = type(layer)
-    if layer is None or cls.__module__.startswith("braintrace"):
-        return ""
-    twin = getattr(braintrace.nn, cls.__name__, None)
-    if not isinstance(twin, type) or twin is cls or issubclass(cls, twin):
-        return ""
-    return f"braintrace.nn.{cls.__name__}" if twin.__module__.startswith("braintrace") else ""
-
-
 def library_layer(layer: object) -> str:
     """``brainstate.nn.LayerNorm``: how a user imports the class of a layer another library defines
     (its module up to the first private part), or nothing for a layer of the user's own code."""
     if layer is None:
         return ""
-    module = type(layer).__module__
-    if module.split(".")[0] not in ("brainstate", "brainpy", "braintools", "brainscale"):
+    if type(layer).__module__.split(".")[0] not in ("brainstate", "brainpy", "braintools", "brainscale"):
         return ""
-    parts = module.split(".")
+    return public_name(type(layer))
+
+
+def public_name(cls: type) -> str:
+    """``brainpy.state.Readout``: how a user imports a class, from its module up to the first private
+    part (``brainpy.state._readout`` -> ``brainpy.state``)."""
+    parts = cls.__module__.split(".")
     first_private = next((i for i, part in enumerate(parts) if part.startswith("_")), len(parts))
-    return f"{'.'.join(parts[:first_private] or parts[:1])}.{type(layer).__name__}"
+    return f"{'.'.join(parts[:first_private] or parts[:1])}.{cls.__name__}"

@@ -207,13 +207,19 @@ class Locator:
             frame = self._state_frames[key] = jv.user_frame_of(bt.state_source_info(state))
         return None if frame is None else Location(frame.path, frame.line, frame.column, label)
 
-    def _vars_of_weight(self, path: StatePath) -> list[jv.Var]:
+    @property
+    def weight_vars(self) -> dict[StatePath, list[jv.Var]]:
+        """ParamState path -> its input vars in the traced step: the weights the step reads (the context's
+        ``weight_paths`` is this table)."""
         if self._weight_vars is None:
             table: dict[StatePath, list[jv.Var]] = {}
             for var, weight in self._weight_var_to_path.items():
                 table.setdefault(tuple(weight), []).append(var)
             self._weight_vars = table
-        return self._weight_vars.get(tuple(path), [])
+        return self._weight_vars
+
+    def _vars_of_weight(self, path: StatePath) -> list[jv.Var]:
+        return self.weight_vars.get(tuple(path), [])
 
     def weight_sites(self, path: StatePath, primitive_name: str = "") -> list[jv.EqnSite]:
         """Equations consuming a weight's vars, ETP ops first."""

@@ -17,6 +17,8 @@ from ..analysis import braintrace_adapter as bt
 from ..analysis.loaded_target import LoadedTarget
 from ..config.settings import EngineSettings
 from ..core.findings import Finding, Level, TargetResult, ToolError
+from ..core.registry import all_rules
+from ..core.weight_verdict import WeightVerdict
 from ..core.wording import exception_line
 from ..engine.fresh_state import reseed
 from ..engine.lint import lint_model
@@ -53,18 +55,16 @@ def loaded_target(capture: Capture) -> LoadedTarget:
                         factory_location=site.location, single_step_vjp=capture.single_step_vjp)
 
 
-# a finding that already says braintrace.compile refuses the model (a target may never be compiled
-# that way, so there it is a warning; here the program's compile did fail)
-_SAYS_REFUSED = frozenset({"ETL204"})
-
-
 def with_refusal(capture: Capture, findings: list[Finding]) -> list[Finding]:
     """braintrace refused the compile: that is an error on the call. A finding that explains the refusal
     becomes an error; when none does and no other error explains it, the refusal itself is one."""
     if capture.error is None or any(f.level is Level.ERROR for f in findings):
         return findings
-    if any(f.rule_id in _SAYS_REFUSED for f in findings):
-        return [dataclasses.replace(f, level=Level.ERROR) if f.rule_id in _SAYS_REFUSED else f for f in findings]
+    # a finding that already says braintrace.compile refuses the model (its rule ``says`` REFUSED: a target
+    # may never be compiled that way, so there it is a warning; here the program's compile did fail)
+    refusing = {rule.id for rule in all_rules().values() if rule.says is WeightVerdict.REFUSED}
+    if any(f.rule_id in refusing for f in findings):
+        return [dataclasses.replace(f, level=Level.ERROR) if f.rule_id in refusing else f for f in findings]
     rule = classify_error(capture.error)
     message = f"{capture.entry} refused the model: {exception_line(capture.error)}"
     return [*findings, Finding(rule.id, Level.ERROR, message, capture.site.display_name, capture.site.location,

@@ -2,7 +2,9 @@
 
 Every edge and every verdict here was reported by a rule (ETL001 says a
 weight's op drives a state, ETL028 that states form one group, ETL005 that
-a weight is excluded, ...); this module only arranges them, so the HTML
+a weight is excluded, ...), and each rule declares what its findings say of
+a weight's learning (its ``says``, ``blocker`` and ``output_only``: core/rule.py);
+this module only arranges them, so the HTML
 report and the Python API show the same picture the text output tells.
 It imports no JAX: a cached run draws its graph from cached findings.
 """
@@ -14,35 +16,14 @@ from typing import Any, Sequence
 
 from .details import CompilerRecord
 from .findings import Finding, Level
+from .registry import all_rules
+from .rule import MeasuredRule, Rule
+from .weight_verdict import WeightVerdict
 
-# what a weight's findings say about its learning, strongest first
-LEARNS = "learns"
-SAME_STEP = "same-step only"  # a readout: exact gradients from the same step, no trace (ETL003)
-# a plain path under a multi-step VJP: its gradient within each window of steps, no trace across (ETL213)
-WITHIN_WINDOW = "learns within each window"
-PARTLY = "learns partly"  # learns through some of its uses (ETL001), not through others (ETL005, ETL201, ...)
-NOT_LEARNING = "does not learn"
-# --verify measured a gradient that is not BPTT's (ETL401, ETL404), or the probe a multiple of it (ETL412)
-WRONG = "wrong online gradient"
-AGAINST = "learns against BPTT"  # measured over several input draws: cosine below 0 (ETL414, ETL415)
-UNKNOWN = "no verdict"  # the run built no finding about this weight (notes hidden, or the model did not compile)
-
-_SAME_STEP_RULES = frozenset({"ETL003"})
-# what stands between a weight and learning, as each rule's finding names it (its related locations' labels)
-_BLOCKING_WEIGHT = "blocking weight "  # ETL005: the compiler excluded the weight behind another weight's op
-_BLOCKING_LABELS = {"the mean is subtracted here": "mean subtracted",  # ETL207
-                    "the learning signal is cut at this loop": "while loop cuts the learning signal"}  # ETL212
-_APPLIED = " applied here"  # ETL202: an opaque transform (checkpoint, custom_jvp) around the op
-_BLOCKED_AT_LOCATION = {"ETL203": "op decomposed under vmap"}  # the finding's own line is the plain op
-_OUTPUT_ONLY_RULES = frozenset({"ETL209"})  # a weight whose value reaches the output and no hidden state
-_LEARNS_RULES = frozenset({"ETL001"})
-_WITHIN_WINDOW_RULES = frozenset({"ETL213"})
-_WRONG_RULES = frozenset({"ETL401", "ETL404", "ETL412"})
-_AGAINST_RULES = frozenset({"ETL414", "ETL415"})
-# measured: the weight's online gradient is zero (or the step raises); a compiler relation does not outweigh it
-_MEASURED_ZERO_RULES = frozenset({"ETL402", "ETL410", "ETL411", "ETL413"})
-# measured: the weight's online gradient is not zero although a use of it gets none (folded into that finding)
-_MEASURED_LEARNING_RULES = frozenset({"ETL418"})
+# what stands between a weight and learning, as a finding's related locations name it, besides the rule's own
+# ``blocker`` (core/rule.py)
+_BLOCKING_WEIGHT = "blocking weight "  # the compiler excluded the weight behind another weight's op
+_APPLIED = " applied here"  # an opaque transform (checkpoint, custom_jvp) around the op
 
 
 _DRAWN_ON = ("weight", "site", "output", "group", "state", "op")
@@ -58,7 +39,7 @@ class Node:
     id: str
     kind: str  # weight | op | state | group | output | site
     label: str
-    verdict: str = ""  # weights only
+    verdict: WeightVerdict | None = None  # weights only
     findings: tuple[int, ...] = ()  # indexes into the target's findings
     plain: bool = False  # an op that is not an ETP op (the compiler cannot see through it)
     regions: tuple[str, ...] = ()  # ids of the control-flow regions around an op, outermost first
@@ -93,9 +74,9 @@ class LearningGraph:
     edges: tuple[Edge, ...]
     regions: tuple[Region, ...] = ()
 
-    def weights(self) -> dict[str, str]:
-        """Each weight's verdict by name: ``{"w_rec": "does not learn", ...}``."""
-        return {node.label: node.verdict for node in self.nodes if node.kind == "weight"}
+    def weights(self) -> dict[str, WeightVerdict]:
+        """Each weight's verdict by name: ``{"w_rec": WeightVerdict.ZERO, ...}``."""
+        return {node.label: node.verdict or WeightVerdict.NOT_MEASURED for node in self.nodes if node.kind == "weight"}
 
     def node_of(self, index: int) -> Node:
         """The node that finding ``index`` is drawn on: its weight first, else its group, state or place."""
@@ -114,38 +95,58 @@ def _record_kind(finding: Finding) -> str:
     return finding.details.kind if isinstance(finding.details, CompilerRecord) else ""
 
 
+def _rule(finding: Finding) -> Rule | None:
+    return all_rules().get(finding.rule_id)
+
+
+def _says(finding: Finding) -> WeightVerdict | None:
+    """What a finding says of its weight's learning (its rule's ``says``); a denial only at warning or error, or
+    measured (a whole multiple of BPTT's is a note, and still what the weight's gradient is)."""
+    rule = _rule(finding)
+    says = rule.says if rule is not None else None
+    if says is None or says.learns or finding.level.rank >= Level.WARNING.rank or (rule is not None and rule.measured):
+        return says
+    return None
+
+
 def _denies(finding: Finding) -> bool:
     """A finding that says a weight (or one of its uses) does not learn, or learns a wrong gradient."""
-    return finding.rule_id not in _LEARNS_RULES | _SAME_STEP_RULES and finding.level.rank >= Level.WARNING.rank
+    says = _says(finding)
+    return says is not None and not says.learns
 
 
-def _measured_zero(finding: Finding) -> bool:
-    return finding.rule_id in _MEASURED_ZERO_RULES or any(m.rule in _MEASURED_ZERO_RULES for m in finding.measured)
+def _measured_nothing(finding: Finding) -> bool:
+    """A measurement (the finding's, or one folded into it) says the weight's online gradient is nothing."""
+    rules = all_rules()
+    measured = [rules.get(finding.rule_id)] + [rules.get(m.rule) for m in finding.measured]
+    return any(rule is not None and rule.measured and rule.says is not None and rule.says.learns_nothing
+               for rule in measured)
 
 
-def _verdict(findings: list[Finding]) -> str:
+def _measured_learning(finding: Finding) -> bool:
+    """A measurement folded into the finding says the weight's online gradient is not zero (it learns partly)."""
+    rules = all_rules()
+    return any(isinstance(rule := rules.get(m.rule), MeasuredRule) and rule.learns_partly for m in finding.measured)
+
+
+def _verdict(findings: list[Finding]) -> WeightVerdict:
     """A weight's state: what its findings say together, never one of them against another.
 
-    A weight the compiler connects through one use (ETL001) while another of its uses is left out
-    (ETL005, ETL201, ...) learns partly, unless a measurement says its whole online gradient is zero. A run
-    that hides notes does not build ETL001's: its weight's other findings say the compiler connects it."""
-    denying = [f for f in findings if _denies(f)]
-    blocked = [f for f in denying if f.rule_id not in _WRONG_RULES | _AGAINST_RULES]
-    if blocked:
-        learns = any(f.rule_id in _LEARNS_RULES or f.weight_connected
-                     or any(m.rule in _MEASURED_LEARNING_RULES for m in f.measured) for f in findings)
-        return PARTLY if learns and not any(_measured_zero(f) for f in findings) else NOT_LEARNING
-    if any(f.rule_id in _AGAINST_RULES for f in denying):
-        return AGAINST
-    if denying:
-        return WRONG
-    if any(f.rule_id in _SAME_STEP_RULES for f in findings):
-        return SAME_STEP
-    if any(f.rule_id in _LEARNS_RULES for f in findings):
-        return LEARNS
-    if any(f.rule_id in _WITHIN_WINDOW_RULES for f in findings):
-        return WITHIN_WINDOW
-    return UNKNOWN
+    The strongest claim decides (core/weight_verdict.py), save one case: a weight the compiler connects
+    through one use (a finding that says it learns) while another of its uses is left out (one that says
+    it does not) learns partly, unless a measurement says its whole online gradient is nothing. A run
+    that hides notes does not build the claim that it learns: its weight's other findings say the
+    compiler connects it."""
+    said = [(says, finding) for finding in findings if (says := _says(finding)) is not None]
+    if not said:
+        return WeightVerdict.NOT_MEASURED
+    strongest = min((says for says, _ in said), key=lambda says: says.rank)
+    if strongest is WeightVerdict.ZERO:
+        learns = (any(says.learns for says, _ in said) or any(finding.weight_connected for finding in findings)
+                  or any(_measured_learning(finding) for finding in findings))
+        if learns and not any(_measured_nothing(f) for f in findings):
+            return WeightVerdict.PARTLY
+    return strongest
 
 
 def _regions_of(finding: Finding) -> tuple[Region, ...]:
@@ -235,7 +236,7 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
         _why_not(build, index, finding)
     nodes = []
     for node_id, entry in build.nodes.items():
-        verdict = _verdict(by_weight.get(entry["label"], [])) if entry["kind"] == "weight" else ""
+        verdict = _verdict(by_weight.get(entry["label"], [])) if entry["kind"] == "weight" else None
         nodes.append(Node(node_id, entry["kind"], entry["label"], verdict, tuple(entry["findings"]),
                           entry["plain"], entry["regions"]))
     edges = tuple(Edge(source, dest, kind, tuple(found)) for (source, dest), (kind, found) in build.edges.items())
@@ -248,9 +249,11 @@ def _blocker(build: _Builder, finding: Finding, index: int) -> str | None:
     primitive = finding.subject.primitive
     if primitive and not primitive.startswith("etp_"):
         return _op_id(finding, finding.subject.weight)
-    if finding.rule_id in _BLOCKED_AT_LOCATION:
+    rule = _rule(finding)
+    blocker = rule.blocker if rule is not None else None
+    if blocker is not None and not blocker.at:  # the finding's own line is the plain op
         return build.node(f"block:{finding.path}:{finding.line}:{finding.rule_id}", "op",
-                          f"{_BLOCKED_AT_LOCATION[finding.rule_id]} (line {finding.line})", index, plain=True)
+                          f"{blocker.shown} (line {finding.line})", index, plain=True)
     for related in finding.related:
         label = related.label or ""
         if label.startswith(_BLOCKING_WEIGHT):
@@ -261,9 +264,9 @@ def _blocker(build: _Builder, finding: Finding, index: int) -> str | None:
                 return build.node((same_line or [ops[0][0]])[0], "op", "", index)
             return build.node(f"block:{other}:{related.path}:{related.line}", "op",
                               f"{other}'s op (line {related.line})", index)
-        if label in _BLOCKING_LABELS:
+        if blocker is not None and label == blocker.at:
             return build.node(f"block:{related.path}:{related.line}:{label}", "op",
-                              f"{_BLOCKING_LABELS[label]} (line {related.line})", index, plain=True)
+                              f"{blocker.shown} (line {related.line})", index, plain=True)
         if label.endswith(_APPLIED):
             name = label[:-len(_APPLIED)].strip("`")
             return build.node(f"block:{related.path}:{related.line}:{name}", "op",
@@ -283,7 +286,8 @@ def _why_not(build: _Builder, index: int, finding: Finding) -> None:
                         build.edge(op, build.node(OUTPUT, "output", "step output", index), "bypass", index)
         return
     source = f"weight:{weight}"
-    if finding.rule_id in _OUTPUT_ONLY_RULES:
+    rule = _rule(finding)
+    if rule is not None and rule.output_only:
         build.edge(source, build.node(OUTPUT, "output", "step output"), "bypass", index)
         return
     if not _denies(finding):
@@ -306,6 +310,4 @@ def graphs_by_target(findings: list[Finding], targets: Sequence[str] = ()) -> li
     return [learning_graph(name, items) for name, items in grouped.items()]
 
 
-__all__ = ["AGAINST", "Edge", "LEARNS", "LearningGraph", "NOT_LEARNING", "Node", "PARTLY", "Region", "SAME_STEP",
-           "UNKNOWN", "WRONG",
-           "graphs_by_target", "learning_graph"]
+__all__ = ["Edge", "LearningGraph", "Node", "Region", "graphs_by_target", "learning_graph"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import re
 from contextvars import ContextVar
-from typing import Any, Hashable, Iterable, Iterator
+from typing import Hashable, Iterable, Iterator
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLASS_REPR = re.compile(r"<class '(?:[\w.]*\.)?(\w+)'>")
@@ -62,8 +62,12 @@ def _segment(part: object) -> tuple[str, bool]:
     return f"[{short!r}]", True
 
 
-StatePath = tuple[Any, ...]
-"""A state's path in the module tree: attribute names, list indices and dict keys (any hashable)."""
+PathPart = Hashable
+"""One step of a state's path: an attribute name or a dict key (``str``), a list index (``int``), or a
+dict key of another hashable type."""
+
+StatePath = tuple[PathPart, ...]
+"""A state's path in the module tree: ``("cell", "Wr", "weight")``, ``("layers", 0, "w")``."""
 
 _PREFERRED: ContextVar[dict[StatePath, StatePath]] = ContextVar("etrace_lint_preferred_paths", default={})
 

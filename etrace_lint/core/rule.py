@@ -17,6 +17,7 @@ from typing import Any, Callable, Generic, Iterable, Literal, Mapping, Protocol,
 from .details import Violation
 from .findings import NO_SUBJECT, Finding, Fix, Level, Subject
 from .naming import StatePath
+from .weight_verdict import WeightVerdict
 
 FactsT = TypeVar("FactsT")
 V = TypeVar("V", bound=Violation, covariant=True)  # a Hit[PlainOpPath] is a Hit[Violation]
@@ -64,16 +65,29 @@ class ErrorMatch:
         return raised_in.startswith(self.origin)
 
 
+class Site(Protocol):
+    """An equation of the step as the analysis hands it out (``analysis/jaxpr_view.EqnSite``, which the core
+    does not import): what a :class:`Hit` is on. A use's ``site`` from the context is one."""
+
+    @property
+    def primitive(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class Hit(Generic[V]):
     """What a check of ours found, before it is located and turned into a Finding: its violation (the
-    facts, which word the message), and where it is."""
+    facts, which word the message), and where it is.
+
+    The finding lands on ``eqn``'s line when it has one, else on the first line that applies ``weight_path``
+    (an ETP op first; where the step applies the weight nowhere, the line that creates it), else on the line
+    that creates ``state_path``, else on the target's factory. Each of ``related`` is shown under its label,
+    on its equation's line or on the line that creates its state; one that cannot be placed is left out."""
 
     violation: V
     weight_path: StatePath | None = None
     state_path: StatePath | None = None
-    eqn: object = None  # the analysis's EqnSite (or a bare equation) the hit is on, which the core does not name
-    related: tuple[tuple[str, object], ...] = ()  # (label, EqnSite or state path)
+    eqn: Site | None = None
+    related: tuple[tuple[str, Site | StatePath], ...] = ()  # (label, an equation or a state's path)
     subject: Subject = NO_SUBJECT  # what the finding is about; its weight comes from ``weight_path``
 
     @property
@@ -226,6 +240,17 @@ class Fixable(ABC):
         """The edit that mends ``finding`` (this violation, placed in the user's file), or None where the
         source does not have the shape the fix knows."""
 
+
+@dataclass(frozen=True)
+class Blocker:
+    """What keeps the weight of a rule's finding from learning, as the learning graph draws it: the place
+    of the finding's related location labelled ``at`` (the finding's own line when ``at`` is empty),
+    shown as ``shown`` ("mean subtracted")."""
+
+    shown: str
+    at: str = ""
+
+
 # the route a finding shows in the user's code (SARIF codeFlows), which the analysis finds (analysis/flows.py):
 # "weight": from where the weight is created, through its op, to the hidden states it reaches; "": none
 Route = Literal["", "weight"]
@@ -261,6 +286,17 @@ class Rule:
     # no measurement of this run backs it (the probe's or --verify's), its message says so and how to
     # measure it (engine/evidence.py)
     claims_zero_gradient: bool = False
+    # what a finding of this rule says of the online learning of the weight it names (or, naming none, of
+    # the model's weights): ZERO for a rule that denies the weight any online gradient, LEARNS for one that
+    # says it learns, ...; None when it says nothing of it (a note on the graph's shape, a tool's failure).
+    # The learning graph's verdicts, ``check(...).weights()`` and the tests' referee all read it. A
+    # denial counts at warning and error only: a rule that words a doubt as a note does not deny
+    says: WeightVerdict | None = None
+    # what keeps the weight from learning, for the learning graph to draw, when the finding's op does not
+    # show it (a plain op does; a mean-subtracting op at a related location does not)
+    blocker: Blocker | None = None
+    # the weight's value reaches the step's output and no hidden state: the graph draws it into the output
+    output_only: bool = False
     enabled: bool = True  # on by default
     opt_in_flag: str = ""  # a rule whose cost asks for an explicit flag
     precision: str = "high"
@@ -278,6 +314,12 @@ class Rule:
     def record_kinds(self) -> tuple[str, ...]:
         """The braintrace DiagnosticKind values this rule reports (none but a record rule's)."""
         return ()
+
+    @property
+    def measured(self) -> bool:
+        """Its finding reports what this run measured of the model's own online gradient (the probe,
+        ``--verify``), not what the graph shows; the advisor's measures of other algorithms are advice."""
+        return isinstance(self, MeasuredRule) and not {"probe", "verify"}.isdisjoint(self.tags)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,5 +31,20 @@ class WeightVerdict(Enum):
         """0 for the strongest claim."""
         return _ORDER.index(self)
 
+    @property
+    def learns(self) -> bool:
+        """A claim that the weight learns as braintrace promises: exactly, or exactly within each window."""
+        return self in (WeightVerdict.LEARNS, WeightVerdict.WITHIN_WINDOW)
+
+    @property
+    def blocks(self) -> bool:
+        """A claim that some or all of the weight's online gradient is missing (or that none can be had)."""
+        return self.rank <= WeightVerdict.PARTLY.rank and self is not WeightVerdict.AGAINST
+
+    @property
+    def learns_nothing(self) -> bool:
+        """A claim that the weight gets no usable online gradient at all (through none of its uses)."""
+        return self.rank <= WeightVerdict.ZERO.rank
+
 
 _ORDER = tuple(WeightVerdict)

@@ -81,7 +81,7 @@ def _static_verdicts(findings: list[Finding], rules: Mapping[str, Rule]) -> dict
         rule = rules.get(finding.rule_id)
         weight = _weight(finding)
         if (weight is not None and rule is not None and rule.explains_weight and not _folds(rule)
-                and not finding.rule_id.startswith("ETL4") and finding.level.rank >= Level.WARNING.rank):
+                and not rule.measured and finding.level.rank >= Level.WARNING.rank):
             found.setdefault(weight, []).append(index)
     return found
 
@@ -130,7 +130,7 @@ def _folded(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]
 def _said_unmeasured(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
     """A zero online gradient that only the graph shows says, in its message, that no measurement backs it:
     neither a measured zero folded into it nor a measured finding about the same weight."""
-    measured = {_weight(f) for f in findings if f.rule_id.startswith("ETL4")}
+    measured = {_weight(f) for f in findings if (rule := rules.get(f.rule_id)) is not None and rule.measured}
     said = []
     for finding in findings:
         rule = rules.get(finding.rule_id)

@@ -20,19 +20,9 @@ from typing import TYPE_CHECKING, Iterable, Sequence, TextIO
 
 from ..core.findings import Edit, Finding, Level, ToolError
 from ..core.json_types import JsonObject, JsonValue, optional_float
-from ..core.learning_graph import (
-    AGAINST,
-    LEARNS,
-    NOT_LEARNING,
-    PARTLY,
-    SAME_STEP,
-    WITHIN_WINDOW,
-    WRONG,
-    LearningGraph,
-    Node,
-    graphs_by_target,
-)
+from ..core.learning_graph import LearningGraph, Node, graphs_by_target
 from ..core.places import cell_name, place
+from ..core.weight_verdict import WeightVerdict
 from .html_advice import CSS as ADVICE_CSS
 from .html_advice import advice_section, rows_for
 from .html_assets import CSS, JS
@@ -42,8 +32,12 @@ from .run_info import RunInfo
 if TYPE_CHECKING:  # annotations only: printing needs neither the policy nor the settings it loads
     from ..policy.decide import Outcome
 
-_VERDICT_CLASS = {LEARNS: "v-learns", PARTLY: "v-partly", NOT_LEARNING: "v-not", SAME_STEP: "v-same", WRONG: "v-not",
-                  AGAINST: "v-against", WITHIN_WINDOW: "v-same"}
+# a weight's colour: what it learns, by the strongest claim of its findings (core/weight_verdict.py)
+_VERDICT_CLASS = {WeightVerdict.STEP_RAISES: "v-not", WeightVerdict.REFUSED: "v-not", WeightVerdict.NOT_FINITE: "v-not",
+                  WeightVerdict.ZERO: "v-not", WeightVerdict.AGAINST: "v-against", WeightVerdict.PARTLY: "v-partly",
+                  WeightVerdict.MULTIPLE: "v-not", WeightVerdict.APPROXIMATE: "v-same",
+                  WeightVerdict.WITHIN_WINDOW: "v-same", WeightVerdict.LEARNS: "v-learns",
+                  WeightVerdict.NOT_MEASURED: "v-unknown"}
 _LEVELS = (Level.ERROR, Level.WARNING, Level.NOTE)
 _EXCERPT = 2  # lines of source shown either side of a finding's line
 
@@ -154,7 +148,7 @@ def _overview(page: str, findings: Sequence[Finding], tool_errors: Sequence[Tool
 
 
 def _weights_summary(graph: LearningGraph) -> str:
-    verdicts = Counter(graph.weights().values())
+    verdicts = Counter(verdict.value for verdict in graph.weights().values())
     return ", ".join(f"{n} {esc(verdict)}" for verdict, n in sorted(verdicts.items())) or "-"
 
 
@@ -212,16 +206,17 @@ def _svg(prefix: str, graph: LearningGraph) -> str:
                      f"<title>{esc(why)}</title></polyline></a>")
     for node in graph.nodes:
         box = placed.nodes[node.id]
-        classes = " ".join(filter(None, ["node", node.kind, _VERDICT_CLASS.get(node.verdict, "v-unknown")
-                                         if node.kind == "weight" else "", "plain" if node.plain else ""]))
+        verdict = node.verdict.value if node.verdict is not None else ""
+        classes = " ".join(filter(None, ["node", node.kind, _VERDICT_CLASS[node.verdict]
+                                         if node.verdict is not None else "", "plain" if node.plain else ""]))
         linked = " ".join(f"{prefix}-f{i}" for i in node.findings)
-        title = node.label + (f": {node.verdict}" if node.verdict else "")
+        title = node.label + (f": {verdict}" if verdict else "")
         parts.append(f'<a href="#{prefix}-f{node.findings[0]}" ' if node.findings else "<a ")
         regions = " ".join(boxes_of.get(node.id, ()))
         parts.append(f'class="{classes}" id="{ids[node.id]}" data-findings="{linked}" data-kind="{node.kind}" '
                      f'data-regions="{regions}" '
                      f'data-label="{esc(node.label)}" '
-                     f'data-verdict="{esc(node.verdict)}"><title>{esc(title)}</title>'
+                     f'data-verdict="{esc(verdict)}"><title>{esc(title)}</title>'
                      f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" height="{box.height:.1f}"/>'
                      f'<text x="{box.x + 9:.1f}" y="{box.y + box.height / 2:.1f}">{esc(node.label)}</text></a>')
     parts.append("</svg>")

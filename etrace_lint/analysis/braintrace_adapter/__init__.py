@@ -7,7 +7,8 @@ reads it (JAX's own layout is read by :mod:`etrace_lint.analysis.jaxpr_view`).
   the only form of a record the rest of the linter sees;
 - :mod:`.graph`: read-only views of a compiled ``ETraceGraph`` (hidden groups,
   relations, vmap decompositions, one online gradient step) for the rules' typed view
-  and --verify.
+  and --verify;
+- :mod:`.layers`: what braintrace.nn offers for a layer of another library.
 
 When braintrace changes its private layout between versions, only this package changes.
 """
@@ -51,6 +52,7 @@ from .graph import (
     vmap_warning_primitive,
     zero_df_relations,
 )
+from .layers import etp_layer_for, in_braintrace_nn
 from .records import RecordView, record_view
 from .step_states import (
     ModelState,
@@ -83,10 +85,12 @@ __all__ = [
     "conv_bias_shape",
     "constant_hidden_writes",
     "ensure_states",
+    "etp_layer_for",
     "exception_subject",
     "group_views",
     "hidden_invars",
     "hidden_outvars",
+    "in_braintrace_nn",
     "is_etp_primitive",
     "is_global_random_state",
     "is_vmap_decomposition",

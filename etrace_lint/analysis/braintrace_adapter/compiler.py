@@ -506,7 +506,7 @@ def traced_jaxpr(minfo: ModuleInfo) -> jv.ClosedJaxpr:
 
 def relation_weight_paths(graph: ETraceGraph) -> set[StatePath]:
     """ParamState paths the compiler connected to a hidden state (they learn online)."""
-    paths = set()
+    paths: set[StatePath] = set()
     for relation in graph.hidden_param_op_relations:
         for path in (relation.trainable_paths or {}).values():
             paths.add(tuple(path))

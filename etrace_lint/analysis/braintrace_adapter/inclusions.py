@@ -25,7 +25,7 @@ def one_inclusion_per_weight(graph: ETraceGraph, records: list[RecordView],
     state, so a ``lora_matmul(x, B, A)`` is recorded as connecting ``B`` while ``A`` learns as well."""
     owners: dict[tuple[object, ...], list[StatePath]] = {}  # (primitive, hidden groups, path) -> paths
     for relation in graph.hidden_param_op_relations:
-        paths = list(dict.fromkeys(tuple(p) for p in (relation.trainable_paths or {}).values()))
+        paths: list[StatePath] = list(dict.fromkeys(tuple(p) for p in (relation.trainable_paths or {}).values()))
         key = (getattr(relation.primitive, "name", str(relation.primitive)),
                tuple(g.index for g in relation.hidden_groups))
         for path in paths:

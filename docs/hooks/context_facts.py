@@ -1,0 +1,112 @@
+"""The reference of what an analysis rule's check may read, written from the code when the site is built.
+
+One line per public property and method of ``AnalysisContext`` (etrace_lint/analysis/context.py), then,
+for each object those hand out that the analysis defines (a ``PlainUse``, an ``EqnSite``, ...), one line
+per field and property: its name, its type and the first sentence of its docstring or the comment on its
+line. It reads the source with ``ast``, so building the site imports neither JAX nor braintrace.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import os
+import re
+from dataclasses import dataclass
+
+CONTEXT_CLASS = "AnalysisContext"
+ANALYSIS = os.path.join("etrace_lint", "analysis")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One fact: a property, a method (with its parameters) or a field of a record."""
+
+    name: str
+    type: str
+    what: str  # the first sentence of its docstring or its comment, empty when it has none
+
+
+@dataclass(frozen=True)
+class Record:
+    name: str
+    module: str  # relative to the repository
+    what: str
+    members: tuple[Member, ...]
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    match = re.match(r"(.+?[.:;])(\s|$)", text)
+    return (match.group(1) if match else text).rstrip(":;.") + "." if text else ""
+
+
+def _is_property(node: ast.FunctionDef) -> bool:
+    return any(ast.unparse(d).endswith(("property", "cached_property")) for d in node.decorator_list)
+
+
+def _members(cls: ast.ClassDef, lines: list[str]) -> tuple[Member, ...]:
+    found = []
+    for node in cls.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            name = node.target.id
+            line = lines[node.lineno - 1]
+            comment = line.split("  # ", 1)[1] if "  # " in line else ""
+            found.append(Member(name, ast.unparse(node.annotation), _first_sentence(comment)))
+        elif isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            kind = ""
+            if not _is_property(node):
+                params = [a.arg for a in node.args.args[1:]]
+                kind = f"({', '.join(params)})"
+            returns = ast.unparse(node.returns).strip("'\"") if node.returns else ""
+            found.append(Member(node.name + kind, returns, _first_sentence(ast.get_docstring(node) or "")))
+    return tuple(member for member in found if not member.name.startswith("_"))
+
+
+def _classes(repo: str) -> dict[str, tuple[str, ast.ClassDef, list[str]]]:
+    """Every top-level class of the analysis: name -> (module, its node, the module's lines)."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(repo, ANALYSIS, "**", "*.py"), recursive=True)):
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        lines = source.splitlines()
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                found.setdefault(node.name, (os.path.relpath(path, repo), node, lines))
+    return found
+
+
+def _names_in(annotation: str) -> list[str]:
+    return [name.rsplit(".", 1)[-1] for name in re.findall(r"[A-Za-z_][\w.]*", annotation)]
+
+
+def records(repo: str) -> list[Record]:
+    """The context first, then every record it hands out, in the order they are first named."""
+    classes = _classes(repo)
+    order, seen = [CONTEXT_CLASS], {CONTEXT_CLASS}
+    result = []
+    while order:
+        name = order.pop(0)
+        module, node, lines = classes[name]
+        members = _members(node, lines)
+        result.append(Record(name, module, _first_sentence(ast.get_docstring(node) or ""), members))
+        for member in members:
+            for named in _names_in(member.type):
+                if named in classes and named not in seen:
+                    seen.add(named)
+                    order.append(named)
+    return result
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def context_reference(repo: str) -> str:
+    """The reference, as Markdown tables."""
+    parts = []
+    for record in records(repo):
+        rows = "".join(f"| `{m.name}` | `{_cell(m.type)}` | {_cell(m.what)} |\n" for m in record.members)
+        parts.append(f"### {record.name}\n\n{record.what} (`{record.module}`)\n\n"
+                     f"| name | type | what it holds |\n|---|---|---|\n{rows}")
+    return "\n".join(parts)
