@@ -368,6 +368,54 @@ def test_a_run_whose_client_is_stopped_is_stopped_in_the_daemon_which_serves_the
     assert project.daemon_pid() == daemon and "2 runs served" in project.status().stdout
 
 
+def _started_workers(daemon: int) -> set[int]:
+    """The fork server and workers below the daemon (not multiprocessing's resource tracker, which serves
+    the daemon as long as it runs)."""
+    found = set()
+    for pid in descendants(daemon):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if b"multiprocessing.spawn" in handle.read():
+                    found.add(pid)
+        except OSError:
+            continue
+    return found
+
+
+def test_ctrl_c_while_the_daemon_starts_its_workers_stops_them_and_the_next_run_starts_afresh(project):
+    """Before the pool's loop runs there is no progress to stop at: the run is interrupted as Ctrl-C
+    interrupts a direct run, and the half-started workers are stopped."""
+    folder = os.path.join(project.root, "stuck")
+    os.makedirs(folder)
+    shutil.copy(fixture("hermetic", "stopped", "hangs_marked.py"), folder)
+    client = subprocess.Popen([sys.executable, "-m", "etrace_lint", "stuck", "--timeout", "600", "--no-cache"],
+                              cwd=project.root, env=project.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        deadline = time.monotonic() + 120
+        daemon, starting = None, set()
+        while not starting:  # the fork server is importing JAX, which takes seconds
+            assert client.poll() is None and time.monotonic() < deadline, "no worker started"
+            sockets = project.socket_files()
+            status = request_status(os.path.join(project.sockets, sockets[0])) if sockets else None
+            daemon = status["pid"] if status else None
+            starting = _started_workers(daemon) if daemon else set()
+            time.sleep(0.02)
+        signalled = time.monotonic()
+        client.send_signal(signal.SIGINT)
+        _, stderr = client.communicate(timeout=60)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 130 and stderr.endswith("etrace-lint: interrupted\n"), stderr
+    seconds = ended(starting, signalled)
+    assert seconds is not None, "the workers that were starting kept running"
+    print(f"the starting workers ended {seconds:.2f} s after the signal")
+    served = project.run("models")
+    assert served.returncode == 1 and "models/gru.py" in served.stdout, served.stdout + served.stderr
+    assert project.daemon_pid() == daemon and "2 runs served" in project.status().stdout
+
+
 def test_daemon_stop_during_a_run_leaves_no_process_behind(project):
     hanging = Hanging(project)
     daemon = project.daemon_pid()
