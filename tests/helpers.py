@@ -139,3 +139,44 @@ def run_cli(*args: str, cwd: str = REPO, env: dict | None = None, timeout: float
     full_env = dict(os.environ, **(env or {}))
     return subprocess.run([sys.executable, "-m", "etrace_lint", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def descendants(pid: int) -> set[int]:
+    """The live processes below ``pid`` (Linux's /proc/PID/task/TID/children)."""
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="utf-8") as handle:
+                    below = [int(child) for child in handle.read().split()]
+            except OSError:
+                continue
+            todo.extend(child for child in below if child not in found)
+            found.update(below)
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (one that ended, and that its parent has not reaped yet, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return not handle.read().rsplit(") ", 1)[1].startswith("Z")
+    except OSError:
+        return False
+
+
+def ended(pids, since: float, within: float = 5.0) -> float | None:
+    """Wait until none of ``pids`` runs: the seconds from ``since`` (``time.monotonic()``) until then, or
+    None when some still ran ``within`` seconds after ``since``."""
+    import time
+
+    while any(running(pid) for pid in pids):
+        if time.monotonic() - since > within:
+            return None
+        time.sleep(0.02)
+    return time.monotonic() - since

@@ -17,7 +17,7 @@ import tempfile
 import time
 
 import pytest
-from helpers import REPO
+from helpers import REPO, descendants, ended, fixture, running
 
 from etrace_lint.cli.daemon import place, quick
 from etrace_lint.cli.daemon.client import _remove_if_stale, request_status, request_stop
@@ -312,3 +312,118 @@ def test_commits_through_the_pre_commit_hook_share_one_daemon(project):
         assert len(sockets) == 1
         pids.append(request_status(os.path.join(project.sockets, sockets[0])))
     assert pids[0]["pid"] == pids[1]["pid"] and pids[1]["runs"] == 2
+
+
+# --- a run the user stops is stopped in the daemon too ------------------------------------------------
+
+class Hanging:
+    """A run of ``stuck/hangs_marked.py`` (a target that starts a process, then hangs) through the
+    daemon, under way: its client, and the processes running the target once it has started."""
+
+    def __init__(self, project: Project) -> None:
+        folder = os.path.join(project.root, "stuck")
+        os.makedirs(folder, exist_ok=True)
+        shutil.copy(fixture("hermetic", "stopped", "hangs_marked.py"), folder)
+        self.marker = os.path.join(folder, "hangs_marked.pids")
+        # --timeout far beyond the test: only stopping the run can end the target
+        self.client = subprocess.Popen([sys.executable, "-m", "etrace_lint", "stuck", "--timeout", "600",
+                                        "--no-cache"], cwd=project.root, env=project.env,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while not os.path.exists(self.marker):
+            assert self.client.poll() is None, self.client.communicate()
+            assert time.monotonic() < deadline, "the target did not start"
+            time.sleep(0.05)
+        with open(self.marker, encoding="utf-8") as handle:
+            self.worker, self.child = (int(pid) for pid in handle.read().split())
+
+    def end(self) -> tuple[int, str]:
+        try:
+            _, stderr = self.client.communicate(timeout=60)
+        finally:
+            if self.client.poll() is None:
+                self.client.kill()
+        return self.client.returncode, stderr
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=["ctrl-c", "sigterm", "client-killed"])
+def test_a_run_whose_client_is_stopped_is_stopped_in_the_daemon_which_serves_the_next(project, signal_number):
+    hanging = Hanging(project)
+    daemon = project.daemon_pid()
+    assert {hanging.worker, hanging.child} <= descendants(daemon), "the target runs in the daemon's worker"
+    signalled = time.monotonic()
+    hanging.client.send_signal(signal_number)
+    code, stderr = hanging.end()
+    seconds = ended([hanging.worker, hanging.child], signalled)
+    assert seconds is not None, "the target kept running after its client was stopped"
+    print(f"{signal.Signals(signal_number).name}: the target's processes ended {seconds:.2f} s after the signal")
+    if signal_number == signal.SIGINT:
+        assert code == 130 and stderr.endswith("etrace-lint: interrupted\n"), stderr
+    else:
+        assert code == -signal_number
+    served = project.run("models")  # the same daemon, warm, serves the next run in full
+    assert served.returncode == 1 and "models/gru.py" in served.stdout, served.stdout + served.stderr
+    assert "daemon" not in served.stderr, served.stderr
+    assert project.daemon_pid() == daemon and "2 runs served" in project.status().stdout
+
+
+def _started_workers(daemon: int) -> set[int]:
+    """The fork server and workers below the daemon (not multiprocessing's resource tracker, which serves
+    the daemon as long as it runs)."""
+    found = set()
+    for pid in descendants(daemon):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if b"multiprocessing.spawn" in handle.read():
+                    found.add(pid)
+        except OSError:
+            continue
+    return found
+
+
+def test_ctrl_c_while_the_daemon_starts_its_workers_stops_them_and_the_next_run_starts_afresh(project):
+    """Before the pool's loop runs there is no progress to stop at: the run is interrupted as Ctrl-C
+    interrupts a direct run, and the half-started workers are stopped."""
+    folder = os.path.join(project.root, "stuck")
+    os.makedirs(folder)
+    shutil.copy(fixture("hermetic", "stopped", "hangs_marked.py"), folder)
+    client = subprocess.Popen([sys.executable, "-m", "etrace_lint", "stuck", "--timeout", "600", "--no-cache"],
+                              cwd=project.root, env=project.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        deadline = time.monotonic() + 120
+        daemon, starting = None, set()
+        while not starting:  # the fork server is importing JAX, which takes seconds
+            assert client.poll() is None and time.monotonic() < deadline, "no worker started"
+            sockets = project.socket_files()
+            status = request_status(os.path.join(project.sockets, sockets[0])) if sockets else None
+            daemon = status["pid"] if status else None
+            starting = _started_workers(daemon) if daemon else set()
+            time.sleep(0.02)
+        signalled = time.monotonic()
+        client.send_signal(signal.SIGINT)
+        _, stderr = client.communicate(timeout=60)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 130 and stderr.endswith("etrace-lint: interrupted\n"), stderr
+    seconds = ended(starting, signalled)
+    assert seconds is not None, "the workers that were starting kept running"
+    print(f"the starting workers ended {seconds:.2f} s after the signal")
+    served = project.run("models")
+    assert served.returncode == 1 and "models/gru.py" in served.stdout, served.stdout + served.stderr
+    assert project.daemon_pid() == daemon and "2 runs served" in project.status().stdout
+
+
+def test_daemon_stop_during_a_run_leaves_no_process_behind(project):
+    hanging = Hanging(project)
+    daemon = project.daemon_pid()
+    processes = descendants(daemon) | {daemon}
+    assert {hanging.worker, hanging.child} <= processes and len(processes) >= 4  # with the fork server
+    stop = project.run("daemon", "stop")
+    assert stop.returncode == 0 and f"stopped the daemon of {project.root} (pid {daemon})" in stop.stdout
+    assert [pid for pid in processes if running(pid)] == [], "processes outlived daemon stop"
+    code, stderr = hanging.end()  # its run was cancelled
+    assert code == 130 and "etrace-lint: interrupted" in stderr
+    assert project.socket_files() == []

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import REPO, run_cli, sarif_validator
+from helpers import REPO, descendants, ended, run_cli, sarif_validator
 
 PROGRAMS = os.path.join(REPO, "tests", "data", "programs")
 
@@ -174,7 +174,10 @@ def test_a_lint_over_its_memory_is_a_tool_error_on_the_call(programs):
     assert "beyond the program's" in result.stdout and "over --memory-limit 1 MiB" in result.stdout
 
 
-def test_ctrl_c_stops_the_program_and_the_run(programs):
+@pytest.mark.parametrize("stop", ["terminal-ctrl-c", "sigint", "sigterm", "sigkill"])
+def test_a_stopped_run_stops_the_program(programs, stop):
+    """Ctrl-C at the terminal (the whole foreground group), SIGINT to etrace-lint alone (`kill -INT`), SIGTERM
+    (`timeout`) or SIGKILL: the program etrace-lint runs ends with it."""
     import signal
     import time
 
@@ -182,14 +185,24 @@ def test_ctrl_c_stops_the_program_and_the_run(programs):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert process.stdout.readline().strip() == "ready"
-        time.sleep(0.2)
-        os.killpg(process.pid, signal.SIGINT)  # the terminal's Ctrl-C reaches the whole foreground group
+        program = descendants(process.pid)
+        assert program, "the program runs in a process of its own"
+        since = time.monotonic()
+        if stop == "terminal-ctrl-c":
+            os.killpg(process.pid, signal.SIGINT)  # the terminal's Ctrl-C reaches the whole foreground group
+        else:
+            os.kill(process.pid, {"sigint": signal.SIGINT, "sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL}[stop])
+        process.wait(timeout=60)
+        assert ended(program, since) is not None, "the program outlived etrace-lint"
         _, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-    assert process.returncode == 130
-    assert "etrace-lint: interrupted" in stderr
+    if stop in ("terminal-ctrl-c", "sigint"):
+        assert process.returncode == 130
+        assert "etrace-lint: interrupted" in stderr
+    else:
+        assert process.returncode == -{"sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL}[stop]
 
 
 def test_a_multi_step_learner_is_linted_for_the_vjp_it_uses(programs):

@@ -10,7 +10,8 @@ Messages, one JSON object a line: ``started``, ``linting`` (a capture's lint beg
 clock for ``--timeout`` and ``--memory-limit`` starts), ``linted`` (the site, its result and the memory the lint added),
 ``ended`` (the program returned or called ``sys.exit``), ``raised`` (it raised; its traceback is on
 stderr). Without ``--all`` the program stops right after its first compile has been linted: the
-process ends there, before any training step runs.
+process ends there, before any training step runs. The process ends with the etrace-lint process
+that started it, however that ends.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ from ..config.settings import EngineSettings
 from ..core.findings import TargetResult, ToolError
 from ..core.json_types import JsonObject, JsonValue
 from ..core.wording import exception_line
+from ..running.children import end_with_parent
 from ..running.memory import peak, reset_peak, resident
 from . import hooks
 from .handover import Capture
 
 CHANNEL = "ETRACE_LINT_RUN_CHANNEL"
 SETTINGS = "ETRACE_LINT_RUN_SETTINGS"
+PARENT = "ETRACE_LINT_RUN_PARENT"  # the etrace-lint process whose end ends the program
 
 
 class Channel:
@@ -149,6 +152,9 @@ def run_program(argv: list[str], module: bool, session: Session) -> int:
 
 
 def main() -> int:
+    parent = os.environ.pop(PARENT, "")
+    if parent.isdigit():  # no program runs on once etrace-lint is stopped, even by SIGTERM or SIGKILL
+        end_with_parent(int(parent))
     fd = int(os.environ.pop(CHANNEL))
     settings_file = os.environ.pop(SETTINGS)
     with open(settings_file, "rb") as handle:

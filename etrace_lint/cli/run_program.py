@@ -4,7 +4,9 @@ The program runs in a child process (:mod:`etrace_lint.capture.program`) as ``py
 would run it, with its stdin, stdout and stderr; this process stays free of JAX, watches each lint
 the child reports (``--timeout``, ``--memory-limit``: the memory a lint adds to the program), and
 writes the outputs from the results, through the same policy and writers as a lint of targets.
-Without ``--all`` the program stops right after its first compile has been linted.
+Without ``--all`` the program stops right after its first compile has been linted. Ctrl-C stops
+the program and the run (exit 130); the program ends with this process however it ends (SIGTERM,
+SIGKILL).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from ..capture.program import CHANNEL, SETTINGS
+from ..capture.program import CHANNEL, PARENT, SETTINGS
 from ..capture.site import CaptureSite
 from ..config.settings import Settings
 from ..core.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
@@ -157,6 +159,7 @@ def run_child(line: ProgramLine, settings: Settings) -> ProgramRun:
         env = dict(os.environ)
         env[CHANNEL] = str(write_end)
         env[SETTINGS] = _engine_file(settings, line.every, line.module, folder)
+        env[PARENT] = str(os.getpid())
         command = [sys.executable, "-m", "etrace_lint.capture.program", "--", *line.argv]
         # the program's process group stays the terminal's: it reads stdin and takes Ctrl-C as under python
         process = subprocess.Popen(command, pass_fds=(write_end,), env=env, stdout=_program_stdout(settings))

@@ -20,17 +20,29 @@ import sys
 import time
 from collections.abc import Set
 
+_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def become_subreaper() -> bool:
+def _prctl(option: int, value: int) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+        return bool(libc.prctl(option, value, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
+
+
+def become_subreaper() -> bool:
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def end_with_parent(parent: int) -> None:
+    """Kill this process when ``parent``, the process that started it, ends, however it ends (SIGTERM,
+    SIGKILL): Linux tells it with SIGKILL; where it cannot, nothing changes."""
+    if _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) and os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)  # it ended before this process asked to be told
 
 
 def _parent_of(pid: str) -> int | None:

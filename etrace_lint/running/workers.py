@@ -188,6 +188,8 @@ class _ForkServer:
                 return _Worker(parent_end, pid=message.pid)
 
     def close(self) -> None:
+        if not self.ready:  # importing still (it forked no worker), or ended: it would read no message
+            self.process.kill()
         try:
             self.conn.send(None)
         except (OSError, ValueError):

@@ -91,7 +91,8 @@ def serve_forks(conn: Connection[ForkServerMessage, Fork | None], preload: list[
 
 def _stop_children(children: set[int]) -> None:
     """Workers asked to leave get a moment to do so; then they are killed. All are reaped, so
-    their CPU time counts in the parent's resource usage and no zombie stays behind."""
+    their CPU time counts in the parent's resource usage and no zombie stays behind; so are the
+    processes their targets left, which this process adopted or adopts as the workers die."""
     deadline = time.monotonic() + 2.0
     while children and time.monotonic() < deadline:
         for _ in _reap(children):
@@ -103,6 +104,7 @@ def _stop_children(children: set[int]) -> None:
             os.waitpid(pid, 0)
         except OSError:
             pass
+    processes.stop_children()
 
 
 def _reap(workers: set[int]) -> Iterator[tuple[int, int]]:

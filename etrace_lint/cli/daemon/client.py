@@ -4,6 +4,10 @@ directly, with one line on stderr saying why, when a daemon is gone or does not 
 The daemon writes nothing of a run on the caller's streams: it sends back what the run printed,
 in order, with its exit code, and this process prints it. A daemon that fails before it answers
 leaves nothing half printed, so the direct run that follows prints the whole answer.
+
+Ctrl-C asks the daemon to cancel the run and waits, for at most :data:`CANCEL_LIMIT` seconds (a
+second Ctrl-C waits no longer), until it has: its workers on the run's targets are stopped by then.
+A process that ends otherwise (SIGTERM, SIGKILL) closes its connection, which cancels the run too.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ NO_DAEMON_VARIABLE = "ETRACE_LINT_NO_DAEMON"
 TIMEOUT_VARIABLE = "ETRACE_LINT_DAEMON_TIMEOUT"
 DEFAULT_TIMEOUT = 20.0
 START_LIMIT = 30.0  # seconds a new daemon has to open its socket
+CANCEL_LIMIT = 10.0  # seconds Ctrl-C waits for the daemon to say it has cancelled the run
 _TRUE = ("1", "true", "yes", "on")
 
 
@@ -96,9 +101,27 @@ def serve_through_daemon(argv: list[str], address: Address | None) -> int | None
     with connection:
         try:
             return _lint(connection, argv, place, timeout(environ), address.idle_timeout)
-        except KeyboardInterrupt:  # as a direct run says it; the daemon finishes the run and drops its answer
-            print("etrace-lint: interrupted", file=sys.stderr)
+        except KeyboardInterrupt:
+            try:
+                cancel(connection)
+            except KeyboardInterrupt:  # a second Ctrl-C: the daemon stops the run all the same
+                pass
+            print("etrace-lint: interrupted", file=sys.stderr)  # as a direct run says it
             return EXIT_INTERRUPTED
+
+
+def cancel(connection: socket.socket, limit: float = CANCEL_LIMIT) -> None:
+    """Ask the daemon to cancel the run on ``connection`` and wait until it has (it then ends the
+    connection); what it still sends is dropped."""
+    deadline = time.monotonic() + limit
+    try:
+        wire.send(connection, {"kind": "cancel"})
+        while (left := deadline - time.monotonic()) > 0:
+            connection.settimeout(left)
+            if not connection.recv(1 << 16):
+                return
+    except OSError:  # gone already, or not within the limit
+        return
 
 
 def _open(path: str) -> socket.socket:

@@ -6,14 +6,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 from ...core.json_types import JsonValue
+from ...running.children import is_alive
 from ..arguments import UsageError, build_parser, resolve_settings
 from .client import place_of, request_status, request_stop
 from .place import Place
 from .quick import Address
 
 EXIT_RUNNING, EXIT_NONE = 0, 1
+STOP_LIMIT = 30.0  # seconds stop waits for a daemon to end: its run cancelled, its workers stopped
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -21,7 +24,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="etrace-lint daemon",
         description="The background process that serves `etrace-lint PATHS` for a project with warm workers: "
                     "started by the first run, it ends after daemon-idle-timeout seconds without a run. "
-                    "status exits 0 when one runs, 1 when none does.")
+                    "A run stopped by Ctrl-C, SIGTERM or its process's death is stopped in the daemon too, "
+                    "its busy workers killed. stop cancels the run it serves and returns once the daemon "
+                    "and its workers have ended. status exits 0 when one runs, 1 when none does.")
     parser.add_argument("action", choices=("status", "stop"))
     parser.add_argument("--project", metavar="DIR", default=".",
                         help="the project's folder, or a path inside it (default: the current folder)")
@@ -46,6 +51,16 @@ def _place(project: str) -> Place:
                     os.environ)
 
 
+def _ended(pid: int, within: float) -> bool:
+    """Wait until process ``pid`` has ended (its workers stopped before it does)."""
+    deadline = time.monotonic() + within
+    while is_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def main_daemon(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -59,7 +74,12 @@ def main_daemon(argv: list[str]) -> int:
         stopped = [request_stop(path) for path, _ in live]
         for answer in stopped:
             if answer is not None:
-                print(f"etrace-lint: stopped the daemon of {place.project} (pid {answer.get('pid')})")
+                pid = answer.get("pid")
+                if isinstance(pid, int) and not _ended(pid, STOP_LIMIT):
+                    print(f"etrace-lint: the daemon of {place.project} (pid {pid}) did not end within "
+                          f"{STOP_LIMIT:g} s", file=sys.stderr)
+                    continue
+                print(f"etrace-lint: stopped the daemon of {place.project} (pid {pid})")
         for path, status in found:
             if status is None:
                 request_stop(path)  # a socket left behind: removed

@@ -1,10 +1,16 @@
 """The daemon's warm workers: one pool, kept from run to run while its preloaded libraries and its
 folder of compiled programs stay the same, and started only when a run has a model to lint (as a
-direct run starts its own)."""
+direct run starts its own).
+
+A run whose caller stops it (Ctrl-C, SIGTERM, its death) or that ``daemon stop`` ends raises
+:class:`RunCancelled` in the pool's loop, as Ctrl-C raises KeyboardInterrupt there in a direct run:
+the workers busy on its targets are killed, and the idle ones stay warm for the next run.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from typing import Callable
 
@@ -20,12 +26,18 @@ from ...running.workers import WorkerPool
 PoolKey = tuple[tuple[str, ...], str | None]
 
 
-class WarmPools:
-    """The pool the last run used, handed to the next run whose settings need the same one."""
+class RunCancelled(KeyboardInterrupt):
+    """The run's caller is gone or asked it to stop: it ends as Ctrl-C ends a direct run."""
 
-    def __init__(self) -> None:
+
+class WarmPools:
+    """The pool the last run used, handed to the next run whose settings need the same one.
+    ``cancelled``: set while the run going on is to stop."""
+
+    def __init__(self, cancelled: threading.Event | None = None) -> None:
         self._key: PoolKey | None = None
         self._pool: WorkerPool | None = None
+        self.cancelled = cancelled or threading.Event()
 
     def pool_for(self, settings: Settings) -> WorkerPool:
         """A warm pool for ``settings``: the cache's folder of compiled programs (a direct run's
@@ -42,7 +54,8 @@ class WarmPools:
         return self._pool
 
     def __call__(self, settings: Settings) -> "LazyPool":
-        return LazyPool(lambda: self.pool_for(settings), self._pool if self._key is not None else None)
+        return LazyPool(lambda: self.pool_for(settings), self._pool if self._key is not None else None,
+                        self.cancelled)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -62,10 +75,13 @@ def _programs(settings: Settings) -> str | None:
 
 class LazyPool:
     """What a run sees as its pool: the warm one, fetched when the run has a model to lint, so that a
-    run the cache serves touches no folder and no worker."""
+    run the cache serves touches no folder and no worker. A cancelled run stops at the pool's next
+    look at its progress (at least twice a second)."""
 
-    def __init__(self, fetch: Callable[[], WorkerPool], last: WorkerPool | None) -> None:
+    def __init__(self, fetch: Callable[[], WorkerPool], last: WorkerPool | None,
+                 cancelled: threading.Event | None = None) -> None:
         self._fetch, self._last = fetch, last
+        self._cancelled = cancelled or threading.Event()
 
     @property
     def workers(self) -> Sequence[object]:
@@ -75,4 +91,12 @@ class LazyPool:
             progress: Callable[[int, int, TargetSpec], None] | None = None,
             durations: dict[str, float] | None = None, *,
             memory_limit: int = DEFAULT_MEMORY_LIMIT) -> list[TargetResult]:
-        return self._fetch().run(specs, root, settings, jobs, timeout, progress, durations, memory_limit=memory_limit)
+        def checked(done: int, total: int, spec: TargetSpec) -> None:
+            if self._cancelled.is_set():
+                raise RunCancelled()  # the pool's loop stops the workers busy on this run's targets
+            if progress is not None:
+                progress(done, total, spec)
+
+        if self._cancelled.is_set():
+            raise RunCancelled()
+        return self._fetch().run(specs, root, settings, jobs, timeout, checked, durations, memory_limit=memory_limit)

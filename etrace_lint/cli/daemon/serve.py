@@ -5,12 +5,20 @@ caller's folder, under the caller's environment, its output kept for the caller 
 A request that comes while a run is going is answered ``busy`` (the caller runs directly). The
 daemon ends after its idle time, on ``stop`` or SIGTERM, and when its socket file is no longer its
 own (removed by a caller that gave up on it, or by ``etrace-lint clean`` of the folder).
+
+A run stops as a direct run stops on Ctrl-C once its caller asks it to (the caller's Ctrl-C or
+SIGTERM), once the caller is gone (its connection ends: it died), and when the daemon ends: the
+workers busy on its targets are killed, as ``--timeout`` kills them, and the daemon serves the next
+run. The run stops at the pool's next look at its progress; one that has not stopped within
+:data:`INTERRUPT_AFTER` seconds (it was starting its workers, or linting on a pool of its own) is
+interrupted as Ctrl-C interrupts a direct run, and the warm workers are then started afresh.
 """
 
 from __future__ import annotations
 
 import os
 import queue
+import select
 import signal
 import socket
 import sys
@@ -19,18 +27,21 @@ import time
 import traceback
 import warnings
 
+from ...core.exit_codes import EXIT_INTERRUPTED
 from ...core.json_types import JsonObject
 from ...running.cache import pin_versions
 from ..main import lint_command
 from . import wire
 from .capture import captured
 from .place import peer_refusal, peer_uid
-from .pools import WarmPools
+from .pools import RunCancelled, WarmPools
 from .relay import Relay
 from .wire import LintRequest
 
 HEARTBEAT = 1.0  # seconds between the "alive" messages of a run
+INTERRUPT_AFTER = 2.0  # seconds a cancelled run has to stop in the pool's loop before it is interrupted
 _TICK = 0.5
+_WATCH = 0.05  # seconds between looks at a run's connection: the caller asks to cancel, or is gone
 
 
 class Daemon:
@@ -42,8 +53,11 @@ class Daemon:
         self.last_activity = time.monotonic()
         self.busy = threading.Event()
         self.stopping = threading.Event()
+        self.cancelled = threading.Event()  # the run going on is to stop
         self.requests: queue.Queue[tuple[socket.socket, LintRequest]] = queue.Queue()
-        self.pools = WarmPools()
+        self.pools = WarmPools(self.cancelled)
+        self._interruptible = False  # the main thread is in a run that may be interrupted
+        self._interrupted = False  # a run was: the warm workers' state is not known
         self.relay = Relay()  # before any worker starts: they inherit its pipe as their stderr
         self.runs = 0
 
@@ -80,9 +94,14 @@ class Daemon:
                 wire.send(connection, self.status())
             elif kind == "stop":
                 wire.send(connection, {"kind": "stopping", "pid": os.getpid()})
-                self.stopping.set()
+                self.stop()
             elif kind == "lint":
                 wire.send(connection, {"kind": "busy" if self.busy.is_set() else "refused"})
+
+    def stop(self) -> None:
+        """End the daemon: the run going on is cancelled, then the workers are stopped."""
+        self.stopping.set()
+        self.cancelled.set()
 
     def status(self) -> JsonObject:
         idle = 0.0 if self.busy.is_set() else time.monotonic() - self.last_activity
@@ -111,6 +130,9 @@ class Daemon:
                     continue
                 with connection:
                     self.serve(connection, request)
+                if self._interrupted:  # stopped outside the pool's loop: start its workers afresh
+                    self._interrupted = False
+                    self.pools.close()
                 self.last_activity = time.monotonic()
                 self.busy.clear()
         finally:
@@ -133,15 +155,29 @@ class Daemon:
                 try:
                     wire.send(connection, message)
                 except OSError:
-                    pass  # the caller went away (Ctrl-C): the run ends all the same
+                    pass  # the caller went away: the watching thread cancels the run
 
-        def heartbeat() -> None:
-            while not done.wait(HEARTBEAT):
-                tell({"kind": "alive"})
+        def watch() -> None:
+            """Say the run is alive every second; cancel it once the caller asks (the only thing it
+            sends after its request) or its connection ends, and interrupt it if it does not stop."""
+            looking = select.poll()
+            looking.register(connection, select.POLLIN)  # a hang-up or an error is always reported
+            beat = time.monotonic() + HEARTBEAT
+            while not done.is_set() and not self.cancelled.is_set():
+                if looking.poll(_WATCH * 1000):
+                    self.cancelled.set()
+                elif time.monotonic() >= beat:
+                    tell({"kind": "alive"})
+                    beat += HEARTBEAT
+            if not done.wait(INTERRUPT_AFTER):
+                self.interrupt()
 
+        self.cancelled.clear()
+        if self.stopping.is_set():  # a stop that came as the run was taken
+            self.cancelled.set()
         tell({"kind": "accepted"})
-        beating = threading.Thread(target=heartbeat, name="etrace-lint-daemon-heartbeat", daemon=True)
-        beating.start()
+        watching = threading.Thread(target=watch, name="etrace-lint-daemon-watch", daemon=True)
+        watching.start()
         try:
             self.idle_timeout = request.idle_timeout
             code, output = self.run(request)
@@ -150,7 +186,7 @@ class Daemon:
             code, output = -1, []
         finally:
             done.set()
-            beating.join()
+            watching.join()
         self.runs += 1
         tell({"kind": "done", "code": code, "output": [list(line) for line in output]} if code >= 0
              else {"kind": "failed"})
@@ -163,7 +199,7 @@ class Daemon:
         # a fresh process shows a warning once per place: forget the places earlier runs warned at
         with warnings.catch_warnings(), captured(request.tty, request.encoding, self.relay) as output:
             try:
-                code = lint_command(list(request.argv), pools=self.pools)
+                code = self._lint(list(request.argv))
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
                 if exc.code is not None and not isinstance(exc.code, int):
@@ -174,6 +210,29 @@ class Daemon:
             sys.stdout.flush()
             sys.stderr.flush()
         return code, output
+
+    def _lint(self, argv: list[str]) -> int:
+        """``lint_command``, which :meth:`interrupt` may interrupt, once, while it runs."""
+        try:
+            self._interruptible = True
+            try:
+                return lint_command(argv, pools=self.pools)
+            finally:
+                self._interruptible = False
+        except KeyboardInterrupt:  # interrupted where lint_command does not say it: as it says it
+            print("etrace-lint: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+
+    def interrupt(self) -> None:
+        """Interrupt the main thread's run, as Ctrl-C interrupts a direct run (see :meth:`on_interrupt`)."""
+        if self._interruptible:
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    def on_interrupt(self, signum: int, frame: object) -> None:
+        """SIGINT, sent by :meth:`interrupt` (the daemon has no terminal): the run going on ends."""
+        if self._interruptible:
+            self._interruptible, self._interrupted = False, True
+            raise RunCancelled()
 
 
 def listen(path: str) -> socket.socket | None:
@@ -204,13 +263,14 @@ def listen(path: str) -> socket.socket | None:
 def main(argv: list[str]) -> int:
     """``python -m etrace_lint.cli.daemon SOCKET DIGEST IDLE_TIMEOUT``, started by the command line."""
     path, digest, idle_timeout = argv[0], argv[1], float(argv[2])
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # until a run may be interrupted
     listener = listen(path)
     if listener is None:
         return 0
     pin_versions()  # read once: the digest in the socket's name changes with any of them
     daemon = Daemon(listener, path, digest, idle_timeout)
-    signal.signal(signal.SIGTERM, lambda *_: daemon.stopping.set())
+    signal.signal(signal.SIGINT, daemon.on_interrupt)
+    signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
     print(f"etrace-lint daemon {os.getpid()} serves {path}", flush=True)
     daemon.serve_forever()
     return 0
