@@ -251,6 +251,11 @@ def test_rapid_saves_publish_only_the_last(session, workspace):
     seen = session.published_after(path, since)
     assert all(not diagnostics for diagnostics in seen), [[d.code for d in ds] for ds in seen]
     assert len(titles()) == 3, titles()
+    # the progress of the last pass says the probe is running: the editor shows why a second publication follows
+    # the last text's static pass is followed by its probe pass, whose progress says the probe is running
+    probing, linting = "etrace-lint: probing the learning signal of rapid.py", "etrace-lint: linting rapid.py"
+    session.wait_for(lambda s: probing in titles()[len(titles()) - titles()[::-1].index(linting):],
+                     what="the probe pass's progress")
 
 
 def test_verify_command_publishes_gradient_findings(session, second):
