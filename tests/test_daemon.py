@@ -72,7 +72,7 @@ def _started_here(sockets: str) -> list[int]:
     return found
 
 
-def _gone(pid: int, within: float = 20.0) -> bool:
+def _gone(pid: int, within: float = 60.0) -> bool:  # returns once it is gone: a bound only for a loaded machine
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:

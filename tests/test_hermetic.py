@@ -95,7 +95,7 @@ def test_no_process_a_target_starts_outlives_it(tmp_path):
     report = _lint(root, ".", "-j", "1", "--no-cache")
     pids = [int(line) for line in open(os.path.join(root, "pids.txt"), encoding="utf-8")]
     assert len(pids) == 3
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # the wait ends when they do: a bound only for a loaded machine
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in pids if _alive(pid)]

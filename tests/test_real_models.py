@@ -5,7 +5,7 @@ examples, brainpy.state, brainstate's examples and published experiment code
 (each file names its source). The referee (tests/online_referee.py, braintrace's
 public API only) measures, per target and per weight, the online gradient of
 the target's algorithm against exact BPTT. The linter is run as a user runs
-it over the folder: with default options (``--show-info`` so that its notes
+it over the folder's files: with default options (``--show-info`` so that its notes
 are printed), as a CI job runs it (also writing a SARIF log), and with
 ``--verify``; for each of the two runs:
 
@@ -24,147 +24,23 @@ are printed), as a CI job runs it (also writing a SARIF log), and with
   weight's uses is left out is one verdict, "learns partly", and holds when
   the online gradient is not zero.
 
-A disagreement that remains is marked ``xfail(strict=True)`` below with its
-mechanism, so that fixing it turns the mark into a failure to remove.
+A disagreement that remains is marked ``xfail(strict=True)`` in
+tests/real_models_check.py with its mechanism, so that fixing it turns the mark
+into a failure to remove. The corpus is checked in four parts, one file each
+(tests/test_real_models_a_f.py and the others): this file checks that the parts
+hold the whole corpus, each file once.
 """
-
 from __future__ import annotations
 
-import json
+import glob
 import os
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from helpers import REPO
 
 pytest.importorskip("brainpy.state", reason="the corpus's spiking models are built from brainpy.state")
 
-from online_referee import BPTT_FLOOR, TargetTruth, declared_targets, judge_folder  # noqa: E402
-
-from etrace_lint.core.registry import all_rules  # noqa: E402
-from etrace_lint.core.weight_verdict import WeightVerdict  # noqa: E402
-
-FOLDER = os.path.join("tests", "real_models")
-TARGETS = declared_targets(os.path.join(REPO, FOLDER))
-# default: as a user or a CI job runs it (the probe on, also writing a SARIF log: docs/integrations/github.md);
-# every output format gives the same findings (tests/test_one_answer.py), so one run stands for all of them
-RUNS = ("default", "verify")
-
-
-def _saying(verdict: WeightVerdict) -> frozenset[str]:
-    """The rules whose findings say ``verdict`` of the weight they name (their ``says``)."""
-    return frozenset(rule.id for rule in all_rules().values() if rule.says is verdict)
-
-
-# "learns online" and "learns from same-step gradients, which is exact" (ETL001, ETL003)
-CLAIMS = _saying(WeightVerdict.LEARNS)
-# "learns a plain path within each window" (a multi-step VJP): the weight's online gradient is not zero
-WITHIN_WINDOW = _saying(WeightVerdict.WITHIN_WINDOW)
-# findings that say a weight gets no online gradient at all (a partial path, ETL006, is not one)
-DENIALS = _saying(WeightVerdict.ZERO)
-EXACT = 1e-4  # the relative error an online gradient said to be exact may show in float32
-
-
-# Disagreements that remain, by (target, run), each with the mechanism behind it (read in braintrace's
-# source, measured by the referee). A new one is added here with its mechanism, or fixed.
-KNOWN: dict[tuple[str, str], str] = {}
-
-
-# --verify compiles its jitted steps as training does, unless JAX_DISABLE_MOST_OPTIMIZATIONS in the
-# environment says otherwise (docs/guide/cache.md, "Workers"); the referee compiles unoptimised too
-# (online_referee.quick_compiles). XLA's optimisations change float32 rounding, never a verdict
-# compared here, and compiling unoptimised is most of what the run saves.
-QUICK_COMPILES = {"JAX_DISABLE_MOST_OPTIMIZATIONS": "1"}
-
-
-def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "etrace_lint", FOLDER, "--output-format", "json",
-                           "--show-info", "--no-cache", "-q", *args],
-                          cwd=REPO, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=900)
-
-
-def _document(done: subprocess.CompletedProcess) -> dict:
-    assert done.returncode in (0, 1, 2), done.stderr[-3000:]
-    return json.loads(done.stdout)
-
-
-def _lint_runs(sarif: str) -> dict[str, subprocess.CompletedProcess]:
-    """The two runs one after another: each lints every target afresh (--no-cache), and each later
-    one loads from the session's folder of compiled programs what an earlier one compiled (the models'
-    initialisers, the one-step programs the probe and --verify both build, unoptimised), as a user's
-    runs share their cache folder's. Measured on 3.11: 296 s CPU in a row against 352 s side by side."""
-    return {"default": _cli("--sarif", sarif), "verify": _cli("--verify", env=QUICK_COMPILES)}
-
-
-@pytest.fixture(scope="module")
-def verdicts(tmp_path_factory) -> dict[str, dict]:
-    """The lint runs, in a thread started first, and the referee, in this process while they run."""
-    sarif = str(tmp_path_factory.mktemp("real-models") / "etrace-lint.sarif")
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        runs = pool.submit(_lint_runs, sarif)
-        truths = judge_folder(os.path.join(REPO, FOLDER))
-        return {"truths": truths, **{run: _document(done) for run, done in runs.result().items()}}
-
-
-def _path(finding: dict) -> tuple[str, ...] | None:
-    path = finding.get("properties", {}).get("weightPath")
-    return tuple(str(part) for part in path) if path else None
-
-
-def disagreements(truth: TargetTruth, document: dict) -> list[str]:
-    findings = [f for f in document["findings"] if f["model"] == truth.target]
-    errors = [e for e in document["toolErrors"] if e.get("model") == truth.target]
-    if truth.stage in ("compile", "step"):
-        if errors or any(f["level"] == "error" for f in findings):
-            return []
-        what = "learner cannot be built" if truth.stage == "compile" else "online step raises"
-        return [f"{truth.algorithm}: braintrace's {what} ({truth.error}), and no error says so "
-                f"(findings: {sorted({f['rule'] for f in findings}) or 'none'})"]
-    wrong = []
-    if truth.refused and not errors and not any(f["level"] in ("warning", "error") for f in findings):
-        wrong.append(f"braintrace.compile refuses the model ({truth.refused}), and no warning or error says so")
-    for weight in truth.weights:
-        about = [f for f in findings if _path(f) == weight.path]
-        claims = sorted({f["rule"] for f in about if f["rule"] in CLAIMS})
-        warned = [f for f in about if f["level"] in ("warning", "error")]
-        name = ".".join(weight.path)
-        if claims and not weight.finite:
-            wrong.append(f"{name}: {'/'.join(claims)} says it learns, but its {truth.algorithm} online gradient is "
-                         f"not finite")
-        elif claims and not weight.learns and weight.bptt_norm > BPTT_FLOOR:
-            wrong.append(f"{name}: {'/'.join(claims)} says it learns, but its {truth.algorithm} online gradient "
-                         f"is zero ({weight.describe()})")
-        windowed = sorted({f["rule"] for f in about if f["rule"] in WITHIN_WINDOW})
-        if windowed and not weight.learns and weight.bptt_norm > BPTT_FLOOR:
-            wrong.append(f"{name}: {'/'.join(windowed)} says it learns within each window, but its "
-                         f"{truth.algorithm} online gradient is zero ({weight.describe()})")
-        exact = [f for f in about if f["rule"] == "ETL003" and "exact" in f["message"]]
-        if exact and weight.learns and weight.rel_error is not None and weight.rel_error > EXACT:
-            wrong.append(f"{name}: ETL003 says its same-step gradient is exact, but it is not "
-                         f"({weight.describe()})")
-        denials = sorted({f["rule"] for f in about if f["rule"] in DENIALS})
-        # a claim beside a denial is a weight that learns through some of its uses only ("learns partly"):
-        # true when its online gradient is not zero, which the claim's own check above asks
-        if len(claims) > 1:
-            wrong.append(f"{name}: two verdicts, {'/'.join(claims + denials)}")
-        if denials and not claims and weight.learns:
-            wrong.append(f"{name}: {'/'.join(denials)} says it gets no online gradient, but its {truth.algorithm} "
-                         f"online gradient is not zero ({weight.describe()})")
-        if weight.silent and not warned:
-            wrong.append(f"{name}: its {truth.algorithm} online gradient is zero while BPTT's is not "
-                         f"({weight.describe()}), and no warning or error names it "
-                         f"(findings about it: {sorted({f['rule'] for f in about}) or 'none'})")
-    return wrong
-
-
-def _cases():
-    for spec in TARGETS:
-        for run in RUNS:
-            reason = KNOWN.get((spec.name, run))
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            yield pytest.param(spec.name, run, id=f"{spec.name}-{run}", marks=marks)
+from real_models_check import PARTS, TARGETS, corpus_part  # noqa: E402
 
 
 def test_the_corpus_is_large_enough():
@@ -172,13 +48,11 @@ def test_the_corpus_is_large_enough():
     assert len({spec.name for spec in TARGETS}) == len(TARGETS)
 
 
-@pytest.mark.parametrize("target, run", list(_cases()))
-def test_verdicts_agree_with_the_online_gradient(verdicts, target, run):
-    truths = [truth for truth in verdicts["truths"] if truth.target == target]
-    assert truths, f"the referee judged no algorithm of {target}"
-    unjudged = [t for t in truths if t.stage in ("build", "bptt")]
-    assert not unjudged, f"the model itself does not run: {[t.error for t in unjudged]}"
-    linted = {f["model"] for f in verdicts[run]["findings"]} | {e.get("model") for e in verdicts[run]["toolErrors"]}
-    assert target in linted, f"the {run} run reports nothing about {target}"
-    wrong = [line for truth in truths for line in disagreements(truth, verdicts[run])]
-    assert not wrong, "\n".join(wrong)
+def test_the_parts_hold_every_corpus_file_once_and_each_has_its_test_file():
+    parts = [corpus_part(first, last) for first, last in PARTS]
+    files = [file for part in parts for file in part]
+    assert sorted(files) == sorted({spec.file for spec in TARGETS}), "a corpus file is in no part, or in two"
+    assert all(parts), parts
+    here = os.path.join(REPO, "tests")
+    assert sorted(glob.glob(os.path.join(here, "test_real_models_*.py"))) == sorted(
+        os.path.join(here, f"test_real_models_{first}_{last}.py") for first, last in PARTS)

@@ -14,6 +14,7 @@ from types import ModuleType
 
 import brainstate
 
+from ..analysis.braintrace_adapter import host_error_checks
 from ..analysis.loaded_target import LoadedTarget
 from ..config.environ import EnvironError, environ_context, how_to_set, target_environ, unset_key
 from ..core.findings import Location, ToolError
@@ -97,7 +98,8 @@ def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict[str,
     except EnvironError as exc:
         raise TargetLoadError(ToolError(name, f"{label}: {exc}", where, "bad-environ")) from None
     try:
-        with search_path(spec.path, root), environ_context(environ):
+        # brainstate's checks of the initialisers' values compile nothing (analysis.braintrace_adapter.eager_checks)
+        with search_path(spec.path, root), environ_context(environ), host_error_checks():
             produced = factory()
     except Exception as exc:
         raise TargetLoadError(ToolError(name, f"{label}: the factory raised {_describe(exc)}",

@@ -5,7 +5,8 @@ Each message is a small frozen record, pickled whole over a ``multiprocessing`` 
 ``None``, or a closed pipe, asks a worker or the fork server to leave.
 
 - A worker says :class:`Ready` once its backend runs, then answers each :class:`Lint`
-  with :class:`Linted`.
+  with :class:`Linted`, and then with :class:`Checked`: the result goes out before the
+  check of the worker's process, which the parent needs only before the worker's next target.
 - The fork server says :class:`Ready` once its imports are done, or :class:`Unsafe` when
   it cannot fork safely; then it answers each :class:`Fork` with :class:`Forked`, and
   says :class:`Exited` for each worker of its that ends.
@@ -45,11 +46,18 @@ class Lint:
 
 @dataclass(frozen=True)
 class Linted:
-    """A target's result (``TargetResult.to_json()``), and what the target left changed in the
-    worker's process, in words (empty: the worker is fit for the next target)."""
+    """A target's result (``TargetResult.to_json()``)."""
 
     index: int
     result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the worker's last target left changed in its process, in words (empty: the worker is fit
+    for the next target). It follows the target's :class:`Linted`, so that the check of the process
+    does not delay the result (in the language server, a save's diagnostics)."""
+
     changes: tuple[str, ...]
 
 
@@ -81,7 +89,7 @@ class Exited:
     code: int
 
 
-WorkerMessage = Union[Ready, Linted]
+WorkerMessage = Union[Ready, Linted, Checked]
 ForkServerMessage = Union[Ready, Unsafe, Forked, Exited]
 
 

@@ -4,9 +4,9 @@ A worker is either forked from the warm fork server (:mod:`.zygote`), which has
 already imported JAX, brainstate and braintrace, or spawned afresh and imports
 them itself (:mod:`.worker_start`). Either way it starts JAX's backend, says
 :class:`~.messages.Ready` and then answers each :class:`~.messages.Lint` with
-:class:`~.messages.Linted`, which says what the target left changed in the
-process (nothing: fit for the next one); ``None`` or a closed pipe asks it to
-leave (:mod:`.messages`).
+:class:`~.messages.Linted`, the target's result, and then :class:`~.messages.Checked`,
+which says what the target left changed in the process (nothing: fit for the
+next one); ``None`` or a closed pipe asks it to leave (:mod:`.messages`).
 
 ``new_group`` marks the first target of a file on this worker: every module of
 the user's tree that an earlier file imported is dropped first
@@ -35,7 +35,7 @@ from ..engine import fresh_state
 from ..engine.lint import lint_target
 from ..engine.targets import forget_imported_files, import_file
 from . import children, isolation, process_state, reads
-from .messages import Lint, Linted, Ready, WorkerMessage, next_message, tool_error
+from .messages import Checked, Lint, Linted, Ready, WorkerMessage, next_message, tool_error
 
 
 def start_backend() -> None:
@@ -107,10 +107,13 @@ def _tool_folders() -> tuple[str, ...]:
 def serve(conn: Connection[WorkerMessage, Lint | None]) -> None:
     """Answer the parent until it says goodbye; the modules and backend are ready.
 
-    Each answer says whether the process is still fit for what comes next
+    Each result is followed by whether the process is still fit for what comes next
     (:mod:`.process_state`): for the next target of the same file, the state
     right after the file was imported; for another file, the state before
-    the first target. The parent retires a worker that is not.
+    the first target. The parent retires a worker that is not. The check
+    walks every module's namespace (tens of milliseconds), so it runs once
+    the result is sent: a save's diagnostics in the language server do not
+    wait for it, and the parent gives the worker nothing before it is in.
     """
     baseline = isolation.ModuleBaseline()
     names = process_state.namespaces()
@@ -159,7 +162,7 @@ def serve(conn: Connection[WorkerMessage, Lint | None]) -> None:
                 spec, "the target left processes running, which were stopped when it ended: " + ", ".join(stopped),
                 "left-processes"))
         linted = True
+        conn.send(Linted(index, result.to_json()))
         reference = imported if more_in_file and imported is not None else start
         assert reference is not None  # a worker's first target starts a file (new_group), which takes ``start``
-        disturbed = reference.changes(names)
-        conn.send(Linted(index, result.to_json(), tuple(disturbed)))
+        conn.send(Checked(tuple(reference.changes(names))))

@@ -11,9 +11,11 @@ after the other (the file is imported once); files are taken longest first
 when the cache knows their times, else each worker works through its own
 stretch of neighbouring files. Before a worker
 starts on another file it drops the modules the last one imported
-(:mod:`.isolation`). With each result a worker says whether the target left
+(:mod:`.isolation`). After each result a worker says whether the target left
 its process changed (:mod:`.process_state`); such a worker is retired and
-the next target, or the rest of its file, goes to a fresh fork.
+the next target, or the rest of its file, goes to a fresh fork. A run ends
+with its last result: a worker's check that is still on its way is read by
+the next run, before that worker gets a target.
 
 A target that holds more memory than the run's limit (:mod:`.memory`) is
 stopped like one that overruns the timeout.
@@ -44,7 +46,19 @@ from ..discovery.discover import TargetSpec
 from . import worker_start, zygote
 from .memory import DEFAULT as DEFAULT_MEMORY_LIMIT
 from .memory import format_size, resident
-from .messages import Exited, Fork, Forked, ForkServerMessage, Lint, Linted, Ready, Unsafe, WorkerMessage, tool_error
+from .messages import (
+    Checked,
+    Exited,
+    Fork,
+    Forked,
+    ForkServerMessage,
+    Lint,
+    Linted,
+    Ready,
+    Unsafe,
+    WorkerMessage,
+    tool_error,
+)
 from .programs import ProgramFolder
 from .schedule import Scaling, Schedule
 
@@ -90,6 +104,7 @@ class _Worker:
         self.ready = False
         self.born = time.monotonic()
         self.index: int | None = None
+        self.checking = False  # its last target's result is in, the check of its process not yet
         self.started = 0.0
         self.queue: list[int] = []  # the rest of this worker's file
         self.exitcode: int | None = None
@@ -103,7 +118,7 @@ class _Worker:
         self.conn.send(Lint(index, spec, root, settings, new_group, more_in_file=bool(self.queue)))
 
     def deadline(self, timeout: float) -> float:
-        return self.started + timeout if self.index is not None else self.born + STARTUP_LIMIT
+        return self.started + timeout if self.index is not None or self.checking else self.born + STARTUP_LIMIT
 
     def alive(self) -> bool:
         if self.process is not None:
@@ -367,7 +382,7 @@ class _Run:
 
     def assign(self) -> None:
         for worker in self.pool.workers:
-            if not worker.ready or worker.index is not None:
+            if not worker.ready or worker.index is not None or worker.checking:
                 continue
             new_group = not worker.queue
             if new_group:
@@ -426,7 +441,7 @@ class _Run:
                 self.assign()
                 if self.progress is not None and self.current is not None:
                     self.progress(self.done, len(self.specs), self.current)
-                waiting = [w for w in pool.workers if w.index is not None or not w.ready]
+                waiting = [w for w in pool.workers if w.index is not None or w.checking or not w.ready]
                 deadline = min((w.deadline(self.timeout) for w in waiting), default=time.monotonic() + _POLL)
                 look = self.scaling.next_look(pool.workers, self.pending(), self.most)
                 if look is not None:
@@ -449,7 +464,10 @@ class _Run:
                     if isinstance(message, Linted) and message.index == worker.index:
                         self.scaling.finished(time.monotonic() - worker.started)
                         self.finish(message.index, TargetResult.from_json(message.result))
-                        worker.index = None
+                        worker.index, worker.checking = None, True
+                        continue
+                    if isinstance(message, Checked) and worker.checking:
+                        worker.checking = False
                         if message.changes:  # the target left the process changed: the next one gets a fresh worker
                             self.retire(slot, worker)
                         continue

@@ -118,6 +118,13 @@ class EtraceLintServer(LanguageServer):
             return
 
         settings = next(f.settings for f in self.folders if f.trusted and f.settings)
+        # the cache's key names the versions of what the workers run, which the fork server imports now: read
+        # them once, as the daemon does, instead of reading every package's metadata and stat-ing each of
+        # etrace-lint's own files for each cache a save opens (two or three per save, most of the server's
+        # own share of a save's time)
+        from ..running.cache import pin_versions  # lazy: the cache module loads once a folder may be linted
+
+        pin_versions()
         self.pool = WorkerPool(preload=settings.preload, warn=lambda text: log.warning("%s", text))
         self.pool.warm()  # the fork server imports JAX, brainstate and braintrace now, not on the first save
 
@@ -204,7 +211,8 @@ class EtraceLintServer(LanguageServer):
 
     async def _execute(self, plan: LintPlan, run: Run) -> list[TargetResult]:
         names = sorted({os.path.basename(spec.path) for spec in plan.specs})
-        title = f"etrace-lint: {'verifying' if plan.verify else 'linting'} {', '.join(names) or 'nothing'}"
+        doing = "verifying" if plan.verify else "probing the learning signal of" if plan.probes() else "linting"
+        title = f"etrace-lint: {doing} {', '.join(names) or 'nothing'}"
         progress = WorkDone(self, title, on_cancel=run.cancel)
         if plan.specs:  # a helper module nothing imports has nothing to show progress for
             await progress.begin()

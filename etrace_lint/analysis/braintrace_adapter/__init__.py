@@ -5,6 +5,8 @@ reads it (JAX's own layout is read by :mod:`etrace_lint.analysis.jaxpr_view`).
   step's state tables (what the engine and the record rules need);
 - :mod:`.records`: each compiler record read once into a typed, frozen :class:`RecordView`,
   the only form of a record the rest of the linter sees;
+- :mod:`.eager_checks`: brainstate's error checks on concrete values answered on the
+  host while a factory builds its model, instead of one XLA compile per check;
 - :mod:`.graph`: read-only views of a compiled ``ETraceGraph`` (hidden groups,
   relations, vmap decompositions, one online gradient step) for the rules' typed view
   and --verify;
@@ -33,6 +35,7 @@ from .compiler import (
     untraced_states,
     weight_invars,
 )
+from .eager_checks import host_error_checks
 from .graph import (
     GroupView,
     RelationView,
@@ -89,6 +92,7 @@ __all__ = [
     "exception_subject",
     "group_views",
     "hidden_invars",
+    "host_error_checks",
     "hidden_outvars",
     "in_braintrace_nn",
     "is_etp_primitive",
