@@ -129,7 +129,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from etrace_lint.core.details import Violation
+from etrace_lint.core.details import NamesHiddenStates
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import AnalysisRule, Hit
 
@@ -138,7 +138,7 @@ if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
 
 
 @dataclass(frozen=True)
-class MyPlainOp(Violation):
+class MyPlainOp(NamesHiddenStates):
     """A weight that reaches a hidden state through a plain op."""
 
     weight: str
@@ -149,7 +149,7 @@ class MyPlainOp(Violation):
         return f"{self.weight} reaches a hidden state through a plain `{self.primitive}` (a rule added in a test)"
 
     def properties(self) -> dict[str, Any]:
-        return {"hiddenStates": list(self.hidden_states), "primitive": self.primitive}
+        return {"primitive": self.primitive}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[MyPlainOp]]:
@@ -203,7 +203,9 @@ def test_a_new_analysis_rule_is_one_file_its_violation_and_its_docs(rules_folder
     added = [f for f in findings if f.rule_id == "ETL231"]
     assert plain and set(plain) <= {(f.line, finding_properties(f)["weight"]) for f in added}
     assert all(f.message.endswith("(a rule added in a test)") for f in added)
-    assert all(list(finding_properties(f)) == ["hiddenStates", "primitive", "weight", "weightPath"] for f in added)
+    # the weight and the hidden states it names are added, with their paths, under the keys every rule shares
+    assert all(list(finding_properties(f)) == ["primitive", "weight", "weightPath", "hiddenStates", "hiddenStatePaths"]
+               for f in added)
     # the cache reads the violation back as it was
     assert all(Finding.from_json(json.loads(json.dumps(f.to_json()))).details == f.details for f in added)
 

@@ -131,9 +131,9 @@ def _record_paths(record: bt.RecordView) -> list[StatePath]:
 
 
 def record_details(record: bt.RecordView, record_level: str, iterations: tuple[int, ...] = ()) -> CompilerRecord:
-    """What braintrace said in the record, in its own words (its kind and level as it named them)."""
-    return CompilerRecord(record.kind, record_level, one_line(record.message),
-                          tuple(path_key(h) for h in record.hidden_paths), iterations)
+    """What braintrace said in the record, in its own words (its kind and level as it named them); the states
+    it names are the finding's subject (:func:`record_subject`)."""
+    return CompilerRecord(record.kind, record_level, one_line(record.message), iterations)
 
 
 def _line_of(location: Location | None, primary: Location) -> str:
@@ -144,7 +144,7 @@ def _line_of(location: Location | None, primary: Location) -> str:
     return f"{location.path}:{location.line}"
 
 
-def _misplaced_weights(subject: jv.JaxprEqn | None, locator: Locator) -> tuple[str, ...]:
+def _misplaced_weights(subject: jv.JaxprEqn | None, locator: Locator) -> tuple[StatePath, ...]:
     """ParamStates an ETP op reads through an operand it does not train: a record that says the op
     has no trainable ParamState then means the state went into the wrong argument."""
     if subject is None or not bt.is_etp_primitive(subject) or len(subject.invars) < 2:
@@ -152,7 +152,7 @@ def _misplaced_weights(subject: jv.JaxprEqn | None, locator: Locator) -> tuple[s
     # an ETP op's first operand is its input x (matmul, conv, sparse and LoRA ops); the rest it may train
     first = subject.invars[0]
     path = locator.weight_behind(first) if jv.is_var(first) else None
-    return (display_name(path),) if path is not None else ()
+    return (path,) if path is not None else ()
 
 
 def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Location,
@@ -181,7 +181,8 @@ def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Lo
         weights=tuple(dict.fromkeys(display_name(w) for w in weights)),
         blocking=tuple(blocking), primitive=primitive, op=op_phrase(primitive),
         context=context, iterations=iterations, iteration_count=iteration_count,
-        misplaced=_misplaced_weights(subject, locator) if kind in _NO_PARAMSTATE_KINDS else (),
+        misplaced=tuple(display_name(path) for path in _misplaced_weights(subject, locator))
+        if kind in _NO_PARAMSTATE_KINDS else (),
         braintrace_version=bt.braintrace_version(), same_step_gradients=bt.adds_same_step_gradients(),
         global_random_state=bt.is_global_random_state(context.get("state")))
 
@@ -212,15 +213,45 @@ def _finding(record: bt.RecordView, kind: str, rule: RecordRule, level: Level, l
         iterations = (index,) if count > 1 else ()
     facts = record_facts(record, kind, locator, primary, iterations, count, subject)
     finding = Finding(rule.id, level, record_message(rule, facts), target, primary, tuple(related),
-                      subject=record_subject(record), details=record_details(record, record_level, iterations))
+                      subject=record_subject(record, kind, locator, subject),
+                      details=record_details(record, record_level, iterations))
     return flow_for(rule, finding, locator, record)
 
 
-def record_subject(record: bt.RecordView) -> Subject:
-    """The weight, hidden states and op a record is about."""
-    weight_path = record.weight_path
-    return Subject(weight=display_name(weight_path) if weight_path else "", weight_path=path_key(weight_path),
-                   primitive=record.primitive, hidden_states=tuple(display_name(h) for h in record.hidden_paths))
+def record_subject(record: bt.RecordView, kind: str, locator: Locator, subject: jv.JaxprEqn | None = None) -> Subject:
+    """The weight, the other weights, the hidden states and the op a record is about.
+
+    Each path the record holds is sorted by what the model's state there is: braintrace files the state
+    it is about as ``weight_path`` whatever its kind (an unread ShortTermState), and a context entry may
+    hold weights and hidden states side by side. Where the record only names a var, the ParamState behind
+    it; where it says an ETP op has no trainable ParamState, the ones the op reads as its input."""
+    weights: list[StatePath] = []
+    hidden: list[StatePath] = [tuple(path) for path in record.hidden_paths]
+    state: StatePath = ()
+    for path in _record_paths(record):
+        role = locator.state_role(path)
+        if role == "weight" or not role and path == record.weight_path:
+            weights.append(path)
+        elif role == "hidden":
+            hidden.append(path)
+        elif role and path == record.weight_path:
+            state = path
+    for var in (record.context.get("invar"), record.context.get("weight_var")):
+        behind = locator.weight_path_of_var(var) if var is not None else None
+        if behind is not None:
+            weights.append(behind)
+    if kind in _NO_PARAMSTATE_KINDS:
+        weights.extend(_misplaced_weights(subject, locator))
+    elif not weights and subject is not None:  # a record about an op or a loop: the weights it reads
+        weights.extend(locator.weights_read_by(subject))
+    weights, hidden = list(dict.fromkeys(weights)), list(dict.fromkeys(hidden))
+    own = record.weight_path if record.weight_path in weights else ()
+    others = tuple(path for path in weights if path != own)
+    return Subject(weight=display_name(own) if own else "", weight_path=path_key(own), primitive=record.primitive,
+                   hidden_states=tuple(display_name(h) for h in hidden),
+                   hidden_state_paths=tuple(path_key(h) for h in hidden),
+                   weights=tuple(display_name(w) for w in others), weight_paths=tuple(path_key(w) for w in others),
+                   state=display_name(state) if state else "", state_path=path_key(state))
 
 
 def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[RecordRule, Level, bool]:
@@ -374,9 +405,27 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
     others = [loc for eqn in subject.eqns[1:] if (loc := locator.of_eqn(eqn, "also involved")) is not None]
     related = tuple(loc for loc in others if (loc.path, loc.line) != (primary.path, primary.line))
     related += (locator.factory_related,)
-    finding = Finding(rule.id, rule.level, message, target, primary, related, subject=Subject(primitive=handled),
-                      details=details)
+    finding = Finding(rule.id, rule.level, message, target, primary, related,
+                      subject=error_subject(compilation, rule, subject, handled, locator), details=details)
     return list(record_findings) + [finding]
+
+
+def error_subject(compilation: bt.Compilation, rule: ErrorRule, raised_on: bt.ErrorSubject, primitive: str,
+                  locator: Locator) -> Subject:
+    """The op an exception is about, the ParamStates the step wrote where the rule shows that write, and
+    the states the compiler was handling when it raised, each by what it is."""
+    states = [locator.path_of_state(write.state_id) for write in compilation.state_writes
+              if write.is_param and rule.error.at_write == "param"]
+    states += [locator.path_of_state(id(state)) for state in raised_on.states]
+    if compilation.error is not None:  # the hidden states it set to a literal, which the compiler cannot pair
+        states += [write.path for write in compilation.constant_hidden_writes(compilation.error)]
+    weights = [path for path in dict.fromkeys(states) if path is not None and locator.state_role(path) == "weight"]
+    hidden = [path for path in dict.fromkeys(states) if path is not None and locator.state_role(path) == "hidden"]
+    return Subject(weight=display_name(weights[0]) if len(weights) == 1 else "",
+                   weight_path=path_key(weights[0]) if len(weights) == 1 else (), primitive=primitive,
+                   weights=tuple(map(display_name, weights)) if len(weights) > 1 else (),
+                   weight_paths=tuple(map(path_key, weights)) if len(weights) > 1 else (),
+                   hidden_states=tuple(map(display_name, hidden)), hidden_state_paths=tuple(map(path_key, hidden)))
 
 
 # the compiler's record that it connected a weight's op to a hidden state (ETL001)

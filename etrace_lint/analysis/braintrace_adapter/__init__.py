@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .compiler import (
     Compilation,
+    ErrorSubject,
     UntracedState,
     compile_model,
     compiled_states,
@@ -27,6 +28,7 @@ from .compiler import (
     model_states,
     quiet,
     relation_weight_paths,
+    state_role,
     state_source_info,
     traced_jaxpr,
     untraced_states,
@@ -83,6 +85,7 @@ __all__ = [
     "conv_bias_shape",
     "constant_hidden_writes",
     "ensure_states",
+    "ErrorSubject",
     "exception_subject",
     "group_views",
     "hidden_invars",
@@ -98,6 +101,7 @@ __all__ = [
     "relation_views",
     "relation_weight_paths",
     "state_invars",
+    "state_role",
     "state_source_info",
     "step_output_vars",
     "step_param_states",
