@@ -28,6 +28,9 @@ AGAINST = "learns against BPTT"  # measured over several input draws: cosine bel
 UNKNOWN = "no verdict"  # the run built no finding about this weight (notes hidden, or the model did not compile)
 
 _SAME_STEP_RULES = frozenset({"ETL003"})
+# a weight whose value reaches the step's output around the hidden states gets its exact same-step gradient
+# there (ETL019, a readout the compiler lists by its path only): all it learns, unless a trace trains it too
+_BYPASS_RULES = frozenset({"ETL019"})
 # what stands between a weight and learning, as each rule's finding names it (its related locations' labels)
 _BLOCKING_WEIGHT = "blocking weight "  # ETL005: the compiler excluded the weight behind another weight's op
 _BLOCKING_LABELS = {"the mean is subtracted here": "mean subtracted",  # ETL207
@@ -142,6 +145,8 @@ def _verdict(findings: list[Finding]) -> str:
         return LEARNS
     if any(f.rule_id in _WITHIN_WINDOW_RULES for f in findings):
         return WITHIN_WINDOW
+    if any(f.rule_id in _BYPASS_RULES for f in findings):
+        return SAME_STEP
     return UNKNOWN
 
 
@@ -208,6 +213,11 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
                     build.edge(op, build.node(f"state:{state}", "state", state), "plain" if plain else "drives")
                 if kind in _OUTPUT_KINDS:  # a readout: its op feeds the step's output, not a state
                     build.edge(op, build.node(OUTPUT, "output", "step output"), "bypass")
+        elif finding.subject.weights:  # about the weights it names, none of them alone: each is drawn with it
+            for name in finding.subject.weights:
+                by_weight.setdefault(name, []).append(finding)
+                build.node(f"weight:{name}", "weight", name, index)
+            drawn = True
         if kind in _OUTPUT_KINDS and not weight:  # what reaches the output around the states
             build.node(OUTPUT, "output", "step output", index)
             drawn = True
