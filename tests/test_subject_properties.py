@@ -123,3 +123,29 @@ def test_a_name_is_matched_whole():
     assert _named("w learns online", "w") and _named("reaches h, c", "c")
     assert not _named("w.weight learns online", "w") and not _named("cell.w learns", "w")
     assert not _named("layers[1].h", "layers") and _named("it drives layers[1].h", "layers[1].h")
+
+
+# findings whose message names no weight, or names it only in words a program would have to parse: what
+# each is about, as the fixture's model has it
+ABOUT = [
+    ("compiler/control_flow.py", "etrace_target_stacked_weights", "ETL012", {"weight": "ws"}),
+    ("compiler/control_flow.py", "etrace_target_long_scan_plain", "ETL015", {"weight": "w"}),
+    ("compiler/control_flow.py", "etrace_target_weight_in_while", "ETL016", {"weight": "w"}),
+    ("compiler/control_flow.py", "etrace_target_opaque_cond_weight", "ETL030", {"weight": "w"}),
+    ("compiler/control_flow.py", "etrace_target_long_scan", "ETL013", {"weight": "w", "hiddenStates": ["h"]}),
+    ("compiler/errors_param_write.py", "etrace_target_hebbian", "ETL102", {"weight": "w"}),
+    ("compiler/relation_details.py", "etrace_target_weight_as_input", "ETL002", {"weight": "w"}),
+    ("own/no_relation.py", "etrace_target_untrainable", "ETL204", {"weight": "gain", "hiddenStates": ["h"]}),
+    ("own/buffered_input.py", "etrace_target_unread", "ETL029", {"state": "spare"}),
+]
+
+
+@pytest.mark.parametrize(("path", "factory", "rule", "expected"), ABOUT, ids=[f"{rule}-{factory}"
+                                                                             for _, factory, rule, _ in ABOUT])
+def test_a_finding_lists_what_it_is_about_where_its_message_does_not_name_it(path, factory, rule, expected):
+    result = shared_results(os.path.join(REPO, "tests", "fixtures", path))[factory]
+    listed = [{key: finding_properties(f).get(key) for key in expected} for f in result.findings if f.rule_id == rule]
+    assert listed and all(found == expected for found in listed), listed
+    # a state that is neither a weight nor a hidden state is not called one
+    assert all("weight" not in finding_properties(f) for f in result.findings if f.rule_id == rule
+               and "state" in expected)

@@ -342,12 +342,18 @@ class Locator:
         Skip records are emitted after canonicalisation settles, one per
         surviving equation in jaxpr order, without naming the equation.
         """
-        if self.module_info is not None:
-            relevant = [s for s in self.sites if not s.parents and jv.primitive_name(s.eqn) == primitive_name
-                        and self._touches_learning(s.eqn)]
-            if relevant:
-                return self.of_site(relevant[min(ordinal, len(relevant) - 1)], label)
+        site = self.nth_control_flow(primitive_name, ordinal)
+        if site is not None:
+            return self.of_site(site, label)
         return self.of_nth_primitive(primitive_name, ordinal, label)
+
+    def nth_control_flow(self, primitive_name: str, ordinal: int) -> jv.EqnSite | None:
+        """The equation :meth:`of_nth_control_flow` places a record on, when the step was traced."""
+        if self.module_info is None:
+            return None
+        relevant = [s for s in self.sites if not s.parents and jv.primitive_name(s.eqn) == primitive_name
+                    and self._touches_learning(s.eqn)]
+        return relevant[min(ordinal, len(relevant) - 1)] if relevant else None
 
     def weight_path_of_var(self, var: jv.Var) -> StatePath | None:
         """The ParamState path behind an input var of the step (a record's ``invar``)."""

@@ -212,8 +212,12 @@ def _finding(record: bt.RecordView, kind: str, rule: RecordRule, level: Level, l
         index, count = locator.unrolled_iteration(subject)
         iterations = (index,) if count > 1 else ()
     facts = record_facts(record, kind, locator, primary, iterations, count, subject)
+    about = subject
+    if about is None and rule.control_flow:  # the loop or branch the finding is placed on
+        placed = locator.nth_control_flow(str(record.context.get("op_name", "")) or rule.control_flow, ordinal)
+        about = placed.eqn if placed is not None else None
     finding = Finding(rule.id, level, record_message(rule, facts), target, primary, tuple(related),
-                      subject=record_subject(record, kind, locator, subject),
+                      subject=record_subject(record, kind, locator, about),
                       details=record_details(record, record_level, iterations))
     return flow_for(rule, finding, locator, record)
 
