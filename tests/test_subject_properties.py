@@ -16,8 +16,10 @@ import pytest
 from golden import CORPORA
 from helpers import REPO, shared_results
 
+from etrace_lint.config.environ import environ_context
 from etrace_lint.core.findings import Finding
 from etrace_lint.discovery.discover import discover
+from etrace_lint.engine.fresh_state import target_state
 from etrace_lint.engine.targets import load_target
 from etrace_lint.writers.properties import finding_properties
 
@@ -46,16 +48,18 @@ def _shown(path: tuple[object, ...]) -> str | None:
 
 
 def _model_states(spec) -> dict[str, str]:
-    """Each state of the target's model by the name a message gives it: ``weight``, ``hidden`` or ``other``."""
-    loaded = load_target(spec, REPO)
-    model = loaded.model
-    states = brainstate.graph.states(model)
-    if not any(isinstance(state, brainstate.HiddenState) for state in states.values()):
-        if loaded.batch_size is None:
-            brainstate.nn.init_all_states(model)
-        else:
-            brainstate.nn.init_all_states(model, batch_size=loaded.batch_size)
+    """Each state of the target's model by the name a message gives it: ``weight``, ``hidden`` or ``other``.
+
+    Built as a lint builds it, and what the factory changed of brainstate's settings undone after."""
+    with target_state():
+        loaded = load_target(spec, REPO)
+        model = loaded.model
         states = brainstate.graph.states(model)
+        if not any(isinstance(state, brainstate.HiddenState) for state in states.values()):
+            with environ_context(loaded.environ):
+                brainstate.nn.init_all_states(model, **({} if loaded.batch_size is None
+                                                        else {"batch_size": loaded.batch_size}))
+            states = brainstate.graph.states(model)
     kinds = {}
     for path, state in states.items():
         name = _shown(tuple(path))

@@ -57,6 +57,7 @@ class Locator:
         self._assignments = Assignments(model)
         self._states: dict[StatePath, bt.ModelState] | None = None
         self._named: dict[str, StatePath] | None = None
+        self._site_of: dict[int, jv.EqnSite] | None = None  # by id() of its equation, which self.sites keeps alive
         self._compiled_states = bt.compiled_states(module_info) if module_info is not None else {}
         self._sites: list[jv.EqnSite] | None = None
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
@@ -197,8 +198,10 @@ class Locator:
     def weights_read_by(self, eqn: jv.JaxprEqn) -> tuple[StatePath, ...]:
         """The ParamStates whose values an equation reads, through layout-only equations and out of the loop
         and branch bodies around it (an ETP op in a while body reads the weight the loop was handed)."""
-        site = next((s for s in self.sites if s.eqn is eqn), None)
-        parents = site.parents if site is not None else ()
+        if self._site_of is None:
+            self._site_of = {id(s.eqn): s for s in self.sites}
+        site = self._site_of.get(id(eqn))
+        parents = site.parents if site is not None and site.eqn is eqn else ()
         found = (self._weight_in_scope(var, list(parents)) for var in jv.invars(eqn) if jv.is_var(var))
         return tuple(dict.fromkeys(path for path in found if path is not None))
 

@@ -19,12 +19,13 @@ from ..analysis import jaxpr_view as jv
 from ..analysis.flows import flow_for
 from ..analysis.record_kinds import NON_TEMPORAL, WEIGHT_TO_WEIGHT, kind_in_context, weights_reaching_no_state
 from ..core.details import CompilerError, CompilerRecord, StaticEvidence
-from ..core.findings import Finding, Level, Location, Subject
+from ..core.findings import Finding, Level, Location
 from ..core.naming import StatePath, display_name, path_key
 from ..core.registry import all_rules, error_rules, rule_for_record_kind
 from ..core.rule import ErrorFacts, ErrorRule, Place, RecordFacts, RecordRule, Rule
 from ..core.wording import error_sentence, one_line, op_phrase, plain_text
 from .evidence import is_whole_weight
+from .subjects import NO_PARAMSTATE_KINDS, error_subject, misplaced_weights, paths_in, record_paths, record_subject
 
 if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
     from ..analysis.locate import Locator
@@ -111,25 +112,6 @@ def _candidate_locations(record: bt.RecordView, family: str, locator: Locator, o
         yield locator.of_primitive(primitive)
 
 
-def _paths_in(value: object) -> list[StatePath]:
-    """Paths held by a record field: a path, or a tuple/list of paths."""
-    if isinstance(value, (tuple, list)) and value and all(isinstance(p, (tuple, list)) for p in value):
-        return [tuple(p) for p in value]
-    if isinstance(value, tuple) and value and all(isinstance(p, (str, int)) for p in value):
-        return [value]
-    return []
-
-
-def _record_paths(record: bt.RecordView) -> list[StatePath]:
-    paths = []
-    if record.weight_path:
-        paths.append(record.weight_path)
-    paths.extend(tuple(p) for p in record.hidden_paths)
-    for value in record.context.values():
-        paths.extend(_paths_in(value))
-    return paths
-
-
 def record_details(record: bt.RecordView, record_level: str, iterations: tuple[int, ...] = ()) -> CompilerRecord:
     """What braintrace said in the record, in its own words (its kind and level as it named them); the states
     it names are the finding's subject (:func:`record_subject`)."""
@@ -142,17 +124,6 @@ def _line_of(location: Location | None, primary: Location) -> str:
     if location.path == primary.path:
         return f"line {location.line}"
     return f"{location.path}:{location.line}"
-
-
-def _misplaced_weights(subject: jv.JaxprEqn | None, locator: Locator) -> tuple[StatePath, ...]:
-    """ParamStates an ETP op reads through an operand it does not train: a record that says the op
-    has no trainable ParamState then means the state went into the wrong argument."""
-    if subject is None or not bt.is_etp_primitive(subject) or len(subject.invars) < 2:
-        return ()
-    # an ETP op's first operand is its input x (matmul, conv, sparse and LoRA ops); the rest it may train
-    first = subject.invars[0]
-    path = locator.weight_behind(first) if jv.is_var(first) else None
-    return (path,) if path is not None else ()
 
 
 def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Location,
@@ -170,8 +141,8 @@ def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Lo
             blocking.append(f"{display_name(path)}'s op ({line})" if line else f"{display_name(path)}'s op")
     weights = []
     for key in ("weight_paths", "params", "sources"):
-        weights.extend(_paths_in(context.get(key)))
-    paths = _record_paths(record)
+        weights.extend(paths_in(context.get(key)))
+    paths = record_paths(record)
     primitive = record.primitive
     return RecordFacts(
         kind=kind, level=record.level,
@@ -181,14 +152,10 @@ def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Lo
         weights=tuple(dict.fromkeys(display_name(w) for w in weights)),
         blocking=tuple(blocking), primitive=primitive, op=op_phrase(primitive),
         context=context, iterations=iterations, iteration_count=iteration_count,
-        misplaced=tuple(display_name(path) for path in _misplaced_weights(subject, locator))
-        if kind in _NO_PARAMSTATE_KINDS else (),
+        misplaced=tuple(display_name(path) for path in misplaced_weights(subject, locator))
+        if kind in NO_PARAMSTATE_KINDS else (),
         braintrace_version=bt.braintrace_version(), same_step_gradients=bt.adds_same_step_gradients(),
         global_random_state=bt.is_global_random_state(context.get("state")))
-
-
-# records that say an ETP op's trainable operand is no ParamState
-_NO_PARAMSTATE_KINDS = frozenset({"relation_excluded_no_paramstate", "trainable_invar_not_paramstate"})
 
 
 def _has_tuple(record: bt.RecordView) -> bool:
@@ -220,42 +187,6 @@ def _finding(record: bt.RecordView, kind: str, rule: RecordRule, level: Level, l
                       subject=record_subject(record, kind, locator, about),
                       details=record_details(record, record_level, iterations))
     return flow_for(rule, finding, locator, record)
-
-
-def record_subject(record: bt.RecordView, kind: str, locator: Locator, subject: jv.JaxprEqn | None = None) -> Subject:
-    """The weight, the other weights, the hidden states and the op a record is about.
-
-    Each path the record holds is sorted by what the model's state there is: braintrace files the state
-    it is about as ``weight_path`` whatever its kind (an unread ShortTermState), and a context entry may
-    hold weights and hidden states side by side. Where the record only names a var, the ParamState behind
-    it; where it says an ETP op has no trainable ParamState, the ones the op reads as its input."""
-    weights: list[StatePath] = []
-    hidden: list[StatePath] = [tuple(path) for path in record.hidden_paths]
-    state: StatePath = ()
-    for path in _record_paths(record):
-        role = locator.state_role(path)
-        if role == "weight" or not role and path == record.weight_path:
-            weights.append(path)
-        elif role == "hidden":
-            hidden.append(path)
-        elif role and path == record.weight_path:
-            state = path
-    for var in (record.context.get("invar"), record.context.get("weight_var")):
-        behind = locator.weight_path_of_var(var) if var is not None else None
-        if behind is not None:
-            weights.append(behind)
-    if kind in _NO_PARAMSTATE_KINDS:
-        weights.extend(_misplaced_weights(subject, locator))
-    elif not weights and subject is not None:  # a record about an op or a loop: the weights it reads
-        weights.extend(locator.weights_read_by(subject))
-    weights, hidden = list(dict.fromkeys(weights)), list(dict.fromkeys(hidden))
-    own = record.weight_path if record.weight_path in weights else ()
-    others = tuple(path for path in weights if path != own)
-    return Subject(weight=display_name(own) if own else "", weight_path=path_key(own), primitive=record.primitive,
-                   hidden_states=tuple(display_name(h) for h in hidden),
-                   hidden_state_paths=tuple(path_key(h) for h in hidden),
-                   weights=tuple(display_name(w) for w in others), weight_paths=tuple(path_key(w) for w in others),
-                   state=display_name(state) if state else "", state_path=path_key(state))
 
 
 def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[RecordRule, Level, bool]:
@@ -412,24 +343,6 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
     finding = Finding(rule.id, rule.level, message, target, primary, related,
                       subject=error_subject(compilation, rule, subject, handled, locator), details=details)
     return list(record_findings) + [finding]
-
-
-def error_subject(compilation: bt.Compilation, rule: ErrorRule, raised_on: bt.ErrorSubject, primitive: str,
-                  locator: Locator) -> Subject:
-    """The op an exception is about, the ParamStates the step wrote where the rule shows that write, and
-    the states the compiler was handling when it raised, each by what it is."""
-    states = [locator.path_of_state(write.state_id) for write in compilation.state_writes
-              if write.is_param and rule.error.at_write == "param"]
-    states += [locator.path_of_state(id(state)) for state in raised_on.states]
-    if compilation.error is not None:  # the hidden states it set to a literal, which the compiler cannot pair
-        states += [write.path for write in compilation.constant_hidden_writes(compilation.error)]
-    weights = [path for path in dict.fromkeys(states) if path is not None and locator.state_role(path) == "weight"]
-    hidden = [path for path in dict.fromkeys(states) if path is not None and locator.state_role(path) == "hidden"]
-    return Subject(weight=display_name(weights[0]) if len(weights) == 1 else "",
-                   weight_path=path_key(weights[0]) if len(weights) == 1 else (), primitive=primitive,
-                   weights=tuple(map(display_name, weights)) if len(weights) > 1 else (),
-                   weight_paths=tuple(map(path_key, weights)) if len(weights) > 1 else (),
-                   hidden_states=tuple(map(display_name, hidden)), hidden_state_paths=tuple(map(path_key, hidden)))
 
 
 # the compiler's record that it connected a weight's op to a hidden state (ETL001)
