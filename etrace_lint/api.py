@@ -81,6 +81,14 @@ class CheckResult:
     def _at(self, level: Level) -> FindingList:
         return FindingList(f for f in self.findings if f.level is level and not f.suppressed)
 
+    def about(self, name: str) -> FindingList:
+        """The findings about a weight or a hidden state, by the name the findings give it (``cell.Wr.weight``,
+        ``h``): read from each finding's subject, as SARIF and JSON list it in ``weight``, ``weights`` and
+        ``hiddenStates``, never from its message."""
+        return FindingList(f for f in self.findings
+                           if any(weight == name for weight, _ in f.subject.named_weights)
+                           or name in f.subject.hidden_states)
+
     def weights(self) -> dict[str, dict[str, str]]:
         """Per model, each weight's state: ``{"net": {"w_rec": "does not learn", "w": "learns partly"}}``, the
         value of a ``etrace_lint.core.weight_verdict.WeightVerdict`` (learns, learns within each window, learns

@@ -8,10 +8,12 @@ def explain(f: RecordFacts) -> str:
     if f.misplaced:
         states = ", ".join(f.misplaced)
         one = len(f.misplaced) == 1
+        # the example names the user's state, not a placeholder that reads as another of their states
+        state = f.misplaced[0]
         return (f"{states} {'is a ParamState' if one else 'are ParamStates'}, but this {f.op} reads "
                 f"{'it' if one else 'them'} as its input, not as its {key}: the op trains only its {key} argument "
                 f"(braintrace.matmul(x, weight): the second), which here is not a ParamState. Pass the state "
-                f"there, laid out (in, out): braintrace.matmul(h, w) instead of braintrace.matmul(w, h)")
+                f"there, laid out (in, out): braintrace.matmul(x, {state}) instead of braintrace.matmul({state}, x)")
     return (f"the {key} of this {f.op} is not a ParamState (a constant or a computed value), so nothing is "
             f"trained through it; wrap it in brainstate.ParamState if it should learn")
 

@@ -70,8 +70,7 @@ class PlainOpPath(NamesOp, NamesHiddenStates, Fixable):
                 f"{self.advice}")
 
     def properties(self) -> JsonObject:
-        printed: JsonObject = {"hiddenStates": list(self.hidden_states), "primitive": self.primitive,
-                                   "partial": self.partial}
+        printed: JsonObject = {"primitive": self.primitive, "partial": self.partial}
         if self.etp_layer:
             printed["etpLayer"] = self.etp_layer
         if self.operand_shapes is not None:

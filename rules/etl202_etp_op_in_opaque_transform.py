@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from etrace_lint.core.details import NamesOp
+from etrace_lint.core.details import NamesOp, NamesWeights
 from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
 
 
 @dataclass(frozen=True)
-class OpaqueTransformEtpOp(NamesOp):
+class OpaqueTransformEtpOp(NamesOp, NamesWeights):
     """An ETP op inside a transform the compiler does not look into."""
 
     etp_op: str  # the ETP op's primitive
@@ -30,7 +30,7 @@ class OpaqueTransformEtpOp(NamesOp):
                 f"of the step, not around the ETP op")
 
     def properties(self) -> JsonObject:
-        return {"transform": self.transform, "primitive": self.primitive, "weights": list(self.weights)}
+        return {"transform": self.transform, "primitive": self.primitive}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[OpaqueTransformEtpOp]]:

@@ -32,7 +32,7 @@ class DecomposedUnderVmap(NamesHiddenStates):
                 f"to hidden state {', '.join(self.hidden_states)}")
 
     def properties(self) -> JsonObject:
-        return {"hiddenStates": list(self.hidden_states), "braintraceWarning": self.braintrace_warning}
+        return {"braintraceWarning": self.braintrace_warning}
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from etrace_lint.core.details import Violation
+from etrace_lint.core.details import NamesHiddenStates, NamesWeights
 from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
 from etrace_lint.core.naming import display_name
@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
 
 
 @dataclass(frozen=True)
-class NoEtpRelation(Violation):
+class NoEtpRelation(NamesWeights, NamesHiddenStates):
     """No weight is connected to a hidden state by an ETP op: braintrace.compile refuses the model."""
 
     weight_count: int  # the model's ParamStates
@@ -25,6 +25,8 @@ class NoEtpRelation(Violation):
     carried: tuple[str, ...]  # the first states the compiler does not follow that carry values across steps
     carried_count: int  # how many there are
     carried_kinds: tuple[str, ...]  # their kinds, sorted
+    weights: tuple[str, ...] = ()  # the model's ParamStates, none of which learns online
+    hidden_states: tuple[str, ...] = ()  # its hidden states, which no ETP op drives
 
     def message(self) -> str:
         refused = "braintrace.compile refuses this model ('No trainable weights are routed through ETP ops')"
@@ -68,10 +70,12 @@ def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation]]:
     if any(context.opaque_transform_of(site) is not None for site in context.flow.etp_sites):
         return  # ETL202 names the op
     kept = context.untraced_states
-    violation = NoEtpRelation(len(context.weight_paths), len(set(context.hidden_outvars.values())),
-                              context.braintrace_version, context.adds_same_step_gradients,
-                              tuple(display_name(s.path) for s in kept[:3]), len(kept),
-                              tuple(sorted({s.kind for s in kept})))
+    hidden = tuple(dict.fromkeys(context.hidden_outvars.values()))
+    violation = NoEtpRelation(len(context.weight_paths), len(hidden), context.braintrace_version,
+                              context.adds_same_step_gradients, tuple(display_name(s.path) for s in kept[:3]),
+                              len(kept), tuple(sorted({s.kind for s in kept})),
+                              tuple(display_name(w) for w in context.weight_paths),
+                              tuple(display_name(h) for h in hidden))
     yield Hit(violation, state_path=kept[0].path if kept else None)
 
 

@@ -33,7 +33,7 @@ class WeightThroughBuffer(NamesHiddenStates):
                 f"step")
 
     def properties(self) -> JsonObject:
-        return {"state": self.state, "stateKind": self.state_kind, "hiddenStates": list(self.hidden_states)}
+        return {"state": self.state, "stateKind": self.state_kind}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[WeightThroughBuffer]]:

@@ -31,7 +31,7 @@ class MeanSubtractedEtpOutput(NamesHiddenStates):
                 f"which are exactly zero: normalise the op's input or the hidden state instead of the op's output")
 
     def properties(self) -> JsonObject:
-        return {"hiddenStates": list(self.hidden_states)}
+        return {}  # its weight and hidden states are all it says: the finding's subject
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[MeanSubtractedEtpOutput]]:

@@ -33,7 +33,7 @@ class HiddenUpdateUnread(NamesHiddenStates):
                 f"state (spikes after the reset), or train with vjp_method='multi-step'")
 
     def properties(self) -> JsonObject:
-        return {"hiddenStates": list(self.hidden_states), "vjpMethod": self.vjp_method}
+        return {"vjpMethod": self.vjp_method}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[HiddenUpdateUnread]]:

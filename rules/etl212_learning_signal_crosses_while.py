@@ -36,8 +36,12 @@ class LearningSignalCrossesWhile(NamesHiddenStates):
                 f"loop a fixed trip count (a Python `for`, or `jax.lax.fori_loop` with constant bounds, which "
                 f"braintrace unrolls), or read {hidden} in the output around the loop")
 
+    @property
+    def about_hidden_states(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.hidden_states + self.loop_hidden))
+
     def properties(self) -> JsonObject:
-        return {"hiddenStates": list(self.hidden_states), "vjpMethod": self.vjp_method}
+        return {"vjpMethod": self.vjp_method}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[LearningSignalCrossesWhile]]:

@@ -33,8 +33,7 @@ class PlainPathWithinWindow(NamesOp, NamesHiddenStates):
                 f"carry it across windows, use an ETP op here (braintrace.matmul, braintrace.element_wise)")
 
     def properties(self) -> JsonObject:
-        return {"hiddenStates": list(self.hidden_states), "primitive": self.primitive, "partial": self.partial,
-                "vjpMethod": self.vjp_method}
+        return {"primitive": self.primitive, "partial": self.partial, "vjpMethod": self.vjp_method}
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[PlainPathWithinWindow]]:

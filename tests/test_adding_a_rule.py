@@ -189,7 +189,9 @@ def test_the_guides_analysis_rule_fixture_and_test_run_as_written(rules_folder, 
         test()
 
     added = [f for f in findings if f.rule_id == "ETL231"]
-    assert added and all(list(finding_properties(f)) == ["hiddenStates", "weight", "weightPath"] for f in added)
+    # the weight and the hidden states it names are added, with their paths, under the keys every rule shares
+    assert added and all(list(finding_properties(f)) == ["weight", "weightPath", "hiddenStates", "hiddenStatePaths"]
+                         for f in added)
     # the cache reads the violation back as it was
     assert all(Finding.from_json(json.loads(json.dumps(f.to_json()))).details == f.details for f in added)
     assert cli.main(["rule", "ETL231"]) == 0

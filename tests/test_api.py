@@ -85,3 +85,30 @@ def test_each_weight_has_one_state_partial_learning_and_learning_against_bptt_in
     states = against.weights()
     assert states["etrace_target_delayed_inhibition"] == {"w.weight": "learns against BPTT"}
     assert states["etrace_target_elementwise_inhibition"] == {"w.weight": "learns"}
+
+
+def test_the_findings_about_a_weight_or_state_are_read_from_their_subjects_not_their_messages():
+    import etrace_lint
+
+    long_scan = os.path.join(REPO, "tests", "fixtures", "compiler", "control_flow.py::etrace_target_long_scan_plain")
+    result = etrace_lint.check_target(long_scan)
+    # ETL015 says only in words that w, used through plain ops in a long scan, does not learn online
+    assert "ETL015" in {f.rule_id for f in result.about("w")}
+    assert result.weights() == {"etrace_target_long_scan_plain": {"w": "does not learn"}}
+    assert "ETL013" in {f.rule_id for f in result.about("h")}  # the scan structured descent handles carries h
+    assert not result.about("nothing")
+
+
+def test_a_readout_braintrace_names_only_in_its_record_has_a_verdict():
+    import braintrace
+    import pytest
+
+    import etrace_lint
+
+    if "output_bypasses_hidden" not in {kind.value for kind in braintrace.DiagnosticKind}:
+        pytest.skip(f"braintrace {braintrace.__version__} reports no output bypass")
+    readout = os.path.join(REPO, "tests", "fixtures", "compiler", "output_bypass.py::etrace_target_skip_readout")
+    result = etrace_lint.check_target(readout)
+    assert [f.rule_id for f in result.about("w_skip")] == ["ETL019"]
+    # a plain `x @ w_skip` into the output: its exact same-step gradient is what it learns from
+    assert result.weights()["etrace_target_skip_readout"]["w_skip"] == "same-step only"

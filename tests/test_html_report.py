@@ -425,3 +425,50 @@ def test_a_run_that_hides_notes_still_shows_a_weight_that_learns_partly(tmp_path
     assert "learns partly" in legend
     page = [e.text for e in dom if e.tag == "body"][0].replace(legend, "")
     assert "not learn" not in page
+
+
+def _named_only_in_properties(tmp_path) -> str:
+    """A report of two findings whose messages name no weight: a readout braintrace lists only in its record
+    (ETL019), and a weight a while loop keeps the model from compiling (ETL016)."""
+    import io
+
+    from etrace_lint.core.details import CompilerRecord
+    from etrace_lint.core.findings import Finding, Level, Location, Subject
+    from etrace_lint.policy.decide import Outcome
+    from etrace_lint.writers import RunInfo
+    from etrace_lint.writers.html import write_html
+
+    path = str(tmp_path / "model.py")
+    findings = [
+        Finding("ETL019", Level.NOTE, "the readout reaches the step's output around the states", "tutorial",
+                Location(path, 9, 5), subject=Subject(weights=("w_out",), weight_paths=(("w_out",),)),
+                details=CompilerRecord("output_bypasses_hidden", "info", "Parameters [('w_out',)] ...")),
+        Finding("ETL016", Level.ERROR, "a weight is used inside a while loop", "tutorial", Location(path, 12, 9),
+                subject=Subject(weights=("w_rec",), weight_paths=(("w_rec",),)),
+                details=CompilerRecord("weight_in_while", "error", "Weight state used inside a while loop")),
+    ]
+    stream = io.StringIO()
+    write_html(Outcome(findings=findings), RunInfo(root=str(tmp_path), targets=1), stream)
+    return stream.getvalue()
+
+
+def test_the_report_reads_the_weights_a_finding_is_about_from_its_subject(tmp_path):
+    dom = elements(_named_only_in_properties(tmp_path))
+    cards = {c.attrs["data-rule"]: c.attrs for c in with_class(dom, "finding")}
+    assert cards["ETL019"]["data-weights"] == "w_out" and cards["ETL016"]["data-weights"] == "w_rec"
+    verdicts = {e.attrs["data-label"]: e.attrs["data-verdict"] for e in with_class(dom, "weight")}
+    # the readout learns from its exact same-step gradient; the weight in the loop not at all
+    assert verdicts == {"w_out": "same-step only", "w_rec": "does not learn"}
+
+
+@needs_browser
+def test_searching_a_weight_finds_the_findings_about_it_that_do_not_name_it(tmp_path):
+    steps = ("var r = document.querySelector('.etl-report'); var box = r.querySelector('.f-text');"
+             "box.value = 'w_out'; box.dispatchEvent(new Event('input'));")
+    page_path = tmp_path / "search.html"
+    page_path.write_text(_named_only_in_properties(tmp_path).replace("</body>", f"<script>{steps}</script></body>"),
+                         encoding="utf-8")
+    page = open_page(str(page_path), str(tmp_path))
+    assert page.console == ()
+    shown = [c for c in with_class(elements(page.dom), "finding") if "hidden" not in c.attrs]
+    assert [c.attrs["data-rule"] for c in shown] == ["ETL019"]

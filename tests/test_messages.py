@@ -307,7 +307,7 @@ def test_a_paramstate_passed_as_the_ops_input_is_told_to_move_not_to_be_wrapped(
     findings, _ = lint_shared(fixture("compiler", "relation_details.py") + "::etrace_target_weight_as_input")
     (finding,) = [f for f in findings if f.rule_id == "ETL002"]
     assert "wrap it in" not in finding.message
-    assert "w is a ParamState" in finding.message and "braintrace.matmul(h, w)" in finding.message
+    assert "w is a ParamState" in finding.message and "braintrace.matmul(x, w)" in finding.message
     constant, _ = lint_shared(fixture("compiler", "relation_details.py") + "::etrace_target_constant_weight")
     (plain,) = [f for f in constant if f.rule_id == "ETL002"]
     assert "wrap it in brainstate.ParamState" in plain.message  # a real constant still hears that

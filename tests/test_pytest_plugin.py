@@ -212,6 +212,13 @@ def test_sarif_is_valid_and_every_finding_is_on_the_projects_lines(active):
     assert sorted((r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results) == [
         ("ETL005", _marked(TESTS, "# expect: ETL005")), ("ETL102", _marked(TESTS, "# expect: ETL102"))]
     assert _uris(log) == {"test_models.py"}
+    # what each finding is about, without parsing its message: the gate that does not learn, the weight that
+    # blocks it, and the plastic weight the step writes
+    about = {r["ruleId"]: {key: r["properties"].get(key) for key in ("weight", "weights", "weightPath")}
+             for r in results}
+    assert about == {"ETL005": {"weight": "rnn.Wr.weight", "weights": ["rnn.Wr.weight", "rnn.Wh.weight"],
+                                "weightPath": ["rnn", "Wr", "weight"]},
+                     "ETL102": {"weight": "w", "weights": None, "weightPath": ["w"]}}
 
 
 def test_linting_changes_nothing_the_tests_compute(inactive, active):

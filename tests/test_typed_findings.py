@@ -100,10 +100,11 @@ def _leaf(leaf: str) -> VerifyLeaf:
     return VerifyLeaf("d_rtrl", 4, "cell.W", leaf, "approximate", "exact", 0.25, 0.9, None, "cpu")
 
 
-WEIGHT = Subject(weight="cell.W", weight_path=("cell", 0, "W"), primitive="dot_general", hidden_states=("h",))
+WEIGHT = Subject(weight="cell.W", weight_path=("cell", 0, "W"), primitive="dot_general", hidden_states=("h",),
+                 hidden_state_paths=(("h",),))
 FINDINGS = [
     Finding("ETL001", Level.NOTE, "learns", "m", Location("/m.py", 3), subject=WEIGHT,
-            details=CompilerRecord("relation_included", "info", "text", (("h",),), (1, 2), "ValueError"),
+            details=CompilerRecord("relation_included", "info", "text", (1, 2), "ValueError"),
             control_flow=(Boundary("scan", 2, 5), Boundary("jit", 9, 1, "step", "other.py")),
             measured=(Measured("ETL411", "zero", ProbeSignal("d_rtrl", 3, None, False,
                                                              (ProbeLeaf("['weight']", 0.0, 1.5, None),))),
@@ -151,10 +152,11 @@ def test_properties_are_laid_out_from_the_typed_fields():
     assert record["measured"][0]["probe"]["wholeWeight"] is False
     assert [leaf["leaf"] for leaf in record["measured"][1]["verify"]["leaves"]] == ["a", "b"]
     assert list(error) == ["braintraceError", "phase", "braintraceMessage", "primitive"]
-    assert plain == {"hiddenStates": ["h"], "primitive": "dot_general", "partial": False,
-                     "operandShapes": [[3], [3, 4]], "weight": "cell.W", "weightPath": ["cell", 0, "W"]}
+    assert plain == {"primitive": "dot_general", "partial": False, "operandShapes": [[3], [3, 4]], "weight": "cell.W",
+                     "weightPath": ["cell", 0, "W"], "hiddenStates": ["h"], "hiddenStatePaths": [["h"]]}
     assert counts == {"weightCount": 2, "hiddenStateCount": 0}
-    assert list(failure) == ["probe", "weight", "weightPath"] and failure["probe"]["gradientShape"] == []
+    assert list(failure) == ["probe", "weight", "weightPath", "hiddenStates", "hiddenStatePaths"]
+    assert failure["probe"]["gradientShape"] == []
     assert not_run == {"verify": {"algorithm": "pp_prop", "device": "cpu"}}
     assert list(harness["verify"]) == ["algorithm", "steps", "onlineLoss", "bpttLoss", "device"]
     alternative = advice["advice"]["alternative"]
@@ -163,6 +165,34 @@ def test_properties_are_laid_out_from_the_typed_fields():
     assert alternative["weights"] == [{"weight": "cell.W['weight']", "cosine": 0.97, "relative_error": 0.2,
                                        "verdict": "approximate"}]
     assert unused == {"codes": ["ETL201"], "form": "noqa"}
+
+
+def _record_about(subject: Subject) -> dict:
+    finding = Finding("ETL015", Level.WARNING, "words", "m", Location("/m.py", 3), subject=subject,
+                      details=CompilerRecord("scan_descent_no_relations", "warning", "text"))
+    properties = finding_properties(finding)
+    back = finding_properties(Finding.from_json(json.loads(json.dumps(finding.to_json()))))
+    assert back == properties
+    return {key: value for key, value in properties.items() if not key.startswith("braintrace")}
+
+
+def test_one_weight_is_a_weight_several_are_weights_whatever_made_the_finding():
+    # a finding that names one weight, as its own or in a list, has it as `weight`
+    assert _record_about(Subject(weights=("w",), weight_paths=(("w",),))) == {"weight": "w", "weightPath": ["w"]}
+    # several: `weights`, its own first, beside its `weight`
+    blocked = _record_about(Subject(weight="cell.Wr", weight_path=("cell", "Wr"), weights=("cell.Wh",),
+                                    weight_paths=(("cell", "Wh"),)))
+    assert blocked == {"weight": "cell.Wr", "weightPath": ["cell", "Wr"], "weights": ["cell.Wr", "cell.Wh"],
+                       "weightPaths": [["cell", "Wr"], ["cell", "Wh"]]}
+    assert _record_about(Subject(weights=("a.w", "b.w"), weight_paths=(("a", "w"), ("b", "w")),
+                                 hidden_states=("h",), hidden_state_paths=(("layers", 0, "h"),))) == {
+        "weights": ["a.w", "b.w"], "weightPaths": [["a", "w"], ["b", "w"]], "hiddenStates": ["h"],
+        "hiddenStatePaths": [["layers", 0, "h"]]}
+    # a state that is neither is not called a weight
+    assert _record_about(Subject(state="spare", state_path=("spare",))) == {"state": "spare", "statePath": ["spare"]}
+    # a path is printed only where every one is known
+    partly_known = Subject(hidden_states=("h", "c"), hidden_state_paths=(("h",),))
+    assert _record_about(partly_known) == {"hiddenStates": ["h", "c"]}
 
 
 def _json_type(value: object) -> str:

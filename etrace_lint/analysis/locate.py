@@ -18,13 +18,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.findings import Location
-from ..core.naming import StatePath, preferred_path
+from ..core.naming import StatePath, display_name, preferred_path
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .assignments import Assignments
 
 if TYPE_CHECKING:  # the model's class, for annotations only
     import brainstate
+
+
+# equations that only lay a value out again: the weight behind ``w.value.T`` is ``w``
+_LAYOUT = frozenset({"transpose", "reshape", "convert_element_type", "broadcast_in_dim", "squeeze", "expand_dims",
+                     "copy", "copy_p"})
 
 
 def _as_location(frame: jv.SourceFrame | None, label: str = "") -> Location | None:
@@ -51,6 +56,8 @@ class Locator:
         self._model = model
         self._assignments = Assignments(model)
         self._states: dict[StatePath, bt.ModelState] | None = None
+        self._named: dict[str, StatePath] | None = None
+        self._site_of: dict[int, jv.EqnSite] | None = None  # by id() of its equation, which self.sites keeps alive
         self._compiled_states = bt.compiled_states(module_info) if module_info is not None else {}
         self._sites: list[jv.EqnSite] | None = None
         self._consumers: dict[int, list[jv.EqnSite]] | None = None
@@ -82,6 +89,29 @@ class Locator:
     def _state_at(self, path: StatePath) -> bt.ModelState | None:
         found = self._compiled_states.get(path)
         return found if found is not None else self.states.get(path)
+
+    def state_role(self, path: StatePath) -> str:
+        """What the state at ``path`` is: ``weight``, ``hidden`` or ``other`` (:func:`bt.state_role`); ""
+        when neither the model nor the compiled step holds one there."""
+        state = self._state_at(tuple(path))
+        return bt.state_role(state) if state is not None else ""
+
+    def path_of_state(self, state_id: int) -> StatePath | None:
+        """The path of the model's state whose ``id()`` is ``state_id`` (a write the step made to it)."""
+        for path, state in (*self._compiled_states.items(), *self.states.items()):
+            if id(state) == state_id:
+                return path
+        return None
+
+    def paths_named(self, names: tuple[str, ...]) -> tuple[StatePath, ...]:
+        """The paths of the states a finding shows as ``names``, in their order; none unless every name is
+        one of the model's states (a path is a fact, never a guess)."""
+        if self._named is None:
+            self._named = {}
+            for path in (*self._compiled_states, *self.states):
+                self._named.setdefault(display_name(path), path)
+        paths = tuple(self._named.get(name) for name in names)
+        return tuple(path for path in paths if path is not None) if all(paths) else ()
 
     def _jit_tables(self) -> tuple[_JitCalls, _JitCalls]:
         """The jit calls around each equation of the inlined step, by equation and by source info."""
@@ -153,9 +183,7 @@ class Locator:
                     return location
         return None
 
-    def weight_behind(self, var: jv.Var, layout: frozenset[str] = frozenset({
-            "transpose", "reshape", "convert_element_type", "broadcast_in_dim", "squeeze", "expand_dims",
-            "copy", "copy_p"})) -> StatePath | None:
+    def weight_behind(self, var: jv.Var, layout: frozenset[str] = _LAYOUT) -> StatePath | None:
         """The ParamState path whose value ``var`` is, through layout-only equations (``w.value.T``)."""
         for _ in range(16):
             path = self.weight_path_of_var(var)
@@ -165,6 +193,36 @@ class Locator:
             if site is None or jv.primitive_name(site.eqn) not in layout or not jv.invars(site.eqn):
                 return None
             var = jv.invars(site.eqn)[0]
+        return None
+
+    def weights_read_by(self, eqn: jv.JaxprEqn) -> tuple[StatePath, ...]:
+        """The ParamStates whose values an equation reads, through layout-only equations and out of the loop
+        and branch bodies around it (an ETP op in a while body reads the weight the loop was handed)."""
+        if self._site_of is None:
+            self._site_of = {id(s.eqn): s for s in self.sites}
+        site = self._site_of.get(id(eqn))
+        parents = site.parents if site is not None and site.eqn is eqn else ()
+        found = (self._weight_in_scope(var, list(parents)) for var in jv.invars(eqn) if jv.is_var(var))
+        return tuple(dict.fromkeys(path for path in found if path is not None))
+
+    def _weight_in_scope(self, var: jv.Var, parents: list[jv.JaxprEqn]) -> StatePath | None:
+        for _ in range(64):
+            path = self.weight_behind(var)
+            if path is not None:
+                return path
+            for _ in range(16):  # to the value the layout-only equations start from
+                site = self.producer(var)
+                if site is None or jv.primitive_name(site.eqn) not in _LAYOUT or not jv.invars(site.eqn):
+                    break
+                var = jv.invars(site.eqn)[0]
+            if not parents or self.producer(var) is not None:
+                return None
+            parent = parents.pop()
+            outer = next((atom for binding in jv.sub_jaxpr_bindings(parent) or () for atom, inner in binding.inputs
+                          if inner is var), None)
+            if outer is None or not jv.is_var(outer):
+                return None
+            var = outer
         return None
 
     # ------------------------------------------------------------------ lookups
@@ -293,12 +351,18 @@ class Locator:
         Skip records are emitted after canonicalisation settles, one per
         surviving equation in jaxpr order, without naming the equation.
         """
-        if self.module_info is not None:
-            relevant = [s for s in self.sites if not s.parents and jv.primitive_name(s.eqn) == primitive_name
-                        and self._touches_learning(s.eqn)]
-            if relevant:
-                return self.of_site(relevant[min(ordinal, len(relevant) - 1)], label)
+        site = self.nth_control_flow(primitive_name, ordinal)
+        if site is not None:
+            return self.of_site(site, label)
         return self.of_nth_primitive(primitive_name, ordinal, label)
+
+    def nth_control_flow(self, primitive_name: str, ordinal: int) -> jv.EqnSite | None:
+        """The equation :meth:`of_nth_control_flow` places a record on, when the step was traced."""
+        if self.module_info is None:
+            return None
+        relevant = [s for s in self.sites if not s.parents and jv.primitive_name(s.eqn) == primitive_name
+                    and self._touches_learning(s.eqn)]
+        return relevant[min(ordinal, len(relevant) - 1)] if relevant else None
 
     def weight_path_of_var(self, var: jv.Var) -> StatePath | None:
         """The ParamState path behind an input var of the step (a record's ``invar``)."""

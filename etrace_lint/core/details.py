@@ -30,7 +30,6 @@ class CompilerRecord:
     kind: str
     level: str
     message: str
-    hidden_state_paths: tuple[PathKey, ...] = ()  # the hidden states it names (their names: the Subject's)
     iterations: tuple[int, ...] = ()  # the iterations of an unrolled scan the record is about
     error: str = ""  # the exception the compiler then raised, when the record explains it
 
@@ -48,11 +47,12 @@ class Violation(ABC):
     """What one of our own rules found (ruff's ``#[violation]``): each analysis rule declares a frozen
     dataclass of it, with typed fields for its facts, that words its message and lays out its properties.
 
-    The properties are the finding's facts as SARIF and JSON print them, in the order printed (the writers
-    add the weight after them); a key means one thing with one JSON type across every rule: ``weights`` and
-    ``hiddenStates`` are always lists of names, counts are ``weightCount`` and ``hiddenStateCount``. A
-    violation type is registered by the rule registry (:func:`register_violation`) so the cache can read it
-    back by its class name.
+    The properties are the finding's own facts as SARIF and JSON print them, in the order printed; the weights
+    and hidden states it is about are its subject's (``about_*``, the hit's weight), which the writers add
+    after them under the keys every rule shares (``weight``, ``weights``, ``hiddenStates`` and their paths).
+    A key means one thing with one JSON type across every rule: counts are ``weightCount`` and
+    ``hiddenStateCount``. A violation type is registered by the rule registry (:func:`register_violation`) so
+    the cache can read it back by its class name.
     """
 
     @abstractmethod
@@ -71,6 +71,11 @@ class Violation(ABC):
     @property
     def about_hidden_states(self) -> tuple[str, ...]:
         """The hidden states the finding is about, by display name, for its subject."""
+        return ()
+
+    @property
+    def about_weights(self) -> tuple[str, ...]:
+        """The weights the finding names, by display name, for its subject (its hit's weight among them or not)."""
         return ()
 
 
@@ -92,6 +97,16 @@ class NamesHiddenStates(Violation):
     @property
     def about_hidden_states(self) -> tuple[str, ...]:
         return self.hidden_states
+
+
+class NamesWeights(Violation):
+    """A violation about the weights its ``weights`` field names: the finding's subject takes them."""
+
+    weights: tuple[str, ...]
+
+    @property
+    def about_weights(self) -> tuple[str, ...]:
+        return self.weights
 
 
 Nested: TypeAlias = "JsonValue | tuple[Nested, ...]"  # JSON data with tuples where JSON has lists

@@ -114,14 +114,22 @@ class Subject:
     """What a finding is about, for the code that acts on findings (fixes, verify, one verdict per
     weight, the learning graph).
 
-    Set where the finding is made; the writers print it among the finding's properties, and
-    nothing reads properties back to learn it. Empty text or tuples: not known, or not about one.
+    Set where the finding is made; the writers print it among the finding's properties (``weight``,
+    ``weights``, ``hiddenStates`` and their paths, one type across every rule), and nothing reads
+    properties back to learn it. Empty text or tuples: not known, or not about one.
     """
 
-    weight: str = ""  # the weight's display name (``cell.W.weight``)
+    weight: str = ""  # the weight's display name (``cell.W.weight``): the one weight its verdict is about
     weight_path: PathKey = ()  # its path (ints stay ints)
     primitive: str = ""  # the op the finding is about (``dot_general``)
     hidden_states: tuple[str, ...] = ()  # the hidden states it reaches, by display name
+    # the other weights it names (a weight that blocks it, a compiler record's list, every ParamState of the
+    # model), by display name and by path (empty: not known), in one order
+    weights: tuple[str, ...] = ()
+    weight_paths: tuple[PathKey, ...] = ()
+    hidden_state_paths: tuple[PathKey, ...] = ()  # the hidden states' paths, in their order (empty: not known)
+    state: str = ""  # a state of the model it is about that is neither a weight nor a hidden state
+    state_path: PathKey = ()
     etp_layer: str = ""  # the braintrace layer that would make the op an ETP op
     operand_shapes: tuple[tuple[int, ...], ...] = ()  # the op's operand shapes, where a fix needs the ranks
     algorithm: str = ""  # --verify: the online algorithm measured
@@ -134,19 +142,41 @@ class Subject:
             "weight": self.weight, "weight_path": list(self.weight_path), "primitive": self.primitive,
             "hidden_states": list(self.hidden_states), "etp_layer": self.etp_layer,
             "operand_shapes": [list(shape) for shape in self.operand_shapes], "algorithm": self.algorithm,
-            "suppression_form": self.suppression_form, "suppression_codes": list(self.suppression_codes)}
+            "suppression_form": self.suppression_form, "suppression_codes": list(self.suppression_codes),
+            "weights": list(self.weights), "weight_paths": [list(path) for path in self.weight_paths],
+            "hidden_state_paths": [list(path) for path in self.hidden_state_paths], "state": self.state,
+            "state_path": list(self.state_path)}
         return {name: value for name, value in facts.items() if value}
+
+    @property
+    def named_weights(self) -> tuple[tuple[str, PathKey], ...]:
+        """Every weight it is about or names, (display name, path), its own weight first; a path is empty
+        where it is not known."""
+        own = ((self.weight, self.weight_path),) if self.weight else ()
+        paths = self.weight_paths if len(self.weight_paths) == len(self.weights) else ((),) * len(self.weights)
+        named = dict(own + tuple(zip(self.weights, paths)))
+        return tuple(named.items())
 
     @classmethod
     def from_json(cls, data: JsonObject) -> "Subject":
-        return cls(json_str(data.get("weight", "")),
-                   tuple(_path_part(part) for part in json_list(data.get("weight_path", []))),
-                   json_str(data.get("primitive", "")), tuple(json_strs(data.get("hidden_states"))),
-                   json_str(data.get("etp_layer", "")),
-                   tuple(tuple(json_int(size) for size in json_list(shape))
-                         for shape in json_list(data.get("operand_shapes", []))),
-                   json_str(data.get("algorithm", "")), json_str(data.get("suppression_form", "")),
-                   tuple(json_strs(data.get("suppression_codes"))))
+        return cls(weight=json_str(data.get("weight", "")),
+                   weight_path=tuple(_path_part(part) for part in json_list(data.get("weight_path", []))),
+                   primitive=json_str(data.get("primitive", "")),
+                   hidden_states=tuple(json_strs(data.get("hidden_states"))),
+                   weights=tuple(json_strs(data.get("weights"))), weight_paths=_paths(data.get("weight_paths")),
+                   hidden_state_paths=_paths(data.get("hidden_state_paths")),
+                   state=json_str(data.get("state", "")),
+                   state_path=tuple(_path_part(part) for part in json_list(data.get("state_path", []))),
+                   etp_layer=json_str(data.get("etp_layer", "")),
+                   operand_shapes=tuple(tuple(json_int(size) for size in json_list(shape))
+                                        for shape in json_list(data.get("operand_shapes", []))),
+                   algorithm=json_str(data.get("algorithm", "")),
+                   suppression_form=json_str(data.get("suppression_form", "")),
+                   suppression_codes=tuple(json_strs(data.get("suppression_codes"))))
+
+
+def _paths(data: JsonValue) -> tuple[PathKey, ...]:
+    return tuple(tuple(_path_part(part) for part in json_list(path)) for path in json_list(data or []))
 
 
 def _path_part(part: JsonValue) -> str | int:

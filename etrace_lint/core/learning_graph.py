@@ -212,10 +212,13 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
                     build.edge(op, build.node(f"state:{state}", "state", state), "plain" if plain else "drives")
                 if kind in _OUTPUT_KINDS:  # a readout: its op feeds the step's output, not a state
                     build.edge(op, build.node(OUTPUT, "output", "step output"), "bypass")
-        if not weight:  # a finding about the whole model (its online step raises) is about each weight it replaced
-            for replaced in dict.fromkeys(e.weight for e in finding.static_evidence if e.weight):
-                by_weight.setdefault(replaced, []).append(finding)
-                build.node(f"weight:{replaced}", "weight", replaced, index)
+        else:
+            # about the weights it names, none of them alone, or about the whole model (its online step raises)
+            # and so about each weight whose claim it replaced: each is drawn with it
+            replaced = (e.weight for e in finding.static_evidence if e.weight)
+            for name in dict.fromkeys((*finding.subject.weights, *replaced)):
+                by_weight.setdefault(name, []).append(finding)
+                build.node(f"weight:{name}", "weight", name, index)
                 drawn = True
         if kind in _OUTPUT_KINDS and not weight:  # what reaches the output around the states
             build.node(OUTPUT, "output", "step output", index)

@@ -3,7 +3,8 @@
 - :mod:`.lint`: the engine's entry points, ``lint_target`` and ``lint_model``;
 - :mod:`.targets`: imports a target's file and calls its factory (the only place user code runs);
 - :mod:`.rules_compiler`, :mod:`.evidence`: compiler records and our own analyses -> findings,
-  one verdict per weight; :mod:`.model_paths`: the shortest way to name a weight;
+  one verdict per weight; :mod:`.subjects`: the weights and states a compiler record or exception names,
+  by what each is; :mod:`.model_paths`: the shortest way to name a weight;
 - :mod:`.fresh_state`: each target from the same settings and random state, and what it changed undone.
 
 What the engine reads a model with (braintrace's graph, the jaxpr, locations in the user's code)

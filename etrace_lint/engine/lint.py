@@ -23,7 +23,7 @@ from ..analysis.locate import Locator
 from ..config.environ import environ_context
 from ..config.settings import EngineSettings
 from ..core.details import Violation
-from ..core.findings import Finding, Location, TargetResult
+from ..core.findings import Finding, Location, Subject, TargetResult
 from ..core.naming import StatePath, display_name, path_key, preferred_paths
 from ..core.registry import analysis_rules
 from ..core.rule import AnalysisRule, Hit, Rule
@@ -196,6 +196,13 @@ def _locate_thing(locator: Locator, thing: object, label: str = "") -> Location 
     return None
 
 
+def _named_states(subject: Subject, weights: tuple[str, ...], hidden: tuple[str, ...], locator: Locator) -> Subject:
+    """The subject with the other weights and the hidden states a violation names, each with its path."""
+    others = tuple(name for name in dict.fromkeys(weights) if name != subject.weight)
+    return replace(subject, weights=others, weight_paths=tuple(map(path_key, locator.paths_named(others))),
+                   hidden_states=hidden, hidden_state_paths=tuple(map(path_key, locator.paths_named(hidden))))
+
+
 def finding_from_hit(rule: AnalysisRule[V], hit: Hit[V], locator: Locator, name: str) -> Finding:
     primary = locator.first(
         _locate_thing(locator, hit.eqn),
@@ -205,10 +212,11 @@ def finding_from_hit(rule: AnalysisRule[V], hit: Hit[V], locator: Locator, name:
     related = [loc for label, thing in hit.related
                if (loc := _locate_thing(locator, thing, label)) is not None and loc != primary]
     violation = hit.violation
-    subject = replace(hit.subject, primitive=violation.about_primitive or hit.subject.primitive,
-                      hidden_states=violation.about_hidden_states or hit.subject.hidden_states)
+    subject = replace(hit.subject, primitive=violation.about_primitive or hit.subject.primitive)
     if hit.weight_path:
         subject = replace(subject, weight=display_name(hit.weight_path), weight_path=path_key(hit.weight_path))
+    subject = _named_states(subject, violation.about_weights or hit.subject.weights,
+                            violation.about_hidden_states or hit.subject.hidden_states, locator)
 
     finding = Finding(rule.id, rule.level, hit.message, name, primary,
                       tuple(related) + (locator.factory_related,), subject=subject, details=violation)

@@ -19,12 +19,13 @@ from ..analysis import jaxpr_view as jv
 from ..analysis.flows import flow_for
 from ..analysis.record_kinds import NON_TEMPORAL, WEIGHT_TO_WEIGHT, kind_in_context, weights_reaching_no_state
 from ..core.details import CompilerError, CompilerRecord, StaticEvidence
-from ..core.findings import Finding, Level, Location, Subject
+from ..core.findings import Finding, Level, Location
 from ..core.naming import StatePath, display_name, path_key
 from ..core.registry import all_rules, error_rules, rule_for_record_kind
 from ..core.rule import ErrorFacts, ErrorRule, Place, RecordFacts, RecordRule, Rule
 from ..core.wording import error_sentence, one_line, op_phrase, plain_text
 from .evidence import is_whole_weight
+from .subjects import NO_PARAMSTATE_KINDS, error_subject, misplaced_weights, paths_in, record_paths, record_subject
 
 if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
     from ..analysis.locate import Locator
@@ -111,29 +112,10 @@ def _candidate_locations(record: bt.RecordView, family: str, locator: Locator, o
         yield locator.of_primitive(primitive)
 
 
-def _paths_in(value: object) -> list[StatePath]:
-    """Paths held by a record field: a path, or a tuple/list of paths."""
-    if isinstance(value, (tuple, list)) and value and all(isinstance(p, (tuple, list)) for p in value):
-        return [tuple(p) for p in value]
-    if isinstance(value, tuple) and value and all(isinstance(p, (str, int)) for p in value):
-        return [value]
-    return []
-
-
-def _record_paths(record: bt.RecordView) -> list[StatePath]:
-    paths = []
-    if record.weight_path:
-        paths.append(record.weight_path)
-    paths.extend(tuple(p) for p in record.hidden_paths)
-    for value in record.context.values():
-        paths.extend(_paths_in(value))
-    return paths
-
-
 def record_details(record: bt.RecordView, record_level: str, iterations: tuple[int, ...] = ()) -> CompilerRecord:
-    """What braintrace said in the record, in its own words (its kind and level as it named them)."""
-    return CompilerRecord(record.kind, record_level, one_line(record.message),
-                          tuple(path_key(h) for h in record.hidden_paths), iterations)
+    """What braintrace said in the record, in its own words (its kind and level as it named them); the states
+    it names are the finding's subject (:func:`record_subject`)."""
+    return CompilerRecord(record.kind, record_level, one_line(record.message), iterations)
 
 
 def _line_of(location: Location | None, primary: Location) -> str:
@@ -142,17 +124,6 @@ def _line_of(location: Location | None, primary: Location) -> str:
     if location.path == primary.path:
         return f"line {location.line}"
     return f"{location.path}:{location.line}"
-
-
-def _misplaced_weights(subject: jv.JaxprEqn | None, locator: Locator) -> tuple[str, ...]:
-    """ParamStates an ETP op reads through an operand it does not train: a record that says the op
-    has no trainable ParamState then means the state went into the wrong argument."""
-    if subject is None or not bt.is_etp_primitive(subject) or len(subject.invars) < 2:
-        return ()
-    # an ETP op's first operand is its input x (matmul, conv, sparse and LoRA ops); the rest it may train
-    first = subject.invars[0]
-    path = locator.weight_behind(first) if jv.is_var(first) else None
-    return (display_name(path),) if path is not None else ()
 
 
 def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Location,
@@ -170,8 +141,8 @@ def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Lo
             blocking.append(f"{display_name(path)}'s op ({line})" if line else f"{display_name(path)}'s op")
     weights = []
     for key in ("weight_paths", "params", "sources"):
-        weights.extend(_paths_in(context.get(key)))
-    paths = _record_paths(record)
+        weights.extend(paths_in(context.get(key)))
+    paths = record_paths(record)
     primitive = record.primitive
     return RecordFacts(
         kind=kind, level=record.level,
@@ -181,13 +152,10 @@ def record_facts(record: bt.RecordView, kind: str, locator: Locator, primary: Lo
         weights=tuple(dict.fromkeys(display_name(w) for w in weights)),
         blocking=tuple(blocking), primitive=primitive, op=op_phrase(primitive),
         context=context, iterations=iterations, iteration_count=iteration_count,
-        misplaced=_misplaced_weights(subject, locator) if kind in _NO_PARAMSTATE_KINDS else (),
+        misplaced=tuple(display_name(path) for path in misplaced_weights(subject, locator))
+        if kind in NO_PARAMSTATE_KINDS else (),
         braintrace_version=bt.braintrace_version(), same_step_gradients=bt.adds_same_step_gradients(),
         global_random_state=bt.is_global_random_state(context.get("state")))
-
-
-# records that say an ETP op's trainable operand is no ParamState
-_NO_PARAMSTATE_KINDS = frozenset({"relation_excluded_no_paramstate", "trainable_invar_not_paramstate"})
 
 
 def _has_tuple(record: bt.RecordView) -> bool:
@@ -211,16 +179,14 @@ def _finding(record: bt.RecordView, kind: str, rule: RecordRule, level: Level, l
         index, count = locator.unrolled_iteration(subject)
         iterations = (index,) if count > 1 else ()
     facts = record_facts(record, kind, locator, primary, iterations, count, subject)
+    about = subject
+    if about is None and rule.control_flow:  # the loop or branch the finding is placed on
+        placed = locator.nth_control_flow(str(record.context.get("op_name", "")) or rule.control_flow, ordinal)
+        about = placed.eqn if placed is not None else None
     finding = Finding(rule.id, level, record_message(rule, facts), target, primary, tuple(related),
-                      subject=record_subject(record), details=record_details(record, record_level, iterations))
+                      subject=record_subject(record, kind, locator, about),
+                      details=record_details(record, record_level, iterations))
     return flow_for(rule, finding, locator, record)
-
-
-def record_subject(record: bt.RecordView) -> Subject:
-    """The weight, hidden states and op a record is about."""
-    weight_path = record.weight_path
-    return Subject(weight=display_name(weight_path) if weight_path else "", weight_path=path_key(weight_path),
-                   primitive=record.primitive, hidden_states=tuple(display_name(h) for h in record.hidden_paths))
 
 
 def _grade(kind: str, record_level: str, count_only: frozenset[str]) -> tuple[RecordRule, Level, bool]:
@@ -374,8 +340,8 @@ def findings_from_error(compilation: bt.Compilation, locator: Locator, target: s
     others = [loc for eqn in subject.eqns[1:] if (loc := locator.of_eqn(eqn, "also involved")) is not None]
     related = tuple(loc for loc in others if (loc.path, loc.line) != (primary.path, primary.line))
     related += (locator.factory_related,)
-    finding = Finding(rule.id, rule.level, message, target, primary, related, subject=Subject(primitive=handled),
-                      details=details)
+    finding = Finding(rule.id, rule.level, message, target, primary, related,
+                      subject=error_subject(compilation, rule, subject, handled, locator), details=details)
     return list(record_findings) + [finding]
 
 

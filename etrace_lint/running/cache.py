@@ -31,8 +31,9 @@ from ..core.json_types import JsonObject, json_object
 from ..discovery.discover import TargetSpec
 from .cache_key import load_key, sign, verify
 
-# 3: installed distributions a target imported, by version; 4: signed; 5: counted_only; 6: findings' subjects
-FORMAT = 6
+# 3: installed distributions a target imported, by version; 4: signed; 5: counted_only; 6: findings' subjects;
+# 7: every weight and hidden state a finding names, with their paths, in its subject
+FORMAT = 7
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This file is a cache directory tag created by etrace-lint.\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")

@@ -261,7 +261,8 @@ def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, pa
                       for r in finding.related)
     suppressed = f' <span class="muted">(suppressed: {esc(finding.suppressed)})</span>' if finding.suppressed else ""
     return (f'<div class="finding level-{finding.level.value}" id="{prefix}-f{index}" '
-            f'data-rule="{esc(finding.rule_id)}" data-level="{finding.level.value}" data-node="{node_id}">'
+            f'data-rule="{esc(finding.rule_id)}" data-level="{finding.level.value}" data-node="{node_id}"'
+            f'{_about(finding)}>'
             f'<div><code class="level-{finding.level.value}">{esc(finding.rule_id)}</code> '
             f'<span class="msg">{esc(finding.message)}</span>{suppressed}</div>'
             f'<div class="muted"><code>{esc(where)}</code> &middot; drawn as '
@@ -273,10 +274,19 @@ def _finding(prefix: str, index: int, finding: Finding, graph: LearningGraph, pa
 def _loose(card_id: str, finding: Finding, paths: _Paths) -> str:
     loc = finding.location
     return (f'<div class="finding level-{finding.level.value}" id="{card_id}" data-rule="{esc(finding.rule_id)}" '
-            f'data-level="{finding.level.value}"><div><code class="level-{finding.level.value}">'
+            f'data-level="{finding.level.value}"{_about(finding)}><div><code class="level-{finding.level.value}">'
             f'{esc(finding.rule_id)}</code> <span class="msg">{esc(finding.message)}</span></div>'
             f'<div class="muted"><code>{esc(paths.where(loc.path, loc.line, loc.column))}</code></div>'
             f"{_excerpt(loc.path, loc.line, paths)}</div>")
+
+
+def _about(finding: Finding) -> str:
+    """The weights and hidden states a finding is about, from its subject, as attributes the search reads
+    (a readout's weight a note names only in braintrace's words is found by its name)."""
+    weights = " ".join(name for name, _ in finding.subject.named_weights)
+    states = " ".join(finding.subject.hidden_states)
+    return ((f' data-weights="{esc(weights)}"' if weights else "")
+            + (f' data-hidden-states="{esc(states)}"' if states else ""))
 
 
 def _excerpt(path: str, line: int, paths: _Paths) -> str:

@@ -66,8 +66,9 @@ function etlReport(rootId) {
     levels.forEach(function (box) { wanted[box.value] = box.checked; });
     var needle = (text.value || '').toLowerCase();
     root.querySelectorAll('.finding').forEach(function (card) {
+      var about = [card.textContent, card.dataset.weights || '', card.dataset.hiddenStates || ''].join(' ');
       var ok = wanted[card.dataset.level] && (!rule.value || card.dataset.rule === rule.value) &&
-        (!needle || card.textContent.toLowerCase().indexOf(needle) >= 0);
+        (!needle || about.toLowerCase().indexOf(needle) >= 0);
       card.hidden = !ok; if (ok) { shown += 1; }
     });
     root.querySelectorAll('section.target').forEach(function (section) {

@@ -34,17 +34,45 @@ def _listed(paths: tuple[PathKey, ...]) -> JsonValue:
 
 
 def _weight(subject: Subject) -> JsonObject:
-    if not subject.weight:
+    """The weight a finding is about when it names one (``weight``); every weight it names when it names
+    several (``weights``, its own first, beside its ``weight``)."""
+    named = subject.named_weights
+    if not named:
         return {}
-    return {"weight": subject.weight, "weightPath": list(subject.weight_path)}
+    if len(named) == 1 or subject.weight:
+        name, path = named[0]
+        printed: JsonObject = {"weight": name, "weightPath": list(path)} if path or subject.weight else {"weight": name}
+    else:
+        printed = {}
+    if len(named) > 1:
+        printed["weights"] = [name for name, _ in named]
+        if all(path for _, path in named):
+            printed["weightPaths"] = [list(path) for _, path in named]
+    return printed
+
+
+def _hidden(subject: Subject) -> JsonObject:
+    """The hidden states a finding reaches or names, by name and, where known, by path."""
+    if not subject.hidden_states:
+        return {}
+    paths = subject.hidden_state_paths
+    known: JsonObject = {"hiddenStatePaths": _listed(paths)} if len(paths) == len(subject.hidden_states) else {}
+    return {"hiddenStates": list(subject.hidden_states), **known}
+
+
+def _state(subject: Subject) -> JsonObject:
+    """A state of the model a finding is about that is neither a weight nor a hidden state."""
+    return {"state": subject.state, "statePath": list(subject.state_path)} if subject.state else {}
+
+
+def _subjects(subject: Subject) -> JsonObject:
+    """Every weight and hidden state a finding is about, under the keys every rule prints them with."""
+    return {**_weight(subject), **_hidden(subject), **_state(subject)}
 
 
 def _record(record: CompilerRecord, subject: Subject) -> JsonObject:
     properties: JsonObject = {"braintraceKind": record.kind, "braintraceLevel": record.level,
-                                  "braintraceMessage": record.message, **_weight(subject)}
-    if record.hidden_state_paths:
-        properties["hiddenStates"] = list(subject.hidden_states)
-        properties["hiddenStatePaths"] = _listed(record.hidden_state_paths)
+                              "braintraceMessage": record.message, **_subjects(subject)}
     if subject.primitive:
         properties["primitive"] = subject.primitive
     if record.iterations:
@@ -54,7 +82,7 @@ def _record(record: CompilerRecord, subject: Subject) -> JsonObject:
 
 def _error(error: CompilerError, subject: Subject) -> JsonObject:
     properties: JsonObject = {"braintraceError": error.error, "phase": error.phase,
-                              "braintraceMessage": error.message}
+                              "braintraceMessage": error.message, **_subjects(subject)}
     if subject.primitive:
         properties["primitive"] = subject.primitive
     return properties
@@ -106,14 +134,15 @@ def _details(finding: Finding) -> JsonObject:
     if isinstance(details, CompilerError):
         return _error(details, subject)
     if isinstance(details, Violation):
-        return {**details.properties(), **_weight(subject)}
+        # a key the violation prints keeps its place; the subject's weights and states are the same facts
+        return {**details.properties(), **_subjects(subject)}
     if isinstance(details, ProbeFailure):
-        return {"probe": _probe(details), **_weight(subject)}
+        return {"probe": _probe(details), **_subjects(subject)}
     if isinstance(details, ProbeSignal):
-        return {**_weight(subject), "probe": _probe(details)}
+        return {**_subjects(subject), "probe": _probe(details)}
     if isinstance(details, VerifyWeight):
         explained = {"explainedBy": details.explained_by} if details.explained_by else {}
-        return {**_weight(subject), "verify": _verify(details), **explained}
+        return {**_subjects(subject), "verify": _verify(details), **explained}
     if isinstance(details, (VerifyNotRun, VerifyHarness)):
         return {"verify": _verify(details)}
     if isinstance(details, Advice):
@@ -121,7 +150,7 @@ def _details(finding: Finding) -> JsonObject:
         return {"advice": {"algorithm": details.algorithm, "alternative": details.alternative.to_json()}, **weight}
     if subject.suppression_form:  # an unused suppression
         return {"codes": list(subject.suppression_codes), "form": subject.suppression_form}
-    return {}
+    return _subjects(subject)
 
 
 def _boundary(boundary: Boundary) -> JsonObject:

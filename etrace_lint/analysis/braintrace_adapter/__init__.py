@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from .compiler import (
     Compilation,
+    ErrorSubject,
     UntracedState,
     compile_model,
     compiled_states,
@@ -30,6 +31,7 @@ from .compiler import (
     model_states,
     quiet,
     relation_weight_paths,
+    state_role,
     state_source_info,
     traced_jaxpr,
     untraced_states,
@@ -89,6 +91,7 @@ __all__ = [
     "constant_hidden_writes",
     "ensure_states",
     "etp_layer_for",
+    "ErrorSubject",
     "exception_subject",
     "group_views",
     "hidden_invars",
@@ -106,6 +109,7 @@ __all__ = [
     "relation_views",
     "relation_weight_paths",
     "state_invars",
+    "state_role",
     "state_source_info",
     "step_output_vars",
     "step_param_states",

@@ -454,6 +454,13 @@ def model_states(model: brainstate.nn.Module) -> dict[StatePath, ModelState]:
     return {tuple(path): st for path, st in brainstate.graph.states(model).items()}
 
 
+def state_role(state: ModelState) -> str:
+    """What a state is to online learning: ``weight`` (a ParamState), ``hidden`` (a HiddenState) or ``other``."""
+    if isinstance(state, brainstate.ParamState):
+        return "weight"
+    return "hidden" if isinstance(state, brainstate.HiddenState) else "other"
+
+
 def state_source_info(state: ModelState) -> SourceInfo | None:
     return getattr(state, "_source_info", None)
 
