@@ -97,7 +97,7 @@ def project(tmp_path):
     yield Project(str(root), sockets)
     for name in os.listdir(sockets):
         if name.endswith(".sock"):
-            request_stop(os.path.join(sockets, name))
+            request_stop(os.path.join(sockets, name), cancel=True)
     for pid in _started_here(sockets):
         if not _gone(pid, within=10.0):
             os.kill(pid, signal.SIGKILL)
@@ -320,13 +320,13 @@ class Hanging:
     """A run of ``stuck/hangs_marked.py`` (a target that starts a process, then hangs) through the
     daemon, under way: its client, and the processes running the target once it has started."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, timeout: int = 600) -> None:
         folder = os.path.join(project.root, "stuck")
         os.makedirs(folder, exist_ok=True)
         shutil.copy(fixture("hermetic", "stopped", "hangs_marked.py"), folder)
         self.marker = os.path.join(folder, "hangs_marked.pids")
-        # --timeout far beyond the test: only stopping the run can end the target
-        self.client = subprocess.Popen([sys.executable, "-m", "etrace_lint", "stuck", "--timeout", "600",
+        # by default a --timeout far beyond the test: only stopping the run can end the target
+        self.client = subprocess.Popen([sys.executable, "-m", "etrace_lint", "stuck", "--timeout", str(timeout),
                                         "--no-cache"], cwd=project.root, env=project.env,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 300
@@ -338,12 +338,16 @@ class Hanging:
             self.worker, self.child = (int(pid) for pid in handle.read().split())
 
     def end(self) -> tuple[int, str]:
+        """The client's exit code and what it printed on stderr."""
+        return self.output()[::2]
+
+    def output(self) -> tuple[int, str, str]:
         try:
-            _, stderr = self.client.communicate(timeout=60)
+            stdout, stderr = self.client.communicate(timeout=60)
         finally:
             if self.client.poll() is None:
                 self.client.kill()
-        return self.client.returncode, stderr
+        return self.client.returncode, stdout, stderr
 
 
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
@@ -427,3 +431,17 @@ def test_daemon_stop_during_a_run_leaves_no_process_behind(project):
     code, stderr = hanging.end()  # its run was cancelled
     assert code == 130 and "etrace-lint: interrupted" in stderr
     assert project.socket_files() == []
+
+
+def test_a_daemon_replaced_by_a_newer_one_finishes_the_run_it_serves(project):
+    """A changed configuration starts a fresh daemon, which asks the old one to end: the old one's run
+    is not cancelled (its caller did not stop it), it ends as it would have (here at its --timeout)."""
+    hanging = Hanging(project, timeout=5)
+    old = project.daemon_pid()
+    with open(os.path.join(project.root, "pyproject.toml"), "a", encoding="utf-8") as handle:
+        handle.write("# a comment is an edit too\n")
+    newer = project.run("models")
+    assert newer.returncode == 1 and project.daemon_pid() != old
+    code, stdout, stderr = hanging.output()
+    assert code == 2 and "took longer than the timeout of 5 s" in stdout, stdout + stderr
+    assert _gone(old)

@@ -103,14 +103,14 @@ def serve_through_daemon(argv: list[str], address: Address | None) -> int | None
             return _lint(connection, argv, place, timeout(environ), address.idle_timeout)
         except KeyboardInterrupt:
             try:
-                cancel(connection)
+                _cancel(connection)
             except KeyboardInterrupt:  # a second Ctrl-C: the daemon stops the run all the same
                 pass
             print("etrace-lint: interrupted", file=sys.stderr)  # as a direct run says it
             return EXIT_INTERRUPTED
 
 
-def cancel(connection: socket.socket, limit: float = CANCEL_LIMIT) -> None:
+def _cancel(connection: socket.socket, limit: float = CANCEL_LIMIT) -> None:
     """Ask the daemon to cancel the run on ``connection`` and wait until it has (it then ends the
     connection); what it still sends is dropped."""
     deadline = time.monotonic() + limit
@@ -176,15 +176,17 @@ def _remove(path: str) -> None:
 
 
 def stop_others(place: Place) -> None:
-    """Stop this project's daemons of other digests (an older configuration or environment)."""
+    """Stop this project's daemons of other digests (an older configuration or environment), each once
+    the run it serves has ended."""
     for other in place.siblings():
         if other != place.socket:
             request_stop(other)
 
 
-def request_stop(path: str) -> JsonObject | None:
-    """Ask the daemon at ``path`` to end; its answer, or None when none answered (a stale socket is removed)."""
-    return _ask(path, "stop", remove_stale=True)
+def request_stop(path: str, cancel: bool = False) -> JsonObject | None:
+    """Ask the daemon at ``path`` to end (``cancel``: at once, the run it serves cancelled; else once that
+    run has ended); its answer, or None when none answered (a stale socket is removed)."""
+    return _ask(path, "stop", remove_stale=True, cancel=cancel)
 
 
 def request_status(path: str) -> JsonObject | None:
@@ -192,7 +194,7 @@ def request_status(path: str) -> JsonObject | None:
     return _ask(path, "status", remove_stale=False)
 
 
-def _ask(path: str, kind: str, remove_stale: bool) -> JsonObject | None:
+def _ask(path: str, kind: str, remove_stale: bool, cancel: bool = False) -> JsonObject | None:
     try:
         if socket_refusal(os.lstat(path), os.getuid()) is not None:
             return None
@@ -208,7 +210,7 @@ def _ask(path: str, kind: str, remove_stale: bool) -> JsonObject | None:
             return None
         connection.settimeout(5.0)
         try:
-            wire.send(connection, {"kind": kind})
+            wire.send(connection, {"kind": kind, "cancel": cancel} if cancel else {"kind": kind})
             return wire.receive(connection)
         except (OSError, wire.WireError):
             return None

@@ -71,7 +71,7 @@ def main_daemon(argv: list[str]) -> int:
     found = [(path, request_status(path)) for path in place.siblings()]
     live = [(path, status) for path, status in found if status is not None]
     if args.action == "stop":
-        stopped = [request_stop(path) for path, _ in live]
+        stopped = [request_stop(path, cancel=True) for path, _ in live]
         for answer in stopped:
             if answer is not None:
                 pid = answer.get("pid")

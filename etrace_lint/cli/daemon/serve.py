@@ -4,12 +4,14 @@ caller's folder, under the caller's environment, its output kept for the caller 
 
 A request that comes while a run is going is answered ``busy`` (the caller runs directly). The
 daemon ends after its idle time, on ``stop`` or SIGTERM, and when its socket file is no longer its
-own (removed by a caller that gave up on it, or by ``etrace-lint clean`` of the folder).
+own (removed by a caller that gave up on it, or by ``etrace-lint clean`` of the folder). A ``stop``
+from a daemon that replaces it lets the run going on end first; ``etrace-lint daemon stop`` and
+SIGTERM cancel it.
 
-A run stops as a direct run stops on Ctrl-C once its caller asks it to (the caller's Ctrl-C or
-SIGTERM), once the caller is gone (its connection ends: it died), and when the daemon ends: the
-workers busy on its targets are killed, as ``--timeout`` kills them, and the daemon serves the next
-run. The run stops at the pool's next look at its progress; one that has not stopped within
+A run stops as a direct run stops on Ctrl-C once its caller asks it to (the caller's Ctrl-C), once
+the caller is gone (its connection ends: SIGTERM, or it died), and when the daemon is told to end at
+once: the workers busy on its targets are killed, as ``--timeout`` kills them, and the daemon serves
+the next run. The run stops at the pool's next look at its progress; one that has not stopped within
 :data:`INTERRUPT_AFTER` seconds (it was starting its workers, or linting on a pool of its own) is
 interrupted as Ctrl-C interrupts a direct run, and the warm workers are then started afresh.
 """
@@ -53,6 +55,7 @@ class Daemon:
         self.last_activity = time.monotonic()
         self.busy = threading.Event()
         self.stopping = threading.Event()
+        self.ending = threading.Event()  # stopping at once: the run going on, or taken next, is cancelled
         self.cancelled = threading.Event()  # the run going on is to stop
         self.requests: queue.Queue[tuple[socket.socket, LintRequest]] = queue.Queue()
         self.pools = WarmPools(self.cancelled)
@@ -94,14 +97,16 @@ class Daemon:
                 wire.send(connection, self.status())
             elif kind == "stop":
                 wire.send(connection, {"kind": "stopping", "pid": os.getpid()})
-                self.stop()
+                self.stop(cancel=request.get("cancel") is True)
             elif kind == "lint":
                 wire.send(connection, {"kind": "busy" if self.busy.is_set() else "refused"})
 
-    def stop(self) -> None:
-        """End the daemon: the run going on is cancelled, then the workers are stopped."""
+    def stop(self, cancel: bool) -> None:
+        """End the daemon once the run going on has ended; ``cancel``: that run is cancelled."""
+        if cancel:
+            self.ending.set()
+            self.cancelled.set()
         self.stopping.set()
-        self.cancelled.set()
 
     def status(self) -> JsonObject:
         idle = 0.0 if self.busy.is_set() else time.monotonic() - self.last_activity
@@ -173,7 +178,7 @@ class Daemon:
                 self.interrupt()
 
         self.cancelled.clear()
-        if self.stopping.is_set():  # a stop that came as the run was taken
+        if self.ending.is_set():  # a stop that came as the run was taken
             self.cancelled.set()
         tell({"kind": "accepted"})
         watching = threading.Thread(target=watch, name="etrace-lint-daemon-watch", daemon=True)
@@ -270,7 +275,7 @@ def main(argv: list[str]) -> int:
     pin_versions()  # read once: the digest in the socket's name changes with any of them
     daemon = Daemon(listener, path, digest, idle_timeout)
     signal.signal(signal.SIGINT, daemon.on_interrupt)
-    signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
+    signal.signal(signal.SIGTERM, lambda *_: daemon.stop(cancel=True))
     print(f"etrace-lint daemon {os.getpid()} serves {path}", flush=True)
     daemon.serve_forever()
     return 0
