@@ -187,6 +187,7 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
                         seconds=time.perf_counter() - start)
     longest, first = bptt[PROBE_STEPS], bptt[1]
     largest = judge.largest_norm(longest.grads.values())
+    first_largest = judge.largest_norm(first.grads.values())
     signals = []
     for key in sorted(longest.grads, key=str):
         weight, leaf = key
@@ -201,8 +202,10 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
                 at_first = judge.metrics(at_one, first.grads[key])
                 factor = judge.scale(at_first, tolerance)
                 if factor is None:
-                    # a first-step BPTT gradient round-off of a zero against the whole run's is compared with nothing
-                    deviation = judge.first_step_deviation(at_first, tolerance, tolerance * largest)
+                    # a first-step BPTT gradient that is round-off of a zero against the first step's largest is
+                    # compared with nothing; the whole run's largest would hide a first layer whose first-step
+                    # gradient is 1e-6 of its gradient over the run
+                    deviation = judge.first_step_deviation(at_first, tolerance, tolerance * first_largest)
                 elif factor < 0:  # the opposite direction is a deviation, not another step size
                     deviation = (-factor, -1.0)
                     factor = None
