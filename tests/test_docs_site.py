@@ -212,7 +212,7 @@ def test_every_pages_model_triggers_its_rule_where_it_says(tmp_path):
         else:
             (folder / "pyproject.toml").write_text(_merged_settings(settings[run]) or "[tool.etrace-lint]\n",
                                                    encoding="utf-8")
-            # --verify's steps compiled unoptimised, as tests/test_real_models.py does: never another verdict
+            # --verify's steps compiled unoptimised, as tests/real_models_check.py does: never another verdict
             found = _lint(folder, "--config", "pyproject.toml", *sorted(flags[run]),
                           env={"JAX_DISABLE_MOST_OPTIMIZATIONS": "1"})
         reported |= {(f"{run}/{path}", line, rule) for path, line, rule in found}
