@@ -81,6 +81,29 @@ def test_a_weight_that_does_not_learn_online_and_is_called_learning_is_a_disagre
     assert not campaign.compare(spec, oracle, {"weights": {"t": {}}})[0]["agree"]  # nothing said of it
 
 
+def _figures(online: list[float], exact: list[float]) -> dict:
+    import numpy as np
+    from fuzz.oracle import _figures as figures
+
+    return figures(np.asarray(online), np.asarray(exact))
+
+
+@pytest.mark.parametrize("one, many, expected", [
+    (([1.0, 2.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns"),
+    (([2.0, 4.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns a whole multiple"),
+    (([0.5, 2.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns approximately"),
+    (([-1.0, -2.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns against BPTT"),
+    (([0.0, 0.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns partly"),
+    (([0.0, 0.0], [1.0, 2.0]), ([0.0, 0.0], [4.0, 1.0]), "does not learn"),
+    (([float("nan"), 0.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "not finite"),
+    (([0.0, 0.0], [0.0, 0.0]), ([0.0, 0.0], [0.0, 0.0]), "not measured"),
+], ids=["exact", "twice", "part", "against", "traces only", "zero", "nan", "no signal"])
+def test_the_oracle_names_what_it_measured(one, many, expected):
+    from fuzz.oracle import verdict
+
+    assert verdict(_figures(*one), _figures(*many)).value == expected
+
+
 # ------------------------------------------------------------------ the slice
 
 

@@ -3,7 +3,8 @@
     python -m tests.fuzz run -n 200 -j 2 --seed 7 --out t.json [--shard 1/4] [--keep DIR]
     python -m tests.fuzz merge t1.json t2.json ... --out t.json
     python -m tests.fuzz summary t.json
-    python -m tests.fuzz shrink t.json --out tests/fixtures/fuzz [--budget 40]
+    python -m tests.fuzz shrink t.json --out tests/fixtures/fuzz [--budget 30] [-j 2]
+    python -m tests.fuzz recheck tests/fixtures/fuzz
     python -m tests.fuzz serve oracle|lint      (a worker: a path per line in, a JSON line out)
 
 Run from the repository's root.
@@ -48,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     shrink.add_argument("--out", required=True, help="the folder the fixtures are written to")
     shrink.add_argument("--budget", type=int, default=30, help="models tried per mechanism")
     shrink.add_argument("--only", default="", help="only mechanisms whose name contains this")
+    shrink.add_argument("-j", type=int, default=1, help="mechanisms shrunk at a time")
+    recheck = commands.add_parser("recheck", help="which line each fixture's disagreement shows on")
+    recheck.add_argument("folder")
     worker = commands.add_parser("serve", help="a worker process")
     worker.add_argument("kind", choices=("oracle", "lint"))
     args = parser.parse_args(argv)
@@ -72,8 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "shrink":
         from .shrink import shrink_table
 
-        shrink_table(_read(args.table), args.out, args.budget, args.only, progress=lambda line: print(line,
-                                                                                                    flush=True))
+        shrink_table(_read(args.table), args.out, args.budget, args.only, args.j,
+                     progress=lambda line: print(line, flush=True))
+        return 0
+    elif args.command == "recheck":
+        from .shrink import recheck as recheck_folder
+
+        recheck_folder(args.folder, progress=lambda line: print(line, flush=True))
         return 0
     else:
         table = _read(args.table)

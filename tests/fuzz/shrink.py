@@ -12,13 +12,15 @@ import json
 import os
 import re
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
 from .campaign import Worker, judge_one, mechanism
-from .generator import ModelSpec, simpler_specs, write
+from .generator import ModelSpec, simpler_specs, spec_of, write
 
 KNOWN = "known.json"
 
@@ -59,35 +61,74 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:60]
 
 
-def shrink_table(table: dict[str, Any], out: str, budget: int, only: str = "",
+def _load(out: str) -> dict[str, Any]:
+    path = os.path.join(out, KNOWN)
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as handle:
+        return dict(json.load(handle))
+
+
+def _save(out: str, known: dict[str, Any]) -> None:
+    with open(os.path.join(out, KNOWN), "w", encoding="utf-8") as handle:
+        json.dump(known, handle, indent=1, sort_keys=True)
+        handle.write("\n")
+
+
+def shrink_table(table: dict[str, Any], out: str, budget: int, only: str = "", jobs: int = 1,
                  progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
-    """One fixture per mechanism of the table's disagreements (its first model, shrunk)."""
+    """One fixture per kind of disagreement in the table (its first model, shrunk), ``jobs`` at a time."""
     os.makedirs(out, exist_ok=True)
-    known_path = os.path.join(out, KNOWN)
-    known: dict[str, Any] = {}
-    if os.path.exists(known_path):
-        with open(known_path, encoding="utf-8") as handle:
-            known = json.load(handle)
+    known = _load(out)
     firsts: dict[str, tuple[ModelSpec, dict[str, Any]]] = {}
     for model in table["models"]:
         for row in model.get("rows", []):
             if not row["agree"] and only in mechanism(row):
                 firsts.setdefault(" / ".join(_kind(row)), (ModelSpec.from_json(model["spec"]), row))
-    workers = (Worker("oracle"), Worker("lint"))
-    folder = tempfile.mkdtemp(prefix="etrace-lint-shrink-")
-    try:
-        for key, (spec, row) in firsts.items():
+    lock = threading.Lock()
+    line = table["meta"]["versions"]["braintrace"]
+
+    def one(item: tuple[str, tuple[ModelSpec, dict[str, Any]]]) -> None:
+        key, (spec, row) = item
+        workers = (Worker("oracle"), Worker("lint"))
+        try:
             progress(f"shrinking {key} ({mechanism(row)})")
-            small, found = shrink_one(spec, row, budget, workers, folder)
-            name = "fuzz_" + _slug(f"{found['lint']} {found['oracle']} {found['role']}")
+            small, found = shrink_one(spec, row, budget, workers, tempfile.mkdtemp(prefix="etrace-lint-shrink-"))
+        finally:
+            for worker in workers:
+                worker.close()
+        name = "fuzz_" + _slug(f"{found['lint']} {found['oracle']} {found['role']}")
+        with lock:
             write(small, out, name)
             known[f"{name}.py"] = {"weight": found["weight"], "lint": found["lint"], "oracle": found["oracle"],
                                    "mechanism": mechanism(found), "rules": found["rules"], "t1": found["t1"],
-                                   "tk": found["tk"], "versions": table["meta"]["versions"]}
-            progress(f"    -> {name}.py: {len(small.layers)} layer(s), {found['weight']}: {mechanism(found)}")
-            with open(known_path, "w", encoding="utf-8") as handle:
-                json.dump(known, handle, indent=1, sort_keys=True)
+                                   "tk": found["tk"], "lines": [line]}
+            _save(out, known)
+        progress(f"    -> {name}.py: {len(small.layers)} layer(s), {found['weight']}: {mechanism(found)}")
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        list(pool.map(one, firsts.items()))
+    return known
+
+
+def recheck(out: str, progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """Judge every fixture of ``out`` on this line again: ``lines`` in known.json names the braintrace versions
+    on which its disagreement shows (the test suite's slice marks it xfail there)."""
+    from .campaign import versions
+
+    known = _load(out)
+    line = versions()["braintrace"]
+    workers = (Worker("oracle"), Worker("lint"))
+    try:
+        for name, case in sorted(known.items()):
+            model = judge_one(spec_of(os.path.join(out, name)), tempfile.mkdtemp(prefix="etrace-lint-recheck-"),
+                              name[:-3], *workers)
+            shows = any(not row["agree"] for row in model.get("rows", []))
+            lines = set(case.get("lines", [])) - {line} | ({line} if shows else set())
+            case["lines"] = sorted(lines)
+            progress(f"{name}: {'disagrees' if shows else 'agrees'} on braintrace {line}")
     finally:
         for worker in workers:
             worker.close()
+    _save(out, known)
     return known
