@@ -45,7 +45,7 @@ ACCEPTED = {
     WeightVerdict.AGAINST: {WeightVerdict.AGAINST},
     WeightVerdict.NOT_FINITE: {WeightVerdict.NOT_FINITE},
     WeightVerdict.REFUSED: {WeightVerdict.REFUSED, WeightVerdict.ZERO},
-    WeightVerdict.STEP_RAISES: {WeightVerdict.STEP_RAISES, WeightVerdict.REFUSED},
+    WeightVerdict.STEP_RAISES: {WeightVerdict.STEP_RAISES, WeightVerdict.REFUSED, WeightVerdict.ZERO},
 }
 # a weight the oracle found not learning, about which the lint says nothing: a disagreement too
 SILENT_ABOUT = {WeightVerdict.ZERO, WeightVerdict.NOT_FINITE, WeightVerdict.REFUSED, WeightVerdict.STEP_RAISES}
@@ -307,8 +307,16 @@ def merge(tables: list[dict[str, Any]]) -> dict[str, Any]:
     return {"meta": meta, "models": [model for table in tables for model in table["models"]]}
 
 
+def reassessed(table: dict[str, Any]) -> dict[str, Any]:
+    """The table with every row compared again from the answers it records (after ``ACCEPTED`` changed)."""
+    models = [{**model, "rows": compare(ModelSpec.from_json(model["spec"]), model["oracle"], model["lint"])}
+              if "lint" in model else model for model in table["models"]]
+    return {**table, "models": models}
+
+
 def summary(table: dict[str, Any]) -> dict[str, Any]:
     """Counts per verdict on each side, the disagreements grouped by mechanism, throughput."""
+    table = reassessed(table)
     models = table["models"]
     judged = [m for m in models if "rows" in m]
     rows = [row for m in judged for row in m["rows"]]

@@ -20,7 +20,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 # how a layer applies its weight to its input
-OPS = ("matmul", "linear", "plain", "lora", "factored")
+OPS = ("matmul", "linear", "plain", "lora", "factored", "element_wise", "mul")
 # how a stateful layer keeps its own state from one step to the next (the leak)
 LEAKS = ("const", "element_wise", "mul", "environ")
 # what the layer keeps: nothing, one state, a spiking membrane, a synapse feeding a membrane, ...
@@ -168,6 +168,11 @@ class _Writer:
             self.param(f"{prefix}_wa", (n_in, 2), scale)
             self.param(f"{prefix}_wb", (2, n), 0.7)
             return f"braintrace.matmul({{x}}, self.{prefix}_wa.value @ self.{prefix}_wb.value)"
+        if op in ("element_wise", "mul"):  # a weight per unit, on the input's mean
+            self.param(f"{prefix}_w", (n,), 1.0)
+            weight = f"braintrace.element_wise(self.{prefix}_w.value)" if op == "element_wise" else \
+                f"self.{prefix}_w.value"
+            return f"({weight} * jnp.mean({{x}}, axis=-1, keepdims=True))"
         self.param(f"{prefix}_w", (n_in, n), scale)
         if op == "matmul":
             return f"braintrace.matmul({{x}}, self.{prefix}_w.value)"

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
-from .campaign import Worker, judge_one, mechanism
+from .campaign import Worker, judge_one, mechanism, reassessed
 from .generator import ModelSpec, simpler_specs, spec_of, write
 
 KNOWN = "known.json"
@@ -80,6 +80,7 @@ def shrink_table(table: dict[str, Any], out: str, budget: int, only: str = "", j
     """One fixture per kind of disagreement in the table (its first model, shrunk), ``jobs`` at a time."""
     os.makedirs(out, exist_ok=True)
     known = _load(out)
+    table = reassessed(table)
     firsts: dict[str, tuple[ModelSpec, dict[str, Any]]] = {}
     for model in table["models"]:
         for row in model.get("rows", []):
