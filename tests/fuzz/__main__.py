@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     merge.add_argument("--out", required=True)
     show = commands.add_parser("summary", help="a table's counts and disagreements")
     show.add_argument("table")
+    show.add_argument("--markdown", action="store_true", help="as the docs page's tables")
     shrink = commands.add_parser("shrink", help="each mechanism's smallest disagreeing model, as a fixture")
     shrink.add_argument("table")
     shrink.add_argument("--out", required=True, help="the folder the fixtures are written to")
@@ -86,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     else:
         table = _read(args.table)
+        if args.markdown:
+            print(campaign.markdown(campaign.summary(table)))
+            return 0
     print(json.dumps(campaign.summary(table), indent=1))
     return 0
 

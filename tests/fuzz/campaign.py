@@ -336,3 +336,18 @@ def summary(table: dict[str, Any]) -> dict[str, Any]:
             "disagreements": {key: {"count": n, "first": examples[key]} for key, n in wrong.most_common()},
             "models_per_cpu_minute": round(len(models) / minutes, 2) if minutes else None,
             "versions": meta["versions"], "seed": meta["seed"]}
+
+
+def markdown(figures: dict[str, Any]) -> str:
+    """A summary as the docs page's tables: the line, counts per verdict on both sides, the disagreements."""
+    line = figures["versions"]
+    head = (f"Python {line['python']}, braintrace {line['braintrace']}, JAX {line['jax']}, seed {figures['seed']}: "
+            f"{figures['models']} models ({figures['rejected']} rejected as not running), {figures['weights']} "
+            f"weights, {figures['agree']} agreeing; {figures['models_per_cpu_minute']} models per CPU minute.")
+    verdicts = [verdict.value for verdict in WeightVerdict]
+    rows = ["| verdict | braintrace (oracle) | etrace-lint |", "|---|---|---|"]
+    rows += [f"| {v} | {figures['oracle'].get(v, 0)} | {figures['lint'].get(v, 0)} |" for v in verdicts
+             if figures["oracle"].get(v) or figures["lint"].get(v)]
+    wrong = ["| disagreement (lint / braintrace: the weight) | weights | first |", "|---|---|---|"]
+    wrong += [f"| {key} | {value['count']} | {value['first']} |" for key, value in figures["disagreements"].items()]
+    return "\n".join([head, "", *rows, "", *(wrong if figures["disagreements"] else ["No disagreement."])])

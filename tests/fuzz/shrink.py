@@ -82,9 +82,10 @@ def shrink_table(table: dict[str, Any], out: str, budget: int, only: str = "", j
     known = _load(out)
     table = reassessed(table)
     firsts: dict[str, tuple[ModelSpec, dict[str, Any]]] = {}
+    done = {case.get("kind") for case in known.values()}
     for model in table["models"]:
         for row in model.get("rows", []):
-            if not row["agree"] and only in mechanism(row):
+            if not row["agree"] and only in mechanism(row) and " / ".join(_kind(row)) not in done:
                 firsts.setdefault(" / ".join(_kind(row)), (ModelSpec.from_json(model["spec"]), row))
     lock = threading.Lock()
     line = table["meta"]["versions"]["braintrace"]
@@ -101,9 +102,9 @@ def shrink_table(table: dict[str, Any], out: str, budget: int, only: str = "", j
         name = "fuzz_" + _slug(f"{found['lint']} {found['oracle']} {found['role']}")
         with lock:
             write(small, out, name)
-            known[f"{name}.py"] = {"weight": found["weight"], "lint": found["lint"], "oracle": found["oracle"],
-                                   "mechanism": mechanism(found), "rules": found["rules"], "t1": found["t1"],
-                                   "tk": found["tk"], "lines": [line]}
+            known[f"{name}.py"] = {"kind": key, "weight": found["weight"], "lint": found["lint"],
+                                   "oracle": found["oracle"], "mechanism": mechanism(found), "rules": found["rules"],
+                                   "t1": found["t1"], "tk": found["tk"], "lines": [line]}
             _save(out, known)
         progress(f"    -> {name}.py: {len(small.layers)} layer(s), {found['weight']}: {mechanism(found)}")
 
