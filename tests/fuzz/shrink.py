@@ -33,19 +33,20 @@ def _kind(row: dict[str, Any]) -> tuple[str, str, str]:
 def shrink_one(spec: ModelSpec, row: dict[str, Any], budget: int, workers: tuple[Worker, Worker],
                folder: str) -> tuple[ModelSpec, dict[str, Any]]:
     """The smallest spec hypothesis finds within ``budget`` models that keeps ``row``'s kind of disagreement."""
-    wanted, tried = _kind(row), [0]
-    best: dict[str, tuple[ModelSpec, dict[str, Any]]] = {}
+    wanted = _kind(row)
+    # each model is judged once: hypothesis replays the smallest it found, and a model judged again after the
+    # budget is spent must give the same answer (a budget that said "no" then would be a flaky test to it)
+    judged: dict[str, dict[str, Any] | None] = {}
 
     def disagrees(candidate: ModelSpec) -> bool:
-        if tried[0] >= budget:
-            return False
-        tried[0] += 1
-        model = judge_one(candidate, folder, f"shrink_{tried[0]}", *workers)
-        for found in model.get("rows", []):
-            if not found["agree"] and _kind(found) == wanted:
-                best[candidate.key()] = (candidate, found)
-                return True
-        return False
+        key = candidate.key()
+        if key not in judged:
+            if len(judged) >= budget:
+                return False
+            model = judge_one(candidate, folder, f"shrink_{len(judged) + 1}", *workers)
+            judged[key] = next((found for found in model.get("rows", [])
+                                if not found["agree"] and _kind(found) == wanted), None)
+        return judged[key] is not None
 
     try:
         smallest = find(simpler_specs(spec), disagrees,
@@ -54,7 +55,7 @@ def shrink_one(spec: ModelSpec, row: dict[str, Any], budget: int, workers: tuple
                                           suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
         return spec, row
-    return best.get(smallest.key(), (spec, row))
+    return smallest, judged[smallest.key()] or row
 
 
 def _slug(text: str) -> str:
