@@ -26,7 +26,7 @@ from helpers import REPO
 from hypothesis import given, settings
 
 FIXTURES = os.path.join(REPO, "tests", "fixtures", "fuzz")
-SEED, SLICE = 2026, 2
+SEED, SLICE = 7, 3  # the first models of the campaign the docs page gives the figures of
 
 
 def _known() -> dict[str, dict]:
