@@ -1,0 +1,192 @@
+"""The oracle: braintrace's own online gradient against BPTT, per weight, named as a :class:`WeightVerdict`.
+
+braintrace's and brainstate's public API only, through tests/online_referee.py's pieces (its noise, its
+jitted BPTT and online programs, its learner); it runs in a process of its own (``python -m tests.fuzz
+oracle FILE...``), never beside the linter. For each generated file:
+
+1. the model is built and run one step; one that does not build, run or run under BPTT is rejected (its
+   reason recorded), never judged: a disagreement is never the generator's;
+2. noise like the example inputs is drawn, scaled up until BPTT gives every weight a gradient over the
+   whole sequence (until each spiking layer spikes);
+3. the model runs :data:`WARMUP` steps forward, so that its states are not the zeros they start from (a
+   recurrent weight's gradient from zero states is zero on both sides and says nothing);
+4. from there, online (the target's algorithm and options, traces from zero) and BPTT, over one step
+   (T=1, where braintrace's online gradient is exact) and over :data:`STEPS` steps (T=k); brainstate's
+   global random state is reseeded before each run, so that a Dropout draws the same masks in both;
+5. braintrace's report (the weights it traces and those it excludes) and whether ``braintrace.compile``
+   refuses the model.
+
+:func:`verdict` turns the figures into a verdict; the thresholds are named below.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import brainstate
+import jax
+import numpy as np
+import online_referee as referee
+
+from etrace_lint.core.weight_verdict import WeightVerdict
+
+STEPS = 4  # T=k
+WARMUP = 2
+EXACT = 1e-3  # relative error of an online gradient that is BPTT's, in float32
+WHOLE = 0.02  # |ratio - n| of a whole multiple n, its cosine at least ALIGNED
+ALIGNED = 0.999
+
+
+def _ratio(online: np.ndarray, exact: np.ndarray) -> float:
+    return float(np.vdot(online, exact) / np.vdot(exact, exact))
+
+
+def _figures(online: np.ndarray | None, exact: np.ndarray) -> dict[str, Any]:
+    online = np.zeros_like(exact) if online is None else online
+    finite = bool(np.all(np.isfinite(online)))
+    figures: dict[str, Any] = {"online": float(np.linalg.norm(online)) if finite else None,
+                               "bptt": float(np.linalg.norm(exact)), "finite": finite}
+    if finite and figures["online"] > 0 and figures["bptt"] > 0:
+        figures["cos"] = float(np.vdot(online, exact) / (figures["online"] * figures["bptt"]))
+        figures["ratio"] = _ratio(online, exact)
+        figures["rel"] = float(np.linalg.norm(online - exact) / figures["bptt"])
+    return figures
+
+
+def _zero(figures: dict[str, Any]) -> bool:
+    return figures["finite"] and figures["online"] <= referee.ROUNDING * figures["bptt"]
+
+
+def verdict(one: dict[str, Any], many: dict[str, Any]) -> WeightVerdict:
+    """A weight's verdict from its figures at T=1 and T=k (``_figures``'s keys)."""
+    live_one, live_many = one["bptt"] > referee.BPTT_FLOOR, many["bptt"] > referee.BPTT_FLOOR
+    if not live_one and not live_many:
+        return WeightVerdict.NOT_MEASURED
+    if (live_one and not one["finite"]) or (live_many and not many["finite"]):
+        return WeightVerdict.NOT_FINITE
+    if (not live_one or _zero(one)) and (not live_many or _zero(many)):
+        return WeightVerdict.ZERO
+    if not live_one:  # only the sequence drives it: braintrace's traces approximate, no exact figure to hold
+        return WeightVerdict.AGAINST if many.get("cos", 0.0) < 0 else WeightVerdict.LEARNS
+    if _zero(one):  # its same-step gradient is missing; only its traces over later steps reach it
+        return WeightVerdict.PARTLY
+    if one["rel"] <= EXACT:
+        return WeightVerdict.LEARNS
+    if one["cos"] < 0:
+        return WeightVerdict.AGAINST
+    whole = round(one["ratio"])
+    if one["cos"] >= ALIGNED and whole >= 2 and abs(one["ratio"] - whole) <= WHOLE:
+        return WeightVerdict.MULTIPLE
+    return WeightVerdict.APPROXIMATE
+
+
+def _learner(model: Any, algorithm: str, options: dict[str, Any], x0: tuple) -> Any:
+    return referee._learner(model, algorithm, x0, options)
+
+
+def _sliced(xs: tuple, start: int, stop: int) -> tuple:
+    return jax.tree.map(lambda a: a[start:stop], xs, is_leaf=referee._is_quantity)
+
+
+def _bptt(model: Any, loss: Any, sequence: tuple, seed: int) -> dict[tuple[str, ...], np.ndarray]:
+    brainstate.random.seed(seed)
+    try:
+        return referee._leaves(referee.bptt_program(model, loss)(sequence))
+    except ValueError as exc:
+        if "Reverse-mode differentiation does not work for lax.while_loop" not in str(exc):
+            raise
+        brainstate.random.seed(seed)
+        return referee._leaves(referee.bptt_program(model, loss, brainstate.transform.jacfwd)(sequence))
+
+
+def judge(path: str, seed: int = 0) -> dict[str, Any]:
+    """The oracle's record of one generated file: ``status`` ok / rejected, and per weight its figures and
+    verdict."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    module = referee.load(path, "fuzz_" + name)
+    factory = module.etrace_target
+    declared = getattr(factory, referee.TARGET_ATTRIBUTE, {}) or {}
+    verify = declared.get("verify", {})
+    algorithm = verify["algorithms"][0]
+    options = dict(referee.DEFAULT_OPTIONS.get(algorithm, {}))
+    options.update(verify.get("algorithm_options", {}).get(algorithm, {}))
+    loss = referee.mean_squared_output
+    record: dict[str, Any] = {"target": declared.get("name", name), "algorithm": algorithm, "options": options}
+    with brainstate.environ.context(**declared.get("environ", {})):
+        try:  # Csmith's discipline: the model builds, runs one step, and runs under BPTT
+            brainstate.random.seed(seed)
+            model, inputs = factory()
+            model(*inputs)
+            brainstate.random.seed(seed)
+            model, inputs = factory()
+            start = referee._snapshot(model)
+            xs = referee._noise(tuple(inputs), WARMUP + STEPS, seed)
+            _, xs = referee._bptt_with_signal(lambda s: _bptt(model, loss, s, seed), xs, start, False)
+            referee._restore(start)
+            for t in range(WARMUP):
+                model(*jax.tree.map(lambda a: a[t], xs, is_leaf=referee._is_quantity))
+            start = referee._snapshot(model)
+            one, many = _sliced(xs, WARMUP, WARMUP + 1), _sliced(xs, WARMUP, WARMUP + STEPS)
+            exact_one = _bptt(model, loss, one, seed)
+            referee._restore(start)
+            exact_many = _bptt(model, loss, many, seed)
+            referee._restore(start)
+        except Exception as exc:
+            return {**record, "status": "rejected", "reason": referee._short(exc)}
+        x0 = jax.tree.map(lambda a: a[0], one, is_leaf=referee._is_quantity)
+        weights = sorted(exact_one)
+        record.update(status="ok", refused=referee._refusal(factory, declared, algorithm, options, x0))
+        try:
+            learner = _learner(model, algorithm, options, x0)
+        except Exception as exc:
+            return {**record, "stage": "compile", "error": referee._short(exc),
+                    "weights": {_name(p): {"verdict": WeightVerdict.REFUSED.value} for p in weights}}
+        report = getattr(learner, "report", None)
+        if report is not None:
+            record["report"] = {"etrace": sorted(_name(p) for p, _ in report.etrace_weights),
+                                "excluded": sorted([_name(p), str(kind)] for p, kind in report.excluded_weights)}
+        learner_start = referee._snapshot(learner)
+        program = referee.online_program(learner, loss)
+        try:
+            online = []
+            for sequence in (one, many):
+                brainstate.random.seed(seed)
+                online.append(referee._leaves(program(sequence)))
+                referee._restore(learner_start)
+                referee._restore(start)
+        except Exception as exc:
+            return {**record, "stage": "step", "error": referee._short(exc),
+                    "weights": {_name(p): {"verdict": WeightVerdict.STEP_RAISES.value} for p in weights}}
+        finally:
+            referee._restore(learner_start)
+            referee._restore(start)
+    judged = {}
+    for path_ in weights:
+        at_one, at_many = _figures(online[0].get(path_), exact_one[path_]), _figures(online[1].get(path_),
+                                                                                       exact_many[path_])
+        found = WeightVerdict.REFUSED if record["refused"] else verdict(at_one, at_many)
+        judged[_name(path_)] = {"verdict": found.value, "t1": _rounded(at_one), "tk": _rounded(at_many)}
+    return {**record, "weights": judged}
+
+
+def _name(path: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in path)
+
+
+def _rounded(figures: dict[str, Any]) -> dict[str, Any]:
+    return {key: (float(f"{value:.4g}") if isinstance(value, float) and math.isfinite(value) else value)
+            for key, value in figures.items()}
+
+
+def judge_files(paths: list[str], seed: int = 0) -> list[dict[str, Any]]:
+    records = []
+    with referee.quick_compiles():
+        for path in paths:
+            try:
+                records.append({"file": os.path.basename(path), **judge(path, seed)})
+            except Exception as exc:  # the file itself does not load: the generator's, never judged
+                records.append({"file": os.path.basename(path), "status": "rejected",
+                                "reason": referee._short(exc)})
+    return records

@@ -1,0 +1,143 @@
+"""A fixed slice of the differential campaign against braintrace, on the line the suite runs on.
+
+tests/fuzz/ generates valid models, lints each as a user does (``etrace_lint.check_target``, the probe on)
+and measures braintrace's own online gradient against BPTT in another process (tests/fuzz/oracle.py); each
+weight's two verdicts must agree (tests/fuzz/campaign.py's ``ACCEPTED``). The slice is:
+
+- every model of tests/fixtures/fuzz/: the smallest model of each disagreement a campaign found, shrunk by
+  hypothesis; one still open on this line of braintrace is ``xfail(strict=True)`` with its mechanism
+  (tests/fixtures/fuzz/known.json), so that a fix turns it into a failure to remove;
+- :data:`SLICE` models drawn from :data:`SEED`.
+
+Campaigns of any size run from the command line (docs/development/testing-against-braintrace.md). The
+generator's and the merge's own checks need no model to run, and come first.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+
+import pytest
+from fuzz import campaign
+from fuzz.generator import Layer, ModelSpec, model_specs, render, spec_of, write
+from helpers import REPO
+from hypothesis import given, settings
+
+FIXTURES = os.path.join(REPO, "tests", "fixtures", "fuzz")
+SEED, SLICE = 7, 2
+
+
+def _known() -> dict[str, dict]:
+    with open(os.path.join(FIXTURES, "known.json"), encoding="utf-8") as handle:
+        return dict(json.load(handle))
+
+
+# ------------------------------------------------------------------ the generator and the tables
+
+
+@settings(max_examples=60, deadline=None)
+@given(spec=model_specs())
+def test_every_spec_renders_a_module_that_names_its_spec(tmp_path_factory, spec):
+    source = render(spec, "generated")
+    ast.parse(source)
+    path = write(spec, str(tmp_path_factory.mktemp("spec")), "generated")
+    assert spec_of(path) == spec
+
+
+def test_a_campaign_draws_the_same_models_from_the_same_seed():
+    first, again, other = campaign.draw_specs(5, 3), campaign.draw_specs(5, 3), campaign.draw_specs(5, 4)
+    assert first == again
+    assert first != other
+
+
+def _table(seed: int, shard: int, **versions: str) -> dict:
+    line = {"python": "3.11.7", "braintrace": "0.2.6", "jax": "0.10.2", "hypothesis": "6.170.17", **versions}
+    meta = {"seed": seed, "count": 4, "shards": [shard], "shard_count": 2, "versions": line, "jobs": 1,
+            "wall_s": 1.0, "cpu_s": 1.0, "complete": True}
+    return {"meta": meta, "models": [{"name": f"m{shard}", "spec": {}, "oracle": {}, "rows": []}]}
+
+
+def test_a_merge_joins_the_shards_of_one_campaign():
+    merged = campaign.merge([_table(7, 1), _table(7, 2)])
+    assert merged["meta"]["shards"] == [1, 2]
+    assert [model["name"] for model in merged["models"]] == ["m1", "m2"]
+
+
+@pytest.mark.parametrize("other", [_table(8, 2), _table(7, 2, braintrace="0.2.8"), _table(7, 2, jax="0.7.0"),
+                                   _table(7, 2, python="3.12.1"), _table(7, 1)],
+                         ids=["seed", "braintrace", "jax", "python", "same shard"])
+def test_a_merge_refuses_tables_of_another_campaign_or_line(other):
+    with pytest.raises(ValueError):
+        campaign.merge([_table(7, 1), other])
+
+
+def test_a_weight_that_does_not_learn_online_and_is_called_learning_is_a_disagreement():
+    spec = ModelSpec(layers=(Layer(),))
+    oracle = {"weights": {"l0_w": {"verdict": "does not learn"}}}
+    assert not campaign.compare(spec, oracle, {"weights": {"t": {"l0_w": "learns"}}})[0]["agree"]
+    assert campaign.compare(spec, oracle, {"weights": {"t": {"l0_w": "does not learn"}}})[0]["agree"]
+    assert not campaign.compare(spec, oracle, {"weights": {"t": {}}})[0]["agree"]  # nothing said of it
+
+
+def _figures(online: list[float], exact: list[float]) -> dict:
+    import numpy as np
+    from fuzz.oracle import _figures as figures
+
+    return figures(np.asarray(online), np.asarray(exact))
+
+
+@pytest.mark.parametrize("one, many, expected", [
+    (([1.0, 2.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns"),
+    (([2.0, 4.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns a whole multiple"),
+    (([0.5, 2.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns approximately"),
+    (([-1.0, -2.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns against BPTT"),
+    (([0.0, 0.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns partly"),
+    (([0.0, 0.0], [1.0, 2.0]), ([0.0, 0.0], [4.0, 1.0]), "does not learn"),
+    (([float("nan"), 0.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "not finite"),
+    (([0.0, 0.0], [0.0, 0.0]), ([0.0, 0.0], [0.0, 0.0]), "not measured"),
+], ids=["exact", "twice", "part", "against", "traces only", "zero", "nan", "no signal"])
+def test_the_oracle_names_what_it_measured(one, many, expected):
+    from fuzz.oracle import verdict
+
+    assert verdict(_figures(*one), _figures(*many)).value == expected
+
+
+# ------------------------------------------------------------------ the slice
+
+
+def _slice() -> list:
+    known = _known()
+    cases = []
+    for name in sorted(os.listdir(FIXTURES)):
+        if name.endswith(".py"):
+            case = known.get(name, {})
+            marks = []
+            if campaign.versions()["braintrace"] in case.get("lines", ()):
+                marks = [pytest.mark.xfail(strict=True, reason=case["mechanism"])]
+            cases.append(pytest.param(os.path.join(FIXTURES, name), None, id=name[:-3], marks=marks))
+    for number, spec in enumerate(campaign.draw_specs(SLICE, SEED)):
+        cases.append(pytest.param(None, spec, id=f"seed{SEED}-{number}"))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def workers():
+    pair = (campaign.Worker("oracle"), campaign.Worker("lint"))
+    yield pair
+    for worker in pair:
+        worker.close()
+
+
+@pytest.mark.parametrize("fixture, spec", _slice())
+def test_the_lint_agrees_with_braintrace_on_every_weight(workers, tmp_path, fixture, spec):
+    spec = spec or spec_of(fixture)
+    model = campaign.judge_one(spec, str(tmp_path), "slice_model", *workers)
+    assert "rejected" not in model or fixture is None, f"a fixture no longer runs: {model.get('rejected')}"
+    if "rejected" in model:
+        pytest.skip(f"the generated model does not run ({model['rejected']}): never judged")
+    assert "crash" not in model["lint"], model["lint"]["crash"]
+    wrong = [f"{row['weight']}: {campaign.mechanism(row)} (T=1 {row['t1']}, T=k {row['tk']}, rules {row['rules']})"
+             for row in model["rows"] if not row["agree"]]
+    assert not wrong, "\n".join(wrong)
