@@ -19,5 +19,5 @@ RULE = MeasuredRule(
     opt_in_flag="--verify",
     explain=explain,
     verdicts=("not-learning",),
-    supersedes=("ETL001", "ETL003"),
+    supersedes=("ETL001", "ETL003", "ETL213"),
 )

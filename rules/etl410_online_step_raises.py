@@ -27,7 +27,7 @@ RULE = MeasuredRule(
     tags=("probe", "gradient", "error"),
     opt_in_flag="--probe",
     explain=explain,
-    supersedes=("ETL001", "ETL003"),
+    supersedes=("ETL001", "ETL003", "ETL213"),
     folds_into_static=True,  # a raise ETL210 predicted from the graph is its measurement, not a second error
     says=WeightVerdict.STEP_RAISES,
 )

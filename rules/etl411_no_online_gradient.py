@@ -18,7 +18,7 @@ RULE = MeasuredRule(
     tags=("probe", "gradient", "learning"),
     opt_in_flag="--probe",
     explain=explain,
-    supersedes=("ETL001", "ETL003"),
+    supersedes=("ETL001", "ETL003", "ETL213"),
     folds_into_static=True,
     says=WeightVerdict.ZERO,
 )

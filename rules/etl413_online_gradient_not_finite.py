@@ -16,6 +16,6 @@ RULE = MeasuredRule(
     tags=("probe", "gradient", "error"),
     opt_in_flag="--probe",
     explain=explain,
-    supersedes=("ETL001", "ETL003"),
+    supersedes=("ETL001", "ETL003", "ETL213"),
     says=WeightVerdict.NOT_FINITE,
 )

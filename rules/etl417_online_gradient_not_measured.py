@@ -23,5 +23,5 @@ RULE = MeasuredRule(
     says=WeightVerdict.NOT_MEASURED,
     # what the compiler connects is not what the gradient was measured to be: its "learns online" is kept as
     # evidence, not shown beside "not measured"
-    supersedes=("ETL001", "ETL003"),
+    supersedes=("ETL001", "ETL003", "ETL213"),
 )
