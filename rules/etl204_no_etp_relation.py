@@ -27,6 +27,7 @@ class NoEtpRelation(NamesWeights, NamesHiddenStates):
     carried_kinds: tuple[str, ...]  # their kinds, sorted
     weights: tuple[str, ...] = ()  # the model's ParamStates, none of which learns online
     hidden_states: tuple[str, ...] = ()  # its hidden states, which no ETP op drives
+    multi_step: bool = False  # the target's learner takes a multi-step VJP
 
     def message(self) -> str:
         refused = "braintrace.compile refuses this model ('No trainable weights are routed through ETP ops')"
@@ -39,7 +40,10 @@ class NoEtpRelation(NamesWeights, NamesHiddenStates):
             message = (f"{refused}: none of its {count} ParamState{plural} is connected to a hidden state through "
                        f"an ETP op, so none has an eligibility trace")
             learner = "a learner built from its class (braintrace.D_RTRL(model))"
-            if not self.same_step_gradients:
+            if self.multi_step:
+                message += (f"; {learner} with vjp_method='multi-step' learns each weight's plain paths within "
+                            f"each window of steps only (ETL213), with nothing carried from one window to the next")
+            elif not self.same_step_gradients:
                 message += (f", and on braintrace {self.braintrace_version} {learner} gives every weight a zero "
                             f"gradient: nothing learns online")
             elif self.carried_count:
@@ -65,8 +69,8 @@ def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation]]:
         return
     if context.compiler_warned:
         return  # the compiler explains its exclusions itself
-    if context.plain_uses or context.vmap_warnings or context.buffered_uses:
-        return  # ETL201 / ETL203 / ETL206 name each weight on its line
+    if (context.plain_uses and context.single_step_vjp) or context.vmap_warnings or context.buffered_uses:
+        return  # ETL201 / ETL203 / ETL206 name each weight on its line (under a multi-step VJP, ETL213's note)
     if any(context.opaque_transform_of(site) is not None for site in context.flow.etp_sites):
         return  # ETL202 names the op
     kept = context.untraced_states
@@ -75,7 +79,7 @@ def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation]]:
                               context.adds_same_step_gradients, tuple(display_name(s.path) for s in kept[:3]),
                               len(kept), tuple(sorted({s.kind for s in kept})),
                               tuple(display_name(w) for w in context.weight_paths),
-                              tuple(display_name(h) for h in hidden))
+                              tuple(display_name(h) for h in hidden), not context.single_step_vjp)
     yield Hit(violation, state_path=kept[0].path if kept else None)
 
 

@@ -44,6 +44,15 @@ def check(context: AnalysisContext) -> Iterator[Hit[PlainPathWithinWindow]]:
         violation = PlainPathWithinWindow(display_name(use.weight), tuple(display_name(h) for h in use.hidden), op,
                                           use.partial)
         yield Hit(violation, weight_path=use.weight, eqn=use.site, related=(("weight created here", use.weight),))
+    # a weight whose trace a mean subtraction zeroes (ETL207 under a single-step VJP) learns through the
+    # subtraction's plain ops within each window too, and nothing across windows
+    for zero in context.zero_trace_uses:
+        if zero.site is None or zero.cancelled_at is None:
+            continue
+        violation = PlainPathWithinWindow(display_name(zero.weight), tuple(display_name(h) for h in zero.hidden),
+                                          zero.cancelled_at.primitive, False)
+        yield Hit(violation, weight_path=zero.weight, eqn=zero.site,
+                  related=(("weight created here", zero.weight), ("the mean is subtracted here", zero.cancelled_at)))
 
 
 RULE = AnalysisRule(
