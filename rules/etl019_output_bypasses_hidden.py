@@ -1,5 +1,6 @@
 from etrace_lint.core.findings import Level
 from etrace_lint.core.rule import RecordFacts, RecordRule
+from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(f: RecordFacts) -> str:
@@ -24,4 +25,7 @@ RULE = RecordRule(
     kinds=("output_bypasses_hidden",),
     explains_weight=False,
     explain=explain,
+    # the record exists on the braintrace lines that add the same-step gradient: what such a readout learns from,
+    # exactly (a weight that also learns through a trace, or that another rule denies, keeps that verdict)
+    says=WeightVerdict.LEARNS,
 )

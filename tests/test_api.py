@@ -111,4 +111,4 @@ def test_a_readout_braintrace_names_only_in_its_record_has_a_verdict():
     result = etrace_lint.check_target(readout)
     assert [f.rule_id for f in result.about("w_skip")] == ["ETL019"]
     # a plain `x @ w_skip` into the output: its exact same-step gradient is what it learns from
-    assert result.weights()["etrace_target_skip_readout"]["w_skip"] == "same-step only"
+    assert result.weights()["etrace_target_skip_readout"]["w_skip"] == "learns"

@@ -458,7 +458,7 @@ def test_the_report_reads_the_weights_a_finding_is_about_from_its_subject(tmp_pa
     assert cards["ETL019"]["data-weights"] == "w_out" and cards["ETL016"]["data-weights"] == "w_rec"
     verdicts = {e.attrs["data-label"]: e.attrs["data-verdict"] for e in with_class(dom, "weight")}
     # the readout learns from its exact same-step gradient; the weight in the loop not at all
-    assert verdicts == {"w_out": "same-step only", "w_rec": "does not learn"}
+    assert verdicts == {"w_out": "learns", "w_rec": "does not learn"}
 
 
 @needs_browser
