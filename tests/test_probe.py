@@ -14,6 +14,7 @@ from in_process import run_cli
 import etrace_lint
 from etrace_lint.config.settings import EngineSettings
 from etrace_lint.core.findings import Finding, Level, Location, Subject
+from etrace_lint.core.weight_verdict import WeightVerdict
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
 from etrace_lint.writers.properties import finding_properties
@@ -263,4 +264,4 @@ def test_a_model_whose_online_step_raises_has_no_weight_said_to_learn():
     kept = one_verdict_per_weight([*learns, raised])
     assert [f.rule_id for f in kept] == ["ETL410"]
     assert [(e.rule, e.weight) for e in kept[0].static_evidence] == [("ETL001", "w_a"), ("ETL001", "w_b")]
-    assert learning_graph("t", kept).weights() == {"w_a": "step raises", "w_b": "step raises"}
+    assert learning_graph("t", kept).weights() == {"w_a": WeightVerdict.STEP_RAISES, "w_b": WeightVerdict.STEP_RAISES}

@@ -88,8 +88,14 @@ def _static_verdicts(findings: list[Finding], rules: Mapping[str, Rule]) -> dict
 
 def denied_weights(findings: list[Finding]) -> frozenset[StatePath]:
     """The weights (paths as strings) that a static warning or error says get no online gradient through one of
-    their uses: where the probe measures one learning, it says the weight learns partly."""
-    return frozenset(_static_verdicts(findings, all_rules()))
+    their uses (its rule ``says`` so): where the probe measures one learning, it says the weight learns partly."""
+    rules = all_rules()
+    denied = set()
+    for weight, indexes in _static_verdicts(findings, rules).items():
+        says = [rules[findings[i].rule_id].says for i in indexes]
+        if any(verdict is not None and verdict.blocks for verdict in says):
+            denied.add(weight)
+    return frozenset(denied)
 
 
 # what a static finding's message says of a weight whose use gets nothing; measured learning, it is said of the use

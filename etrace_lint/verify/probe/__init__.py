@@ -33,7 +33,7 @@ def probe_model(loaded: LoadedTarget, context: AnalysisContext, compile_options:
                 denied: frozenset[StatePath] = frozenset()) -> tuple[list[Finding], ProbeResult]:
     """The probe's findings about one compiled model, and what it measured; ``denied``: the weights the graph's
     rules say get no online gradient through one of their uses (paths as strings)."""
-    result = probe_runs(loaded, context, compile_options)
+    result = probe_runs(loaded, context, compile_options, denied)
     return findings_from_probe(result, context, loaded.name, denied), result
 
 

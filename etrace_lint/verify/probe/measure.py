@@ -117,8 +117,11 @@ class ProbeResult:
     skipped: str = ""  # why nothing was measured (BPTT did not run, the learner did not build), or ""
 
 
-def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: Mapping[str, object]) -> ProbeResult:
-    """Probe one compiled model; leaves its states as it found them. Never raises for the model."""
+def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: Mapping[str, object],
+               denied: frozenset[StatePath] = frozenset()) -> ProbeResult:
+    """Probe one compiled model; leaves its states as it found them. Never raises for the model. ``denied``: the
+    weights (paths as strings) a rule of the graph says get no online gradient through a use; a zero of theirs
+    the graph explains, on every draw, so it is not measured again on other draws."""
     try:
         own = resolve_settings(loaded.verify_options)
     except VerifySettingsError as exc:
@@ -136,7 +139,7 @@ def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: 
         except Exception as exc:  # noqa: BLE001 - the model's states: --verify reports it, the probe keeps quiet
             return ProbeResult(skipped=f"reading the model's states raised {describe(exc)}")
         try:
-            return _probe(harness, context, settings)
+            return _probe(harness, context, settings, denied)
         except LayoutError as exc:
             return ProbeResult(skipped=f"BPTT did not run: {exc}")
         except HarnessError as exc:
@@ -147,7 +150,8 @@ def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: 
             harness.close()
 
 
-def _probe(harness: Harness, context: AnalysisContext, settings: VerifySettings) -> ProbeResult:
+def _probe(harness: Harness, context: AnalysisContext, settings: VerifySettings,
+           denied: frozenset[StatePath]) -> ProbeResult:
     lengths = [PROBE_STEPS, 1]
     bptt = harness.settle(lengths, settings.algorithms[0])
     facts = GraphFacts(context)
@@ -158,7 +162,7 @@ def _probe(harness: Harness, context: AnalysisContext, settings: VerifySettings)
         except Exception as exc:  # noqa: BLE001 - braintrace refuses the model: the compiler's rules say why
             skipped.append(f"{algorithm}: {exc}")
             continue
-        runs.append(_probe_one(harness, learner, algorithm, bptt, facts, settings))
+        runs.append(_probe_one(harness, learner, algorithm, bptt, facts, settings, denied))
     return ProbeResult(tuple(runs), "; ".join(skipped))
 
 
@@ -178,7 +182,7 @@ def _with_compile_options(settings: VerifySettings, algorithm: str,
 
 
 def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[int, GradientRun], facts: GraphFacts,
-               settings: VerifySettings) -> ProbeRun:
+               settings: VerifySettings, denied: frozenset[StatePath]) -> ProbeRun:
     start = time.perf_counter()
     try:
         online = harness.online(learner, [1, PROBE_STEPS])
@@ -216,23 +220,26 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
         pointing = (m.cosine,) if against else ()  # a cosine below 0 is a finite number
         signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
                                   zero_scale, factor, pointing, deviation))
-    if any(signal.draws or signal.zero_on_first_draw for signal in signals):
-        signals = _on_other_draws(harness, learner, signals)
+    unexplained = {s.weight for s in signals if s.zero_on_first_draw and tuple(map(str, s.weight)) not in denied}
+    if any(signal.draws for signal in signals) or unexplained:
+        signals = _on_other_draws(harness, learner, signals, unexplained)
     return ProbeRun(algorithm, harness.batch, tuple(signals), seconds=time.perf_counter() - start)
 
 
-def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal]) -> list[LeafSignal]:
-    """A leaf whose online gradient points against BPTT's, or is zero, on the first draw, measured on the others:
-    a direction or a zero holds only where every draw says so (a spiking layer that one draw does not drive
-    gives a zero online gradient that the next draw does not)."""
+def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal],
+                    unexplained: set[StatePath]) -> list[LeafSignal]:
+    """A leaf whose online gradient points against BPTT's, or is zero where nothing in the graph explains it
+    (``unexplained``), on the first draw, measured on the others: a direction or a zero holds only where every
+    draw says so (a spiking layer that one draw does not drive gives a zero online gradient that the next draw
+    does not)."""
     try:
         others = harness.other_draws(learner, [PROBE_STEPS], judge.DRAWS)
     except Exception:  # noqa: BLE001 - a direction or a zero measured once is not claimed
-        return [replace(signal, draws=(), other_draws=(math.inf,) if signal.zero_on_first_draw else ())
+        return [replace(signal, draws=(), other_draws=(math.inf,) if signal.weight in unexplained else ())
                 for signal in signals]
     kept = []
     for signal in signals:
-        if signal.draws or signal.zero_on_first_draw:
+        if signal.draws or signal.weight in unexplained:
             key = next(k for k in others[0][0][PROBE_STEPS].grads
                        if tuple(map(str, k[0])) == tuple(map(str, signal.weight)) and k[1] == signal.leaf)
             if signal.draws:
@@ -240,7 +247,7 @@ def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal
                 cosines.extend(judge.cosine_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key)
                                for reference, online in others)
                 signal = replace(signal, draws=tuple(cosines))
-            if signal.zero_on_first_draw:
+            if signal.weight in unexplained:
                 ratios = (judge.norm_ratio_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key,
                                                    signal.zero_scale)
                           for reference, online in others)
