@@ -16,7 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 LOCAL_IMPORTS = 29  # 101 before the worker's, the capture's and the fixes' imports moved to modules of their own
-GETATTR_CALLS = 125  # 161 before; those left read JAX, braintrace, brainstate, user modules or the standard library
+# 161 before; those left read JAX, braintrace, brainstate, IPython, user modules or the standard library (129: the
+# 4 added read IPython's compiler and its file runner, brainstate's check function and a JAX value's dtype)
+GETATTR_CALLS = 129
 ANY_IN_SIGNATURES = 6  # 682 before the jaxprs, JSON, braintrace's learners and NumPy values were named
 
 

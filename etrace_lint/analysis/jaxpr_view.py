@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import CodeType, FrameType
 from typing import Callable, Iterator, NamedTuple, TypeAlias, TypeGuard, cast
 
+import numpy as np
 from jax._src import source_info_util as _siu
 from jax._src.source_info_util import SourceInfo
 from jax.extend.core import ClosedJaxpr as ClosedJaxpr  # type: ignore[attr-defined, unused-ignore]  # JAX 0.12: an alias of Jaxpr it does not re-export
@@ -355,6 +356,13 @@ def call_body(eqn: JaxprEqn) -> Jaxpr | None:
 
 def aval_shape(var: Atom) -> tuple[int, ...]:
     return tuple(getattr(getattr(var, "aval", None), "shape", ()))
+
+
+def carries_no_gradient(var: Atom) -> bool:
+    """A boolean or integer value: a comparison, a mask, an index. No derivative passes through it, so a value
+    computed from it (``where(spike, t, last)``) depends on what it was compared from without a gradient path."""
+    dtype = getattr(var.aval, "dtype", None)  # an abstract value without one (a token) carries none either
+    return dtype is None or not np.issubdtype(dtype, np.inexact)
 
 
 def user_frame_of_stack(skip: int = 2) -> SourceFrame | None:
