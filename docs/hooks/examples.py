@@ -52,6 +52,10 @@ ONE_LINE = {
 
 # rules no model triggers, and why: what the page says instead of a model
 NO_MODEL = {
+    "ETL418": "No finding of its own shows it: its measurement is folded into the finding of the rule that says a "
+              "use of the weight gets no online gradient (ETL201, ETL005, ...), whose message then says that the "
+              "weight learns partly. `tests/fixtures/probe/partly.py` shows it on braintrace 0.2.8, where a plain "
+              "input weight that also reaches the output gets its same-step gradient.",
     "ETL021": "No model triggers it with braintrace 0.2.6 or 0.2.8: their compiler inlines every `jax.jit` call "
               "(at the top level and inside `scan`, `while` and `cond` bodies) before the relation pass that records "
               "it, so that pass never meets a jit call. It comes from a compiler pass run on a raw jaxpr, or from a "
