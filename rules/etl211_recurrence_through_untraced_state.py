@@ -21,15 +21,9 @@ class RecurrenceThroughUntracedState(Violation):
     weight: str
     state: str
     state_kind: str
-    traced: bool = False  # the weight has a trace through a hidden state besides: only this path is left out
 
     def message(self) -> str:
         name, kept, kind = self.weight, self.state, self.state_kind
-        if self.traced:
-            return (f"{name}'s op output reaches {kept}, a {kind}, which the step reads back in the next step: "
-                    f"{name}'s eligibility trace follows its hidden states only, so its online gradient leaves out "
-                    f"its effect through {kept} on every later step and, from the second step on, is not BPTT's "
-                    f"gradient: keep {kept} in a brainstate.HiddenState")
         return (f"{name}'s op output is stored in {kept}, a {kind}, which the step reads back in the "
                 f"next step: the compiler carries no eligibility trace through a {kind}, so {name} "
                 f"learns from its same-step gradient only, which leaves out its effect through {kept} on "
@@ -40,11 +34,11 @@ class RecurrenceThroughUntracedState(Violation):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[RecurrenceThroughUntracedState]]:
-    # braintrace 0.2.6 gives a weight without a trace nothing at all: ETL209 says so
-    untraced = context.carried_uses if context.adds_same_step_gradients else []
-    for use, traced in [*((u, False) for u in untraced), *((u, True) for u in context.carried_past_traces)]:
+    if not context.adds_same_step_gradients:
+        return  # braintrace 0.2.6 gives such a weight nothing at all: ETL209
+    for use in context.carried_uses:
         name, kept, kind = display_name(use.weight), display_name(use.state), use.state_kind
-        yield Hit(RecurrenceThroughUntracedState(name, kept, kind, traced), weight_path=use.weight, eqn=use.site,
+        yield Hit(RecurrenceThroughUntracedState(name, kept, kind), weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight), (f"{kept} created here", use.state)))
 
 

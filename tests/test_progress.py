@@ -33,7 +33,7 @@ def _run_on_a_terminal(args: list[str], cwd: str) -> tuple[int, str]:
 def test_the_first_run_names_what_it_imports_before_any_model_is_done(tmp_path):
     shutil.copy(fixture("clean", "lstm.py"), tmp_path / "lstm.py")
     code, shown = _run_on_a_terminal(["lstm.py", "--cache-dir", str(tmp_path / "cache")], str(tmp_path))
-    assert code == 1, shown  # the probe measures braintrace's LSTMCell's doubled gates: ETL412 warnings
+    assert code == 0, shown  # the probe measures braintrace's LSTMCell's doubled gates: ETL412 notes
     updates = [part for part in shown.split("\r") if part.strip()]
     assert updates, "nothing was shown on the terminal"
     assert updates[0].startswith("etrace-lint: importing jax, brainstate, braintrace ("), updates

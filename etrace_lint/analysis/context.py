@@ -18,7 +18,7 @@ from ..core.naming import StatePath
 from ..core.registry import rule_for_record_kind
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
-from .carried_states import CarriedUse, carried_past_traces, carried_uses
+from .carried_states import CarriedUse, carried_uses
 from .locate import Locator
 from .record_kinds import reported_kinds
 from .step_flow import TOP, BufferedUse, StepFlow
@@ -209,12 +209,6 @@ class AnalysisContext:
     def carried_uses(self) -> list[CarriedUse]:
         """Weights without a trace whose op output is kept in an untraced state that the next step reads."""
         return carried_uses(self)
-
-    @functools.cached_property
-    def carried_past_traces(self) -> list[CarriedUse]:
-        """Weights with a trace whose op output, or a hidden state it drives, the step also stores in an untraced
-        state it reads back next step: a path into later steps the trace does not follow."""
-        return carried_past_traces(self)
 
     @property
     def braintrace_version(self) -> str:
