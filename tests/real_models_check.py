@@ -34,8 +34,11 @@ def _saying(verdict: WeightVerdict) -> frozenset[str]:
     return frozenset(rule.id for rule in all_rules().values() if rule.says is verdict)
 
 
-# "learns online" and "learns from same-step gradients, which is exact" (ETL001, ETL003)
-CLAIMS = _saying(WeightVerdict.LEARNS)
+# "learns online" and "learns from same-step gradients, which is exact" (ETL001, ETL003): the claims that explain
+# a weight's learning, two of which would contradict each other (ETL019, which names what reaches the output, adds
+# the same-step gradient ETL003 speaks of)
+CLAIMS = frozenset(rule.id for rule in all_rules().values()
+                   if rule.says is WeightVerdict.LEARNS and rule.explains_weight)
 # "learns a plain path within each window" (a multi-step VJP): the weight's online gradient is not zero
 WITHIN_WINDOW = _saying(WeightVerdict.WITHIN_WINDOW)
 # findings that say a weight gets no online gradient at all (a partial path, ETL006, is not one)
