@@ -34,11 +34,12 @@ def _saying(verdict: WeightVerdict) -> frozenset[str]:
     return frozenset(rule.id for rule in all_rules().values() if rule.says is verdict)
 
 
-# "learns online" and "learns from same-step gradients, which is exact" (ETL001, ETL003): the claims that explain
-# a weight's learning, two of which would contradict each other (ETL019, which names what reaches the output, adds
+# "learns online" and "learns from same-step gradients, which is exact" (ETL001, ETL003), and ETL019's readout
+CLAIMS = _saying(WeightVerdict.LEARNS)
+# the claims a measurement replaces: each says how the weight learns (through its trace, from its same-step
+# gradient), so two of them about one weight contradict each other (ETL019 names what reaches the output, and adds
 # the same-step gradient ETL003 speaks of)
-CLAIMS = frozenset(rule.id for rule in all_rules().values()
-                   if rule.says is WeightVerdict.LEARNS and rule.explains_weight)
+RIVALS = frozenset(beaten for rule in all_rules().values() for beaten in rule.supersedes) & CLAIMS
 # "learns a plain path within each window" (a multi-step VJP): the weight's online gradient is not zero
 WITHIN_WINDOW = _saying(WeightVerdict.WITHIN_WINDOW)
 # findings that say a weight gets no online gradient at all (a partial path, ETL006, is not one)
@@ -140,7 +141,7 @@ def disagreements(truth: TargetTruth, document: dict) -> list[str]:
                           and not any(m["rule"] in PARTLY for m in f.get("properties", {}).get("measured", []))})
         # a claim beside a denial is a weight that learns through some of its uses only ("learns partly"):
         # true when its online gradient is not zero, which the claim's own check above asks
-        if len(claims) > 1:
+        if len([claim for claim in claims if claim in RIVALS]) > 1:
             wrong.append(f"{name}: two verdicts, {'/'.join(claims + denials)}")
         if denials and not claims and weight.learns:
             wrong.append(f"{name}: {'/'.join(denials)} says it gets no online gradient, but its {truth.algorithm} "
