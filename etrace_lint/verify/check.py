@@ -138,22 +138,21 @@ def _confirm_on_other_draws(compared: dict[int, list[VerifyRow]], bptt: dict[int
     confirmed: dict[int, list[VerifyRow]] = {}
     for steps, run_rows in compared.items():
         keys = {(tuple(map(str, weight)), leaf): (weight, leaf) for weight, leaf in bptt[steps].grads}
+        # each other draw's largest BPTT gradient, against which a leaf's is a zero: once per draw, not per row
+        largest = [judge.largest_norm(reference[steps].grads.values()) for reference, _ in others]
         confirmed[steps] = []
         for row in run_rows:
-            if row.verdict is Verdict.NOT_LEARNING:
-                key = keys[(tuple(map(str, row.weight_path)), row.leaf)]
-                zero_elsewhere = not failed and all(
-                    ratio is None or ratio <= judge.ROUNDING
-                    for reference, online in others
-                    for ratio in [judge.norm_ratio_on_draw(
-                        reference[steps].grads, online[steps].grads, key,
-                        row.tolerance * judge.largest_norm(reference[steps].grads.values()))])
-                confirmed[steps].append(row if zero_elsewhere else replace(row, verdict=Verdict.VACUOUS))
-                continue
-            if row.verdict is not Verdict.AGAINST:
+            if row.verdict not in _CONFIRMED_ON_EVERY_DRAW:
                 confirmed[steps].append(row)
                 continue
             key = keys[(tuple(map(str, row.weight_path)), row.leaf)]
+            if row.verdict is Verdict.NOT_LEARNING:
+                ratios = [judge.norm_ratio_on_draw(reference[steps].grads, online[steps].grads, key,
+                                                   row.tolerance * draw_largest)
+                          for (reference, online), draw_largest in zip(others, largest)]
+                zero_elsewhere = not failed and all(ratio is None or ratio <= judge.ROUNDING for ratio in ratios)
+                confirmed[steps].append(row if zero_elsewhere else replace(row, verdict=Verdict.VACUOUS))
+                continue
             cosines = [row.cosine if row.cosine is not None else math.nan]
             cosines.extend(judge.cosine_on_draw(reference[steps].grads, online[steps].grads, key)
                            for reference, online in others)
