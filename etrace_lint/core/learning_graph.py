@@ -115,18 +115,22 @@ def _denies(finding: Finding) -> bool:
     return says is not None and not says.learns
 
 
+def _folded_rules(finding: Finding) -> list[Rule]:
+    """The rules of the measurements folded into the finding."""
+    rules = all_rules()
+    return [rule for m in finding.measured if (rule := rules.get(m.rule)) is not None]
+
+
 def _measured_nothing(finding: Finding) -> bool:
     """A measurement (the finding's, or one folded into it) says the weight's online gradient is nothing."""
-    rules = all_rules()
-    measured = [rules.get(finding.rule_id)] + [rules.get(m.rule) for m in finding.measured]
-    return any(rule is not None and rule.measured and rule.says is not None and rule.says.learns_nothing
-               for rule in measured)
+    own = _rule(finding)
+    return any(rule.measured and rule.says is not None and rule.says.learns_nothing
+               for rule in ([own] if own is not None else []) + _folded_rules(finding))
 
 
 def _measured_learning(finding: Finding) -> bool:
     """A measurement folded into the finding says the weight's online gradient is not zero (it learns partly)."""
-    rules = all_rules()
-    return any(isinstance(rule := rules.get(m.rule), MeasuredRule) and rule.learns_partly for m in finding.measured)
+    return any(isinstance(rule, MeasuredRule) and rule.learns_partly for rule in _folded_rules(finding))
 
 
 def _verdict(findings: list[Finding]) -> WeightVerdict:
