@@ -64,8 +64,9 @@ def test_examples_report_in_a_browser(examples_report):
     assert "v-learns" in weights["w_in"]["class"]
     assert "v-not" in weights["Wr.weight"]["class"]  # the GRU's excluded reset gate
     if braintrace_adapter.adds_same_step_gradients():
-        # the readout reaches the step output around the hidden states: a bypass edge into the output node
-        assert "v-same" in weights["readout"]["class"]
+        # the readout reaches the step output around the hidden states: a bypass edge into the output node;
+        # it learns exactly from its same-step gradient
+        assert "v-learns" in weights["readout"]["class"] and weights["readout"]["data-verdict"] == "learns"
         bypass = [e.attrs for e in dom if e.tag == "polyline" and "bypass" in e.attrs["class"].split()]
         outputs = {e.attrs["id"] for e in with_class(dom, "output")}
         assert bypass and all(edge["data-to"] in outputs for edge in bypass)

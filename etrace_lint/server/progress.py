@@ -12,10 +12,12 @@ from pygls.lsp.server import LanguageServer
 
 from ..discovery.discover import TargetSpec
 
-_CREATE_LIMIT = 5.0  # a client that never answers the create request gets no progress
-
 
 class WorkDone:
+    """A progress bar the lint does not wait for: the client is asked for a token when the lint starts, and
+    the bar begins once it answers. A client that is slow to answer, or never does, delays no lint; the bar
+    of a lint that ended before the answer came begins and ends at once, so every lint shows its bar."""
+
     def __init__(self, server: LanguageServer, title: str, on_cancel: Callable[[], None]) -> None:
         self.server = server
         self.title = title
@@ -23,18 +25,22 @@ class WorkDone:
         self.token: str | None = None
         self._loop = asyncio.get_running_loop()
         self._last: tuple[int, int] | None = None
+        self._ended: str | None = None  # the end's message, once the lint has ended
 
     def _supported(self) -> bool:
         window = self.server.client_capabilities.window
         return bool(window and window.work_done_progress)
 
-    async def begin(self) -> None:
-        if not self._supported():
-            return
+    def start(self) -> None:
+        """Ask the client for a token (on the event loop); the bar begins when it answers."""
+        if self._supported():
+            self._loop.create_task(self._begin())
+
+    async def _begin(self) -> None:
         token = f"etrace-lint-{uuid.uuid4()}"
         try:
-            await asyncio.wait_for(self.server.work_done_progress.create_async(token), _CREATE_LIMIT)
-        except Exception:  # refused or unanswered: lint without a progress bar
+            await self.server.work_done_progress.create_async(token)
+        except Exception:  # refused: lint without a progress bar
             return
         self.token = token
         self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
@@ -42,19 +48,30 @@ class WorkDone:
         future = self.server.work_done_progress.tokens.get(token)
         if future is not None:
             future.add_done_callback(lambda f: f.cancelled() and self.on_cancel())
+        if self._ended is not None:
+            self._finish(self._ended)
 
     def report(self, done: int, total: int, spec: TargetSpec) -> None:
-        """Called from the lint thread; sends only what changed."""
-        if self.token is None or (done, total) == self._last:
+        """Called from the lint thread; sends only what changed, once the bar has begun."""
+        if (done, total) == self._last:
             return
         self._last = (done, total)
         message = f"{done}/{total} models, {os.path.basename(spec.path)}::{spec.factory}"
         value = types.WorkDoneProgressReport(message=message, percentage=int(100 * done / max(1, total)))
-        self._loop.call_soon_threadsafe(self.server.work_done_progress.report, self.token, value)
+        self._loop.call_soon_threadsafe(self._report, value)
+
+    def _report(self, value: types.WorkDoneProgressReport) -> None:
+        if self.token is not None and self._ended is None:
+            self.server.work_done_progress.report(self.token, value)
 
     def end(self, message: str) -> None:
-        if self.token is None:
-            return
+        """On the event loop: end the bar now, or as soon as it begins."""
+        self._ended = message
+        if self.token is not None:
+            self._finish(message)
+
+    def _finish(self, message: str) -> None:
+        assert self.token is not None
         self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
         self.server.work_done_progress.tokens.pop(self.token, None)
         self.token = None

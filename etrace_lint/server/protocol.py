@@ -208,7 +208,7 @@ class EtraceLintServer(LanguageServer):
         title = f"etrace-lint: {doing} {', '.join(names) or 'nothing'}"
         progress = WorkDone(self, title, on_cancel=run.cancel)
         if plan.specs:  # a helper module nothing imports has nothing to show progress for
-            await progress.begin()
+            progress.start()
 
         def report(done: int, total: int, spec: TargetSpec) -> None:
             run.check()  # a stopped run ends here, in the runner's loop, which stops its workers
