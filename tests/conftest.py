@@ -1,4 +1,5 @@
 import os
+import signal
 import sys
 
 # tests import their shared helpers as a plain module
@@ -7,6 +8,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # every command line a test starts runs directly: only tests/test_daemon.py, which starts and stops its own,
 # lets a run go to a daemon
 os.environ["ETRACE_LINT_NO_DAEMON"] = "1"
+
+# a suite started in the background of a script (`cmd &`, as CI runners and .ci/run start it) inherits SIGINT
+# ignored, and so would every process it starts, which Ctrl-C would then not reach: the tests that press Ctrl-C
+# press it as a terminal does, on processes that take it
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # the cache signs its entries with a key kept in the user's state folder: the tests keep theirs apart
 if "XDG_STATE_HOME" not in os.environ:
