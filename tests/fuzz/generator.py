@@ -200,7 +200,7 @@ class _Writer:
             return f"_conv({{x}}, self.{prefix}_w.value){mean}"
         if op == "conv_layer":  # braintrace.nn.Conv1d
             self.init.append(f"self.{prefix}_conv = braintrace.nn.Conv1d(({n_in}, 1), {n}, 3)")
-            return f"self.{prefix}_conv({{x}}[..., None]){mean}"
+            return f"self.{prefix}_conv(jnp.asarray({{x}}, jnp.float32)[..., None]){mean}"  # spikes may be bool
         if op == "sparse":  # braintrace.nn.SparseLinear on a fixed CSR pattern
             self.helpers.add("_csr")
             self.init.append(f"self.{prefix}_sp = braintrace.nn.SparseLinear(_csr({n_in}, {n}, {next(self.seeds)},"
@@ -335,7 +335,8 @@ HELPERS = {
     "_conv": [
         "def _conv(x, w):",
         "    # braintrace.conv wants a batch axis: the input is one channel, the output's channels come last",
-        "    y = braintrace.conv(x.reshape((-1, x.shape[-1], 1)), w, dimension_numbers=('NWC', 'WIO', 'NWC'))",
+        "    y = braintrace.conv(x.reshape((-1, x.shape[-1], 1)).astype(w.dtype), w,",
+        "                        dimension_numbers=('NWC', 'WIO', 'NWC'))",
         "    return y.reshape(x.shape + (w.shape[-1],))",
     ],
     "_csr": [
