@@ -67,8 +67,9 @@ class NoEtpRelation(NamesWeights, NamesHiddenStates):
 def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation]]:
     if context.learning_weights:
         return
-    if context.compiler_warned:
-        return  # the compiler explains its exclusions itself
+    # a compiler record that excludes a weight (ETL004, ETL005, ...) explains that weight, not that
+    # braintrace.compile refuses the whole model: on a braintrace that adds same-step gradients the other
+    # weights would read "learns" where braintrace.compile raises
     if (context.plain_uses and context.single_step_vjp) or context.vmap_warnings or context.buffered_uses:
         return  # ETL201 / ETL203 / ETL206 name each weight on its line (under a multi-step VJP, ETL213's note)
     if any(context.opaque_transform_of(site) is not None for site in context.flow.etp_sites):
