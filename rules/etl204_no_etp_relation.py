@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 from etrace_lint.core.details import NamesHiddenStates, NamesWeights
 from etrace_lint.core.findings import Level
 from etrace_lint.core.json_types import JsonObject
-from etrace_lint.core.naming import display_name
+from etrace_lint.core.naming import StatePath, display_name
 from etrace_lint.core.rule import AnalysisRule, Hit
 from etrace_lint.core.weight_verdict import WeightVerdict
 
@@ -28,6 +28,7 @@ class NoEtpRelation(NamesWeights, NamesHiddenStates):
     weights: tuple[str, ...] = ()  # the model's ParamStates, none of which learns online
     hidden_states: tuple[str, ...] = ()  # its hidden states, which no ETP op drives
     multi_step: bool = False  # the target's learner takes a multi-step VJP
+    decomposed: tuple[str, ...] = ()  # the ETP primitives braintrace warned vmap decomposed into plain ops
 
     def message(self) -> str:
         refused = "braintrace.compile refuses this model ('No trainable weights are routed through ETP ops')"
@@ -51,6 +52,11 @@ class NoEtpRelation(NamesWeights, NamesHiddenStates):
                             f"{carried} carries to later steps")
             else:
                 message += f"; {learner} gives each weight its same-step gradient only"
+        if self.decomposed:
+            ops = ", ".join(f"`{op}`" for op in self.decomposed)
+            message += (f"; braintrace warned that a vmap decomposed its {ops} op into plain JAX ops (the vmap maps "
+                        f"the weight too), so the compiler finds no ETP op to connect: call the op on the batched "
+                        f"input directly, or vmap over the data input only")
         if not self.hidden_state_count:
             if self.carried_count:
                 message += (f"; it has no brainstate.HiddenState: what it carries from step to step is kept in "
@@ -69,19 +75,36 @@ def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation]]:
         return
     # a compiler record that excludes a weight (ETL004, ETL005, ...) explains that weight, not that
     # braintrace.compile refuses the whole model: on a braintrace that adds same-step gradients the other
-    # weights would read "learns" where braintrace.compile raises
-    if (context.plain_uses and context.single_step_vjp) or context.vmap_warnings or context.buffered_uses:
-        return  # ETL201 / ETL203 / ETL206 name each weight on its line (under a multi-step VJP, ETL213's note)
-    if any(context.opaque_transform_of(site) is not None for site in context.flow.etp_sites):
-        return  # ETL202 names the op
+    # weights would read "learns" where braintrace.compile raises.
+    # ETL201 / ETL202 / ETL203 / ETL206 say on its line why a weight does not learn; where they say it of every
+    # weight, the refusal follows from theirs. A weight none of them names would read as learning (ETL003's
+    # same-step gradient, ETL213's window) where braintrace.compile refuses the model: a Conv1d under a vmap
+    # whose warning came from a pass the step keeps no decomposition of
+    if context.weight_paths and set(context.weight_paths) <= _explained_weights(context):
+        return
     kept = context.untraced_states
     hidden = tuple(dict.fromkeys(context.hidden_outvars.values()))
     violation = NoEtpRelation(len(context.weight_paths), len(hidden), context.braintrace_version,
                               context.adds_same_step_gradients, tuple(display_name(s.path) for s in kept[:3]),
                               len(kept), tuple(sorted({s.kind for s in kept})),
                               tuple(display_name(w) for w in context.weight_paths),
-                              tuple(display_name(h) for h in hidden), not context.single_step_vjp)
+                              tuple(display_name(h) for h in hidden), not context.single_step_vjp,
+                              tuple(sorted(context.vmap_decomposed_ops)))
     yield Hit(violation, state_path=kept[0].path if kept else None)
+
+
+def _explained_weights(context: AnalysisContext) -> set[StatePath]:
+    """The weights ETL201 (under a single-step VJP; under a multi-step one, ETL213's note says they learn within
+    each window), ETL202, ETL203 and ETL206 each name on a line of their own as not learning online."""
+    named: set[StatePath] = set()
+    if context.single_step_vjp:
+        named.update(use.weight for use in context.first_plain_uses)
+    named.update(use.weight for use in context.first_decomposed_uses)
+    named.update(use.weight for use in context.first_buffered_uses)
+    for site in context.flow.etp_sites:
+        if context.opaque_transform_of(site) is not None and not context.is_connected(site):
+            named.update(context.flow.weights_read_by(site))
+    return named
 
 
 RULE = AnalysisRule(

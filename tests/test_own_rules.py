@@ -377,6 +377,16 @@ def test_a_model_braintrace_compile_refuses_does_not_pass(cli_run):
     assert "make it brainstate.HiddenState" in line
 
 
+CONV1D_UNDER_VMAP = os.path.join(FIXTURES, "fuzz", "fuzz_refused_conv1d_under_vmap_multi_step.py")
+
+
+def test_a_vmap_decomposition_no_rule_names_leaves_the_refusal_reported():
+    findings, _ = lint_shared(CONV1D_UNDER_VMAP)
+    (finding,) = [f for f in findings if f.rule_id == "ETL204"]
+    assert "braintrace.compile refuses this model" in finding.message
+    assert "decomposed its `etp_conv` op" in finding.message and "vmap over the data input only" in finding.message
+
+
 def test_a_readout_note_never_calls_a_weight_feeding_a_short_term_state_exact():
     findings, _ = lint_shared(SHORT_TERM)
     for finding in findings:
