@@ -70,7 +70,57 @@ class NoEtpRelation(NamesWeights, NamesHiddenStates):
         return {"weightCount": self.weight_count, "hiddenStateCount": self.hidden_state_count}
 
 
-def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation]]:
+@dataclass(frozen=True)
+class LearnerRefusesOutputShape(NamesWeights, NamesHiddenStates):
+    """The learner of an algorithm the target names cannot size an eligibility trace from an ETP op's output:
+    braintrace.compile, and the learner's compile_graph, raise for the model."""
+
+    algorithm: str  # braintrace's class: pp_prop
+    named: str  # as the target names it: es_d_rtrl
+    weight: str  # the op's weight
+    primitive: str
+    output_shape: tuple[int, ...]
+    state: str  # the first hidden state of the op's group
+    state_shape: tuple[int, ...]
+    text: str  # braintrace's words
+    weights: tuple[str, ...] = ()  # the model's ParamStates, none of which the learner trains
+    hidden_states: tuple[str, ...] = ()  # the op's hidden group
+
+    def message(self) -> str:
+        called = (f"braintrace.compile(model, {self.named!r}, ...) refuses this model, as "
+                  f"braintrace.{self.algorithm}(model).compile_graph(...) does")
+        extra = len(self.output_shape) - len(self.state_shape)
+        squeezed = extra > 0 and self.output_shape[extra:] == self.state_shape and set(self.output_shape[:extra]) == {1}
+        cause = (f": {self.algorithm} keeps an eligibility trace per ETP op output of its hidden state's shape, and "
+                 f"{self.weight}'s `{self.primitive}` op gives {self.output_shape} where {self.state} is "
+                 f"{self.state_shape} ({self.text}); the compiler connects them, as they broadcast, but no "
+                 f"{self.algorithm} learner can be built, so no weight of the model learns online under it")
+        if squeezed:
+            fix = (f"; the op's output has {'an axis' if extra == 1 else 'axes'} of size 1 more than {self.state} "
+                   f"(a vmap over a batch of one, x[None] ... [0], say): apply the op to the unbatched value, or "
+                   f"train with D-RTRL, whose traces take the weight's shape")
+        else:
+            fix = (f"; give the op's output {self.state}'s shape {self.state_shape}, or train with D-RTRL, whose "
+                   f"traces take the weight's shape")
+        return called + cause + fix
+
+    def properties(self) -> JsonObject:
+        return {"algorithm": self.named, "outputShape": list(self.output_shape),
+                "hiddenShape": list(self.state_shape)}
+
+
+def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation | LearnerRefusesOutputShape]]:
+    for refusal in context.trace_shape_refusals[:1]:  # the learner raises at its first: one refusal of the model
+        group = tuple(display_name(h) for h in refusal.hidden_paths)
+        weight = refusal.weight_paths[0] if refusal.weight_paths else None
+        refused = LearnerRefusesOutputShape(refusal.learner, refusal.algorithm,
+                                            display_name(weight) if weight else "its weight", refusal.primitive,
+                                            refusal.output_shape, group[0] if group else "its hidden state",
+                                            refusal.group_shape, refusal.text,
+                                            tuple(display_name(w) for w in context.weight_paths), group)
+        yield Hit(refused, eqn=context.etp_site_of(refusal.y_var),
+                  related=(("weight created here", weight),) if weight else ())
+        return
     if context.learning_weights:
         return
     # a compiler record that excludes a weight (ETL004, ETL005, ...) explains that weight, not that
@@ -112,9 +162,9 @@ RULE = AnalysisRule(
     name="no-etp-relation",
     level=Level.WARNING,
     says=WeightVerdict.REFUSED,
-    summary="No weight is connected to a hidden state by an ETP op, so braintrace.compile refuses the model and "
-            "nothing learns online",
+    summary="braintrace.compile refuses the model: no weight is connected to a hidden state by an ETP op, or the "
+            "named algorithm's learner cannot size an eligibility trace; nothing learns online",
     tags=("learning", "analysis"),
-    violations=(NoEtpRelation,),
+    violations=(NoEtpRelation, LearnerRefusesOutputShape),
     check=check,
 )
