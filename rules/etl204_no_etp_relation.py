@@ -129,7 +129,7 @@ def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation | LearnerRefus
     # ETL201 / ETL202 / ETL203 / ETL206 say on its line why a weight does not learn; where they say it of every
     # weight, the refusal follows from theirs. A weight none of them names would read as learning (ETL003's
     # same-step gradient, ETL213's window) where braintrace.compile refuses the model: a Conv1d under a vmap
-    # whose warning came from a pass the step keeps no decomposition of
+    # that braintrace warns it decomposed, whose decomposition ETL203 does not find as a plain use
     if context.weight_paths and set(context.weight_paths) <= _explained_weights(context):
         return
     kept = context.untraced_states
