@@ -377,6 +377,28 @@ def test_a_model_braintrace_compile_refuses_does_not_pass(cli_run):
     assert "make it brainstate.HiddenState" in line
 
 
+VMAP_OF_ONE_ES_D_RTRL = os.path.join(FIXTURES, "fuzz", "fuzz_refused_vmap_of_one_under_es_d_rtrl.py")
+CONV1D_UNDER_VMAP = os.path.join(FIXTURES, "fuzz", "fuzz_refused_conv1d_under_vmap_multi_step.py")
+
+
+def test_a_learner_that_cannot_size_a_trace_is_a_refusal_on_the_ops_line():
+    # pp_prop's traces take the op output's shape: (1, 2) from a vmap over a batch of one, for a state of (2,)
+    findings, _ = lint_shared(VMAP_OF_ONE_ES_D_RTRL)
+    (finding,) = [f for f in findings if f.rule_id == "ETL204"]
+    assert finding.message.startswith("braintrace.compile(model, 'es_d_rtrl', ...) refuses this model")
+    assert "l0_wa's `etp_mm` op gives (1, 2) where l0_h is (2,)" in finding.message
+    assert "apply the op to the unbatched value" in finding.message
+    assert "brainstate.transform.vmap" in open(finding.path, encoding="utf-8").read().splitlines()[finding.line - 1]
+    assert set(finding.subject.weights) == {"l0_wa", "l0_wb"}
+
+
+def test_a_vmap_decomposition_no_rule_names_leaves_the_refusal_reported():
+    findings, _ = lint_shared(CONV1D_UNDER_VMAP)
+    (finding,) = [f for f in findings if f.rule_id == "ETL204"]
+    assert "braintrace.compile refuses this model" in finding.message
+    assert "decomposed its `etp_conv` op" in finding.message and "vmap over the data input only" in finding.message
+
+
 def test_a_readout_note_never_calls_a_weight_feeding_a_short_term_state_exact():
     findings, _ = lint_shared(SHORT_TERM)
     for finding in findings:

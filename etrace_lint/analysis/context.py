@@ -50,6 +50,8 @@ class AnalysisContext:
     # the learner's VJP: single-step (braintrace's default, and what a target is linted for) reads each
     # step's learning signal at the hidden states' new values; multi-step reverses the whole window
     single_step_vjp: bool = True  # the learner's VJP is single-step (else multi-step)
+    # the algorithms the target says it trains with (``verify={"algorithms": [...]}``); empty: none named
+    algorithms: tuple[str, ...] = ()
 
     @property
     def graph(self) -> bt.ETraceGraph:
@@ -75,6 +77,17 @@ class AnalysisContext:
     def learning_weights(self) -> set[StatePath]:
         """The weights the compiler connected to a hidden state through an ETP op: they learn online."""
         return bt.relation_weight_paths(self.graph) if self.graph is not None else set()
+
+    @functools.cached_property
+    def trace_shape_refusals(self) -> list[bt.TraceShapeRefusal]:
+        """The ETP ops whose output the learner of an algorithm the target names cannot size an eligibility
+        trace from (an IO-factorised one's trace must have the hidden states' shape): it refuses the model."""
+        return [refusal for algorithm in dict.fromkeys(self.algorithms)
+                for refusal in bt.trace_shape_refusals(self.graph, algorithm)]
+
+    def etp_site_of(self, var: jv.Var) -> jv.EqnSite | None:
+        """The ETP op of the step whose output ``var`` is."""
+        return next((site for site in self.flow.etp_sites if any(out is var for out in jv.outvars(site.eqn))), None)
 
     @functools.cached_property
     def hidden_outvars(self) -> dict[jv.Var, StatePath]:

@@ -31,6 +31,7 @@ from ..discovery.discover import TargetSpec
 from ..verify import verify_model
 from ..verify.advise.engine import advise_target
 from ..verify.probe import probe_model
+from ..verify.settings import declared_algorithms
 from .evidence import denied_weights, one_verdict_per_weight
 from .fresh_state import target_state
 from .model_paths import shorter_paths
@@ -109,7 +110,7 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
                 findings = findings_from_error(compilation, locator, loaded.name, findings)
             if compilation.graph is not None:
                 context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings,
-                                          loaded.single_step_vjp)
+                                          loaded.single_step_vjp, declared_algorithms(loaded.verify_options))
                 findings.extend(findings_from_checks(context, loaded.name))
                 findings, contradicted = drop_contradicted_records(findings, context.fully_connected_weights)
         if compilation.graph is not None and settings.probe and not settings.verify:

@@ -91,6 +91,18 @@ def trains_single_step(target_options: Mapping[str, object] | None) -> bool:
                for name in settings.algorithms)
 
 
+def declared_algorithms(target_options: Mapping[str, object] | None) -> tuple[str, ...]:
+    """The algorithms a target says it trains with (``verify={"algorithms": [...]}``); none when it names none
+    (the static checks then stand for D-RTRL, braintrace's default) or names them in a form the check cannot read."""
+    named = (target_options or {}).get("algorithms")
+    if named is None:
+        return ()
+    try:
+        return _algorithms(named)
+    except VerifySettingsError:
+        return ()
+
+
 def _positive_int(value: object, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise VerifySettingsError(f"verify option {key!r} must be a positive integer, not {value!r}")

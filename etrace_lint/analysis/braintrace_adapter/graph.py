@@ -15,6 +15,7 @@ import brainstate
 import braintrace
 import jax
 import jax.numpy as jnp
+from braintrace._algorithm import io_dim_vjp as _io_dim_vjp
 from braintrace._compiler import hidden_pertubation
 from braintrace._compiler.hidden_pertubation import HiddenPerturbation
 from jax.extend.core import JaxprEqn
@@ -223,3 +224,52 @@ def detaches_loops_before_hidden() -> bool:
     (``_while_eqns_reaching``); 0.2.6 only a loop one of whose outputs is that value, and leaves any
     other loop to reverse mode, which cannot go through it (the online step then fails)."""
     return hasattr(hidden_pertubation, "_while_eqns_reaching")
+
+
+# --------------------------------------------------------------------------- a learner's own checks of the graph
+
+
+@dataclass(frozen=True)
+class TraceShapeRefusal:
+    """An ETP op whose output an IO-factorised learner (pp_prop / ES-D-RTRL) cannot size its eligibility trace
+    from: its ``compile_graph``, and so ``braintrace.compile``, raises for the model."""
+
+    algorithm: str  # as the target names it: "es_d_rtrl"
+    learner: str  # braintrace's class: "pp_prop"
+    weight_paths: tuple[StatePath, ...]  # ParamState paths of the op
+    y_var: jv.Var  # the op's output, to place the finding on its equation
+    primitive: str
+    output_shape: tuple[int, ...]
+    hidden_paths: tuple[StatePath, ...]  # the hidden group's states whose shape differs from the output's
+    group_shape: tuple[int, ...]
+    text: str  # braintrace's own words, on one line
+
+
+def trace_shape_refusals(graph: ETraceGraph, algorithm: str) -> list[TraceShapeRefusal]:
+    """The ops of ``graph`` that the learner of ``algorithm`` (a name or alias) refuses while it sizes its
+    eligibility traces, asked of braintrace's own sizing function, which builds nothing else: an IO-factorised
+    learner keeps one trace per op output and hidden group, and requires their shapes to be equal, where the
+    compiler connects any output that broadcasts (``x[None] ... [0]`` around an op under ``vmap`` gives (1, n)
+    for a state of (n,)). D-RTRL, whose trace has the weight's shape, does not ask."""
+    name = algorithms.class_name(algorithm)
+    cls = getattr(braintrace, name, None) if name else None
+    io_dim = getattr(braintrace, "IODimVjpAlgorithm", None)
+    size_traces = getattr(_io_dim_vjp, "_init_IO_dim_state", None)
+    if not isinstance(cls, type) or io_dim is None or not issubclass(cls, io_dim) or size_traces is None:
+        return []
+    found = []
+    for relation in graph.hidden_param_op_relations:
+        try:
+            with quiet([]):
+                size_traces({}, {}, relation)
+        except ValueError as exc:
+            y_shape = jv.aval_shape(relation.y_var)
+            for group in relation.hidden_groups:
+                if tuple(group.varshape) != y_shape:
+                    found.append(TraceShapeRefusal(
+                        algorithm, cls.__name__, tuple(tuple(p) for p in (relation.trainable_paths or {}).values()),
+                        relation.y_var, getattr(relation.primitive, "name", str(relation.primitive)), y_shape,
+                        tuple(tuple(p) for p in group.hidden_paths), tuple(group.varshape),
+                        " ".join(str(exc).split())))
+                    break
+    return found
