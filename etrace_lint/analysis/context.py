@@ -50,8 +50,7 @@ class AnalysisContext:
     # the learner's VJP: single-step (braintrace's default, and what a target is linted for) reads each
     # step's learning signal at the hidden states' new values; multi-step reverses the whole window
     single_step_vjp: bool = True  # the learner's VJP is single-step (else multi-step)
-    # the algorithms the target says it trains with (``verify={"algorithms": [...]}``); empty: none named
-    algorithms: tuple[str, ...] = ()
+    algorithms: tuple[str, ...] = ()  # the algorithms the target names (verify={"algorithms": [...]}), or none
 
     @property
     def graph(self) -> bt.ETraceGraph:

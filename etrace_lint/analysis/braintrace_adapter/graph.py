@@ -68,7 +68,7 @@ def relation_views(graph: ETraceGraph) -> list[RelationView]:
         views.append(RelationView(
             paths, relation.y_var, tuple(g.index for g in relation.hidden_groups),
             tuple(str(c) for c in (relation.path_classification or {}).values()),
-            getattr(relation.primitive, "name", str(relation.primitive)),
+            relation.primitive.name,
             getattr(relation, "control_flow_context", None) is not None))
     return views
 
@@ -253,10 +253,9 @@ def trace_shape_refusals(graph: ETraceGraph, algorithm: str) -> list[TraceShapeR
     for a state of (n,)). D-RTRL, whose trace has the weight's shape, does not ask."""
     name = algorithms.class_name(algorithm)
     cls = getattr(braintrace, name, None) if name else None
-    io_dim = getattr(braintrace, "IODimVjpAlgorithm", None)
-    size_traces = getattr(_io_dim_vjp, "_init_IO_dim_state", None)
-    if not isinstance(cls, type) or io_dim is None or not issubclass(cls, io_dim) or size_traces is None:
+    if not isinstance(cls, type) or not issubclass(cls, braintrace.IODimVjpAlgorithm):
         return []
+    size_traces = _io_dim_vjp._init_IO_dim_state  # the same function on braintrace 0.2.6 and 0.2.8
     found = []
     for relation in graph.hidden_param_op_relations:
         try:
@@ -268,7 +267,7 @@ def trace_shape_refusals(graph: ETraceGraph, algorithm: str) -> list[TraceShapeR
                 if tuple(group.varshape) != y_shape:
                     found.append(TraceShapeRefusal(
                         algorithm, cls.__name__, tuple(tuple(p) for p in (relation.trainable_paths or {}).values()),
-                        relation.y_var, getattr(relation.primitive, "name", str(relation.primitive)), y_shape,
+                        relation.y_var, relation.primitive.name, y_shape,
                         tuple(tuple(p) for p in group.hidden_paths), tuple(group.varshape),
                         " ".join(str(exc).split())))
                     break
