@@ -57,6 +57,24 @@ def test_target_file_edit_is_a_miss(project):
     assert _cache(root).get(spec) is None
 
 
+def test_a_file_saved_while_its_target_was_linted_keeps_the_result_out_of_the_cache(project):
+    """An editor saves while a lint runs: the lookup read one text, the worker may have imported the other, and
+    a result kept under the first text's digest would answer for it later (an error the file no longer has)."""
+    root, spec = project
+    first = "import helper\n\ndef etrace_target_a(): ...\n"
+    cache = _cache(root)
+    assert cache.get(spec) is None  # the lookup before the lint reads the first text
+    (root / "model.py").write_text("import helper\n\n\ndef etrace_target_a(): ...\n")  # saved during the lint
+    cache.put(spec, _result(spec))
+    assert _cache(root).get(spec) is None, "the result of either text is not the second text's"
+    (root / "model.py").write_text(first)
+    assert _cache(root).get(spec) is None, "the result of either text is not the first text's"
+    cache = _cache(root)
+    assert cache.get(spec) is None
+    cache.put(spec, _result(spec))  # a lint the file held still for is kept
+    assert _cache(root).get(spec) is not None
+
+
 @pytest.mark.parametrize("change", [{"jax": "0.2"}, {"braintrace": "0.3"}, {"python": "3.y"}])
 def test_other_versions_are_a_miss(project, change):
     root, spec = project

@@ -48,8 +48,9 @@ _pinned: dict[str, str] | None = None
 
 
 def pin_versions() -> None:
-    """From now on :func:`versions` answers what it read first: for a process that ends as soon as
-    any of it changes (the daemon: its key holds the installed packages and etrace-lint's sources)."""
+    """From now on :func:`versions` answers what it read first: for a process whose workers run what was
+    installed when it started (the daemon, which ends as soon as any of it changes; the language server,
+    whose fork server imported those versions at its start and forks every worker from them)."""
     global _pinned
     _pinned = versions()
 
@@ -158,6 +159,7 @@ class Cache:
         return entry
 
     def get(self, spec: TargetSpec) -> TargetResult | None:
+        self._digest(spec.path)  # the text before the lint, hit or miss: put keeps no result of another text
         try:
             entry = self._read_entry(self._entry_path(self._key(spec)))
             if entry.get("format") != FORMAT:
@@ -193,9 +195,12 @@ class Cache:
             return
         dependencies = {}
         for path in sorted(set(result.dependencies) | {spec.path}):
-            digest = self._digest(path)
-            if digest is None:
+            # read now, after the lint: a file the lookup before it read with other bytes was saved while the
+            # worker ran, which may have imported either text, so the result is kept under neither
+            digest = file_digest(path)
+            if digest is None or self._digests.get(path, digest) != digest:
                 return
+            self._digests[path] = digest
             dependencies[os.path.relpath(path, self.root)] = digest
         entry = {"format": FORMAT, "target": [os.path.relpath(spec.path, self.root), spec.factory, spec.line,
                                                spec.name],

@@ -26,6 +26,7 @@ from .. import __version__
 from ..core.findings import Finding, TargetResult
 from ..core.rule import DOCS_URL
 from ..discovery.discover import TargetSpec, read_source, targets_in_source
+from ..running.cache import pin_versions
 from ..running.workers import WorkerPool
 from . import trust
 from .actions import fix_actions, rule_hover, suppression_actions
@@ -118,6 +119,11 @@ class EtraceLintServer(LanguageServer):
             return
 
         settings = next(f.settings for f in self.folders if f.trusted and f.settings)
+        # the cache's key names the versions of what the workers run, which the fork server imports now: read
+        # them once, as the daemon does, instead of reading every package's metadata and stat-ing each of
+        # etrace-lint's own files for each cache a save opens (two or three per save, most of the server's
+        # own share of a save's time)
+        pin_versions()
         self.pool = WorkerPool(preload=settings.preload, warn=lambda text: log.warning("%s", text))
         self.pool.warm()  # the fork server imports JAX, brainstate and braintrace now, not on the first save
 
