@@ -109,6 +109,13 @@ def _says(finding: Finding) -> WeightVerdict | None:
     return None
 
 
+def _about_the_whole_model(finding: Finding) -> bool:
+    """A finding that names no weight and says the model's online step cannot be had: it raises, or braintrace
+    refuses to compile the model."""
+    return (not finding.subject.weight and not finding.subject.weights
+            and _says(finding) in (WeightVerdict.STEP_RAISES, WeightVerdict.REFUSED))
+
+
 def _denies(finding: Finding) -> bool:
     """A finding that says a weight (or one of its uses) does not learn, or learns a wrong gradient."""
     says = _says(finding)
@@ -241,9 +248,13 @@ def learning_graph(target: str, findings: list[Finding]) -> LearningGraph:
                        f"{finding.rule_id} (line {finding.line})", index)
     for index, finding in enumerate(findings):  # every op is drawn now: the ones that block others too
         _why_not(build, index, finding)
+    # a step that raises, or a model braintrace refuses, as a whole: no weight of it learns online, whatever
+    # else is said of the weight's uses (it is drawn with the weights whose claims it replaced, as above)
+    whole_model = [f for f in findings if _about_the_whole_model(f)]
     nodes = []
     for node_id, entry in build.nodes.items():
-        verdict = _verdict(by_weight.get(entry["label"], [])) if entry["kind"] == "weight" else None
+        verdict = (_verdict(by_weight.get(entry["label"], []) + whole_model) if entry["kind"] == "weight"
+                   else None)
         nodes.append(Node(node_id, entry["kind"], entry["label"], verdict, tuple(entry["findings"]),
                           entry["plain"], entry["regions"]))
     edges = tuple(Edge(source, dest, kind, tuple(found)) for (source, dest), (kind, found) in build.edges.items())
