@@ -55,8 +55,9 @@ class LintPlan:
         return configured(self.folder)
 
     def probes(self) -> bool:
-        """Whether this plan's lint runs the probe: the folder's settings say so, and it is not the static pass."""
-        return bool(self.settings.probe) and not self.static_only and not self.verify
+        """Whether this plan's lint runs the probe: the folder's settings say so, it is not the static
+        pass, and there is a model to probe (a file that does not parse has none: its one pass says so)."""
+        return bool(self.settings.probe) and bool(self.specs) and not self.static_only and not self.verify
 
     def reads(self) -> set[str]:
         """The files this lint depends on, as far as is known before it runs."""

@@ -237,8 +237,10 @@ class EtraceLintServer(LanguageServer):
             return  # everything was stale: the newer save's lint publishes
         errors = {path: error for path, error in plan.file_errors.items() if path in rediscovered}
         plan.folder.store.update(rediscovered, errors, pairs)
-        # files just linted are sent even when nothing changed: the editor learns the lint is done
-        touched = set(rediscovered) | {spec.path for spec, _ in pairs} | {
+        # The files a save's first pass linted are sent even when nothing changed: the editor learns
+        # the lint is done. The probe's pass that follows sends only what it changed; by then the
+        # editor may hold a newer save, for which the same diagnostics again would read as its answer.
+        touched = set() if plan.probes() else set(rediscovered) | {spec.path for spec, _ in pairs} | {
             f.path for _, result in pairs for f in result.findings}
         self.publish(touched)
 

@@ -8,7 +8,7 @@ the newest save for its whole timeout. Either way none of its results that
 read the saved file are published, and the file is linted again.
 Staleness is decided per target, from the files its import actually read.
 With the probe on, a lint publishes twice: the static verdicts first, then
-the probe's (see ``linting``).
+what the probe's pass changed (see ``linting``).
 
 An editor writes a file before it sends the save, so a running lint can
 read the new text while its save is still on its way. A result is therefore
