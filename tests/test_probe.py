@@ -20,7 +20,7 @@ from etrace_lint.engine.lint import lint_target
 from etrace_lint.writers.properties import finding_properties
 
 REPO = fixture("..", "..")
-PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413", "ETL415", "ETL416", "ETL417", "ETL418")
+PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413", "ETL415", "ETL416", "ETL417", "ETL418", "ETL419")
 OLD_LINE = braintrace.__version__.startswith("0.2.6")
 
 
@@ -193,11 +193,31 @@ def test_a_weight_learning_against_bptt_on_every_draw_is_named_and_one_that_vari
 
 
 @pytest.mark.parametrize("name", ["synapse.py", "conv_bias.py", "zero.py", "against.py", "not_measured.py",
-                                  "product.py", "deviates.py", "partly.py"])
+                                  "product.py", "deviates.py", "partly.py", "learner_options.py"])
 def test_probe_fixtures_report_exactly_their_marked_lines(name):
     # a synapse feeding a membrane in the same step doubles the input weight's gradient at one step;
     # the membrane reading the synapse's old value does not
     assert_fixture(fixture("probe", name), shared=True, probe=True)
+
+
+def test_a_learner_braintrace_cannot_build_refuses_every_weight_and_fails_the_run(tmp_path):
+    # the decay is the target's own option: braintrace.ES_D_RTRL asserts it is in [0, 1) when the script
+    # builds the learner, after the model compiled
+    path = str(tmp_path / "learner_options.py")
+    shutil.copy(fixture("probe", "learner_options.py"), path)
+    run = run_cli(path, "--no-cache", "--output-format", "json", cwd=str(tmp_path))
+    assert run.returncode == 1, run.stdout + run.stderr
+    report = json.loads(run.stdout)
+    (refused,) = [f for f in report["findings"] if f["rule"] == "ETL419"]
+    assert refused["model"] == "etrace_target_decay_out_of_range" and refused["level"] == "error"
+    assert "decay should be in [0, 1)" in refused["message"]
+    assert refused["properties"]["probe"] == {"algorithm": "es_d_rtrl", "batch": None, "exception": "AssertionError"}
+    results = probed(fixture("probe", "learner_options.py"))
+    from etrace_lint.core.learning_graph import learning_graph
+
+    kept = results["etrace_target_decay_out_of_range"].findings
+    assert learning_graph("t", kept).weights() == {"w_in": WeightVerdict.REFUSED}
+    assert by_rule(results["etrace_target_decay_in_range"], *PROBE_RULES) == []
 
 
 def test_a_zero_on_one_draw_that_another_draw_does_not_show_is_not_claimed():

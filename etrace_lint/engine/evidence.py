@@ -25,6 +25,7 @@ from ..core.findings import Finding, Level
 from ..core.naming import StatePath
 from ..core.registry import all_rules
 from ..core.rule import MeasuredRule, Rule
+from ..core.weight_verdict import WeightVerdict
 from ..core.wording import unmeasured_zero
 
 
@@ -96,6 +97,12 @@ def denied_weights(findings: list[Finding]) -> frozenset[StatePath]:
         if any(verdict is not None and verdict.blocks for verdict in says):
             denied.add(weight)
     return frozenset(denied)
+
+
+def refuses_the_model(findings: list[Finding]) -> bool:
+    """A finding says braintrace refuses to compile the model: a learner that cannot be built is no news."""
+    rules = all_rules()
+    return any((rule := rules.get(f.rule_id)) is not None and rule.says is WeightVerdict.REFUSED for f in findings)
 
 
 # what a static finding's message says of a weight whose use gets nothing; measured learning, it is said of the use

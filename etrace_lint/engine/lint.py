@@ -32,7 +32,7 @@ from ..verify import verify_model
 from ..verify.advise.engine import advise_target
 from ..verify.probe import probe_model
 from ..verify.settings import declared_algorithms
-from .evidence import denied_weights, one_verdict_per_weight
+from .evidence import denied_weights, one_verdict_per_weight, refuses_the_model
 from .fresh_state import target_state
 from .model_paths import shorter_paths
 from .rules_compiler import (
@@ -116,7 +116,8 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         if compilation.graph is not None and settings.probe and not settings.verify:
             # --verify measures all the probe does and more; the probe runs jitted code: collector on
             with preferred_paths(names):
-                probe_findings, _ = probe_model(loaded, context, compile_options, denied_weights(findings))
+                probe_findings, _ = probe_model(loaded, context, compile_options, denied_weights(findings),
+                                                refuses_the_model(findings))
             findings.extend(probe_findings)
         if compilation.graph is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on

@@ -30,10 +30,11 @@ if TYPE_CHECKING:  # annotations only
 
 
 def probe_model(loaded: LoadedTarget, context: AnalysisContext, compile_options: Mapping[str, object],
-                denied: frozenset[StatePath] = frozenset()) -> tuple[list[Finding], ProbeResult]:
+                denied: frozenset[StatePath] = frozenset(), refused: bool = False) -> tuple[list[Finding], ProbeResult]:
     """The probe's findings about one compiled model, and what it measured; ``denied``: the weights the graph's
-    rules say get no online gradient through one of their uses (paths as strings)."""
-    result = probe_runs(loaded, context, compile_options, denied)
+    rules say get no online gradient through one of their uses (paths as strings); ``refused``: a rule of the
+    graph says braintrace refuses the model."""
+    result = probe_runs(loaded, context, compile_options, denied, refused)
     return findings_from_probe(result, context, loaded.name, denied), result
 
 

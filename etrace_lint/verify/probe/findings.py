@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only
     from ...analysis.context import AnalysisContext
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE, AGAINST = "ETL410", "ETL411", "ETL412", "ETL413", "ETL415"
-DEVIATES, NOT_MEASURED, PARTLY = "ETL416", "ETL417", "ETL418"
+DEVIATES, NOT_MEASURED, PARTLY, NOT_BUILT = "ETL416", "ETL417", "ETL418", "ETL419"
 # the rules whose figure is the first step's, not the whole probe's
 _AT_FIRST_STEP = (MULTIPLE, DEVIATES)
 
@@ -101,7 +101,8 @@ class ProbeFindings:
             return self._finding(STEP_RAISES, facts, primary, related, details, self._subject(run, weight))
         text = plain_text(failure.text, self._states)
         facts = ProbeFacts(run.algorithm, exception=failure.exception, text=_sentence(text))
-        return self._finding(STEP_RAISES, facts, self.locator.factory, [], details, Subject(algorithm=run.algorithm))
+        return self._finding(NOT_BUILT if failure.building else STEP_RAISES, facts, self.locator.factory, [],
+                             details, Subject(algorithm=run.algorithm))
 
     def for_signal(self, rule_id: str, run: ProbeRun, signals: list[LeafSignal], whole: bool) -> Finding:
         """One finding for the leaves of one weight that share a verdict; ``whole``: they are all its leaves."""

@@ -90,7 +90,7 @@ class LeafSignal:
 
 @dataclass(frozen=True)
 class StepFailure:
-    """The online gradient step raised."""
+    """The online gradient step raised, or (``building``) the learner's construction before it."""
 
     exception: str  # its class name
     text: str  # its text, on one line
@@ -98,6 +98,7 @@ class StepFailure:
     leaf: str = ""
     parameter_shape: tuple[int, ...] | None = None
     gradient_shape: tuple[int, ...] | None = None
+    building: bool = False  # braintrace's learner could not be built on the model: training never starts
 
 
 @dataclass(frozen=True)
@@ -118,10 +119,11 @@ class ProbeResult:
 
 
 def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: Mapping[str, object],
-               denied: frozenset[StatePath] = frozenset()) -> ProbeResult:
+               denied: frozenset[StatePath] = frozenset(), refused: bool = False) -> ProbeResult:
     """Probe one compiled model; leaves its states as it found them. Never raises for the model. ``denied``: the
     weights (paths as strings) a rule of the graph says get no online gradient through a use; a zero of theirs
-    the graph explains, on every draw, so it is not measured again on other draws."""
+    the graph explains, on every draw, so it is not measured again on other draws. ``refused``: a rule of the
+    graph already says braintrace refuses the model, so a learner that cannot be built is no news."""
     try:
         own = resolve_settings(loaded.verify_options)
     except VerifySettingsError as exc:
@@ -139,7 +141,7 @@ def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: 
         except Exception as exc:  # noqa: BLE001 - the model's states: --verify reports it, the probe keeps quiet
             return ProbeResult(skipped=f"reading the model's states raised {describe(exc)}")
         try:
-            return _probe(harness, context, settings, denied)
+            return _probe(harness, context, settings, denied, refused)
         except LayoutError as exc:
             return ProbeResult(skipped=f"BPTT did not run: {exc}")
         except HarnessError as exc:
@@ -151,7 +153,7 @@ def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: 
 
 
 def _probe(harness: Harness, context: AnalysisContext, settings: VerifySettings,
-           denied: frozenset[StatePath]) -> ProbeResult:
+           denied: frozenset[StatePath], refused: bool) -> ProbeResult:
     lengths = [PROBE_STEPS, 1]
     bptt = harness.settle(lengths, settings.algorithms[0])
     facts = GraphFacts(context)
@@ -159,8 +161,13 @@ def _probe(harness: Harness, context: AnalysisContext, settings: VerifySettings,
     for algorithm in settings.algorithms:
         try:
             learner = harness.learner(algorithm)
-        except Exception as exc:  # noqa: BLE001 - braintrace refuses the model: the compiler's rules say why
-            skipped.append(f"{algorithm}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - braintrace builds no learner: a finding, unless a rule says why
+            if refused:
+                skipped.append(f"{algorithm}: {exc}")
+            else:
+                raised = exc.__context__ or exc  # the harness words braintrace's error, which it keeps as context
+                runs.append(ProbeRun(algorithm, harness.batch, failure=StepFailure(
+                    type(raised).__name__, " ".join(str(exc).split()), building=True)))
             continue
         runs.append(_probe_one(harness, learner, algorithm, bptt, facts, settings, denied))
     return ProbeResult(tuple(runs), "; ".join(skipped))
