@@ -20,7 +20,7 @@ from etrace_lint.engine.lint import lint_target
 from etrace_lint.writers.properties import finding_properties
 
 REPO = fixture("..", "..")
-PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413", "ETL415", "ETL416", "ETL417", "ETL418", "ETL419")
+PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413", "ETL415", "ETL416", "ETL417", "ETL418", "ETL419", "ETL420")
 OLD_LINE = braintrace.__version__.startswith("0.2.6")
 
 
@@ -193,7 +193,8 @@ def test_a_weight_learning_against_bptt_on_every_draw_is_named_and_one_that_vari
 
 
 @pytest.mark.parametrize("name", ["synapse.py", "conv_bias.py", "zero.py", "against.py", "not_measured.py",
-                                  "product.py", "deviates.py", "partly.py", "learner_options.py"])
+                                  "product.py", "deviates.py", "partly.py", "learner_options.py",
+                                  "measured_nothing.py"])
 def test_probe_fixtures_report_exactly_their_marked_lines(name):
     # a synapse feeding a membrane in the same step doubles the input weight's gradient at one step;
     # the membrane reading the synapse's old value does not

@@ -20,7 +20,10 @@ if TYPE_CHECKING:  # annotations only
     from ...analysis.context import AnalysisContext
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE, AGAINST = "ETL410", "ETL411", "ETL412", "ETL413", "ETL415"
-DEVIATES, NOT_MEASURED, PARTLY, NOT_BUILT = "ETL416", "ETL417", "ETL418", "ETL419"
+DEVIATES, NOT_MEASURED, PARTLY, NOT_BUILT, NOTHING = "ETL416", "ETL417", "ETL418", "ETL419", "ETL420"
+# what a probe whose BPTT gradients are all zero could compare: nothing
+_ALL_ZERO = ("BPTT's gradient of every weight is zero over {steps} steps on each of its input draws (the model has "
+             "no float output, or the inputs never drive it)")
 # the rules whose figure is the first step's, not the whole probe's
 _AT_FIRST_STEP = (MULTIPLE, DEVIATES)
 
@@ -66,7 +69,7 @@ class ProbeFindings:
         self._connected = {tuple(map(str, w)) for w in context.learning_weights}
 
     def _finding(self, rule_id: str, facts: ProbeFacts, primary: Location, related: list[Location],
-                 details: ProbeFailure | ProbeSignal, subject: Subject = NO_SUBJECT) -> Finding:
+                 details: ProbeFailure | ProbeSignal | None, subject: Subject = NO_SUBJECT) -> Finding:
         rule = measured_rule(rule_id)
         assert rule.explain is not None  # every probe rule words its facts (rules/etl41*.py)
         return Finding(rule_id, rule.level, rule.explain(facts), self.target, primary,
@@ -103,6 +106,11 @@ class ProbeFindings:
         facts = ProbeFacts(run.algorithm, exception=failure.exception, text=_sentence(text))
         return self._finding(NOT_BUILT if failure.building else STEP_RAISES, facts, self.locator.factory, [],
                              details, Subject(algorithm=run.algorithm))
+
+    def for_nothing(self, why: str, exception: str = "") -> Finding:
+        """The model as a whole: the probe measured nothing, and ``why`` (``exception``: what stopped it)."""
+        facts = ProbeFacts("", exception=exception, text=_sentence(plain_text(why, self._states)))
+        return self._finding(NOTHING, facts, self.locator.factory, [], None)
 
     def for_signal(self, rule_id: str, run: ProbeRun, signals: list[LeafSignal], whole: bool) -> Finding:
         """One finding for the leaves of one weight that share a verdict; ``whole``: they are all its leaves."""
@@ -189,9 +197,12 @@ def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: s
     """One finding per failed run, and per rule, algorithm and weight (naming the leaves when not all
     of the weight's leaves share the verdict). ``denied``: the weights (paths as strings) a rule of the graph
     says get no online gradient through a use; one measured learning says it learns partly."""
-    if not result.runs:
-        return []
     maker = ProbeFindings(context, target)
+    if not result.runs:
+        return [maker.for_nothing(result.skipped, result.not_run)] if result.not_run else []
+    signals = [signal for run in result.runs for signal in run.signals]
+    if signals and all(signal.bptt_norm == 0 for signal in signals) and not any(r.failure for r in result.runs):
+        return [maker.for_nothing(_ALL_ZERO.format(steps=signals[0].steps))]
     found = []
     for run in result.runs:
         if run.failure is not None:

@@ -116,6 +116,7 @@ class ProbeRun:
 class ProbeResult:
     runs: tuple[ProbeRun, ...] = ()
     skipped: str = ""  # why nothing was measured (BPTT did not run, the learner did not build), or ""
+    not_run: str = ""  # nothing was measured: the class of the exception that stopped it (``skipped`` says why)
 
 
 def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: Mapping[str, object],
@@ -127,7 +128,7 @@ def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: 
     try:
         own = resolve_settings(loaded.verify_options)
     except VerifySettingsError as exc:
-        return ProbeResult(skipped=str(exc))
+        return ProbeResult(skipped=str(exc), not_run=type(exc).__name__)
     target_algorithms = (loaded.verify_options or {}).get("algorithms")
     algorithms = own.algorithms if target_algorithms else DEFAULT_ALGORITHMS
     settings = replace(own, steps=PROBE_STEPS, algorithms=algorithms)
@@ -139,15 +140,16 @@ def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: 
                               bt.step_param_states(context.module_info), settings, settings.loss,
                               interpret=True)
         except Exception as exc:  # noqa: BLE001 - the model's states: --verify reports it, the probe keeps quiet
-            return ProbeResult(skipped=f"reading the model's states raised {describe(exc)}")
+            return ProbeResult(skipped=f"reading the model's states raised {describe(exc)}",
+                               not_run=type(exc).__name__)
         try:
             return _probe(harness, context, settings, denied, refused)
         except LayoutError as exc:
-            return ProbeResult(skipped=f"BPTT did not run: {exc}")
+            return ProbeResult(skipped=f"BPTT did not run: {exc}", not_run=type(exc).__name__)
         except HarnessError as exc:
-            return ProbeResult(skipped=str(exc))
+            return ProbeResult(skipped=str(exc), not_run=type(exc).__name__)
         except Exception as exc:  # noqa: BLE001 - the model or its loss raised outside the online step
-            return ProbeResult(skipped=describe(exc))
+            return ProbeResult(skipped=describe(exc), not_run=type(exc).__name__)
         finally:
             harness.close()
 

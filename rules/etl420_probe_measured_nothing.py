@@ -1,0 +1,24 @@
+from etrace_lint.core.findings import Level
+from etrace_lint.core.rule import MeasuredRule, ProbeFacts
+
+
+def explain(p: ProbeFacts) -> str:
+    said = (f"the probe measured no online gradient of this model: {p.text.rstrip('.')}. What this run says of "
+            f"its weights is the compiled graph's, not a measurement; ")
+    if p.exception == "VerifySettingsError":  # the target's own verify options: the probe reads them too
+        return said + "correct the target's verify options"
+    return said + ("give the target inputs that drive it and a loss, @etrace_lint.target(verify={'inputs': ..., "
+                   "'loss': ...}), and run with --verify")
+
+
+RULE = MeasuredRule(
+    id="ETL420",
+    name="probe-measured-nothing",
+    level=Level.NOTE,
+    summary="Probe: nothing of the model could be measured (BPTT's gradient is zero for every weight, or the "
+            "probe could not run), so its verdicts are the graph's",
+    tags=("probe", "gradient"),
+    opt_in_flag="--probe",
+    explain=explain,
+    explains_weight=False,
+)
