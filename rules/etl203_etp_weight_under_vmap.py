@@ -24,12 +24,18 @@ class DecomposedUnderVmap(NamesHiddenStates):
     etp_op: str  # the ETP op vmap decomposed, when only one was
     plain_op: str  # the primitive it became
     braintrace_warning: str  # what braintrace warned, empty when it did not
+    input_only: bool = False  # the vmap mapped the op's data input only: braintrace has no batched form of the op
 
     def message(self) -> str:
         etp = f"`{self.etp_op}`" if self.etp_op else "an ETP op"
+        hidden = ", ".join(self.hidden_states)
+        if self.input_only:
+            return (f"braintrace has no batched form of {etp}, so the `vmap` over its input decomposed it into a "
+                    f"plain `{self.plain_op}` and {self.weight} gets no online gradient on its way to hidden state "
+                    f"{hidden}")
         return (f"weight {self.weight} is mapped over by `vmap`, so {etp} was decomposed into a plain "
                 f"`{self.plain_op}` and {self.weight} gets no online gradient on its way "
-                f"to hidden state {', '.join(self.hidden_states)}")
+                f"to hidden state {hidden}")
 
     def properties(self) -> JsonObject:
         return {"braintraceWarning": self.braintrace_warning}
@@ -55,7 +61,8 @@ def check(context: AnalysisContext) -> Iterator[Hit[DecomposedUnderVmap | VmapWa
     for use in uses:
         violation = DecomposedUnderVmap(display_name(use.weight), tuple(display_name(h) for h in use.hidden),
                                         sorted(etp_names)[0] if len(etp_names) == 1 else "",
-                                        use.site.primitive, warnings[0] if warnings else "")
+                                        use.site.primitive, warnings[0] if warnings else "",
+                                        context.vmap_maps_inputs_only)
         yield Hit(violation, weight_path=use.weight, eqn=use.site)
     if warnings and not uses and not any(context.is_vmap_decomposition(s) for s in context.sites):
         # the warning came, but the step keeps no trace of where: say what braintrace said

@@ -29,6 +29,7 @@ class NoEtpRelation(NamesWeights, NamesHiddenStates):
     hidden_states: tuple[str, ...] = ()  # its hidden states, which no ETP op drives
     multi_step: bool = False  # the target's learner takes a multi-step VJP
     decomposed: tuple[str, ...] = ()  # the ETP primitives braintrace warned vmap decomposed into plain ops
+    inputs_only: bool = False  # that vmap mapped only the ops' data inputs: the ops have no batched form
 
     def message(self) -> str:
         refused = "braintrace.compile refuses this model ('No trainable weights are routed through ETP ops')"
@@ -54,9 +55,14 @@ class NoEtpRelation(NamesWeights, NamesHiddenStates):
                 message += f"; {learner} gives each weight its same-step gradient only"
         if self.decomposed:
             ops = ", ".join(f"`{op}`" for op in self.decomposed)
-            message += (f"; braintrace warned that a vmap decomposed its {ops} op into plain JAX ops (the vmap maps "
-                        f"the weight too), so the compiler finds no ETP op to connect: call the op on the batched "
-                        f"input directly, or vmap over the data input only")
+            if self.inputs_only:
+                message += (f"; braintrace warned that a vmap over the input of its {ops} op decomposed it into plain "
+                            f"JAX ops (braintrace has no batched form of that op), so the compiler finds no ETP op "
+                            f"to connect: call the op on the batched input directly, without the vmap")
+            else:
+                message += (f"; braintrace warned that a vmap decomposed its {ops} op into plain JAX ops (the vmap "
+                            f"maps the weight too), so the compiler finds no ETP op to connect: call the op on the "
+                            f"batched input directly, or vmap over the data input only")
         if not self.hidden_state_count:
             if self.carried_count:
                 message += (f"; it has no brainstate.HiddenState: what it carries from step to step is kept in "
@@ -139,7 +145,7 @@ def check(context: AnalysisContext) -> Iterator[Hit[NoEtpRelation | LearnerRefus
                               len(kept), tuple(sorted({s.kind for s in kept})),
                               tuple(display_name(w) for w in context.weight_paths),
                               tuple(display_name(h) for h in hidden), not context.single_step_vjp,
-                              tuple(sorted(context.vmap_decomposed_ops)))
+                              tuple(sorted(context.vmap_decomposed_ops)), context.vmap_maps_inputs_only)
     yield Hit(violation, state_path=kept[0].path if kept else None)
 
 

@@ -77,7 +77,7 @@ def test_opaque_transform_is_a_related_location():
 def test_vmap_finding_quotes_braintrace():
     findings, _ = lint_shared(os.path.join(FIXTURES, "own", "vmapped_weights.py") + "::etrace_target_ensemble")
     (finding,) = [f for f in findings if f.rule_id == "ETL203"]
-    assert "ws" in finding.message and "etp_mv" in finding.message
+    assert "ws" in finding.message and "etp_mv" in finding.message and "is mapped over by `vmap`" in finding.message
     assert "decomposed into standard JAX ops under vmap" in finding_properties(finding)["braintraceWarning"]
     assert [f for f in findings if f.rule_id == "ETL201"] == []  # one finding for one cause
 
@@ -396,7 +396,10 @@ def test_a_vmap_decomposition_no_rule_names_leaves_the_refusal_reported():
     findings, _ = lint_shared(CONV1D_UNDER_VMAP)
     (finding,) = [f for f in findings if f.rule_id == "ETL204"]
     assert "braintrace.compile refuses this model" in finding.message
-    assert "decomposed its `etp_conv` op" in finding.message and "vmap over the data input only" in finding.message
+    # the vmap maps the conv's input only (batch dims (0, None)): braintrace has no batched conv, so the advice
+    # is to drop the vmap, not to stop mapping a weight that was never mapped
+    assert "a vmap over the input of its `etp_conv` op decomposed it" in finding.message
+    assert "without the vmap" in finding.message and "maps the weight too" not in finding.message
 
 
 def test_a_readout_note_never_calls_a_weight_feeding_a_short_term_state_exact():

@@ -161,6 +161,12 @@ class AnalysisContext:
         """The ETP primitives those warnings name."""
         return frozenset(bt.vmap_warning_primitive(w) for w in self.vmap_warnings) - {""}
 
+    @functools.cached_property
+    def vmap_maps_inputs_only(self) -> bool:
+        """Every decomposition braintrace warned of mapped only the op's data input: the ops have no batched
+        form, and no weight was mapped."""
+        return bool(self.vmap_warnings) and all(bt.vmap_warning_maps_input_only(w) for w in self.vmap_warnings)
+
     def is_vmap_decomposition(self, site: jv.EqnSite) -> bool:
         """Whether a plain equation is what an ETP op became under ``vmap``."""
         return bt.is_vmap_decomposition(site.eqn)

@@ -56,6 +56,7 @@ from .graph import (
     step_param_states,
     trace_shape_refusals,
     vmap_decomposition_warnings,
+    vmap_warning_maps_input_only,
     vmap_warning_primitive,
     zero_df_relations,
 )
@@ -120,6 +121,7 @@ __all__ = [
     "traced_jaxpr",
     "untraced_states",
     "vmap_decomposition_warnings",
+    "vmap_warning_maps_input_only",
     "vmap_warning_primitive",
     "weight_invars",
     "zero_df_relations",

@@ -90,6 +90,21 @@ def vmap_warning_primitive(message: str) -> str:
     return match.group(1) if match else ""
 
 
+_BATCH_DIMS = re.compile(r"under vmap \(batch dims \(([^)]*)\)\)")
+
+
+def vmap_warning_maps_input_only(message: str) -> bool:
+    """Whether the ``vmap`` a decomposition warning is about mapped the op's data input only: the op has no
+    batched form in braintrace, and its weight was not mapped. braintrace writes the batch dims of every
+    operand (``None`` for one not mapped), the data input first (its ops' ``x_invar_index``; an element-wise
+    op has no data input, only its weight). False when the warning does not say."""
+    match = _BATCH_DIMS.search(message)
+    if match is None:
+        return False
+    dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+    return len(dims) > 1 and dims[0] != "None" and all(d == "None" for d in dims[1:])
+
+
 def is_vmap_decomposition(eqn: JaxprEqn) -> bool:
     """True for a plain equation that an ETP op's batching rule produced: the op was mapped
     over with a batched weight (or without a batched counterpart) and fell back to its
