@@ -84,8 +84,12 @@ class PlainOpPath(NamesOp, NamesHiddenStates, Fixable):
 def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
     if not context.single_step_vjp:  # a multi-step VJP learns these paths within each window: ETL213's
         return
+    # a weight of integers or booleans is ETL214's: JAX gives it no gradient, and no ETP op changes that
+    no_gradient = {tuple(w.weight) for w in context.weight_dtypes if not w.has_gradient}
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     for use in context.first_plain_uses:
+        if tuple(use.weight) in no_gradient:
+            continue
         op = use.site.primitive
         weight = display_name(use.weight)
         fix, twin = _fix(context, use, weight)

@@ -458,3 +458,18 @@ def test_a_recurrence_kept_in_a_short_term_state_is_said_to_miss_its_past(cli_ru
             assert finding["level"] == "warning" and finding["location"]["line"] == line
         if finding["rule"] == "ETL211":
             assert "not BPTT's gradient" in finding["message"] and "h, a ShortTermState" in finding["message"]
+
+
+INTEGER_PARAM = os.path.join(FIXTURES, "own", "integer_param.py")
+
+
+def test_an_integer_param_names_the_weight_its_dtype_and_the_fix_on_the_line_that_creates_it():
+    findings, _ = lint_shared(INTEGER_PARAM + "::etrace_target_integer_gain")
+    (finding,) = [f for f in findings if f.rule_id == "ETL214"]
+    assert finding.line == line_of(INTEGER_PARAM, "self.gain = brainstate.ParamState(jnp.full((n,), 2, dtype=")
+    # braintrace's own recipe, grad over model.states(brainstate.ParamState) of a D_RTRL learner, raises this
+    assert finding.message.startswith("gain is a ParamState of int32, whose gradient JAX refuses")
+    assert "raises TypeError 'grad requires real- or complex-valued inputs'" in finding.message
+    assert finding.level.value == "error" and "floating dtype" in finding.message
+    assert finding.subject.weight == "gain"
+    assert not [f for f in findings if f.rule_id == "ETL201"]  # its advice, an ETP op, would not make it learn

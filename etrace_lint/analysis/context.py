@@ -22,6 +22,7 @@ from .carried_states import CarriedUse, carried_uses
 from .locate import Locator
 from .record_kinds import reported_kinds
 from .step_flow import TOP, BufferedUse, StepFlow
+from .weight_dtypes import WeightDtype, weight_dtypes
 from .zero_gradients import (
     UnreadStateUse,
     UntrainedReadout,
@@ -71,6 +72,12 @@ class AnalysisContext:
         """The weights the step reads: ParamState path -> its input vars in the traced step. A ParamState of
         the model that the step never reads is not here."""
         return self.locator.weight_vars
+
+    @functools.cached_property
+    def weight_dtypes(self) -> list[WeightDtype]:
+        """The dtypes of each weight the step reads, as the step reads them: a weight none of whose arrays is
+        floating or complex (integers, booleans) gets no gradient from JAX, online or by BPTT."""
+        return weight_dtypes(self.weight_paths, self.locator)
 
     @functools.cached_property
     def learning_weights(self) -> set[StatePath]:

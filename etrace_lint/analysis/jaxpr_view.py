@@ -358,6 +358,12 @@ def aval_shape(var: Atom) -> tuple[int, ...]:
     return tuple(getattr(getattr(var, "aval", None), "shape", ()))
 
 
+def aval_dtype(var: Atom) -> str:
+    """The dtype of a value as NumPy names it (``float32``, ``int32``, ``bool``); empty for one without (a token)."""
+    dtype = getattr(getattr(var, "aval", None), "dtype", None)
+    return str(dtype) if dtype is not None else ""
+
+
 def carries_no_gradient(var: Atom) -> bool:
     """A boolean or integer value: a comparison, a mask, an index. No derivative passes through it, so a value
     computed from it (``where(spike, t, last)``) depends on what it was compared from without a gradient path."""

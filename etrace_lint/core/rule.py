@@ -79,16 +79,18 @@ class Hit(Generic[V]):
     facts, which word the message), and where it is.
 
     The finding lands on ``eqn``'s line when it has one, else on the first line that applies ``weight_path``
-    (an ETP op first; where the step applies the weight nowhere, the line that creates it), else on the line
-    that creates ``state_path``, else on the target's factory. Each of ``related`` is shown under its label,
-    on its equation's line or on the line that creates its state; one that cannot be placed is left out."""
+    (an ETP op first; where the step applies the weight nowhere, the line that creates it; with
+    ``at_creation``, the line that creates it always), else on the line that creates ``state_path``, else on
+    the target's factory. Each of ``related`` is shown under its label, on its equation's line or on the line
+    that creates its state; one that cannot be placed, or that is the finding's own line, is left out."""
 
     violation: V
-    weight_path: StatePath | None = None
+    weight_path: StatePath | None = None  # the weight the finding is about: its subject, and where it lands
     state_path: StatePath | None = None
     eqn: Site | None = None
     related: tuple[tuple[str, Site | StatePath], ...] = ()  # (label, an equation or a state's path)
     subject: Subject = NO_SUBJECT  # what the finding is about; its weight comes from ``weight_path``
+    at_creation: bool = False  # land on the line that creates ``weight_path``, not on the first that applies it
 
     @property
     def message(self) -> str:

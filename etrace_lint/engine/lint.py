@@ -208,6 +208,7 @@ def _named_states(subject: Subject, weights: tuple[str, ...], hidden: tuple[str,
 def finding_from_hit(rule: AnalysisRule[V], hit: Hit[V], locator: Locator, name: str) -> Finding:
     primary = locator.first(
         _locate_thing(locator, hit.eqn),
+        locator.of_state(hit.weight_path) if hit.weight_path and hit.at_creation else None,
         locator.of_weight(hit.weight_path) if hit.weight_path else None,
         locator.of_state(hit.state_path) if hit.state_path else None,
     )
