@@ -110,3 +110,7 @@ def context_reference(repo: str) -> str:
         parts.append(f"### {record.name}\n\n{record.what} (`{record.module}`)\n\n"
                      f"| name | type | what it holds |\n|---|---|---|\n{rows}")
     return "\n".join(parts)
+
+
+if __name__ == "__main__":  # the tables of the docs page, printed in a checkout: python docs/hooks/context_facts.py
+    print(context_reference(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
