@@ -7,6 +7,8 @@ def explain(p: ProbeFacts) -> str:
             f"its weights is the compiled graph's, not a measurement; ")
     if p.exception == "VerifySettingsError":  # the target's own verify options: the probe reads them too
         return said + "correct the target's verify options"
+    if p.exception == "FloatingPointError":  # BPTT's gradients are NaN or infinite: the model computes one
+        return said + "find where the model first computes a NaN or an infinity (run its step with JAX_DEBUG_NANS=1)"
     return said + ("give the target inputs that drive it and a loss, @etrace_lint.target(verify={'inputs': ..., "
                    "'loss': ...}), and run with --verify")
 

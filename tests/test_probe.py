@@ -221,6 +221,24 @@ def test_a_learner_braintrace_cannot_build_refuses_every_weight_and_fails_the_ru
     assert by_rule(results["etrace_target_decay_in_range"], *PROBE_RULES) == []
 
 
+def test_a_model_the_probe_measured_nothing_of_says_why_and_what_to_do():
+    results = probed(fixture("probe", "measured_nothing.py"))
+    said = {name: [f.message for f in by_rule(result, "ETL420")] for name, result in results.items()}
+    (integer,) = said["etrace_target_integer_output"]
+    assert "BPTT's gradient of every weight is zero over 4 steps" in integer and "verify={'inputs'" in integer
+    (infinite,) = said["etrace_target_infinite_weight"]
+    assert "zero or not finite" in infinite and "JAX_DEBUG_NANS=1" in infinite
+    (option,) = said["etrace_target_unreadable_option"]
+    assert "verify option 'steps' must be a positive integer" in option
+    assert "correct the target's verify options" in option
+    # a note: what the graph says of the weight stays its verdict, and the run does not fail for it
+    assert all(f.level is Level.NOTE for result in results.values() for f in by_rule(result, "ETL420"))
+    from etrace_lint.core.learning_graph import learning_graph
+
+    infinite_findings = results["etrace_target_infinite_weight"].findings
+    assert learning_graph("t", infinite_findings).weights() == {"w_in": WeightVerdict.LEARNS}
+
+
 def test_a_zero_on_one_draw_that_another_draw_does_not_show_is_not_claimed():
     # the first draw keeps the spike's surrogate silent, the second does not: "does not learn" would be untrue
     result = probed(fixture("probe", "not_measured.py"))["delayed"]

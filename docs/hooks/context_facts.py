@@ -36,9 +36,14 @@ class Record:
 
 
 def _first_sentence(text: str) -> str:
+    """Up to the first stop (``.``, ``:`` or ``;`` and a space) outside brackets that ends at least three words:
+    ``empty: none`` and ``(verify={"algorithms": ...})`` are not sentences of their own."""
     text = " ".join(text.split())
-    match = re.match(r"(.+?[.:;])(\s|$)", text)
-    return (match.group(1) if match else text).rstrip(":;.") + "." if text else ""
+    for match in re.finditer(r"[.:;](?=\s|$)", text):
+        head = text[:match.start()]
+        if len(head.split()) >= 3 and all(head.count(a) == head.count(b) for a, b in ("()", "[]", "{}")):
+            return head + "."
+    return text.rstrip(":;.") + "." if text else ""
 
 
 def _is_property(node: ast.FunctionDef) -> bool:

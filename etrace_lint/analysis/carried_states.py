@@ -20,6 +20,8 @@ from .step_flow import TOP, Node, StepFacts
 
 @dataclass(frozen=True)
 class CarriedUse:
+    """A weight without a trace whose ETP op's output is kept in an untraced state that the next step reads."""
+
     weight: StatePath
     site: jv.EqnSite  # the weight's ETP op
     state: StatePath  # the state its output is stored in

@@ -177,6 +177,8 @@ def _keep(module: ModuleType, name: str, holder: list[_Kept], keep_result: bool 
 
 @dataclass(frozen=True)
 class StateWrite:
+    """One write of the user's code to a state in the step, with the units it held before and after."""
+
     is_param: bool
     frame: jv.SourceFrame  # the user's line
     old_unit: str

@@ -21,9 +21,11 @@ if TYPE_CHECKING:  # annotations only
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE, AGAINST = "ETL410", "ETL411", "ETL412", "ETL413", "ETL415"
 DEVIATES, NOT_MEASURED, PARTLY, NOT_BUILT, NOTHING = "ETL416", "ETL417", "ETL418", "ETL419", "ETL420"
-# what a probe whose BPTT gradients are all zero could compare: nothing
+# what a probe whose BPTT gradients are all zero (or not finite) could compare: nothing
 _ALL_ZERO = ("BPTT's gradient of every weight is zero over {steps} steps on each of its input draws (the model has "
              "no float output, or the inputs never drive it)")
+_NONE_FINITE = ("BPTT's gradient of every weight is zero or not finite over {steps} steps on each of its input draws "
+                "(the model computes a NaN or an infinity, from a weight or a state that starts so, say)")
 # the rules whose figure is the first step's, not the whole probe's
 _AT_FIRST_STEP = (MULTIPLE, DEVIATES)
 
@@ -137,6 +139,11 @@ class ProbeFindings:
         return self._finding(rule_id, facts, primary, related, details, self._subject(run, weight))
 
 
+def _compares(signal: LeafSignal) -> bool:
+    """BPTT's gradient of the leaf is finite and not zero: the online one can be measured against it."""
+    return signal.bptt_norm is not None and signal.bptt_norm > 0  # None: not finite
+
+
 def _sentence(text: str, limit: int = 400) -> str:
     """The text up to the end of a sentence within ``limit`` characters, never cut inside a word."""
     if len(text) <= limit:
@@ -201,8 +208,11 @@ def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: s
     if not result.runs:
         return [maker.for_nothing(result.skipped, result.not_run)] if result.not_run else []
     signals = [signal for run in result.runs for signal in run.signals]
-    if signals and all(signal.bptt_norm == 0 for signal in signals) and not any(r.failure for r in result.runs):
-        return [maker.for_nothing(_ALL_ZERO.format(steps=signals[0].steps))]
+    if signals and not any(r.failure for r in result.runs) and not any(_compares(s) for s in signals):
+        zero = all(signal.bptt_norm == 0 for signal in signals)
+        if zero:
+            return [maker.for_nothing(_ALL_ZERO.format(steps=signals[0].steps))]
+        return [maker.for_nothing(_NONE_FINITE.format(steps=signals[0].steps), "FloatingPointError")]
     found = []
     for run in result.runs:
         if run.failure is not None:
