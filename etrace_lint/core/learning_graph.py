@@ -110,10 +110,10 @@ def _says(finding: Finding) -> WeightVerdict | None:
 
 
 def _about_the_whole_model(finding: Finding) -> bool:
-    """A finding that names no weight and says the model's online step cannot be had: it raises, or braintrace
-    refuses to compile the model."""
-    return (not finding.subject.weight and not finding.subject.weights
-            and _says(finding) in (WeightVerdict.STEP_RAISES, WeightVerdict.REFUSED))
+    """A finding that says the model's online step cannot be had: it raises, or braintrace refuses to compile
+    the model. Even where it names the weight the error is about (the parameter whose gradient has another
+    shape, an integer ParamState), the step raises for every weight: none learns."""
+    return _says(finding) in (WeightVerdict.STEP_RAISES, WeightVerdict.REFUSED)
 
 
 def _denies(finding: Finding) -> bool:

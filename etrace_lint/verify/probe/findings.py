@@ -13,7 +13,7 @@ from ...core.registry import measured_rule
 from ...core.rule import ProbeFacts
 from ...core.wording import plain_text
 from ..findings import FindingMaker
-from ..verdict import describe_draws, describe_scale, times_word, whole_multiple
+from ..verdict import ROUNDING, describe_draws, describe_scale, times_word, whole_multiple
 from .measure import LeafSignal, ProbeResult, ProbeRun, StepFailure
 
 if TYPE_CHECKING:  # annotations only
@@ -190,8 +190,11 @@ def _verdict(signal: LeafSignal, denied: bool) -> str | None:
         return NOT_MEASURED
     if signal.against:
         return AGAINST
-    if denied and signal.online_norm and signal.bptt_norm and signal.bptt_norm > signal.zero_scale:
-        return PARTLY  # what it misses at the first step too: the rule that denies the use says why
+    if denied and signal.online_norm and signal.bptt_norm and signal.online_norm > ROUNDING * signal.bptt_norm:
+        # what it misses at the first step too: the rule that denies the use says why. A denied use leaves an
+        # online gradient of exactly zero, so one that is not, however small beside the model's largest, is a
+        # gradient through another path (braintrace's same-step gradient), not the round-off of a zero
+        return PARTLY
     if signal.first_step is not None:
         return DEVIATES
     if signal.scale is not None:
