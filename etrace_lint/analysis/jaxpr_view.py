@@ -358,16 +358,22 @@ def aval_shape(var: Atom) -> tuple[int, ...]:
     return tuple(getattr(getattr(var, "aval", None), "shape", ()))
 
 
+def _dtype_of(var: Atom) -> np.dtype[np.generic] | None:
+    """The dtype of a value; None for an abstract value without one (a token)."""
+    dtype: np.dtype[np.generic] | None = getattr(var.aval, "dtype", None)
+    return dtype
+
+
 def aval_dtype(var: Atom) -> str:
     """The dtype of a value as NumPy names it (``float32``, ``int32``, ``bool``); empty for one without (a token)."""
-    dtype = getattr(getattr(var, "aval", None), "dtype", None)
+    dtype = _dtype_of(var)
     return str(dtype) if dtype is not None else ""
 
 
 def carries_no_gradient(var: Atom) -> bool:
     """A boolean or integer value: a comparison, a mask, an index. No derivative passes through it, so a value
     computed from it (``where(spike, t, last)``) depends on what it was compared from without a gradient path."""
-    dtype = getattr(var.aval, "dtype", None)  # an abstract value without one (a token) carries none either
+    dtype = _dtype_of(var)  # an abstract value without one (a token) carries none either
     return dtype is None or not np.issubdtype(dtype, np.inexact)
 
 
