@@ -30,7 +30,8 @@ def test_a_weight_against_bptt_on_every_draw_is_its_own_verdict(advised):
         assert set(verdicts) == set(WEIGHTS)
         for weight in verdicts.values():
             assert weight["verdict"] == "learns against BPTT", (row["algorithm"], weight)
-            assert len(weight["draws"]) == 3 and max(weight["draws"]) < 0  # measured on 3 input draws
+            # measured on 3 input draws from rest and one from moved states
+            assert len(weight["draws"]) == 4 and max(weight["draws"]) < 0
 
 
 def test_the_recommendation_names_what_it_leaves_learning_against_bptt(advised):

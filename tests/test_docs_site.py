@@ -89,6 +89,7 @@ def test_every_rule_has_a_page_where_its_links_point(site):
 # the rules no model triggers, each for its reason; their pages say it in full (docs/hooks/examples.py)
 NO_MODEL = {
     "ETL418": "its measurement is folded into the finding of the rule that denies the use",
+    "ETL421": "its measurement is folded into the finding of the rule that denies the use, which becomes a note",
     "ETL021": "braintrace 0.2.6 and 0.2.8 inline every jit call before the pass that records it",
     "ETL024": "recorded after a walk misses what an identical walk has just found: a safeguard",
     "ETL027": "a record kind braintrace 0.2.6 and 0.2.8 declare and never record",

@@ -463,6 +463,12 @@ def test_a_recurrence_kept_in_a_short_term_state_is_said_to_miss_its_past(cli_ru
 INTEGER_PARAM = os.path.join(FIXTURES, "own", "integer_param.py")
 
 
+def test_a_bfloat16_param_is_not_called_integer():
+    # JAX differentiates bfloat16, which NumPy does not call inexact: ETL214's "JAX refuses its gradient" is untrue
+    findings, _ = lint_shared(INTEGER_PARAM + "::etrace_target_bfloat16_gain")
+    assert not [f for f in findings if f.rule_id == "ETL214"]
+
+
 def test_an_integer_param_names_the_weight_its_dtype_and_the_fix_on_the_line_that_creates_it():
     findings, _ = lint_shared(INTEGER_PARAM + "::etrace_target_integer_gain")
     (finding,) = [f for f in findings if f.rule_id == "ETL214"]

@@ -20,7 +20,8 @@ from etrace_lint.engine.lint import lint_target
 from etrace_lint.writers.properties import finding_properties
 
 REPO = fixture("..", "..")
-PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413", "ETL415", "ETL416", "ETL417", "ETL418", "ETL419", "ETL420")
+PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413", "ETL415", "ETL416", "ETL417", "ETL418", "ETL419", "ETL420",
+               "ETL421")
 OLD_LINE = braintrace.__version__.startswith("0.2.6")
 
 
@@ -185,16 +186,18 @@ def test_a_weight_learning_against_bptt_on_every_draw_is_named_and_one_that_vari
     (finding,) = by_rule(result, *PROBE_RULES)
     assert finding.rule_id == "ETL415" and finding.level is Level.WARNING
     assert finding.line == marked("against.py", "ETL415")
-    # the bias points against BPTT on each of the 3 draws; the input weight only on some, so it is not named
+    # the bias points against BPTT on each of the 3 draws from rest and on one from moved states; the input weight
+    # only on some, so it is not named
     assert finding.message.startswith("w.weight['bias'] learns against BPTT under d_rtrl: measured over 4 steps")
-    assert "on 3 input draws" in finding.message and "['weight']" not in finding.message
+    assert "on 4 input draws (the last from states moved from rest)" in finding.message
+    assert "['weight']" not in finding.message
     draws = [float(c) for c in finding.message.split("cosine ")[1].split(" on ")[0].replace(" and", ",").split(", ")]
-    assert len(draws) == 3 and max(draws) < 0
+    assert len(draws) == 4 and max(draws) < 0
 
 
 @pytest.mark.parametrize("name", ["synapse.py", "conv_bias.py", "zero.py", "against.py", "not_measured.py",
                                   "product.py", "deviates.py", "partly.py", "learner_options.py",
-                                  "measured_nothing.py"])
+                                  "measured_nothing.py", "exact_despite_exclusion.py"])
 def test_probe_fixtures_report_exactly_their_marked_lines(name):
     # a synapse feeding a membrane in the same step doubles the input weight's gradient at one step;
     # the membrane reading the synapse's old value does not
@@ -272,6 +275,25 @@ def test_a_weight_that_learns_through_another_path_learns_partly():
     else:  # 0.2.8 adds the same-step gradient of its path into the output
         assert "gets no online gradient through this use" in plain.message and "it learns partly" in plain.message
         assert [m["rule"] for m in finding_properties(plain)["measured"]] == ["ETL418"]
+
+
+def test_an_excluded_weight_whose_gradient_is_bptts_on_every_draw_learns_and_fails_no_run():
+    path = fixture("probe", "exact_despite_exclusion.py")
+    (excluded,) = by_rule(probed(path)["after_the_state"], "ETL005")
+    verdicts = etrace_lint.check_target(path).weights()["after-the-state"]
+    if OLD_LINE:  # 0.2.6 adds no same-step gradient: the excluded weight gets nothing at all
+        assert excluded.level is Level.WARNING and "it will not learn online" in excluded.message
+        assert verdicts["w_mid"] == "does not learn"
+        return
+    # its output feeds no state: the same-step gradient braintrace adds is all of it, measured from rest and
+    # from moved states, so the exclusion is a note and the weight learns
+    assert excluded.level is Level.NOTE, excluded.message
+    assert "it will not learn online" not in excluded.message and "learns online as BPTT does" in excluded.message
+    assert "(the last from states moved from rest)" in excluded.message
+    assert [m["rule"] for m in finding_properties(excluded)["measured"]] == ["ETL421"]
+    assert verdicts["w_mid"] == "learns"
+    run = run_cli(path, "--no-cache")
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_the_verdicts_of_weights_that_learn_partly_are_read_by_the_api():

@@ -56,6 +56,10 @@ NO_MODEL = {
               "use of the weight gets no online gradient (ETL201, ETL005, ...), whose message then says that the "
               "weight learns partly. `tests/fixtures/probe/partly.py` shows it on braintrace 0.2.8, where a plain "
               "input weight that also reaches the output gets its same-step gradient.",
+    "ETL421": "No finding of its own shows it: its measurement is folded into the finding of the rule that says a "
+              "use of the weight gets no online gradient (ETL005, ...), which then becomes a note that says the weight "
+              "learns online as BPTT does. `tests/fixtures/probe/exact_despite_exclusion.py` shows it on braintrace "
+              "0.2.8, where a weight braintrace excludes feeds no state and gets its whole gradient in the same step.",
     "ETL021": "No model triggers it with braintrace 0.2.6 or 0.2.8: their compiler inlines every `jax.jit` call "
               "(at the top level and inside `scan`, `while` and `cond` bodies) before the relation pass that records "
               "it, so that pass never meets a jit call. It comes from a compiler pass run on a raw jaxpr, or from a "

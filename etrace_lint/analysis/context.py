@@ -96,6 +96,11 @@ class AnalysisContext:
         return next((site for site in self.flow.etp_sites if any(out is var for out in jv.outvars(site.eqn))), None)
 
     @functools.cached_property
+    def hidden_invars(self) -> dict[jv.Var, StatePath]:
+        """The step's input var of each hidden state (its value at the step's start) -> that hidden state's path."""
+        return bt.hidden_invars(self.module_info)
+
+    @functools.cached_property
     def hidden_outvars(self) -> dict[jv.Var, StatePath]:
         """The step's output var of each hidden state -> that hidden state's path."""
         return bt.hidden_outvars(self.module_info)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import CodeType, FrameType
 from typing import Callable, Iterator, NamedTuple, TypeAlias, TypeGuard, cast
 
+import jax.numpy as jnp
 import numpy as np
 from jax._src import source_info_util as _siu
 from jax._src.source_info_util import SourceInfo
@@ -374,7 +375,8 @@ def carries_no_gradient(var: Atom) -> bool:
     """A boolean or integer value: a comparison, a mask, an index. No derivative passes through it, so a value
     computed from it (``where(spike, t, last)``) depends on what it was compared from without a gradient path."""
     dtype = _dtype_of(var)  # an abstract value without one (a token) carries none either
-    return dtype is None or not np.issubdtype(dtype, np.inexact)
+    # JAX's own test: NumPy's calls bfloat16 and the float8 types, which JAX differentiates, not inexact
+    return dtype is None or not jnp.issubdtype(dtype, jnp.inexact)
 
 
 def user_frame_of_stack(skip: int = 2) -> SourceFrame | None:

@@ -102,6 +102,8 @@ def _rule(finding: Finding) -> Rule | None:
 def _says(finding: Finding) -> WeightVerdict | None:
     """What a finding says of its weight's learning (its rule's ``says``); a denial only at warning or error, or
     measured (a whole multiple of BPTT's is a note, and still what the weight's gradient is)."""
+    if _measured_exact(finding):
+        return WeightVerdict.LEARNS
     rule = _rule(finding)
     says = rule.says if rule is not None else None
     if says is None or says.learns or finding.level.rank >= Level.WARNING.rank or (rule is not None and rule.measured):
@@ -133,6 +135,12 @@ def _measured_nothing(finding: Finding) -> bool:
     own = _rule(finding)
     return any(rule.measured and rule.says is not None and rule.says.learns_nothing
                for rule in ([own] if own is not None else []) + _folded_rules(finding))
+
+
+def _measured_exact(finding: Finding) -> bool:
+    """A measurement folded into the finding says the weight's whole online gradient is BPTT's, whatever the use
+    the finding names misses (ETL421)."""
+    return any(isinstance(rule, MeasuredRule) and rule.says is WeightVerdict.LEARNS for rule in _folded_rules(finding))
 
 
 def _measured_learning(finding: Finding) -> bool:

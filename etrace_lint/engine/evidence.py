@@ -119,6 +119,17 @@ def _said_partly(finding: Finding, measured: list[Measured], rules: Mapping[str,
     return replace(finding, message=f"{message}; {partly[0].message}")
 
 
+def _said_exact(finding: Finding, measured: list[Measured], rules: Mapping[str, Rule]) -> Finding:
+    """A static finding into which a measurement that the weight's whole gradient is BPTT's is folded says so, as
+    a note: the use it names is left out, and nothing is lost by it."""
+    exact = [m for m in measured if (rule := rules.get(m.rule)) is not None and rule.says is WeightVerdict.LEARNS]
+    if not exact:
+        return finding
+    # what the use is, without the denial and advice after its first colon, which the measurement contradicts
+    said = finding.message.split(": ", 1)[0].replace(_GETS_NONE, _GETS_NONE_HERE, 1)
+    return replace(finding, level=Level.NOTE, message=f"{said}; {exact[0].message}")
+
+
 def _folded(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
     """Measured findings that confirm a static warning about the same weight, folded into it."""
     static = _static_verdicts(findings, rules)
@@ -136,8 +147,8 @@ def _folded(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]
         record = Measured(finding.rule_id, finding.message, details if isinstance(details, Measurement) else None)
         for target in static[weight]:
             measured.setdefault(target, []).append(record)
-    return [_said_partly(replace(f, measured=tuple(measured[i])), measured[i], rules) if i in measured else f
-            for i, f in enumerate(findings) if i not in dropped]
+    return [_said_exact(_said_partly(replace(f, measured=tuple(measured[i])), measured[i], rules), measured[i], rules)
+            if i in measured else f for i, f in enumerate(findings) if i not in dropped]
 
 
 def _said_unmeasured(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:

@@ -113,7 +113,7 @@ def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker
             compared[steps] = _rows(online, reference, facts, settings, algorithm, steps, name, maker.device,
                                     harness.batch, harness.input_scale)
         if any(row.verdict in _CONFIRMED_ON_EVERY_DRAW for run_rows in compared.values() for row in run_rows):
-            _tell(f"{name}: {algorithm} on {judge.DRAWS - 1} more input draws", progress)
+            _tell(f"{name}: {algorithm} on {judge.DRAWS - 1} more input draws and one from moved states", progress)
             try:
                 compared = _confirm_on_other_draws(compared, bptt, harness.other_draws(learner, lengths, judge.DRAWS))
             except Exception as exc:  # noqa: BLE001 - the model ran on the first draw; a direction stays unclaimed

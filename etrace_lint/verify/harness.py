@@ -46,6 +46,8 @@ from .settings import Loss, VerifySettings
 INPUT_SCALES = (1.0, 4.0, 16.0, 64.0)
 # forward mode costs one pass per parameter: above this many, a BPTT reverse mode refuses is not taken
 FORWARD_MODE_LIMIT = 4096
+# the forward steps that move the states away from rest before the warmed draw (``Harness.warmed``) measures
+WARMUP_STEPS = 2
 # what JAX says when reverse mode meets a while loop (a fori_loop with traced bounds is one)
 _REVERSE_REFUSED = re.compile(r"Reverse-mode differentiation does not work for lax\.while_loop")
 
@@ -370,8 +372,9 @@ class Harness:
 
     def other_draws(self, learner: Learner, lengths: list[int],
                     draws: int) -> list[tuple[dict[int, GradientRun], dict[int, GradientRun]]]:
-        """(BPTT runs, online runs) on draws 2 .. ``draws`` of the inputs, at the input scale ``settle`` kept;
-        the sequence is the first draw's again afterwards."""
+        """(BPTT runs, online runs) on draws 2 .. ``draws`` of the inputs, at the input scale ``settle`` kept,
+        then on the first draw from the states :data:`WARMUP_STEPS` steps of it leave (``warmed``); the sequence
+        is the first draw's again afterwards."""
         kept = self.sequence, self.draw
         measured = []
         layout = self.layout
@@ -383,7 +386,33 @@ class Harness:
                 measured.append((self.bptt(lengths), self.online(learner, lengths)))
         finally:
             self.sequence, self.draw = kept
+        measured.append(self.warmed(learner, lengths))
         return measured
+
+    def warmed(self, learner: Learner, lengths: list[int]) -> tuple[dict[int, GradientRun], dict[int, GradientRun]]:
+        """(BPTT runs, online runs) on the sequence from the states that :data:`WARMUP_STEPS` forward steps of it
+        leave, not from rest, with the learner's traces from zero (as a run that carries the states over from
+        one sequence to the next and resets the traces). A direction or a zero measured from rest only, where a
+        recurrent weight's gradient starts from zero states, is not what the weight does once the states move.
+        Every state is as it was afterwards."""
+        initial = self._initial
+        _restore(self.model, initial)
+        if id(learner) not in self._learner_values:
+            self._learner_values[id(learner)] = _state_values(learner)
+        at_rest = self._learner_values[id(learner)]
+        try:
+            with bt.quiet([]), self.same_random_draws():
+                for index in range(WARMUP_STEPS):
+                    self.model(*jax.tree.map(lambda a: a[index], self.sequence, is_leaf=is_quantity))
+            self._initial = _snapshot(self.model)
+            moved = {id(st): st.value for st in brainstate.graph.states(self.model).values()}
+            self._learner_values[id(learner)] = [(st, moved.get(id(st), value)) for st, value in at_rest]
+            return self.bptt(lengths), self.online(learner, lengths)
+        finally:
+            self._initial = initial
+            self._learner_values[id(learner)] = at_rest
+            _restore_values(at_rest)
+            _restore(self.model, initial)
 
     def _sequence(self, example_inputs: Inputs, inputs_batched: bool) -> Inputs:
         steps, seed = self.settings.steps, self.settings.seed + self.draw

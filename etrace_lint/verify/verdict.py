@@ -78,6 +78,17 @@ def norm_ratio_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np
     return m.online_norm / m.bptt_norm if m.bptt_norm > zero_scale else None
 
 
+def rel_error_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np.ndarray], key: _Key,
+                      zero_scale: float) -> float | None:
+    """A leaf's online gradient's distance from BPTT's, relative to BPTT's norm, on one input draw; None where BPTT's
+    is zero on it (the draw does not drive the weight), inf where either is not finite."""
+    reference = bptt[key]
+    m = metrics(online_gradient(online, key, reference), reference)
+    if not m.finite:
+        return math.inf
+    return m.rel_error if m.bptt_norm > zero_scale else None
+
+
 def largest_norm(bptt: Iterable[np.ndarray]) -> float:
     """The largest finite norm among BPTT's gradients of one run: a leaf's BPTT norm at or below its dtype's
     tolerance times this is round-off of a zero gradient (its zero scale)."""
@@ -176,10 +187,12 @@ def describe_scale(k: float) -> str:
 
 
 def describe_draws(cosines: Sequence[float | None]) -> str:
-    """"-0.99, -0.97 and -0.96 on 3 input draws"; a draw not measured reads "n/a"."""
+    """"-0.99, -0.97, -0.96 and -0.90 on 4 input draws (the last from states moved from rest)"; a draw not measured
+    reads "n/a". The draws past :data:`DRAWS` are the warmed one (``Harness.warmed``), the last."""
     shown = [f"{c:.2f}" if isinstance(c, float) and math.isfinite(c) else "n/a" for c in cosines]
     listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}"
-    return f"{listed} on {len(shown)} input draw{'s' if len(shown) != 1 else ''}"
+    warmed = " (the last from states moved from rest)" if len(shown) > DRAWS else ""
+    return f"{listed} on {len(shown)} input draw{'s' if len(shown) != 1 else ''}{warmed}"
 
 
 def json_number(value: float | None) -> float | None:

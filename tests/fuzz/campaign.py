@@ -178,13 +178,23 @@ def weight_role(spec: ModelSpec, weight: str) -> str:
     return f"{layer.op} in {where}" + (f" ({', '.join(extras)})" if extras else "")
 
 
-def _partly_over_the_sequence(truth: WeightVerdict, said: WeightVerdict, over_k: dict[str, Any] | None) -> bool:
-    """The lint's "learns partly" for a weight exact at T=1 whose gradient over the sequence is only a part of
-    BPTT's: a path the trace does not follow (a plain op on the recurrence) is missing from the later steps."""
+def _short_over_the_sequence(truth: WeightVerdict, said: WeightVerdict, over_k: dict[str, Any] | None) -> bool:
+    """The lint's "learns partly" or "learns approximately" for a weight exact at T=1 whose gradient over the
+    sequence is not BPTT's: a path the trace does not follow (a plain op on the recurrence, a state the compiler
+    does not carry) is missing from the later steps only. Where the sequence's gradient is BPTT's too, the claim
+    is untrue and the two disagree."""
     from .oracle import EXACT  # the oracle imports JAX: a merge of tables does not
 
-    return (truth is WeightVerdict.LEARNS and said is WeightVerdict.PARTLY and over_k is not None
-            and over_k.get("rel") is not None and over_k["rel"] > EXACT)
+    return (truth is WeightVerdict.LEARNS and said in (WeightVerdict.PARTLY, WeightVerdict.APPROXIMATE)
+            and over_k is not None and over_k.get("rel") is not None and over_k["rel"] > EXACT)
+
+
+def _orthogonal_against(truth: WeightVerdict, said: WeightVerdict, over_k: dict[str, Any] | None) -> bool:
+    """The lint's "learns against BPTT" for a weight whose gradient over the oracle's sequence is as good as
+    orthogonal to BPTT's, a little below 0: the lint measured its direction below 0 on each of its own draws."""
+    from .oracle import marginal
+
+    return truth.learns and said is WeightVerdict.AGAINST and marginal(over_k)
 
 
 def compare(spec: ModelSpec, oracle: dict[str, Any], lint: dict[str, Any]) -> list[dict[str, Any]]:
@@ -202,7 +212,8 @@ def compare(spec: ModelSpec, oracle: dict[str, Any], lint: dict[str, Any]) -> li
             # a model-level error (the step raises, the learner is refused) speaks for every weight
             agree = truth not in SILENT_ABOUT or (truth in MODEL_LEVEL and bool(lint.get("model_errors")))
         else:
-            agree = said in ACCEPTED[truth] or _partly_over_the_sequence(truth, said, measured.get("tk"))
+            agree = (said in ACCEPTED[truth] or _short_over_the_sequence(truth, said, measured.get("tk"))
+                     or _orthogonal_against(truth, said, measured.get("tk")))
         rows.append({"weight": weight, "oracle": truth.value, "lint": said.value, "agree": agree,
                      "role": weight_role(spec, weight), "rules": lint.get("rules", {}).get(weight, []),
                      "t1": measured.get("t1"), "tk": measured.get("tk")})

@@ -7,12 +7,14 @@ oracle FILE...``), never beside the linter. For each generated file:
 1. the model is built and run one step; one that does not build, run or run under BPTT is rejected (its
    reason recorded), never judged: a disagreement is never the generator's;
 2. noise like the example inputs is drawn, scaled up until BPTT gives every weight a gradient over the
-   whole sequence (until each spiking layer spikes);
+   whole sequence above float32 round-off of the run's largest (until each spiking layer spikes; a gradient
+   under it is not measured, as the probe's zero scale says);
 3. the model runs :data:`WARMUP` steps forward, so that its states are not the zeros they start from (a
    recurrent weight's gradient from zero states is zero on both sides and says nothing);
 4. from there, online (the target's algorithm and options, traces from zero) and BPTT, over one step
-   (T=1, where braintrace's online gradient is exact) and over :data:`STEPS` steps (T=k); brainstate's
-   global random state is reseeded before each run, so that a Dropout draws the same masks in both;
+   (T=1, where braintrace's online gradient is exact) and over :data:`STEPS` steps (T=k), and over T=k from
+   rest too (a direction against BPTT's is one only where both say so); brainstate's global random state is
+   reseeded before each run, so that a Dropout draws the same masks in both;
 5. braintrace's report (the weights it traces and those it excludes) and whether ``braintrace.compile``
    refuses the model.
 
@@ -37,17 +39,49 @@ WARMUP = 2
 EXACT = 1e-3  # relative error of an online gradient that is BPTT's, in float32
 WHOLE = 0.02  # |ratio - n| of a whole multiple n, its cosine at least ALIGNED
 ALIGNED = 0.999
+# a cosine with BPTT's this close to 0 over the sequence is orthogonal to it: neither for nor against (the lint's
+# draws and the oracle's differ, and near 0 their signs differ by chance)
+ORTHOGONAL = 0.1
 
 
 def _ratio(online: np.ndarray, exact: np.ndarray) -> float:
     return float(np.vdot(online, exact) / np.vdot(exact, exact))
 
 
-def _figures(online: np.ndarray | None, exact: np.ndarray) -> dict[str, Any]:
+def _floor(exact: dict[Any, np.ndarray]) -> float:
+    """The BPTT norm at or below which a weight's gradient over one run says nothing: float32 round-off beside
+    the run's largest (the probe's zero scale), and never under :data:`referee.BPTT_FLOOR`. A spiking layer barely
+    reached by its surrogate's tail has a gradient of 1e-6 of the readout's: not a draw that drives it."""
+    largest = max((float(np.linalg.norm(g)) for g in exact.values() if np.all(np.isfinite(g))), default=0.0)
+    return max(referee.BPTT_FLOOR, referee.ROUNDING * largest)
+
+
+def _driven(bptt: Any, xs: tuple, start: Any) -> tuple:
+    """The noise scaled up (x1, x4, x16, x64) until BPTT moves every weight above its run's :func:`_floor`: the
+    scale that moves the most weights is kept (the referee's search counts any gradient above an absolute floor)."""
+    best = None
+    for scale in referee.INPUT_SCALES:
+        scaled = xs if scale == 1.0 else jax.tree.map(lambda a: a * scale if referee._floating(a) else a, xs,
+                                                      is_leaf=referee._is_quantity)
+        try:
+            exact = bptt(scaled)
+        finally:
+            referee._restore(start)
+        floor = _floor(exact)
+        live = sum(float(np.linalg.norm(g)) > floor for g in exact.values())
+        if best is None or live > best[0]:
+            best = (live, scaled)
+        if live == len(exact):
+            break
+    return best[1]
+
+
+def _figures(online: np.ndarray | None, exact: np.ndarray, floor: float | None = None) -> dict[str, Any]:
     online = np.zeros_like(exact) if online is None else online
     finite = bool(np.all(np.isfinite(online)))
     figures: dict[str, Any] = {"online": float(np.linalg.norm(online)) if finite else None,
-                               "bptt": float(np.linalg.norm(exact)), "finite": finite}
+                               "bptt": float(np.linalg.norm(exact)), "finite": finite,
+                               "floor": referee.BPTT_FLOOR if floor is None else floor}
     if finite and figures["online"] > 0 and figures["bptt"] > 0:
         figures["cos"] = float(np.vdot(online, exact) / (figures["online"] * figures["bptt"]))
         figures["ratio"] = _ratio(online, exact)
@@ -59,21 +93,39 @@ def _zero(figures: dict[str, Any]) -> bool:
     return figures["finite"] and figures["online"] <= referee.ROUNDING * figures["bptt"]
 
 
-def verdict(one: dict[str, Any], many: dict[str, Any]) -> WeightVerdict:
-    """A weight's verdict from its figures at T=1 and T=k (``_figures``'s keys)."""
-    live_one, live_many = one["bptt"] > referee.BPTT_FLOOR, many["bptt"] > referee.BPTT_FLOOR
+def _against_over_the_sequence(many: dict[str, Any], rest: dict[str, Any] | None) -> bool:
+    """Over the sequence the online gradient points against BPTT's (a cosine below -:data:`ORTHOGONAL`) from the
+    moved states and, where BPTT's gradient from rest is not zero, from rest too: a direction that holds on every
+    input that drives it."""
+    if not many.get("cos", 0.0) < -ORTHOGONAL:
+        return False
+    return rest is None or rest["bptt"] <= rest["floor"] or rest.get("cos", 0.0) < -ORTHOGONAL
+
+
+def marginal(figures: dict[str, Any] | None) -> bool:
+    """A cosine over the sequence within :data:`ORTHOGONAL` of 0 but below it: as good as orthogonal to BPTT's, so
+    a lint whose own draws all fall below 0 may call it against BPTT and one whose draws do not may not."""
+    cosine = (figures or {}).get("cos")
+    return cosine is not None and -ORTHOGONAL <= cosine < 0
+
+
+def verdict(one: dict[str, Any], many: dict[str, Any], rest: dict[str, Any] | None = None) -> WeightVerdict:
+    """A weight's verdict from its figures at T=1 and T=k (``_figures``'s keys), after warm-up; ``rest``: over
+    the T=k sequence from the states the model starts from."""
+    live_one, live_many = one["bptt"] > one["floor"], many["bptt"] > many["floor"]
     if not live_one and not live_many:
         return WeightVerdict.NOT_MEASURED
     if (live_one and not one["finite"]) or (live_many and not many["finite"]):
         return WeightVerdict.NOT_FINITE
     if (not live_one or _zero(one)) and (not live_many or _zero(many)):
         return WeightVerdict.ZERO
+    against = live_many and _against_over_the_sequence(many, rest)
     if not live_one:  # only the sequence drives it: braintrace's traces approximate, no exact figure to hold
-        return WeightVerdict.AGAINST if many.get("cos", 0.0) < 0 else WeightVerdict.LEARNS
+        return WeightVerdict.AGAINST if against else WeightVerdict.LEARNS
     if _zero(one):  # its same-step gradient is missing; only its traces over later steps reach it
         return WeightVerdict.PARTLY
-    if one["rel"] <= EXACT:
-        return WeightVerdict.LEARNS
+    if one["rel"] <= EXACT:  # exact where braintrace promises it; over the sequence it may still turn away
+        return WeightVerdict.AGAINST if against else WeightVerdict.LEARNS
     if one["cos"] < 0:
         return WeightVerdict.AGAINST
     whole = round(one["ratio"])
@@ -121,10 +173,14 @@ def judge(path: str, seed: int = 0) -> dict[str, Any]:
             model(*inputs)
             brainstate.random.seed(seed)
             model, inputs = factory()
-            start = referee._snapshot(model)
+            rest = referee._snapshot(model)
             xs = referee._noise(tuple(inputs), WARMUP + STEPS, seed)
-            _, xs = referee._bptt_with_signal(lambda s: _bptt(model, loss, s, seed), xs, start, False)
-            referee._restore(start)
+            xs = _driven(lambda s: _bptt(model, loss, s, seed), xs, rest)
+            from_rest = _sliced(xs, 0, STEPS)
+            referee._restore(rest)
+            exact_rest = _bptt(model, loss, from_rest, seed)
+            referee._restore(rest)
+            brainstate.random.seed(seed)  # the warm-up's Dropout masks: the same on every run of the oracle
             for t in range(WARMUP):
                 model(*jax.tree.map(lambda a: a[t], xs, is_leaf=referee._is_quantity))
             start = referee._snapshot(model)
@@ -151,7 +207,8 @@ def judge(path: str, seed: int = 0) -> dict[str, Any]:
         program = referee.online_program(learner, loss)
         try:
             online = []
-            for sequence in (one, many):
+            for sequence, states in ((one, start), (many, start), (from_rest, rest)):
+                referee._restore(states)
                 brainstate.random.seed(seed)
                 online.append(referee._leaves(program(sequence)))
                 referee._restore(learner_start)
@@ -163,11 +220,14 @@ def judge(path: str, seed: int = 0) -> dict[str, Any]:
             referee._restore(learner_start)
             referee._restore(start)
     judged = {}
+    floors = [_floor(exact) for exact in (exact_one, exact_many, exact_rest)]
     for path_ in weights:
-        at_one, at_many = _figures(online[0].get(path_), exact_one[path_]), _figures(online[1].get(path_),
-                                                                                       exact_many[path_])
-        found = WeightVerdict.REFUSED if record["refused"] else verdict(at_one, at_many)
-        judged[_name(path_)] = {"verdict": found.value, "t1": _rounded(at_one), "tk": _rounded(at_many)}
+        at_one = _figures(online[0].get(path_), exact_one[path_], floors[0])
+        at_many = _figures(online[1].get(path_), exact_many[path_], floors[1])
+        at_rest = _figures(online[2].get(path_), exact_rest[path_], floors[2])
+        found = WeightVerdict.REFUSED if record["refused"] else verdict(at_one, at_many, at_rest)
+        judged[_name(path_)] = {"verdict": found.value, "t1": _rounded(at_one), "tk": _rounded(at_many),
+                                "rest": _rounded(at_rest)}
     return {**record, "weights": judged}
 
 

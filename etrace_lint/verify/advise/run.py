@@ -148,7 +148,8 @@ def _measured(model: brainstate.nn.Module, inputs: Inputs, batch_size: int | Non
                 cost = None
             fidelity, zeros = weight_rows(runs[verify.steps], reference, verify.tolerance, verify.cosine_floor)
             if any(w.verdict is Verdict.AGAINST for w in fidelity):
-                _tell(progress, f"{target}: {algorithm.label} on {judge.DRAWS - 1} more input draws")
+                _tell(progress, f"{target}: {algorithm.label} on {judge.DRAWS - 1} more input draws and one from "
+                                f"moved states")
                 try:
                     others = [(b[verify.steps], o[verify.steps])
                               for b, o in harness.other_draws(learner, [verify.steps], judge.DRAWS)]

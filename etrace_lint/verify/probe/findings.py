@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # annotations only
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE, AGAINST = "ETL410", "ETL411", "ETL412", "ETL413", "ETL415"
 DEVIATES, NOT_MEASURED, PARTLY, NOT_BUILT, NOTHING = "ETL416", "ETL417", "ETL418", "ETL419", "ETL420"
+EXACT_DESPITE = "ETL421"
 # what a probe whose BPTT gradients are all zero (or not finite) could compare: nothing
 _ALL_ZERO = ("BPTT's gradient of every weight is zero over {steps} steps on each of its input draws (the model has "
              "no float output, or the inputs never drive it)")
@@ -133,9 +134,10 @@ class ProbeFindings:
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
                            static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "",
                            draws=describe_draws(list(max(signals, key=lambda s: max(s.draws)).draws))
-                           if rule_id == AGAINST else "",
+                           if rule_id == AGAINST else _exact_draws(signals) if rule_id == EXACT_DESPITE else "",
                            deviation=_deviation(signal.first_step), other_draws=_other_draws(signals),
-                           share=_share(signals) if rule_id == PARTLY else "")
+                           share=_share(signals) if rule_id == PARTLY else
+                           _distance(signals) if rule_id == EXACT_DESPITE else "")
         return self._finding(rule_id, facts, primary, related, details, self._subject(run, weight))
 
 
@@ -179,6 +181,17 @@ def _share(signals: list[LeafSignal]) -> str:
     return f"{max(ratios):.2g}x BPTT's norm" if ratios else "n/a"
 
 
+def _exact_draws(signals: list[LeafSignal]) -> str:
+    """"4 input draws (the last from states moved from rest)": where a denied weight's gradient was BPTT's."""
+    count = min(len(s.exact_draws) for s in signals)
+    return f"{count} input draws (the last from states moved from rest)"
+
+
+def _distance(signals: list[LeafSignal]) -> str:
+    """"1e-07": the largest distance from BPTT's, relative to its norm, over the draws."""
+    return f"{max(max(s.exact_draws) for s in signals):.1g}"
+
+
 def _verdict(signal: LeafSignal, denied: bool) -> str | None:
     """The leaf's probe rule, the strongest claim first; ``denied``: a rule of the graph says its weight gets no
     online gradient through one of its uses."""
@@ -190,6 +203,10 @@ def _verdict(signal: LeafSignal, denied: bool) -> str | None:
         return NOT_MEASURED
     if signal.against:
         return AGAINST
+    if denied and signal.exact_on_every_draw:
+        # the use the graph's rule names gets nothing, yet nothing is missing: what it would carry reaches the
+        # loss in no later step (its output feeds no state the next step reads), and the same-step gradient is whole
+        return EXACT_DESPITE
     if denied and signal.online_norm and signal.bptt_norm and signal.online_norm > ROUNDING * signal.bptt_norm:
         # what it misses at the first step too: the rule that denies the use says why. A denied use leaves an
         # online gradient of exactly zero, so one that is not, however small beside the model's largest, is a

@@ -61,6 +61,16 @@ class LeafSignal:
     # zero on the first draw: its online norm / BPTT norm on each other draw whose BPTT gradient is not zero (a
     # draw that drives the weight's layer); a zero is claimed only where every one of them is zero too
     other_draws: tuple[float, ...] = ()
+    # a weight a rule says gets nothing through one of its uses, whose online gradient is BPTT's on the first draw:
+    # its distance from BPTT's (relative to BPTT's norm) on each draw that drives it, the first one first
+    exact_draws: tuple[float, ...] = ()
+    tolerance: float = 0.0  # a relative distance at or below it is BPTT's own gradient, rounded
+
+    @property
+    def exact_on_every_draw(self) -> bool:
+        """BPTT's own gradient on the first draw and on each other that drives the weight, the warmed one included
+        (a lone first draw proves nothing of the later steps' states)."""
+        return len(self.exact_draws) > 1 and all(r <= self.tolerance for r in self.exact_draws)
 
     @property
     def against(self) -> bool:
@@ -227,28 +237,33 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
         # against BPTT on this draw, whatever the algorithm promises: the other draws are measured below
         against = judge.decide(m, False, tolerance, settings.cosine_floor, zero_scale) is Verdict.AGAINST
         pointing = (m.cosine,) if against else ()  # a cosine below 0 is a finite number
+        # a use the graph says gets nothing, yet the whole gradient is BPTT's: measured on the other draws too
+        exact = (m.rel_error,) if (tuple(map(str, weight)) in denied and m.finite and m.bptt_norm > zero_scale
+                                   and m.rel_error <= tolerance) else ()
         signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
-                                  zero_scale, factor, pointing, deviation))
+                                  zero_scale, factor, pointing, deviation, exact_draws=exact, tolerance=tolerance))
     unexplained = {s.weight for s in signals if s.zero_on_first_draw and tuple(map(str, s.weight)) not in denied}
-    if any(signal.draws for signal in signals) or unexplained:
+    if any(signal.draws or signal.exact_draws for signal in signals) or unexplained:
         signals = _on_other_draws(harness, learner, signals, unexplained)
     return ProbeRun(algorithm, harness.batch, tuple(signals), seconds=time.perf_counter() - start)
 
 
 def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal],
                     unexplained: set[StatePath]) -> list[LeafSignal]:
-    """A leaf whose online gradient points against BPTT's, or is zero where nothing in the graph explains it
-    (``unexplained``), on the first draw, measured on the others: a direction or a zero holds only where every
+    """A leaf whose online gradient points against BPTT's, is zero where nothing in the graph explains it
+    (``unexplained``), or is BPTT's where a rule says a use gets nothing, on the first draw, measured on the others
+    (the warmed draw from moved states the last): a direction, a zero or an exact gradient holds only where every
     draw says so (a spiking layer that one draw does not drive gives a zero online gradient that the next draw
     does not)."""
     try:
         others = harness.other_draws(learner, [PROBE_STEPS], judge.DRAWS)
-    except Exception:  # noqa: BLE001 - a direction or a zero measured once is not claimed
-        return [replace(signal, draws=(), other_draws=(math.inf,) if signal.weight in unexplained else ())
+    except Exception:  # noqa: BLE001 - a direction, a zero or an exact gradient measured once is not claimed
+        return [replace(signal, draws=(), exact_draws=(),
+                        other_draws=(math.inf,) if signal.weight in unexplained else ())
                 for signal in signals]
     kept = []
     for signal in signals:
-        if signal.draws or signal.weight in unexplained:
+        if signal.draws or signal.weight in unexplained or signal.exact_draws:
             key = next(k for k in others[0][0][PROBE_STEPS].grads
                        if tuple(map(str, k[0])) == tuple(map(str, signal.weight)) and k[1] == signal.leaf)
             if signal.draws:
@@ -261,6 +276,13 @@ def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal
                                                    signal.zero_scale)
                           for reference, online in others)
                 signal = replace(signal, other_draws=tuple(r for r in ratios if r is not None))
+            if signal.exact_draws:
+                distances = [judge.rel_error_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key,
+                                                     signal.zero_scale)
+                             for reference, online in others]
+                # the warmed draw, the last, must drive it: a lone draw from rest proves nothing of moved states
+                measured = signal.exact_draws + tuple(d for d in distances if d is not None)
+                signal = replace(signal, exact_draws=measured if distances[-1] is not None else ())
         kept.append(signal)
     return kept
 
