@@ -20,4 +20,5 @@ RULE = MeasuredRule(
     opt_in_flag="--probe",
     explain=explain,
     says=WeightVerdict.MULTIPLE,
+    at_first_step=True,
 )

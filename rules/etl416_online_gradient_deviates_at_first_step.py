@@ -20,6 +20,7 @@ RULE = MeasuredRule(
     opt_in_flag="--probe",
     explain=explain,
     says=WeightVerdict.APPROXIMATE,
+    at_first_step=True,
     # a static finding that says why part of the weight's gradient is missing (ETL201's plain op) keeps its advice
     folds_into_static=True,
 )

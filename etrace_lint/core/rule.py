@@ -389,6 +389,9 @@ class MeasuredRule(Rule, Generic[FactsT]):
     # folded so, it measured the weight learning where the static finding says a use of it gets nothing: that
     # finding then says the weight learns partly, and gets nothing through that use only
     learns_partly: bool = False
+    # the probe: its figure is the first step's (where braintrace's online gradient must be BPTT's), not the whole
+    # run's, so the finding's ``steps`` is 1
+    at_first_step: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

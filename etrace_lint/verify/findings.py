@@ -53,9 +53,9 @@ class FindingMaker:
     def explanation(self, weight: StatePath) -> Finding | None:
         """The linter's own finding that tells why ``weight`` is left out, if there is one."""
         name = display_name(weight)
+        rules = all_rules()
         found = [f for f in self._others
-                 if f.subject.weight == name and all_rules()[f.rule_id].explains_weight
-                 and not f.rule_id.startswith("ETL4")]
+                 if f.subject.weight == name and rules[f.rule_id].explains_weight and not rules[f.rule_id].measured]
         found.sort(key=lambda f: (-f.level.rank, f.rule_id))
         return found[0] if found else None
 

@@ -27,8 +27,6 @@ _ALL_ZERO = ("BPTT's gradient of every weight is zero over {steps} steps on each
              "no float output, or the inputs never drive it)")
 _NONE_FINITE = ("BPTT's gradient of every weight is zero or not finite over {steps} steps on each of its input draws "
                 "(the model computes a NaN or an infinity, from a weight or a state that starts so, say)")
-# the rules whose figure is the first step's, not the whole probe's
-_AT_FIRST_STEP = (MULTIPLE, DEVIATES)
 
 
 def _shape(shape: tuple[int, ...] | None) -> str:
@@ -122,7 +120,7 @@ class ProbeFindings:
         primary, related = self._places.weight_locations(weight)
         shown = display_name(weight) + ("" if whole else " and ".join(s.leaf for s in signals))
         measured = tuple(ProbeLeaf(s.leaf, s.online_norm, s.bptt_norm, s.scale) for s in signals)
-        steps = 1 if rule_id in _AT_FIRST_STEP else signal.steps
+        steps = 1 if measured_rule(rule_id).at_first_step else signal.steps
         details = ProbeSignal(run.algorithm, steps, run.batch, whole, measured)
         norms = [s.bptt_norm for s in signals if s.bptt_norm is not None]
         onlines = [s.online_norm for s in signals if s.online_norm is not None]
