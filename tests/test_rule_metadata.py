@@ -9,6 +9,10 @@ checked here, for every rule.
 
 from __future__ import annotations
 
+import ast
+import os
+import re
+
 import pytest
 from helpers import REPO
 
@@ -121,3 +125,59 @@ def test_the_sarif_log_carries_every_rules_texts():
         assert described["help"]["markdown"] == rule.docs != "", rule.id
         assert described["helpUri"] == rule_page_url(rule.id)
         assert described["defaultConfiguration"]["level"] == rule.level.value
+
+
+_RULE_ID = re.compile(r"^ETL\d{3}$")
+
+
+def _is_rule_id(node: ast.expr, names: set[str]) -> bool:
+    return ((isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_RULE_ID.match(node.value)))
+            or (isinstance(node, ast.Name) and node.id in names))
+
+
+def _rule_id_names(tree: ast.Module) -> set[str]:
+    """The module's names bound to a rule id (``STEP_RAISES = "ETL410"``, ``A, B = "ETL410", "ETL411"``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                pairs = (zip(target.elts, node.value.elts) if isinstance(target, ast.Tuple)
+                         and isinstance(node.value, ast.Tuple) else [(target, node.value)])
+                names.update(t.id for t, v in pairs if isinstance(t, ast.Name) and _is_rule_id(v, set()))
+    return names
+
+
+def test_no_module_of_the_package_keeps_a_list_of_rule_ids():
+    # what a rule's findings mean is its metadata; a tuple or set of ids elsewhere is a list someone must know of
+    package = os.path.join(REPO, "etrace_lint")
+    lists = []
+    for folder, _, files in os.walk(package):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            with open(path, encoding="utf-8") as handle:
+                tree = ast.parse(handle.read(), path)
+            names = _rule_id_names(tree)
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Tuple, ast.Set, ast.List)) and len(node.elts) >= 2:
+                    if sum(_is_rule_id(e, names) for e in node.elts) >= 2 and not isinstance(
+                            getattr(node, "ctx", None), ast.Store):
+                        lists.append(f"{os.path.relpath(path, REPO)}:{node.lineno}")
+    # a tuple that unpacks into names, each one id (``A, B = "ETL410", "ETL411"``), names rules; it lists none
+    unpacked = {f"{os.path.relpath(p, REPO)}:{n}" for p, n in _unpacking_sites(package)}
+    assert sorted(set(lists) - unpacked) == []
+
+
+def _unpacking_sites(package: str) -> list[tuple[str, int]]:
+    sites = []
+    for folder, _, files in os.walk(package):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as handle:
+                    tree = ast.parse(handle.read(), path)
+                sites.extend((path, node.value.lineno) for node in ast.walk(tree)
+                             if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple)
+                             and isinstance(node.value, ast.Tuple))
+    return sites
