@@ -96,6 +96,16 @@ class AnalysisContext:
         return next((site for site in self.flow.etp_sites if any(out is var for out in jv.outvars(site.eqn))), None)
 
     @functools.cached_property
+    def hidden_groups(self) -> list[bt.GroupView]:
+        """The compiler's hidden groups, each the hidden states whose eligibility traces it keeps together."""
+        return bt.group_views(self.graph)
+
+    @functools.cached_property
+    def relations(self) -> list[bt.RelationView]:
+        """The ETP ops the compiler connected to hidden groups, each with the weights it trains (a trace's cover)."""
+        return bt.relation_views(self.graph)
+
+    @functools.cached_property
     def hidden_invars(self) -> dict[jv.Var, StatePath]:
         """The step's input var of each hidden state (its value at the step's start) -> that hidden state's path."""
         return bt.hidden_invars(self.module_info)

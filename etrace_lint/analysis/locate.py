@@ -143,6 +143,7 @@ class Locator:
 
     @property
     def sites(self) -> list[jv.EqnSite]:
+        """Every equation of the traced step, with the loop and branch bodies around it, in the step's order."""
         if self._sites is None:
             self._sites = list(jv.walk(bt.traced_jaxpr(self.module_info))) if self.module_info is not None else []
         return self._sites
@@ -165,9 +166,11 @@ class Locator:
         return self._consumers
 
     def consumers(self, var: jv.Atom) -> list[jv.EqnSite]:
+        """The equations that read ``var`` (an empty list for a var the step only returns)."""
         return self._consumer_table().get(id(var), [])
 
     def producer(self, var: jv.Atom) -> jv.EqnSite | None:
+        """The equation that computes ``var``; None for an input of the step (a state's value at its start)."""
         if self._producers is None:
             self._producers = {id(v): site for site in self.sites for v in jv.outvars(site.eqn)}
         return self._producers.get(id(var))
@@ -228,6 +231,7 @@ class Locator:
     # ------------------------------------------------------------------ lookups
 
     def of_site(self, site: jv.EqnSite, label: str = "") -> Location | None:
+        """The user's line of an equation (the innermost frame of the user's code that made it)."""
         frame = jv.eqn_location(site)
         if frame is None:
             # a cached jit body only knows its own frames: the jit calls around it know the user's line
@@ -291,6 +295,7 @@ class Locator:
         return self._weight_site_cache[key]
 
     def of_weight(self, path: StatePath | None, primitive_name: str = "", label: str = "") -> Location | None:
+        """The first line that applies the weight (an ETP op first, or the ``primitive_name`` op), else its creation."""
         if path is None:
             return None
         key = (tuple(path), primitive_name)
@@ -305,6 +310,7 @@ class Locator:
         return Location(found.path, found.line, found.column, label) if found is not None else None
 
     def of_var(self, var: jv.Var, primitive_name: str = "", label: str = "") -> Location | None:
+        """The user's line of the first equation that reads ``var`` (the ``primitive_name`` one, if given)."""
         for site in self.consumers(var):
             if primitive_name and jv.primitive_name(site.eqn) != primitive_name:
                 continue
@@ -315,6 +321,7 @@ class Locator:
         return self.of_state(path, label) if path else None
 
     def of_producer(self, var: jv.Atom, label: str = "") -> Location | None:
+        """The user's line of the equation that computes ``var``."""
         site = self.producer(var)
         return self.of_site(site, label) if site is not None else None
 
@@ -328,6 +335,7 @@ class Locator:
         return index.get(primitive_name, [])
 
     def of_primitive(self, primitive_name: str, label: str = "") -> Location | None:
+        """The user's line of the first ``primitive_name`` equation of the step."""
         for site in self.sites_named(primitive_name):
             loc = self.of_site(site, label)
             if loc is not None:

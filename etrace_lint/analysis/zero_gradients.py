@@ -62,7 +62,7 @@ def _by_weight(relations: Iterable[Relation]) -> dict[StatePath, list[Relation]]
 def _whole_weights(relations: Iterable[Relation], context: StepFacts) -> list[tuple[StatePath, list[Relation]]]:
     """The weights all of whose ETP relations are among ``relations`` (else another op of the weight
     still drives a hidden state), in path order, each with its relations."""
-    counts = {weight: len(all_) for weight, all_ in _by_weight(bt.relation_views(context.graph)).items()}
+    counts = {weight: len(all_) for weight, all_ in _by_weight(context.relations).items()}
     return [(weight, found) for weight, found in sorted(_by_weight(relations).items(), key=lambda item: str(item[0]))
             if len(found) == counts.get(weight, 0)]
 
@@ -100,8 +100,8 @@ def unread_state_uses(context: StepFacts) -> list[UnreadStateUse]:
     if not outputs:
         return []
     flow = context.flow
-    groups = {g.index: g for g in bt.group_views(context.graph)}
-    views = [v for v in bt.relation_views(context.graph) if not v.in_control_flow]
+    groups = {g.index: g for g in context.hidden_groups}
+    views = [v for v in context.relations if not v.in_control_flow]
     same_step = bt.adds_same_step_gradients()
     signal: dict[int, bool] = {}  # per hidden group: its new value reaches the output
     silent: list[bt.RelationView] = []
@@ -175,12 +175,12 @@ def while_cut_uses(context: StepFacts) -> list[WhileCutUse]:
     if not loops or not outputs:
         return []
     flow = context.flow
-    groups = {g.index: g for g in bt.group_views(context.graph)}
+    groups = {g.index: g for g in context.hidden_groups}
     same_step = bt.adds_same_step_gradients()
     avoid_hidden = set(flow.hidden) | set(loops)
     crossed: dict[int, jv.EqnSite | None] = {}  # per hidden group: the loop its signal crosses, None: not cut
     cut: list[bt.RelationView] = []
-    for view in (v for v in bt.relation_views(context.graph) if not v.in_control_flow):
+    for view in (v for v in context.relations if not v.in_control_flow):
         for index in view.group_indices:
             if index not in crossed:
                 crossed[index] = _loop_crossed(flow, groups[index], outputs, loops)

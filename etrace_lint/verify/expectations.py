@@ -48,8 +48,8 @@ class GraphFacts:
 
     def __init__(self, context: AnalysisContext):
         self.jaxpr = bt.traced_jaxpr(context.module_info)
-        self.groups = {g.index: g for g in bt.group_views(context.graph)}
-        self.relations = bt.relation_views(context.graph)
+        self.groups = {g.index: g for g in context.hidden_groups}
+        self.relations = context.relations
         self.reaching_hidden = set(context.weights_reaching_hidden())
         self.carried = {use.weight: use for use in carried_uses(context)}
         self.carried_past_trace = {use.weight: use for use in carried_past_traces(context)}

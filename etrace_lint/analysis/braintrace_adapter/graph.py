@@ -37,10 +37,10 @@ if TYPE_CHECKING:  # braintrace's own classes, for annotations only
 class GroupView:
     """A hidden group as the gradient check needs it: its states and step vars."""
 
-    index: int
-    hidden_paths: tuple[StatePath, ...]
-    invars: tuple[jv.Var, ...]
-    outvars: tuple[jv.Var, ...]
+    index: int  # the group's index, as a relation's ``group_indices`` name it
+    hidden_paths: tuple[StatePath, ...]  # the hidden states whose traces the compiler keeps together
+    invars: tuple[jv.Var, ...]  # their values at the step's start
+    outvars: tuple[jv.Var, ...]  # their values at its end (an input var again where the step does not write it)
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,10 @@ class RelationView:
     """One ETP op the compiler connected to hidden groups, and the weights it trains."""
 
     weight_paths: tuple[StatePath, ...]  # ParamState paths, in trainable-key order
-    y_var: jv.Var
-    group_indices: tuple[int, ...]
+    y_var: jv.Var  # the op's output
+    group_indices: tuple[int, ...]  # the hidden groups the op's output reaches
     classifications: tuple[str, ...]  # PathClassification values per connected hidden state
-    primitive: str
+    primitive: str  # the ETP op's primitive (``etp_mv``, ...)
     in_control_flow: bool  # inside a descended scan: its vars are body-scoped
 
 
