@@ -86,6 +86,8 @@ def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
         return
     # a weight of integers or booleans is ETL214's: JAX gives it no gradient, and no ETP op changes that
     no_gradient = {tuple(w.weight) for w in context.weight_dtypes if not w.has_gradient}
+    # a weight used only through a conversion to integers or booleans is ETL215's: no ETP op gives it a gradient
+    no_gradient |= {tuple(c.weight) for c in context.weight_casts if c.only_use}
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     for use in context.first_plain_uses:
         if tuple(use.weight) in no_gradient:

@@ -479,3 +479,29 @@ def test_an_integer_param_names_the_weight_its_dtype_and_the_fix_on_the_line_tha
     assert finding.level.value == "error" and "floating dtype" in finding.message
     assert finding.subject.weight == "gain"
     assert not [f for f in findings if f.rule_id == "ETL201"]  # its advice, an ETP op, would not make it learn
+
+
+WEIGHT_CAST = os.path.join(FIXTURES, "own", "weight_cast.py")
+
+
+def test_a_weight_used_only_cast_to_integer_is_named_with_its_dtype_and_replaces_learns_online():
+    findings, _ = lint_shared(WEIGHT_CAST + "::etrace_target_quantized_etp")
+    (finding,) = [f for f in findings if f.rule_id == "ETL215"]
+    assert finding.line == line_of(WEIGHT_CAST, "q = jnp.round(self.w.value).astype(jnp.int32)")
+    assert finding.message.startswith("w is converted to int32 here (`convert_element_type`)")
+    assert "online or by BPTT" in finding.message and "straight-through estimator" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "w"
+    # braintrace connects the int32 operand of its matmul and calls w learning: this finding replaces that
+    assert not [f for f in findings if f.rule_id == "ETL001" and f.subject.weight == "w"]
+
+
+def test_a_weight_used_only_as_a_mask_is_not_told_to_use_an_etp_op():
+    findings, _ = lint_shared(WEIGHT_CAST + "::etrace_target_mask_only")
+    (finding,) = [f for f in findings if f.rule_id == "ETL215"]
+    assert finding.message.startswith("gate is turned into a boolean mask here (`gt`)")
+    assert not [f for f in findings if f.rule_id == "ETL201"]  # no ETP op gives a comparison a gradient
+
+
+def test_a_pruning_mask_of_a_weight_that_still_learns_is_not_reported():
+    findings, _ = lint_shared(WEIGHT_CAST + "::etrace_target_pruned_etp")
+    assert not [f for f in findings if f.rule_id == "ETL215"]

@@ -21,7 +21,8 @@ from . import jaxpr_view as jv
 from .carried_states import CarriedUse, carried_uses
 from .locate import Locator
 from .record_kinds import reported_kinds
-from .step_flow import TOP, BufferedUse, StepFlow
+from .step_flow import TOP, BufferedUse, Node, StepFlow
+from .weight_casts import WeightCast, weight_casts
 from .weight_dtypes import WeightDtype, weight_dtypes
 from .zero_gradients import (
     UnreadStateUse,
@@ -78,6 +79,15 @@ class AnalysisContext:
         """The dtypes of each weight the step reads, as the step reads them: a weight none of whose arrays is
         floating or complex (integers, booleans) gets no gradient from JAX, online or by BPTT."""
         return weight_dtypes(self.weight_paths, self.locator)
+
+    @functools.cached_property
+    def weight_casts(self) -> list[WeightCast]:
+        """The uses of a weight that convert its value to an integer or boolean dtype (``w.astype(int)``, the mask
+        ``w > 0``) and reach a hidden state or the step's output: no gradient flows back to the weight through
+        them, online or by BPTT."""
+        ends: dict[Node, object] = {(TOP, v): path for v, path in self.hidden_outvars.items()}
+        ends.update({(TOP, v): "output" for v in bt.step_output_vars(self.module_info)})
+        return weight_casts(self.jaxpr, self.weight_paths, self.flow, ends)
 
     @functools.cached_property
     def learning_weights(self) -> set[StatePath]:
