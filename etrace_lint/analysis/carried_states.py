@@ -31,7 +31,7 @@ class CarriedUse:
 def _carried_states(context: StepFacts) -> dict[Node, bt.UntracedState]:
     """The new values of the untraced states whose old value shapes the step's output, by node."""
     flow = context.flow
-    outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
+    outputs = {(TOP, v): "output" for v in context.output_vars}
     carried: dict[Node, bt.UntracedState] = {}
     for state in bt.untraced_states(context.module_info):
         if flow.reached(tuple((TOP, v) for v in state.invars), outputs):  # its old value shapes the step

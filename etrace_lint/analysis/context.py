@@ -86,7 +86,7 @@ class AnalysisContext:
         ``w > 0``) and reach a hidden state or the step's output: no gradient flows back to the weight through
         them, online or by BPTT."""
         ends: dict[Node, object] = {(TOP, v): path for v, path in self.hidden_outvars.items()}
-        ends.update({(TOP, v): "output" for v in bt.step_output_vars(self.module_info)})
+        ends.update({(TOP, v): "output" for v in self.output_vars})
         return weight_casts(self.jaxpr, self.weight_paths, self.flow, ends)
 
     @functools.cached_property
@@ -104,6 +104,11 @@ class AnalysisContext:
     def etp_site_of(self, var: jv.Var) -> jv.EqnSite | None:
         """The ETP op of the step whose output ``var`` is."""
         return next((site for site in self.flow.etp_sites if any(out is var for out in jv.outvars(site.eqn))), None)
+
+    @functools.cached_property
+    def output_vars(self) -> list[jv.Var]:
+        """The step's vars that are the model's return value (a flow's end, as the hidden states' new values are)."""
+        return bt.step_output_vars(self.module_info)
 
     @functools.cached_property
     def hidden_groups(self) -> list[bt.GroupView]:

@@ -207,6 +207,9 @@ class StepFacts(Protocol):
     def hidden_outvars(self) -> dict[jv.Var, StatePath]: ...
 
     @property
+    def output_vars(self) -> list[jv.Var]: ...
+
+    @property
     def hidden_groups(self) -> list[bt.GroupView]: ...
 
     @property

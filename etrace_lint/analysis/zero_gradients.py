@@ -96,7 +96,7 @@ def unread_state_uses(context: StepFacts) -> list[UnreadStateUse]:
     compile a program made says which its learner uses."""
     if not context.single_step_vjp:
         return []
-    outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
+    outputs = {(TOP, v): "output" for v in context.output_vars}
     if not outputs:
         return []
     flow = context.flow
@@ -171,7 +171,7 @@ def while_cut_uses(context: StepFacts) -> list[WhileCutUse]:
     if not context.single_step_vjp:
         return []
     loops = _detached_loops(context)
-    outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
+    outputs = {(TOP, v): "output" for v in context.output_vars}
     if not loops or not outputs:
         return []
     flow = context.flow
@@ -239,7 +239,7 @@ def untrained_readouts(context: StepFacts) -> list[UntrainedReadout]:
     readouts included."""
     if bt.adds_same_step_gradients() or not context.single_step_vjp:
         return []
-    outputs = {(TOP, v): "output" for v in bt.step_output_vars(context.module_info)}
+    outputs = {(TOP, v): "output" for v in context.output_vars}
     if not outputs:
         return []
     flow = context.flow

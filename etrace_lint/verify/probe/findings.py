@@ -24,7 +24,8 @@ DEVIATES, NOT_MEASURED, PARTLY, NOT_BUILT, NOTHING = "ETL416", "ETL417", "ETL418
 EXACT_DESPITE = "ETL421"
 # what a probe whose BPTT gradients are all zero (or not finite) could compare: nothing
 _ALL_ZERO = ("BPTT's gradient of every weight is zero over {steps} steps on each of its input draws (the model has "
-             "no float output, or the inputs never drive it)")
+             "no float output, its weights reach it only through integer or boolean values, or the inputs never "
+             "drive it)")
 _NONE_FINITE = ("BPTT's gradient of every weight is zero or not finite over {steps} steps on each of its input draws "
                 "(the model computes a NaN or an infinity, from a weight or a state that starts so, say)")
 
