@@ -130,6 +130,15 @@ def _said_exact(finding: Finding, measured: list[Measured], rules: Mapping[str, 
     return replace(finding, level=Level.NOTE, message=f"{said}; {exact[0].message}")
 
 
+def _confirms(measured: Rule, static: Rule) -> bool:
+    """A measurement folds into a static finding about the same weight only where it measures that finding's
+    kind of claim: a step that raises into a prediction that it raises (ETL210), anything else into a claim of
+    what the weight's gradient is. A raise folded into a denial of one use (ETL207) would hide that no weight
+    trains at all; a measured zero folded into a predicted raise would hide the zero."""
+    raises = WeightVerdict.STEP_RAISES
+    return (measured.says is raises) == (static.says is raises)
+
+
 def _folded(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
     """Measured findings that confirm a static warning about the same weight, folded into it."""
     static = _static_verdicts(findings, rules)
@@ -142,10 +151,13 @@ def _folded(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]
         weight = _weight(finding)
         if rule is None or not _folds(rule) or weight not in static:
             continue
+        targets = [i for i in static[weight] if _confirms(rule, rules[findings[i].rule_id])]
+        if not targets:  # what it measured is another claim than the static findings': it stands on its own
+            continue
         dropped.add(index)
         details = finding.details
         record = Measured(finding.rule_id, finding.message, details if isinstance(details, Measurement) else None)
-        for target in static[weight]:
+        for target in targets:
             measured.setdefault(target, []).append(record)
     return [_said_exact(_said_partly(replace(f, measured=tuple(measured[i])), measured[i], rules), measured[i], rules)
             if i in measured else f for i, f in enumerate(findings) if i not in dropped]
