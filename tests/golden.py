@@ -19,7 +19,8 @@ Python 3.12. Regenerate the snapshots of both lines, from the repository's root,
 The installed braintrace's line is written by this interpreter; the other line's by the
 interpreter of a virtual environment that has it (``.venv312/`` for 0.2.8, made and installed
 with the checkout on first use from a Python 3.12 found on the PATH or by pyenv; or name one:
-``--python 0.2.8=/path/to/bin/python``). ``--update`` alone writes the installed line's only.
+``--python 0.2.8=/path/to/bin/python``). ``--update`` alone writes the installed line's only;
+``--summary`` adds one line per finding the snapshots gained or lost against the commit checked out.
 """
 
 from __future__ import annotations
@@ -204,6 +205,30 @@ def update_line(line: Line, python: str | None) -> list[str]:
             for corpus in CORPORA for suffix in ("json", "sarif", "exit")]
 
 
+def _findings_of(text: str) -> set[tuple[str, int, str, str, str]]:
+    """(path, line, rule, level, message) of each finding of a JSON snapshot."""
+    if not text:
+        return set()
+    return {(f["location"]["path"], f["location"]["line"], f["rule"], f["level"], f["message"])
+            for f in json.loads(text).get("findings", [])}
+
+
+def changes(paths: list[str]) -> list[str]:
+    """What each JSON snapshot of ``paths`` says differently from the commit checked out: one line per finding
+    added (+) or gone (-), so a diff of hundreds of lines reads as the findings it is about."""
+    lines = []
+    for path in sorted(p for p in paths if p.endswith(".json")):
+        relative = os.path.relpath(path, REPO)
+        old = subprocess.run(["git", "show", f"HEAD:{relative}"], cwd=REPO, capture_output=True, text=True).stdout
+        with open(path, encoding="utf-8") as handle:
+            now = _findings_of(handle.read())
+        before = _findings_of(old)
+        for sign, found in (("-", before - now), ("+", now - before)):
+            lines.extend(f"{relative}: {sign} {p}:{n} {rule} {level} {message[:100]}"
+                         for p, n, rule, level, message in sorted(found))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.golden", description=__doc__.split("\n")[0])
     parser.add_argument("--update", action="store_true", help="rewrite the installed braintrace's snapshots")
@@ -212,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
                              ", ".join(f"{line.braintrace} on Python {line.python}" for line in LINES) + ")")
     parser.add_argument("--python", action="append", default=[], metavar="VERSION=PATH",
                         help="the Python to write braintrace VERSION's snapshots with (default: its line's venv)")
+    parser.add_argument("--summary", action="store_true",
+                        help="with --update: print each finding the snapshots gained (+) or lost (-) against HEAD")
     args = parser.parse_args(argv)
     if not args.update:
         parser.print_help()
@@ -225,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         written = update()
     for path in written:
         print(os.path.relpath(path, REPO))
+    if args.summary:
+        print("\n".join(changes(written)) or "no finding changed")
     return 0
 
 

@@ -132,7 +132,8 @@ class AnalysisContext:
 
     @functools.cached_property
     def jaxpr(self) -> jv.ClosedJaxpr:
-        """The step as the compiler traced it (after its rewrites of conds and scans)."""
+        """The step as the compiler traced it, after its rewrites of conds and scans and with every jit call inlined
+        (``locator.jit_parents(eqn)`` names the calls an equation came from: ``jnp.heaviside``'s, say)."""
         return bt.traced_jaxpr(self.module_info)
 
     @functools.cached_property

@@ -135,12 +135,12 @@ class StepFlow:
                                  [(scope, v) for v in eqn.outvars]))
 
     @staticmethod
-    def _scope_of(site: jv.EqnSite) -> int:
-        """The scope whose nodes hold the site's operands: its innermost enclosing jaxpr."""
+    def scope_of(site: jv.EqnSite) -> int:
+        """The scope whose nodes hold the site's operands: the id of its innermost enclosing equation, or TOP."""
         return id(site.parents[-1]) if site.parents else TOP
 
     def weights_read_by(self, site: jv.EqnSite) -> frozenset[StatePath]:
-        weights = self._weights.get(self._scope_of(site), {})
+        weights = self._weights.get(self.scope_of(site), {})
         return frozenset().union(*(weights.get(v, frozenset()) for v in jv.invars(site.eqn)))
 
     def hidden_reached(self, starts: tuple[Node, ...], avoid: Container[Node] = frozenset()) -> list[StatePath]:
@@ -149,8 +149,13 @@ class StepFlow:
 
     def reached(self, starts: tuple[Node, ...], ends: Mapping[Node, _Label], avoid: Container[Node] = frozenset(),
                 past_ends: bool = True) -> list[_Label]:
-        """The values of ``ends`` (node -> label) whose nodes depend on ``starts``, not passing
-        through ``avoid`` (nor through an end, unless ``past_ends``)."""
+        """The labels of ``ends`` (node -> label) whose nodes depend on ``starts``, not passing through ``avoid``
+        (nor through an end, unless ``past_ends``).
+
+        ``avoid`` is anything with ``in`` (a set, a frozenset); the starts themselves are never checked
+        against it, and an end that is also in ``avoid`` is never found: to stop at some nodes and still
+        report them, make them ends and pass ``past_ends=False``. A site's operands are the nodes
+        ``(flow.scope_of(site), var)``."""
         seen = set(starts)
         pending = list(starts)
         found: set[_Label] = set()
@@ -168,7 +173,7 @@ class StepFlow:
         return sorted(found, key=str)
 
     def outputs_of(self, site: jv.EqnSite) -> tuple[Node, ...]:
-        scope = self._scope_of(site)
+        scope = self.scope_of(site)
         return tuple((scope, v) for v in jv.outvars(site.eqn))
 
 
