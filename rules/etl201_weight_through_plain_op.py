@@ -88,6 +88,9 @@ def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
     no_gradient = {tuple(w.weight) for w in context.weight_dtypes if not w.has_gradient}
     # a weight used only through a conversion to integers or booleans is ETL215's: no ETP op gives it a gradient
     no_gradient |= {tuple(c.weight) for c in context.weight_casts if c.only_use}
+    # a weight whose hidden states reach the output only through a hard threshold is ETL216's: an ETP op would
+    # not give it a gradient either
+    no_gradient |= {tuple(c.weight) for c in context.hard_threshold_cuts}
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     for use in context.first_plain_uses:
         if tuple(use.weight) in no_gradient:

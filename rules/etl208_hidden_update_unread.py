@@ -37,7 +37,12 @@ class HiddenUpdateUnread(NamesHiddenStates):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[HiddenUpdateUnread]]:
+    # a weight whose hidden states reach the output only through a hard threshold is ETL216's: reading them
+    # after the update, or a multi-step VJP, would not give it a gradient either
+    hard = {tuple(cut.weight) for cut in context.hard_threshold_cuts}
     for use in context.unread_state_uses:
+        if tuple(use.weight) in hard:
+            continue
         related = (("weight created here", use.weight),) + tuple(
             (f"{display_name(h)} created here", h) for h in use.hidden[:3])
         violation = HiddenUpdateUnread(display_name(use.weight), tuple(display_name(h) for h in use.hidden))

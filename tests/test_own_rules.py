@@ -505,3 +505,38 @@ def test_a_weight_used_only_as_a_mask_is_not_told_to_use_an_etp_op():
 def test_a_pruning_mask_of_a_weight_that_still_learns_is_not_reported():
     findings, _ = lint_shared(WEIGHT_CAST + "::etrace_target_pruned_etp")
     assert not [f for f in findings if f.rule_id == "ETL215"]
+
+
+HARD_SPIKE = os.path.join(FIXTURES, "own", "hard_spike.py")
+
+
+def test_a_hard_spike_names_the_weight_its_hidden_state_the_threshold_and_a_surrogate():
+    findings, _ = lint_shared(HARD_SPIKE + "::etrace_target_hard_spike_greater")
+    (finding,) = [f for f in findings if f.rule_id == "ETL216"]
+    assert finding.line == line_of(HARD_SPIKE, "return (v > 1.0).astype(jnp.float32)")
+    assert finding.message.startswith("lif.w_in.weight gets no gradient, online or by BPTT: lif.v reaches the "
+                                      "step's output only through this hard threshold (`>`)")
+    assert "braintools.surrogate.sigmoid" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "lif.w_in.weight"
+    assert finding.subject.hidden_states == ("lif.v",)
+    # braintrace connects the weight's matmul to lif.v and calls it learning: this finding replaces that
+    assert not [f for f in findings if f.rule_id == "ETL001" and f.subject.weight == "lif.w_in.weight"]
+
+
+def test_a_hard_spike_replaces_the_advice_that_would_not_make_the_weight_learn():
+    heaviside, _ = lint_shared(HARD_SPIKE + "::etrace_target_hard_spike_heaviside")
+    assert [f.message.split(": ")[1].split(", a spike")[0] for f in heaviside if f.rule_id == "ETL216"] == [
+        "lif.v reaches the step's output only through this hard threshold (`jnp.heaviside`)"]
+    plain, _ = lint_shared(HARD_SPIKE + "::etrace_target_hard_spike_plain_matmul")
+    assert [f.rule_id for f in plain if f.level.value != "note"] == ["ETL216"]  # not ETL201's "use an ETP op"
+    before_reset, _ = lint_shared(HARD_SPIKE + "::etrace_target_hard_spike_before_reset")
+    assert [f.rule_id for f in before_reset if f.level.value != "note"] == ["ETL216"]  # not ETL208's
+    multi_step, _ = lint_shared(HARD_SPIKE + "::etrace_target_hard_spike_multi_step")
+    assert "ETL216" in {f.rule_id for f in multi_step} and "ETL213" not in {f.rule_id for f in multi_step}
+
+
+def test_a_surrogate_spike_or_a_float_path_around_the_spike_is_not_reported():
+    for factory in ("etrace_target_surrogate_spike", "etrace_target_hard_spike_membrane_read"):
+        findings, _ = lint_shared(HARD_SPIKE + "::" + factory)
+        assert not [f for f in findings if f.rule_id == "ETL216"], factory
+        assert [f for f in findings if f.rule_id == "ETL001" and f.subject.weight == "lif.w_in.weight"], factory

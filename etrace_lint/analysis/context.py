@@ -19,6 +19,7 @@ from ..core.registry import rule_for_record_kind
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .carried_states import CarriedUse, carried_uses
+from .hard_thresholds import HardThresholdCut, hard_threshold_cuts
 from .locate import Locator
 from .record_kinds import reported_kinds
 from .step_flow import TOP, BufferedUse, Node, StepFlow
@@ -88,6 +89,24 @@ class AnalysisContext:
         ends: dict[Node, object] = {(TOP, v): path for v, path in self.hidden_outvars.items()}
         ends.update({(TOP, v): "output" for v in self.output_vars})
         return weight_casts(self.jaxpr, self.weight_paths, self.flow, ends)
+
+    @functools.cached_property
+    def hard_threshold_cuts(self) -> list[HardThresholdCut]:
+        """The weights whose every float path to the step's output runs through hidden states whose values pass
+        on only through a hard threshold (a spike with no surrogate gradient, ``(v > 1.0).astype(float)``,
+        ``jnp.heaviside``): no gradient reaches them, online or by BPTT."""
+        carried: dict[StatePath, tuple[tuple[jv.Var, ...], tuple[jv.Var, ...]]] = {}
+        for var, path in self.hidden_invars.items():
+            ins, outs = carried.get(path, ((), ()))
+            carried[path] = (ins + (var,), outs)
+        for var, path in self.hidden_outvars.items():
+            ins, outs = carried.get(path, ((), ()))
+            carried[path] = (ins, outs + (var,))
+        hidden = frozenset(carried)
+        for state in self.untraced_states:
+            carried.setdefault(state.path, (tuple(state.invars), tuple(state.outvars)))
+        return hard_threshold_cuts(self.flow, self.sites, self.locator.jit_parents, self.weight_paths, carried,
+                                   hidden, self.output_vars)
 
     @functools.cached_property
     def learning_weights(self) -> set[StatePath]:
