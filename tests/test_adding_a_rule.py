@@ -262,3 +262,16 @@ def test_an_analysis_rule_without_its_violations_is_not_built():
     with pytest.raises(TypeError, match="violations"):
         AnalysisRule(id="ETL097", name="wrong", level=Level.WARNING, summary="s",  # type: ignore[call-arg]
                      check=lambda context: ())
+
+
+def test_the_facts_tool_prints_what_a_check_reads_of_a_fixture_model():
+    # step 3 and context.md send a newcomer here to see a model's facts while writing a check
+    target = os.path.join("tests", "fixtures", "own", "integer_param.py") + "::etrace_target_integer_gain"
+    shown = subprocess.run([sys.executable, "-m", "tests.facts", target, "weight_dtypes", "jaxpr"], cwd=REPO,
+                           capture_output=True, text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert "weight_dtypes: [WeightDtype(weight=('w',)" in shown.stdout and "dtypes=('int32',)" in shown.stdout
+    assert "jaxpr: { lambda" in shown.stdout and "etp_mv" in shown.stdout
+    unknown = subprocess.run([sys.executable, "-m", "tests.facts", target, "no_such_fact"], cwd=REPO,
+                             capture_output=True, text=True, timeout=300)
+    assert unknown.returncode == 2 and "weight_dtypes" in unknown.stderr  # it lists the facts there are

@@ -59,17 +59,13 @@ class _NoGradient:
         return node in self.made or jv.carries_no_gradient(var)
 
 
-def _scope(site: jv.EqnSite) -> int:
-    return id(site.parents[-1]) if site.parents else TOP
-
-
 def _thresholds(sites: list[jv.EqnSite], jit_parents: Callable[[jv.JaxprEqn], tuple[jv.JaxprEqn, ...]],
                 custom_scopes: frozenset[int]) -> list[tuple[jv.EqnSite, str, int]]:
     """Each equation of the step that thresholds a float value, with how the user wrote it and the threshold
     it belongs to (one ``jnp.heaviside`` is several equations), in the step's order."""
     found = []
     for site in sites:
-        if _scope(site) in custom_scopes:
+        if StepFlow.scope_of(site) in custom_scopes:
             continue
         call = next((call for call in jit_parents(site.eqn)
                      if str(call.params.get("name", "")) in _ZERO_DERIVATIVE_CALLS), None)
@@ -101,7 +97,7 @@ def hard_threshold_cuts(flow: StepFlow, sites: list[jv.EqnSite],
     outputs: dict[Node, object] = {(TOP, v): "output" for v in output_vars if not jv.carries_no_gradient(v)}
     if not outputs:
         return []
-    custom_scopes = frozenset(_scope(site) for site in sites if any(
+    custom_scopes = frozenset(StepFlow.scope_of(site) for site in sites if any(
         jv.primitive_name(parent) in _CUSTOM_DERIVATIVE for parent in site.parents))
     thresholds = _thresholds(sites, jit_parents, custom_scopes)
     if not thresholds:

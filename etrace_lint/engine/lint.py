@@ -81,6 +81,38 @@ def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = N
                             counted_only=settings.scope.count_only)
 
 
+def _compiled(loaded: LoadedTarget, compile_options: dict[str, Any], count_only: frozenset[str]) -> bt.Compilation:
+    """braintrace's compile of the loaded model, its states laid out first; an error is kept, never raised."""
+    try:
+        bt.ensure_states(loaded.model, loaded.batch_size)
+    except Exception as exc:
+        return bt.Compilation(error=exc)
+    return bt.compile_model(loaded.model, loaded.inputs, compile_options,
+                            needs_subject=lambda record: not is_hidden_note(record, count_only))
+
+
+def _locator(loaded: LoadedTarget, compilation: bt.Compilation) -> Locator:
+    return Locator(loaded.model, compilation.module_info, loaded.factory_location, compilation.traced_jaxpr,
+                   compilation.raw_jaxpr)
+
+
+def _context(loaded: LoadedTarget, compilation: bt.Compilation, locator: Locator,
+             settings: EngineSettings) -> AnalysisContext:
+    return AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings, loaded.single_step_vjp,
+                           declared_algorithms(loaded.verify_options))
+
+
+def analysis_context(loaded: LoadedTarget, settings: EngineSettings | None = None) -> AnalysisContext | None:
+    """The context the checks read of the loaded model, built as a lint builds it; None where braintrace's compile
+    gives no graph. For a tool that shows a model's facts (``python -m tests.facts``); call it inside
+    ``environ_context(loaded.environ)``, as the model's step reads those keys."""
+    settings = settings or EngineSettings()
+    compilation = _compiled(loaded, {**settings.compile_options, **loaded.compile_options}, settings.scope.count_only)
+    if compilation.graph is None:
+        return None
+    return _context(loaded, compilation, _locator(loaded, compilation), settings)
+
+
 def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     """Compile one loaded model and turn records, errors and our own checks into its report.
 
@@ -93,24 +125,16 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
     count_only = settings.scope.count_only
     compile_options = {**settings.compile_options, **loaded.compile_options}
     with environ_context(loaded.environ):  # the step reads dt as it did when the factory built the model
-        try:
-            bt.ensure_states(loaded.model, loaded.batch_size)
-        except Exception as exc:
-            compilation = bt.Compilation(error=exc)
-        else:
-            compilation = bt.compile_model(loaded.model, loaded.inputs, compile_options,
-                                           needs_subject=lambda record: not is_hidden_note(record, count_only))
+        compilation = _compiled(loaded, compile_options, count_only)
         names = _shorter_paths(loaded.model, compilation)  # messages name states as the model's code does
         with collector_paused(), preferred_paths(names):
-            locator = Locator(loaded.model, compilation.module_info, loaded.factory_location,
-                              compilation.traced_jaxpr, compilation.raw_jaxpr)
+            locator = _locator(loaded, compilation)
             findings, counted = findings_from_records(compilation, locator, loaded.name, count_only)
             contradicted: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
             if compilation.error is not None:
                 findings = findings_from_error(compilation, locator, loaded.name, findings)
             if compilation.graph is not None:
-                context = AnalysisContext(loaded.model, loaded.inputs, compilation, locator, settings,
-                                          loaded.single_step_vjp, declared_algorithms(loaded.verify_options))
+                context = _context(loaded, compilation, locator, settings)
                 findings.extend(findings_from_checks(context, loaded.name))
                 findings, contradicted = drop_contradicted_records(findings, context.fully_connected_weights)
         if compilation.graph is not None and settings.probe and not settings.verify:
