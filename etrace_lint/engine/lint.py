@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
@@ -81,7 +82,8 @@ def lint_target(spec: TargetSpec, root: str, settings: EngineSettings | None = N
                             counted_only=settings.scope.count_only)
 
 
-def _compiled(loaded: LoadedTarget, compile_options: dict[str, Any], count_only: frozenset[str]) -> bt.Compilation:
+def _compiled(loaded: LoadedTarget, compile_options: Mapping[str, object],
+              count_only: frozenset[str]) -> bt.Compilation:
     """braintrace's compile of the loaded model, its states laid out first; an error is kept, never raised."""
     try:
         bt.ensure_states(loaded.model, loaded.batch_size)
