@@ -6,7 +6,8 @@ While writing a check, see what the context holds for your fixture's model, from
     python -m tests.facts tests/fixtures/own/plain_leak.py first_plain_uses weight_dtypes
 
 The first form prints every fact of ``AnalysisContext``, the step's ``jaxpr`` among them (the compiler's rewrites
-made, every jit call inlined); name facts after the file to print only those. A
+made, every jit call inlined, always whole); name facts after the file to print only those, and ``--full``
+prints each whole rather than its first characters. A
 file with several targets prints each; ``FILE::factory`` picks one.
 """
 
@@ -31,12 +32,12 @@ def facts() -> list[str]:
             and "not for a rule to read" not in (value.__doc__ or "")]  # braintrace's own objects: the adapter's
 
 
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= WIDTH else text[:WIDTH] + f" ... ({len(text)} characters)"
+def _shown(value: object, full: bool) -> str:
+    text = str(value) if full else repr(value)
+    return text if full or len(text) <= WIDTH else text[:WIDTH] + f" ... ({len(text)} characters; --full)"
 
 
-def show(path: str, names: list[str]) -> int:
+def show(path: str, names: list[str], full: bool = False) -> int:
     from etrace_lint.config.environ import environ_context
     from etrace_lint.discovery.discover import discover
     from etrace_lint.engine.lint import analysis_context
@@ -66,7 +67,8 @@ def show(path: str, names: list[str]) -> int:
                 continue
             for name in names or known:
                 try:
-                    print(f"{name}: {_shown(getattr(context, name))}")
+                    # the step itself is always shown whole: a check is written against its equations
+                    print(f"{name}: {_shown(getattr(context, name), full or name == 'jaxpr')}")
                 except Exception as exc:  # noqa: BLE001 - a fact this model cannot give: said, the others shown
                     print(f"{name}: raised {type(exc).__name__}: {exc}")
     return 0
@@ -76,8 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.facts", description=__doc__.split("\n")[0])
     parser.add_argument("target", help="FILE or FILE::factory")
     parser.add_argument("facts", nargs="*", help="only these facts (default: the step's jaxpr and every fact)")
+    parser.add_argument("--full", action="store_true", help=f"every fact whole, not its first {WIDTH} characters")
     args = parser.parse_args(argv)
-    return show(args.target, args.facts)
+    return show(args.target, args.facts, args.full)
 
 
 if __name__ == "__main__":
