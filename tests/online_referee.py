@@ -339,10 +339,12 @@ def _learner(model: Any, algorithm: str, x0: tuple, options: dict) -> Any:
     return learner
 
 
-def _bptt_with_signal(bptt: Callable, xs: tuple, start: list, given: bool) -> tuple[dict, tuple]:
+def _bptt_with_signal(bptt: Callable, xs: tuple, start: list, given: bool,
+                      floor: Callable[[dict], float] = lambda exact: BPTT_FLOOR) -> tuple[dict, tuple]:
     """BPTT's gradients, on inputs scaled up until every weight's is non-zero (a spiking net that
     does not spike within a few steps has an all-zero gradient, which says nothing); inputs the
-    target gives itself are used as they are."""
+    target gives itself are used as they are. ``floor``: the norm a weight's gradient must pass, from the
+    run's gradients (an absolute one by default)."""
     best = None
     for scale in (1.0,) if given else INPUT_SCALES:
         scaled = xs if scale == 1.0 else jax.tree.map(lambda a: a * scale if _floating(a) else a, xs,
@@ -351,7 +353,8 @@ def _bptt_with_signal(bptt: Callable, xs: tuple, start: list, given: bool) -> tu
             exact = _leaves(bptt(scaled))
         finally:
             _restore(start)
-        live = sum(float(np.linalg.norm(g)) > BPTT_FLOOR for g in exact.values())
+        least = floor(exact)
+        live = sum(float(np.linalg.norm(g)) > least for g in exact.values())
         if best is None or live > best[0]:
             best = (live, exact, scaled)
         if live == len(exact):

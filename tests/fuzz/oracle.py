@@ -56,26 +56,6 @@ def _floor(exact: dict[Any, np.ndarray]) -> float:
     return max(referee.BPTT_FLOOR, referee.ROUNDING * largest)
 
 
-def _driven(bptt: Any, xs: tuple, start: Any) -> tuple:
-    """The noise scaled up (x1, x4, x16, x64) until BPTT moves every weight above its run's :func:`_floor`: the
-    scale that moves the most weights is kept (the referee's search counts any gradient above an absolute floor)."""
-    best = None
-    for scale in referee.INPUT_SCALES:
-        scaled = xs if scale == 1.0 else jax.tree.map(lambda a: a * scale if referee._floating(a) else a, xs,
-                                                      is_leaf=referee._is_quantity)
-        try:
-            exact = bptt(scaled)
-        finally:
-            referee._restore(start)
-        floor = _floor(exact)
-        live = sum(float(np.linalg.norm(g)) > floor for g in exact.values())
-        if best is None or live > best[0]:
-            best = (live, scaled)
-        if live == len(exact):
-            break
-    return best[1]
-
-
 def _figures(online: np.ndarray | None, exact: np.ndarray, floor: float | None = None) -> dict[str, Any]:
     online = np.zeros_like(exact) if online is None else online
     finite = bool(np.all(np.isfinite(online)))
@@ -175,7 +155,8 @@ def judge(path: str, seed: int = 0) -> dict[str, Any]:
             model, inputs = factory()
             rest = referee._snapshot(model)
             xs = referee._noise(tuple(inputs), WARMUP + STEPS, seed)
-            xs = _driven(lambda s: _bptt(model, loss, s, seed), xs, rest)
+            # scaled until every weight's gradient passes float32 round-off of the run's largest
+            _, xs = referee._bptt_with_signal(lambda s: _bptt(model, loss, s, seed), xs, rest, False, _floor)
             from_rest = _sliced(xs, 0, STEPS)
             referee._restore(rest)
             exact_rest = _bptt(model, loss, from_rest, seed)
