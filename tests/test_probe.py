@@ -296,6 +296,25 @@ def test_an_excluded_weight_whose_gradient_is_bptts_on_every_draw_learns_and_fai
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def test_an_excluded_weight_exact_on_one_leaf_and_partly_on_another_learns_partly():
+    from etrace_lint.core.learning_graph import learning_graph
+    from etrace_lint.engine.evidence import one_verdict_per_weight
+
+    here, subject = Location("/m.py", 3), Subject(weight="fc.weight", weight_path=("fc", "weight"))
+    excluded = Finding("ETL005", Level.WARNING, "fc.weight reaches a hidden state only through w's op, so the "
+                       "compiler excludes fc.weight: it will not learn online", "t", here, subject=subject)
+    exact = Finding("ETL421", Level.NOTE, "measured ... fc.weight['bias']'s online gradient is BPTT's", "t", here,
+                    subject=subject)
+    partly = Finding("ETL418", Level.NOTE, "measured ... fc.weight['weight']'s online gradient is not zero", "t",
+                     here, subject=subject)
+    (kept,) = one_verdict_per_weight([excluded, exact, partly])
+    # the kernel misses what the excluded use carries: the weight learns partly, and the warning stands
+    assert kept.level is Level.WARNING and "learns online as BPTT does" not in kept.message
+    assert learning_graph("t", [kept]).weights() == {"fc.weight": WeightVerdict.PARTLY}
+    (alone,) = one_verdict_per_weight([excluded, exact])
+    assert alone.level is Level.NOTE and learning_graph("t", [alone]).weights() == {"fc.weight": WeightVerdict.LEARNS}
+
+
 def test_the_verdicts_of_weights_that_learn_partly_are_read_by_the_api():
     path = fixture("probe", "partly.py")
     assert etrace_lint.check_target(f"{path}::two_uses").weights() == {"two-uses": {"w": "learns partly"}}

@@ -102,7 +102,7 @@ def _rule(finding: Finding) -> Rule | None:
 def _says(finding: Finding) -> WeightVerdict | None:
     """What a finding says of its weight's learning (its rule's ``says``); a denial only at warning or error, or
     measured (a whole multiple of BPTT's is a note, and still what the weight's gradient is)."""
-    if _measured_exact(finding):
+    if measured_exact(finding):
         return WeightVerdict.LEARNS
     rule = _rule(finding)
     says = rule.says if rule is not None else None
@@ -137,10 +137,13 @@ def _measured_nothing(finding: Finding) -> bool:
                for rule in ([own] if own is not None else []) + _folded_rules(finding))
 
 
-def _measured_exact(finding: Finding) -> bool:
-    """A measurement folded into the finding says the weight's whole online gradient is BPTT's, whatever the use
-    the finding names misses (ETL421)."""
-    return any(isinstance(rule, MeasuredRule) and rule.says is WeightVerdict.LEARNS for rule in _folded_rules(finding))
+def measured_exact(finding: Finding) -> bool:
+    """The measurements folded into the finding say the weight's whole online gradient is BPTT's, whatever the use
+    the finding names misses (ETL421): every one of them, since one leaf measured exact beside another measured
+    learning partly is a weight that learns partly."""
+    folded = _folded_rules(finding)
+    return bool(folded) and all(isinstance(rule, MeasuredRule) and rule.says is WeightVerdict.LEARNS
+                                for rule in folded)
 
 
 def _measured_learning(finding: Finding) -> bool:

@@ -22,6 +22,7 @@ from typing import Mapping
 
 from ..core.details import CompilerRecord, Measured, Measurement, ProbeSignal, StaticEvidence
 from ..core.findings import Finding, Level
+from ..core.learning_graph import measured_exact
 from ..core.naming import StatePath
 from ..core.registry import all_rules
 from ..core.rule import MeasuredRule, Rule
@@ -119,15 +120,14 @@ def _said_partly(finding: Finding, measured: list[Measured], rules: Mapping[str,
     return replace(finding, message=f"{message}; {partly[0].message}")
 
 
-def _said_exact(finding: Finding, measured: list[Measured], rules: Mapping[str, Rule]) -> Finding:
-    """A static finding into which a measurement that the weight's whole gradient is BPTT's is folded says so, as
+def _said_exact(finding: Finding) -> Finding:
+    """A static finding into which measurements that the weight's whole gradient is BPTT's are folded says so, as
     a note: the use it names is left out, and nothing is lost by it."""
-    exact = [m for m in measured if (rule := rules.get(m.rule)) is not None and rule.says is WeightVerdict.LEARNS]
-    if not exact:
+    if not measured_exact(finding):
         return finding
     # what the use is, without the denial and advice after its first colon, which the measurement contradicts
     said = finding.message.split(": ", 1)[0].replace(_GETS_NONE, _GETS_NONE_HERE, 1)
-    return replace(finding, level=Level.NOTE, message=f"{said}; {exact[0].message}")
+    return replace(finding, level=Level.NOTE, message=f"{said}; {finding.measured[0].message}")
 
 
 def _confirms(measured: Rule, static: Rule) -> bool:
@@ -159,7 +159,7 @@ def _folded(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]
         record = Measured(finding.rule_id, finding.message, details if isinstance(details, Measurement) else None)
         for target in targets:
             measured.setdefault(target, []).append(record)
-    return [_said_exact(_said_partly(replace(f, measured=tuple(measured[i])), measured[i], rules), measured[i], rules)
+    return [_said_exact(_said_partly(replace(f, measured=tuple(measured[i])), measured[i], rules))
             if i in measured else f for i, f in enumerate(findings) if i not in dropped]
 
 
