@@ -122,15 +122,27 @@ def _sliced(xs: tuple, start: int, stop: int) -> tuple:
     return jax.tree.map(lambda a: a[start:stop], xs, is_leaf=referee._is_quantity)
 
 
-def _bptt(model: Any, loss: Any, sequence: tuple, seed: int) -> dict[tuple[str, ...], np.ndarray]:
-    brainstate.random.seed(seed)
-    try:
-        return referee._leaves(referee.bptt_program(model, loss)(sequence))
-    except ValueError as exc:
-        if "Reverse-mode differentiation does not work for lax.while_loop" not in str(exc):
-            raise
-        brainstate.random.seed(seed)
-        return referee._leaves(referee.bptt_program(model, loss, brainstate.transform.jacfwd)(sequence))
+class _Bptt:
+    """BPTT's gradient per weight over a sequence, one jitted program per way to differentiate: the sequences of
+    one length (after warm-up and from rest) share a compile, which is most of what a run costs."""
+
+    def __init__(self, model: Any, loss: Any, seed: int):
+        self.model, self.loss, self.seed = model, loss, seed
+        self.programs: dict[Any, Any] = {}
+
+    def __call__(self, sequence: tuple) -> dict[tuple[str, ...], np.ndarray]:
+        try:
+            return self._run(sequence, brainstate.transform.grad)
+        except ValueError as exc:
+            if "Reverse-mode differentiation does not work for lax.while_loop" not in str(exc):
+                raise
+            return self._run(sequence, brainstate.transform.jacfwd)
+
+    def _run(self, sequence: tuple, differentiate: Any) -> dict[tuple[str, ...], np.ndarray]:
+        if differentiate not in self.programs:
+            self.programs[differentiate] = referee.bptt_program(self.model, self.loss, differentiate)
+        brainstate.random.seed(self.seed)
+        return referee._leaves(self.programs[differentiate](sequence))
 
 
 def judge(path: str, seed: int = 0) -> dict[str, Any]:
@@ -155,20 +167,21 @@ def judge(path: str, seed: int = 0) -> dict[str, Any]:
             model, inputs = factory()
             rest = referee._snapshot(model)
             xs = referee._noise(tuple(inputs), WARMUP + STEPS, seed)
+            bptt = _Bptt(model, loss, seed)
             # scaled until every weight's gradient passes float32 round-off of the run's largest
-            _, xs = referee._bptt_with_signal(lambda s: _bptt(model, loss, s, seed), xs, rest, False, _floor)
+            _, xs = referee._bptt_with_signal(bptt, xs, rest, False, _floor)
             from_rest = _sliced(xs, 0, STEPS)
             referee._restore(rest)
-            exact_rest = _bptt(model, loss, from_rest, seed)
+            exact_rest = bptt(from_rest)
             referee._restore(rest)
             brainstate.random.seed(seed)  # the warm-up's Dropout masks: the same on every run of the oracle
             for t in range(WARMUP):
                 model(*jax.tree.map(lambda a: a[t], xs, is_leaf=referee._is_quantity))
             start = referee._snapshot(model)
             one, many = _sliced(xs, WARMUP, WARMUP + 1), _sliced(xs, WARMUP, WARMUP + STEPS)
-            exact_one = _bptt(model, loss, one, seed)
+            exact_one = bptt(one)
             referee._restore(start)
-            exact_many = _bptt(model, loss, many, seed)
+            exact_many = bptt(many)
             referee._restore(start)
         except Exception as exc:
             return {**record, "status": "rejected", "reason": referee._short(exc)}
