@@ -13,7 +13,9 @@ oracle FILE...``), never beside the linter. For each generated file:
    recurrent weight's gradient from zero states is zero on both sides and says nothing);
 4. from there, online (the target's algorithm and options, traces from zero) and BPTT, over one step
    (T=1, where braintrace's online gradient is exact) and over :data:`STEPS` steps (T=k), and over T=k from
-   rest too (a direction against BPTT's is one only where both say so); brainstate's global random state is
+   rest too, its draw scaled on its own until it drives every weight (a direction against BPTT's is one only
+   where both say so; a deep spiking layer may stay silent for the first steps of the warmed run's scale);
+   brainstate's global random state is
    reseeded before each run, so that a Dropout draws the same masks in both;
 5. braintrace's report (the weights it traces and those it excludes) and whether ``braintrace.compile``
    refuses the model.
@@ -168,11 +170,12 @@ def judge(path: str, seed: int = 0) -> dict[str, Any]:
             rest = referee._snapshot(model)
             xs = referee._noise(tuple(inputs), WARMUP + STEPS, seed)
             bptt = _Bptt(model, loss, seed)
+            drawn = xs
             # scaled until every weight's gradient passes float32 round-off of the run's largest
             _, xs = referee._bptt_with_signal(bptt, xs, rest, False, _floor)
-            from_rest = _sliced(xs, 0, STEPS)
-            referee._restore(rest)
-            exact_rest = bptt(from_rest)
+            # from rest, scaled on its own: the scale that drives the warmed run may leave the first steps silent
+            # (a deep spiking layer charging up), and a direction from rest is measured where rest is driven
+            exact_rest, from_rest = referee._bptt_with_signal(bptt, _sliced(drawn, 0, STEPS), rest, False, _floor)
             referee._restore(rest)
             brainstate.random.seed(seed)  # the warm-up's Dropout masks: the same on every run of the oracle
             for t in range(WARMUP):
