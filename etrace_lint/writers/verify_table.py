@@ -2,6 +2,9 @@
 
 The runs over one step are shown only where they found something: at T=1
 every online gradient must equal BPTT, so an exact row there says nothing new.
+``|BPTT|`` is the norm of BPTT's gradient of the leaf over the row's steps, the
+same for every algorithm: a gradient that vanishes or explodes shows there
+before any rule has a word for it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,12 @@ def _number(measured: JsonValue) -> str:
     if value is None:
         return "-"
     return f"{value:.2e}" if value and abs(value) < 1e-2 else f"{value:.3f}"
+
+
+def _magnitude(measured: JsonValue) -> str:
+    """A norm in three significant digits: ``481``, ``0.0201``, ``6.07e-08``."""
+    value = optional_float(measured)
+    return "-" if value is None else f"{value:.3g}"
 
 
 def _verdict(row: JsonObject) -> str:
@@ -44,12 +53,13 @@ def format_verify_table(rows: Sequence[JsonObject]) -> str:
         for row in mine:
             weight = json_str(row["weight"]) + json_str(row["leaf"])
             cells.setdefault((weight, json_int(row["steps"])), {})[json_str(row["algorithm"])] = row
-        header = ["weight", "T"]
+        header = ["weight", "T", "|BPTT|"]
         for algorithm in algorithms:
             header += [algorithm, "rel", "cos"]
         table = [header]
         for (weight, steps), by_algorithm in cells.items():
-            line = [weight, str(steps)]
+            bptt = next((row["bpttNorm"] for row in by_algorithm.values() if row.get("bpttNorm") is not None), None)
+            line = [weight, str(steps), _magnitude(bptt)]
             for algorithm in algorithms:
                 measured = by_algorithm.get(algorithm)
                 line += ([_verdict(measured), _number(measured["relError"]), _number(measured["cosine"])]
