@@ -540,3 +540,27 @@ def test_a_surrogate_spike_or_a_float_path_around_the_spike_is_not_reported():
         findings, _ = lint_shared(HARD_SPIKE + "::" + factory)
         assert not [f for f in findings if f.rule_id == "ETL216"], factory
         assert [f for f in findings if f.rule_id == "ETL001" and f.subject.weight == "lif.w_in.weight"], factory
+
+
+UNSTABLE_LEAK = os.path.join(FIXTURES, "own", "unstable_leak.py")
+
+
+def test_an_unstable_leak_names_the_factor_its_hidden_state_its_start_and_the_fix():
+    findings, _ = lint_shared(UNSTABLE_LEAK + "::etrace_target_unstable_leak")
+    (finding,) = [f for f in findings if f.rule_id == "ETL217"]
+    assert finding.message.startswith("tau multiplies h's previous value in its update and all 4 of its values "
+                                      "start at 1 or more in magnitude (up to 1.05), so h and the eligibility "
+                                      "traces braintrace keeps of it do not decay")
+    assert "braintrace.element_wise(tau, weight_fn=jax.nn.sigmoid)" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "tau"
+    assert finding.subject.hidden_states == ("h",)
+    assert finding_properties(finding)["unstableUnitCount"] == 4
+    # it says nothing of tau's online gradient: D-RTRL's is exact, and braintrace's "learns online" stays
+    assert [f for f in findings if f.rule_id == "ETL001" and f.subject.weight == "tau"]
+
+
+def test_an_unstable_leak_counts_the_units_that_do_not_decay():
+    findings, _ = lint_shared(UNSTABLE_LEAK + "::etrace_target_one_unit_unstable")
+    (finding,) = [f for f in findings if f.rule_id == "ETL217"]
+    assert "1 of its 4 values starts at 1 or more in magnitude (up to 1)" in finding.message
+    assert finding_properties(finding)["unstableUnitCount"] == 1 and finding_properties(finding)["unitCount"] == 4

@@ -20,6 +20,7 @@ from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .carried_states import CarriedUse, carried_uses
 from .hard_thresholds import HardThresholdCut, hard_threshold_cuts
+from .leak_factors import LeakFactor, leak_factors
 from .locate import Locator
 from .record_kinds import reported_kinds
 from .step_flow import TOP, BufferedUse, Node, StepFlow
@@ -107,6 +108,15 @@ class AnalysisContext:
             carried.setdefault(state.path, (tuple(state.invars), tuple(state.outvars)))
         return hard_threshold_cuts(self.flow, self.sites, self.locator.jit_parents, self.weight_paths, carried,
                                    hidden, self.output_vars)
+
+    @functools.cached_property
+    def leak_factors(self) -> list[LeakFactor]:
+        """The weights that multiply a hidden state's previous value into its new one (``h = tau * h + ...``, through
+        ``braintrace.element_wise`` or a plain ``*``): each recurrence's leak or decay factor, with the magnitudes it
+        starts from before the first step."""
+        return leak_factors(self.sites, self.locator.producer, self.locator.consumers,
+                            bt.weight_invars(self.module_info), bt.weight_invar_values(self.module_info),
+                            self.hidden_invars, self.hidden_outvars)
 
     @functools.cached_property
     def learning_weights(self) -> set[StatePath]:

@@ -35,6 +35,7 @@ from .compiler import (
     state_source_info,
     traced_jaxpr,
     untraced_states,
+    weight_invar_values,
     weight_invars,
 )
 from .eager_checks import host_error_checks
@@ -48,6 +49,7 @@ from .graph import (
     braintrace_version,
     conv_bias_shape,
     detaches_loops_before_hidden,
+    elementwise_factor,
     group_views,
     is_vmap_decomposition,
     online_gradient_error,
@@ -93,6 +95,7 @@ __all__ = [
     "compiled_states",
     "conv_bias_shape",
     "constant_hidden_writes",
+    "elementwise_factor",
     "ensure_states",
     "etp_layer_for",
     "ErrorSubject",
@@ -123,6 +126,7 @@ __all__ = [
     "vmap_decomposition_warnings",
     "vmap_warning_maps_input_only",
     "vmap_warning_primitive",
+    "weight_invar_values",
     "weight_invars",
     "zero_df_relations",
 ]

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar, cast
 import brainstate
 import braintrace
 import jax
+import numpy as np
+import numpy.typing as npt
 import saiunit
 from braintrace._compiler import diagnostics as _diagnostics
 from braintrace._compiler import graph as _graph_module
@@ -470,6 +472,20 @@ def state_source_info(state: ModelState) -> SourceInfo | None:
 def weight_invars(minfo: ModuleInfo) -> dict[jv.Var, StatePath]:
     """Every weight input var of the traced step, mapped to its ParamState path."""
     return {var: tuple(path) for var, path in minfo.invar_to_weight_path.items()}
+
+
+def weight_invar_values(minfo: ModuleInfo) -> dict[jv.Var, npt.NDArray[np.generic]]:
+    """Every weight input var of the traced step -> the array it stands for now, as the ParamState holds it
+    (a quantity's mantissa): before any training step, the value the target's factory gave it."""
+    values: dict[jv.Var, npt.NDArray[np.generic]] = {}
+    for state, ins in zip(minfo.compiled_model_states, minfo.state_tree_invars):
+        if not isinstance(state, brainstate.ParamState):
+            continue
+        leaves = [np.asarray(saiunit.get_mantissa(leaf)) for leaf in jax.tree.leaves(state.value)]
+        variables = jax.tree.leaves(ins)
+        if len(leaves) == len(variables):  # one array per var, in the same order
+            values.update((var, leaf) for var, leaf in zip(variables, leaves) if jv.is_var(var))
+    return values
 
 
 def hidden_invars(minfo: ModuleInfo) -> dict[jv.Var, StatePath]:

@@ -15,6 +15,8 @@ import brainstate
 import braintrace
 import jax
 import jax.numpy as jnp
+import numpy as np
+import numpy.typing as npt
 from braintrace._algorithm import io_dim_vjp as _io_dim_vjp
 from braintrace._compiler import hidden_pertubation
 from braintrace._compiler.hidden_pertubation import HiddenPerturbation
@@ -213,6 +215,21 @@ def conv_bias_shape(eqn: JaxprEqn) -> tuple[int, ...] | None:
     if len(operands) < 3:
         return None
     return tuple(getattr(getattr(operands[2], "aval", None), "shape", ()))
+
+
+def elementwise_factor(eqn: JaxprEqn, weight_value: npt.NDArray[np.generic]) -> npt.NDArray[np.generic] | None:
+    """The value an element-wise ETP op (``braintrace.element_wise``) makes of its weight's value
+    ``weight_value``: the value itself, or its ``weight_fn`` applied to it; None for another op, or a
+    ``weight_fn`` that raises on it."""
+    if jv.primitive_name(eqn) != "etp_elemwise":
+        return None
+    weight_fn = eqn.params.get("weight_fn")
+    if weight_fn is None:
+        return weight_value
+    try:
+        return np.asarray(weight_fn(jnp.asarray(weight_value)))
+    except Exception:  # noqa: BLE001 - the user's function: what it cannot make is no fact
+        return None
 
 
 def braintrace_version() -> str:
