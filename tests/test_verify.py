@@ -171,10 +171,11 @@ def test_table_shows_each_weight_leaf_with_its_verdict(approximate):
     lines = {line.split()[0]: line.split() for line in table.splitlines() if line.startswith("  W")}
     assert lines["Wr.weight['weight']"][3] == "not-learning"
     assert lines["Wz.weight['weight']"][3] == "approximation"
-    # the magnitude of BPTT's gradient, beside the verdicts: what a vanishing or exploding gradient shows as
+    # the magnitude of BPTT's gradient beside the verdicts: where a vanishing or exploding gradient shows
+    shown = lines["Wz.weight['weight']"]
     row = next(r for r in approximate["etrace_target_gru"].verify_rows
-               if r["weight"] + r["leaf"] == "Wz.weight['weight']" and r["steps"] == int(lines["Wz.weight['weight']"][1]))
-    assert float(lines["Wz.weight['weight']"][2]) == pytest.approx(row["bpttNorm"], rel=1e-2)
+               if r["weight"] + r["leaf"] == "Wz.weight['weight']" and r["steps"] == int(shown[1]))
+    assert float(shown[2]) == pytest.approx(row["bpttNorm"], rel=1e-2)
 
 
 def test_unknown_device_is_reported_as_not_run():
