@@ -564,3 +564,27 @@ def test_an_unstable_leak_counts_the_units_that_do_not_decay():
     (finding,) = [f for f in findings if f.rule_id == "ETL217"]
     assert "1 of its 4 values starts at 1 or more in magnitude (up to 1)" in finding.message
     assert finding_properties(finding)["unstableUnitCount"] == 1 and finding_properties(finding)["unitCount"] == 4
+
+
+ZERO_HIDDEN_DIVISOR = os.path.join(FIXTURES, "own", "zero_hidden_divisor.py")
+
+
+def test_a_zero_hidden_divisor_names_the_state_its_line_its_zero_units_and_the_fix():
+    findings, _ = lint_shared(ZERO_HIDDEN_DIVISOR + "::etrace_target_zero_normaliser")
+    (finding,) = [f for f in findings if f.rule_id == "ETL218"]
+    assert finding.message.startswith("this line divides by g's value at the step's start, and all 4 units of g "
+                                      "start at zero before the first step: the first training step divides by zero")
+    assert "g + eps" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == ""
+    assert finding.subject.hidden_states == ("g",)
+    assert finding.line == line_of(ZERO_HIDDEN_DIVISOR, "drive / self.g.value  # expect: ETL218")
+    created = line_of(ZERO_HIDDEN_DIVISOR, "self.g = brainstate.HiddenState(jnp.full")
+    assert any(loc.label == "hidden state created here" and loc.line == created for loc in finding.related)
+    assert finding_properties(finding)["zeroUnitCount"] == 4 and finding_properties(finding)["unitCount"] == 4
+
+
+def test_a_zero_hidden_divisor_counts_the_units_that_start_at_zero():
+    findings, _ = lint_shared(ZERO_HIDDEN_DIVISOR + "::etrace_target_one_unit_zero")
+    (finding,) = [f for f in findings if f.rule_id == "ETL218"]
+    assert "1 of the 4 units of g starts at zero" in finding.message
+    assert finding_properties(finding)["zeroUnitCount"] == 1 and finding_properties(finding)["unitCount"] == 4

@@ -20,6 +20,7 @@ from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .carried_states import CarriedUse, carried_uses
 from .hard_thresholds import HardThresholdCut, hard_threshold_cuts
+from .hidden_divisions import HiddenDivision, hidden_divisions
 from .leak_factors import LeakFactor, leak_factors
 from .locate import Locator
 from .record_kinds import reported_kinds
@@ -117,6 +118,13 @@ class AnalysisContext:
         return leak_factors(self.sites, self.locator.producer, self.locator.consumers,
                             bt.weight_invars(self.module_info), bt.weight_invar_values(self.module_info),
                             self.hidden_invars, self.hidden_outvars)
+
+    @functools.cached_property
+    def hidden_divisions(self) -> list[HiddenDivision]:
+        """The divisions of the step by a hidden state's value at its start (``x / self.g.value``, ``1.0 /
+        self.g.value``), each with how many of the state's elements start at zero before the first step."""
+        return hidden_divisions(self.sites, self.locator.producer, self.hidden_invars,
+                                bt.hidden_invar_values(self.module_info))
 
     @functools.cached_property
     def learning_weights(self) -> set[StatePath]:

@@ -393,6 +393,24 @@ def user_frame_of_stack(skip: int = 2) -> SourceFrame | None:
     return None
 
 
+# Primitives whose output holds its input's values, only laid out or typed anew: a weight or a state passing
+# through them is still its value (a slice or a gather keeps only some of them: not these).
+SAME_VALUE_PRIMITIVES = frozenset({"transpose", "reshape", "convert_element_type", "broadcast_in_dim", "squeeze",
+                                   "expand_dims", "copy", "copy_p"})
+
+
+def value_origin(var: Var, producer: Callable[[Atom], EqnSite | None], limit: int = 16) -> Var:
+    """The var whose values ``var`` holds, back through :data:`SAME_VALUE_PRIMITIVES`: a weight's or a hidden
+    state's input var where ``var`` is only it reshaped, broadcast or cast. ``producer``: the equation that
+    computes a var, None for an input (the locator's ``producer``)."""
+    for _ in range(limit):
+        site = producer(var)
+        if site is None or site.primitive not in SAME_VALUE_PRIMITIVES or not invars(site.eqn):
+            return var
+        var = invars(site.eqn)[0]
+    return var
+
+
 # --------------------------------------------------------------------------- position flow (verify)
 
 # Primitives whose every output position depends only on the same position of

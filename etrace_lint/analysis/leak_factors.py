@@ -23,9 +23,6 @@ from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 
-# equations whose output holds the same values as their input: the factor or the state still
-_SAME_VALUES = frozenset({"transpose", "reshape", "convert_element_type", "broadcast_in_dim", "squeeze",
-                          "expand_dims", "copy", "copy_p"})
 # equations that add a term into a sum: the product is still a term of the new value past them
 _SUMS = frozenset({"add", "sub", "add_any"})
 
@@ -42,16 +39,6 @@ class LeakFactor:
     initial_magnitudes: tuple[float, ...]  # |factor| of each of its values before the first step, flattened
 
 
-def _origin(var: jv.Var, producer: Callable[[jv.Atom], jv.EqnSite | None]) -> jv.Var:
-    """The var whose values ``var`` holds, through the equations that keep them."""
-    for _ in range(16):
-        site = producer(var)
-        if site is None or site.primitive not in _SAME_VALUES or not jv.invars(site.eqn):
-            return var
-        var = jv.invars(site.eqn)[0]
-    return var
-
-
 def _reaches(site: jv.EqnSite, target: frozenset[int],
              consumers: Callable[[jv.Atom], list[jv.EqnSite]]) -> bool:
     """Whether the product of ``site`` is a term of one of the vars ``target`` (by id), through sums only."""
@@ -65,7 +52,7 @@ def _reaches(site: jv.EqnSite, target: frozenset[int],
             continue
         seen.add(id(var))
         for consumer in consumers(var):
-            if not consumer.parents and consumer.primitive in _SAME_VALUES | _SUMS:
+            if not consumer.parents and consumer.primitive in jv.SAME_VALUE_PRIMITIVES | _SUMS:
                 pending.extend(jv.outvars(consumer.eqn))
     return False
 
@@ -88,14 +75,14 @@ def leak_factors(sites: list[jv.EqnSite], producer: Callable[[jv.Atom], jv.EqnSi
             continue
         first, second = jv.invars(site.eqn)
         for factor, state in ((first, second), (second, first)):
-            hidden = hidden_invars.get(_origin(state, producer))
+            hidden = hidden_invars.get(jv.value_origin(state, producer))
             if hidden is None:
                 continue
-            origin = _origin(factor, producer)
+            origin = jv.value_origin(factor, producer)
             etp = producer(origin)
             through_etp = etp is not None and bt.is_etp_primitive(etp.eqn)
             if etp is not None and through_etp and jv.invars(etp.eqn):
-                origin = _origin(jv.invars(etp.eqn)[0], producer)
+                origin = jv.value_origin(jv.invars(etp.eqn)[0], producer)
             weight = weight_invars.get(origin)
             value = weight_values.get(origin)
             if weight is None or value is None or (weight, hidden) in found:

@@ -474,18 +474,32 @@ def weight_invars(minfo: ModuleInfo) -> dict[jv.Var, StatePath]:
     return {var: tuple(path) for var, path in minfo.invar_to_weight_path.items()}
 
 
-def weight_invar_values(minfo: ModuleInfo) -> dict[jv.Var, npt.NDArray[np.generic]]:
-    """Every weight input var of the traced step -> the array it stands for now, as the ParamState holds it
-    (a quantity's mantissa): before any training step, the value the target's factory gave it."""
+def _state_invar_values(minfo: ModuleInfo,
+                        kind: type[brainstate.State[object]]) -> dict[jv.Var, npt.NDArray[np.generic]]:
+    """Every input var of the traced step that stands for a state of ``kind`` -> the array it holds now (a
+    quantity's mantissa), pairing the compiled states with their vars as the compiler lists them."""
     values: dict[jv.Var, npt.NDArray[np.generic]] = {}
     for state, ins in zip(minfo.compiled_model_states, minfo.state_tree_invars):
-        if not isinstance(state, brainstate.ParamState):
+        if not isinstance(state, kind):
             continue
         leaves = [np.asarray(saiunit.get_mantissa(leaf)) for leaf in jax.tree.leaves(state.value)]
         variables = jax.tree.leaves(ins)
         if len(leaves) == len(variables):  # one array per var, in the same order
             values.update((var, leaf) for var, leaf in zip(variables, leaves) if jv.is_var(var))
     return values
+
+
+def weight_invar_values(minfo: ModuleInfo) -> dict[jv.Var, npt.NDArray[np.generic]]:
+    """Every weight input var of the traced step -> the array it stands for now, as the ParamState holds it
+    (a quantity's mantissa): before any training step, the value the target's factory gave it."""
+    return _state_invar_values(minfo, brainstate.ParamState)
+
+
+def hidden_invar_values(minfo: ModuleInfo) -> dict[jv.Var, npt.NDArray[np.generic]]:
+    """Every hidden state's input var of the traced step -> the array it stands for now, as the HiddenState holds
+    it (a quantity's mantissa): before any training step, the value the target's factory (or ``init_state``) gave
+    it."""
+    return _state_invar_values(minfo, brainstate.HiddenState)
 
 
 def hidden_invars(minfo: ModuleInfo) -> dict[jv.Var, StatePath]:
