@@ -428,3 +428,22 @@ def test_every_name_of_pp_prop_builds_with_the_default_options(name):
     brainstate.nn.init_all_states(cell)
     learner = braintrace.compile(cell, name, jnp.ones((3,)), **options)
     assert isinstance(learner, braintrace.pp_prop)
+
+
+def test_a_model_whose_own_gradient_is_not_finite_blames_no_online_rule():
+    # h += drive / g with g starting at zero: BPTT's gradient is NaN as well as the online one, so nothing is
+    # compared: no ETL401 saying the compiler is wrong, one ETL405 naming the weights and the likely cause
+    path = fixture("own", "zero_hidden_divisor.py")
+    [spec] = [s for s in discover([path], REPO).targets if s.factory == "etrace_target_zero_normaliser"]
+    result = lint_target(spec, REPO, EngineSettings(verify=True))
+    rules = {f.rule_id for f in verify_findings(result)}
+    assert "ETL401" not in rules
+    [not_run] = verify_findings(result, "ETL405")
+    assert "BPTT's own gradient" in not_run.message and "NaN or infinite" in not_run.message
+    assert "w" in not_run.message.split(":")[0]
+    assert result.verify_rows and all(r["verdict"] == "n/a" for r in result.verify_rows)
+    # a model whose divisor starts at one compares as before
+    [ones] = [s for s in discover([path], REPO).targets if s.factory == "etrace_target_ones_normaliser"]
+    compared = lint_target(ones, REPO, EngineSettings(verify=True))
+    assert not verify_findings(compared, "ETL405")
+    assert any(r["verdict"] == "exact" for r in compared.verify_rows)

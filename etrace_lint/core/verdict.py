@@ -16,9 +16,9 @@ from enum import Enum
 class Verdict(Enum):
     """In the order :func:`etrace_lint.verify.verdict.decide` decides them."""
 
-    NONFINITE = "nonfinite"  # NaN or inf on either side
+    NONFINITE = "nonfinite"  # the online gradient NaN or inf, BPTT's finite
     NOT_LEARNING = "not-learning"  # online zero (up to float32 rounding), BPTT not
-    VACUOUS = "n/a"  # both zero: nothing was compared
+    VACUOUS = "n/a"  # both zero, or BPTT's own gradient not finite: nothing was compared
     EXACT = "exact"  # equal to BPTT's within the dtype's tolerance
     WRONG = "wrong"  # expected exact, and it is not
     AGAINST = "against-bptt"  # cosine below 0 on every input draw

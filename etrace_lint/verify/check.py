@@ -84,6 +84,14 @@ def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker
     except Exception as exc:  # the model or the user's loss raised outside any one layout
         return [maker.not_run(f"--verify did not run: {describe(exc)}")], []
     longest = bptt[lengths[0]]
+    diverging = [display_name(weight) + leaf for (weight, leaf), g in longest.grads.items()
+                 if not np.all(np.isfinite(g))]
+    if diverging:
+        shown = ", ".join(diverging[:4]) + (f" and {len(diverging) - 4} more" if len(diverging) > 4 else "")
+        findings.append(maker.not_run(
+            f"--verify compared nothing for {shown}: BPTT's own gradient of {'them' if len(diverging) > 1 else 'it'} "
+            f"is NaN or infinite over {lengths[0]} steps on these inputs, so the model itself is not finite there (a "
+            f"division by a state that starts at zero, a log or a square root of zero), whatever algorithm learns it"))
     if not any(np.any(g != 0) for g in longest.grads.values()):
         drawn = ("on the target's own verify inputs" if settings.inputs is not None else
                  "on random inputs scaled up to 64 times")

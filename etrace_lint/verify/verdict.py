@@ -38,15 +38,17 @@ class Metrics:
     cosine: float  # NaN when either side is zero
     online_norm: float
     bptt_norm: float
-    finite: bool
+    finite: bool  # both sides
+    bptt_finite: bool = True  # BPTT's own gradient: where it is not, the model is not finite, whatever learns it
 
 
 def metrics(online: np.ndarray | Sequence[float], bptt: np.ndarray | Sequence[float]) -> Metrics:
     a = np.asarray(online, dtype=np.float64).ravel()
     b = np.asarray(bptt, dtype=np.float64).ravel()
-    finite = bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)))
+    bptt_finite = bool(np.all(np.isfinite(b)))
+    finite = bool(np.all(np.isfinite(a)) and bptt_finite)
     if not finite:
-        return Metrics(math.nan, math.nan, math.nan, math.nan, False)
+        return Metrics(math.nan, math.nan, math.nan, math.nan, False, bptt_finite)
     na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
     diff = float(np.linalg.norm(a - b))
     rel = diff / nb if nb > 0 else math.nan
@@ -107,7 +109,10 @@ def decide(m: Metrics, exact_expected: bool | None, tolerance: float, cosine_flo
     ``exact_expected``: whether the algorithm must give BPTT's gradient here (any difference is then an
     error, whichever way it points); None when that is not known, and a gradient within ``tolerance`` is
     exact. ``zero_scale``: a BPTT norm at or below it counts as zero. :data:`Verdict.AGAINST` holds for this
-    draw only: :func:`confirmed` says whether the other draws agree."""
+    draw only: :func:`confirmed` says whether the other draws agree. A BPTT gradient that is not finite compares
+    nothing (n/a): the model itself is not finite on these inputs, which no online rule is to blame for."""
+    if not m.bptt_finite:
+        return Verdict.VACUOUS
     if not m.finite:
         return Verdict.NONFINITE
     if not_learning(m.online_norm, m.bptt_norm, zero_scale):
