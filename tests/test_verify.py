@@ -273,7 +273,10 @@ def test_the_advice_decides_without_an_expectation_and_words_verdicts_its_own_wa
     assert judge.decide(judge.metrics([0.0, 0.0], [1.0, 2.0]), None, 1e-5, 0.5, 0.0) is Verdict.NOT_LEARNING
     assert judge.decide(judge.metrics([1.0, 2.0], [1e-9, 0.0]), None, 1e-5, 0.5, 1e-8) is Verdict.MISALIGNED
     assert judge.decide(judge.metrics([0.0], [0.0]), None, 1e-5, 0.5, 0.0) is Verdict.VACUOUS
-    assert judge.confirmed(Verdict.AGAINST, [-1.0, None, -0.2], None) is Verdict.MISALIGNED
+    # an online gradient that is zero on a draw that drives the weight is not against BPTT there
+    assert judge.confirmed(Verdict.AGAINST, [-1.0, math.nan, -0.2], None) is Verdict.MISALIGNED
+    # a draw whose BPTT gradient is zero drives nothing: the two that do decide
+    assert judge.confirmed(Verdict.AGAINST, [-1.0, None, -0.2], None) is Verdict.AGAINST
     words = {verdict: verdict.advice_text for verdict in Verdict}
     assert words[Verdict.NOT_LEARNING] == "no online gradient" and words[Verdict.AGAINST] == "learns against BPTT"
     assert words[Verdict.APPROXIMATION] == "approximate" and words[Verdict.NONFINITE] == "not finite"
@@ -447,3 +450,17 @@ def test_a_model_whose_own_gradient_is_not_finite_blames_no_online_rule():
     compared = lint_target(ones, REPO, EngineSettings(verify=True))
     assert not verify_findings(compared, "ETL405")
     assert any(r["verdict"] == "exact" for r in compared.verify_rows)
+
+
+def test_a_direction_is_claimed_from_the_draws_that_drive_the_weight():
+    # the first draw, two more from rest, then the warmed one; None: a draw on which BPTT's gradient is zero
+    assert judge.against_on_every_draw([-0.6, -0.5, -0.7, -0.6])
+    assert judge.against_on_every_draw([-0.6, None, None, -0.6])  # a ReLU the two rest draws keep shut
+    assert not judge.against_on_every_draw([-0.6, None, None, None])  # the moved states do not drive it
+    assert not judge.against_on_every_draw([-0.6, -0.5, -0.7, None])
+    assert not judge.against_on_every_draw([-0.6, None, None])  # one draw alone
+    assert not judge.against_on_every_draw([-0.6, math.nan, -0.7, -0.6])  # online zero where BPTT's is not
+    assert not judge.against_on_every_draw([-0.6, 0.2, -0.7, -0.6])
+    described = judge.describe_draws([-0.61, None, None, -0.61])
+    assert described.startswith("-0.61, n/a, n/a and -0.61 on 4 input draws")
+    assert "moved from rest" in described and "n/a:" in described

@@ -161,7 +161,7 @@ def _confirm_on_other_draws(compared: dict[int, list[VerifyRow]], bptt: dict[int
                 zero_elsewhere = not failed and all(ratio is None or ratio <= judge.ROUNDING for ratio in ratios)
                 confirmed[steps].append(row if zero_elsewhere else replace(row, verdict=Verdict.VACUOUS))
                 continue
-            cosines = [row.cosine if row.cosine is not None else math.nan]
+            cosines: list[float | None] = [row.cosine if row.cosine is not None else math.nan]
             cosines.extend(judge.cosine_on_draw(reference[steps].grads, online[steps].grads, key)
                            for reference, online in others)
             if failed:
@@ -203,7 +203,8 @@ def _rows(online: GradientRun, reference: GradientRun, facts: GraphFacts, settin
         tolerance = settings.tolerance(reference.dtypes.get(key, "float32"))
         m = judge.metrics(judge.online_gradient(online.grads, key, bptt_grad), bptt_grad)
         verdict = judge.decide(m, expected.exact, tolerance, settings.cosine_floor, tolerance * largest)
-        factor = judge.scale(m, tolerance) if verdict is not Verdict.EXACT else None
+        # a multiple of a gradient that is not compared (BPTT's round-off of a zero) says nothing: `n/a` alone
+        factor = judge.scale(m, tolerance) if verdict not in (Verdict.EXACT, Verdict.VACUOUS) else None
         rows.append(VerifyRow(
             name, algorithm, steps, display_name(weight), path_key(weight), leaf, expected.label, expected.reason,
             verdict, judge.json_number(m.rel_error), judge.json_number(m.cosine), factor,

@@ -48,6 +48,8 @@ INPUT_SCALES = (1.0, 4.0, 16.0, 64.0)
 FORWARD_MODE_LIMIT = 4096
 # the forward steps that move the states away from rest before the warmed draw (``Harness.warmed``) measures
 WARMUP_STEPS = 2
+# the draws of the inputs tried, each at every scale, until one moves some weight (``_bptt_with_signal``)
+SEARCHED_DRAWS = 6
 # what JAX says when reverse mode meets a while loop (a fori_loop with traced bounds is one)
 _REVERSE_REFUSED = re.compile(r"Reverse-mode differentiation does not work for lax\.while_loop")
 
@@ -296,26 +298,32 @@ class Harness:
         """BPTT on inputs scaled up (x1, x4, x16, x64) until it moves every weight at every length: a spiking
         network that does not spike within the sequence has an all-zero gradient, against which nothing can be
         compared.
-        The scale that moves the most weights is kept; inputs the target gives itself are used as they are."""
-        best: tuple[int, float, dict[int, GradientRun]] | None = None
+        The scale that moves the most weights is kept; inputs the target gives itself are used as they are.
+        Where no scale of the first draw moves any weight, the next draws are tried (up to :data:`SEARCHED_DRAWS`):
+        a ReLU or a threshold that the first draw's signs keep shut at every scale opens on another draw, and
+        that draw is the first the probe and ``--verify`` measure on."""
+        best: tuple[int, float, int, dict[int, GradientRun]] | None = None
         layout = self.layout
         assert layout is not None  # ``use`` has laid the states out
-        for scale in (1.0,) if self.settings.inputs is not None else INPUT_SCALES:
-            if scale != self.input_scale:
-                self.input_scale = scale
-                self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
-            runs = self.bptt(lengths)
-            # every length counts: a weight BPTT moves over the sequence but not in its first step
-            # leaves nothing to compare at T=1
-            live = sum(bool(np.any(g != 0)) for run in runs.values() for g in run.grads.values())
-            if best is None or live > best[0]:
-                best = (live, scale, runs)
-            if live == sum(len(run.grads) for run in runs.values()):
+        for draw in range(SEARCHED_DRAWS):
+            for scale in (1.0,) if self.settings.inputs is not None else INPUT_SCALES:
+                if (scale, draw) != (self.input_scale, self.draw):
+                    self.input_scale, self.draw = scale, draw
+                    self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
+                runs = self.bptt(lengths)
+                # every length counts: a weight BPTT moves over the sequence but not in its first step
+                # leaves nothing to compare at T=1
+                live = sum(bool(np.any(g != 0)) for run in runs.values() for g in run.grads.values())
+                if best is None or live > best[0]:
+                    best = (live, scale, draw, runs)
+                if live == sum(len(run.grads) for run in runs.values()):
+                    break
+            if best is not None and best[0] > 0:
                 break
         assert best is not None  # there is always a first scale
-        _, scale, runs = best
-        if scale != self.input_scale:
-            self.input_scale = scale
+        _, scale, draw, runs = best
+        if (scale, draw) != (self.input_scale, self.draw):
+            self.input_scale, self.draw = scale, draw
             self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
         return runs
 
@@ -372,15 +380,15 @@ class Harness:
 
     def other_draws(self, learner: Learner, lengths: list[int],
                     draws: int) -> list[tuple[dict[int, GradientRun], dict[int, GradientRun]]]:
-        """(BPTT runs, online runs) on draws 2 .. ``draws`` of the inputs, at the input scale ``settle`` kept,
-        then on the first draw from the states :data:`WARMUP_STEPS` steps of it leave (``warmed``); the sequence
-        is the first draw's again afterwards."""
+        """(BPTT runs, online runs) on ``draws`` - 1 other draws of the inputs (the first of draws 0, 1, ... that
+        are not the one ``settle`` measured on), at the input scale it kept, then on that draw from the states
+        :data:`WARMUP_STEPS` steps of it leave (``warmed``); the sequence is the first draw's again afterwards."""
         kept = self.sequence, self.draw
         measured = []
         layout = self.layout
         assert layout is not None  # ``settle`` has chosen the layout
         try:
-            for draw in range(1, draws):
+            for draw in [d for d in range(draws) if d != self.draw][:draws - 1]:
                 self.draw = draw
                 self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
                 measured.append((self.bptt(lengths), self.online(learner, lengths)))

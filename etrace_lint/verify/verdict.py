@@ -62,10 +62,13 @@ def online_gradient(online: Mapping[_Key, np.ndarray], key: _Key, bptt: np.ndarr
     return np.zeros_like(bptt) if grad is None else grad
 
 
-def cosine_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np.ndarray], key: _Key) -> float:
-    """The cosine of a leaf's online gradient with BPTT's on one input draw (NaN when either is zero):
-    what confirms, draw by draw, that a gradient points against BPTT's."""
+def cosine_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np.ndarray], key: _Key) -> float | None:
+    """The cosine of a leaf's online gradient with BPTT's on one input draw: what confirms, draw by draw, that a
+    gradient points against BPTT's. None where BPTT's gradient of the leaf is zero on the draw (it does not drive
+    the leaf, so it says nothing of a direction); NaN where the online one is zero or either is not finite."""
     reference = bptt[key]
+    if np.all(reference == 0):
+        return None
     return metrics(online_gradient(online, key, reference), reference).cosine
 
 
@@ -131,8 +134,15 @@ def decide(m: Metrics, exact_expected: bool | None, tolerance: float, cosine_flo
 
 
 def against_on_every_draw(cosines: Sequence[float | None]) -> bool:
-    """The cosine with BPTT's is below 0 on each of :data:`DRAWS` input draws (None or NaN: not measured)."""
-    return len(cosines) >= DRAWS and all(c is not None and math.isfinite(c) and c < 0 for c in cosines)
+    """The cosine with BPTT's is below 0 on every input draw that drives the leaf, of :data:`DRAWS` draws or more
+    (``cosines``: the first draw's first, then :func:`cosine_on_draw`'s; None: a draw that does not drive it, which
+    says nothing; NaN: an online gradient that is zero or not finite, which is not against it). Two draws at least
+    must drive it, and the warmed one (the last, past :data:`DRAWS`) must be one of them: a direction from rest
+    alone says nothing of moved states. A ReLU that one draw's signs keep shut drives no gradient there."""
+    driving = [c for c in cosines if c is not None]
+    warmed_drives = len(cosines) <= DRAWS or cosines[-1] is not None
+    return (len(cosines) >= DRAWS and len(driving) >= 2 and warmed_drives
+            and all(math.isfinite(c) and c < 0 for c in driving))
 
 
 def confirmed(verdict_on_first: Verdict, cosines: Sequence[float | None], exact_expected: bool | None) -> Verdict:
@@ -196,8 +206,10 @@ def describe_draws(cosines: Sequence[float | None]) -> str:
     reads "n/a". The draws past :data:`DRAWS` are the warmed one (``Harness.warmed``), the last."""
     shown = [f"{c:.2f}" if isinstance(c, float) and math.isfinite(c) else "n/a" for c in cosines]
     listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}"
-    warmed = " (the last from states moved from rest)" if len(shown) > DRAWS else ""
-    return f"{listed} on {len(shown)} input draw{'s' if len(shown) != 1 else ''}{warmed}"
+    notes = ["the last from states moved from rest"] * (len(shown) > DRAWS)
+    notes += ["n/a: a draw on which BPTT's gradient is zero or the online one is"] * ("n/a" in shown)
+    return f"{listed} on {len(shown)} input draw{'s' if len(shown) != 1 else ''}" + \
+        (f" ({'; '.join(notes)})" if notes else "")
 
 
 def json_number(value: float | None) -> float | None:

@@ -118,8 +118,8 @@ def confirm_directions(fidelity: tuple[R.WeightFidelity, ...], reference: Gradie
             continue
         key = keys[row.weight]
         cosines = [row.cosine]
-        cosines.extend(judge.json_number(judge.cosine_on_draw(bptt.grads, online.grads, key))
-                       for bptt, online in others)
+        cosines.extend(judge.cosine_on_draw(bptt.grads, online.grads, key) for bptt, online in others)
         confirmed.append(R.WeightFidelity(row.weight, row.cosine, row.relative_error,
-                                          judge.confirmed(row.verdict, cosines, None), tuple(cosines)))
+                                          judge.confirmed(row.verdict, cosines, None),
+                                          tuple(judge.json_number(c) for c in cosines)))
     return tuple(confirmed)

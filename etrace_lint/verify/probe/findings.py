@@ -132,7 +132,7 @@ class ProbeFindings:
                            scale=describe_scale(signal.scale) if signal.scale is not None else "",
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
                            static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "",
-                           draws=describe_draws(list(max(signals, key=lambda s: max(s.draws)).draws))
+                           draws=describe_draws(list(max(signals, key=_least_against).draws))
                            if rule_id == AGAINST else _exact_draws(signals) if rule_id == EXACT_DESPITE else "",
                            deviation=_deviation(signal.first_step), other_draws=_other_draws(signals),
                            share=_share(signals) if rule_id == PARTLY else
@@ -153,6 +153,11 @@ def _sentence(text: str, limit: int = 400) -> str:
     if cut > limit // 3:
         return text[: cut + 1]
     return text[: text.rfind(" ", 0, limit)] + " ..."
+
+
+def _least_against(signal: LeafSignal) -> float:
+    """The largest cosine a leaf measured on the draws that drive it: the leaf a direction's message shows."""
+    return max((c for c in signal.draws if c is not None), default=-math.inf)
 
 
 def _deviation(first_step: tuple[float, float] | None) -> str:

@@ -54,7 +54,7 @@ class LeafSignal:
     zero_scale: float  # a BPTT norm at or below it is round-off of a zero gradient
     scale: float | None = None  # at one step: online = scale x BPTT although they must be equal
     # the cosine with BPTT's over ``steps`` on each input draw, when the first draw's is below 0 (else empty)
-    draws: tuple[float, ...] = ()
+    draws: tuple[float | None, ...] = ()
     # at one step, where they must be equal, neither equal nor a multiple of BPTT's in its direction:
     # (online norm / BPTT norm, cosine)
     first_step: tuple[float, float] | None = None
