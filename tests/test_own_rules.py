@@ -588,3 +588,39 @@ def test_a_zero_hidden_divisor_counts_the_units_that_start_at_zero():
     (finding,) = [f for f in findings if f.rule_id == "ETL218"]
     assert "1 of the 4 units of g starts at zero" in finding.message
     assert finding_properties(finding)["zeroUnitCount"] == 1 and finding_properties(finding)["unitCount"] == 4
+
+
+SATURATED_WEIGHT_FN = os.path.join(FIXTURES, "own", "saturated_weight_fn.py")
+
+
+def test_a_saturated_weight_fn_names_the_weight_its_line_its_saturated_units_its_slope_and_the_fix():
+    findings, _ = lint_shared(SATURATED_WEIGHT_FN + "::etrace_target_sigmoid_of_plus_15")
+    (finding,) = [f for f in findings if f.rule_id == "ETL219"]
+    assert finding.message.startswith("tau's weight_fn `sigmoid` is saturated: its slope at tau's starting value is "
+                                      "below 1e-4 in all 4 units (3.6e-07 at the smallest), and "
+                                      "braintrace.element_wise on this line multiplies their gradient")
+    assert "start tau where `sigmoid` is steep" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "tau"
+    assert finding.line == line_of(SATURATED_WEIGHT_FN, "weight_fn=jax.nn.sigmoid)  # expect: ETL219")
+    created = line_of(SATURATED_WEIGHT_FN, "self.tau = brainstate.ParamState")
+    assert any(loc.label == "weight created here" and loc.line == created for loc in finding.related)
+    properties = finding_properties(finding)
+    assert properties["saturatedUnitCount"] == 4 and properties["unitCount"] == 4
+    assert properties["weightFn"] == "sigmoid" and 3e-7 < properties["smallestSlope"] < 4e-7
+    # it says nothing of tau's online gradient against BPTT's (both are scaled alike): "learns online" stays
+    assert [f for f in findings if f.rule_id == "ETL001" and f.subject.weight == "tau"]
+
+
+def test_a_saturated_weight_fn_counts_the_saturated_units():
+    findings, _ = lint_shared(SATURATED_WEIGHT_FN + "::etrace_target_one_unit_saturated")
+    (finding,) = [f for f in findings if f.rule_id == "ETL219"]
+    assert "below 1e-4 in 1 of its 4 units (6.2e-06 at the smallest)" in finding.message
+    assert finding_properties(finding)["saturatedUnitCount"] == 1 and finding_properties(finding)["unitCount"] == 4
+
+
+@pytest.mark.parametrize("factory", ["etrace_target_sigmoid_of_zero", "etrace_target_sigmoid_near_the_threshold",
+                                     "etrace_target_exp_of_a_large_value", "etrace_target_no_weight_fn",
+                                     "etrace_target_softmax", "etrace_target_plain_sigmoid"])
+def test_a_steep_absent_or_not_element_wise_weight_fn_is_not_saturated(factory):
+    findings, _ = lint_shared(SATURATED_WEIGHT_FN + "::" + factory)
+    assert not [f for f in findings if f.rule_id == "ETL219"], factory

@@ -27,6 +27,7 @@ from .record_kinds import reported_kinds
 from .step_flow import TOP, BufferedUse, Node, StepFlow
 from .weight_casts import WeightCast, weight_casts
 from .weight_dtypes import WeightDtype, weight_dtypes
+from .weight_fn_slopes import WeightFnSlope, weight_fn_slopes
 from .zero_gradients import (
     UnreadStateUse,
     UntrainedReadout,
@@ -125,6 +126,14 @@ class AnalysisContext:
         self.g.value``), each with how many of the state's elements start at zero before the first step."""
         return hidden_divisions(self.sites, self.locator.producer, self.hidden_invars,
                                 bt.hidden_invar_values(self.module_info))
+
+    @functools.cached_property
+    def weight_fn_slopes(self) -> list[WeightFnSlope]:
+        """The element-wise ETP ops (``braintrace.element_wise(w, weight_fn=f)``) whose ``weight_fn`` is
+        element-wise, each with the magnitude of its slope at each of its weight's values before the first step:
+        the factor the op multiplies that value's gradient by, online and by BPTT alike."""
+        return weight_fn_slopes(self.sites, self.locator.producer, bt.weight_invars(self.module_info),
+                                bt.weight_invar_values(self.module_info))
 
     @functools.cached_property
     def learning_weights(self) -> set[StatePath]:

@@ -118,3 +118,12 @@ def joined(names: Iterable[str]) -> str:
 def path_key(path: Iterable[Hashable]) -> tuple[str | int, ...]:
     """The full path as a finding keeps it: ints and text stay, anything else as text."""
     return tuple(p if isinstance(p, (int, str)) and not isinstance(p, bool) else str(p) for p in path)
+
+
+def callable_name(function: object) -> str:
+    """A user function's name as a message shows it (``sigmoid``, ``<lambda>``): its ``__name__``, or its type's
+    name where it has none (a ``functools.partial``, a callable object)."""
+    try:
+        return str(function.__name__)  # type: ignore[attr-defined]
+    except AttributeError:
+        return type(function).__name__

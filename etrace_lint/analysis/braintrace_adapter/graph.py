@@ -23,7 +23,7 @@ from braintrace._compiler.hidden_pertubation import HiddenPerturbation
 from jax.extend.core import JaxprEqn
 
 from ...core import algorithms
-from ...core.naming import StatePath
+from ...core.naming import StatePath, callable_name
 from .. import jaxpr_view as jv
 from ..row_sums import all_ones_row_sums
 from .compiler import quiet
@@ -230,6 +230,38 @@ def elementwise_factor(eqn: JaxprEqn, weight_value: npt.NDArray[np.generic]) -> 
         return np.asarray(weight_fn(jnp.asarray(weight_value)))
     except Exception:  # noqa: BLE001 - the user's function: what it cannot make is no fact
         return None
+
+
+@dataclass(frozen=True)
+class WeightFnSlopes:
+    """What an element-wise ETP op's ``weight_fn`` does to its weight's gradient at one value of the weight."""
+
+    weight_fn: str  # the function's name as the user wrote it ('sigmoid', 'exp', '<lambda>')
+    slopes: npt.NDArray[np.floating]  # |weight_fn'| at each of the weight's values, in the weight's shape
+
+
+def elementwise_slopes(eqn: JaxprEqn, weight_value: npt.NDArray[np.generic]) -> WeightFnSlopes | None:
+    """The slope of an element-wise ETP op's (``braintrace.element_wise``) ``weight_fn`` at each of its weight's
+    values ``weight_value``, in magnitude: the factor the op multiplies that value's gradient by. None for another
+    op, an op without a ``weight_fn`` (its slope is 1), a weight that is not floating, or a ``weight_fn`` that
+    raises on the value, changes its shape or is not element-wise (a ``softmax``: each output depends on the
+    other values too), which has no slope per value."""
+    if jv.primitive_name(eqn) != "etp_elemwise":
+        return None
+    weight_fn = eqn.params.get("weight_fn")
+    if weight_fn is None or not jnp.issubdtype(weight_value.dtype, jnp.floating):
+        return None
+    value = jnp.asarray(weight_value)
+    # a second tangent, different in every element, tells an element-wise function (J t = slopes * t) apart
+    probe = (jnp.arange(value.size, dtype=value.dtype).reshape(value.shape) % 7 + 1) / 7
+    try:
+        out, slopes = jax.jvp(weight_fn, (value,), (jnp.ones_like(value),))
+        _, along = jax.jvp(weight_fn, (value,), (probe,))
+        if jnp.shape(out) != value.shape or not bool(jnp.allclose(along, slopes * probe, rtol=1e-4, atol=1e-30)):
+            return None
+    except Exception:  # noqa: BLE001 - the user's function: what it cannot make is no fact
+        return None
+    return WeightFnSlopes(callable_name(weight_fn), np.abs(np.asarray(slopes)))
 
 
 def braintrace_version() -> str:
