@@ -21,8 +21,8 @@ oracle FILE...``), never beside the linter. For each generated file:
    refuses the model.
 
 :func:`verdict` turns the figures into a verdict; the thresholds are named below. A weight against BPTT's is
-judged on :data:`DRAWS` draws of the inputs (:func:`judge_directions`): a direction holds on every one, or it
-is not claimed.
+judged on :data:`DRAWS` draws of the inputs (:func:`judge_directions`), and so is one that does not learn: a
+direction or a zero holds on every one, or it is not claimed.
 """
 
 from __future__ import annotations
@@ -240,26 +240,35 @@ def _rounded(figures: dict[str, Any]) -> dict[str, Any]:
             for key, value in figures.items()}
 
 
-# a direction against BPTT's holds on every input that drives the weight: measured on this many draws (the
-# probe's count), each from its own noise; a weight against BPTT's on one draw and not on the next is not
-NOT_AGAINST = (WeightVerdict.LEARNS, WeightVerdict.APPROXIMATE, WeightVerdict.PARTLY, WeightVerdict.MULTIPLE)
+# a direction against BPTT's, or a zero, holds on every input that drives the weight: measured on this many
+# draws (the probe's count), each from its own noise; a weight against BPTT's (or zero) on one draw and learning
+# otherwise on the next is not; each claim with the verdicts that refute it
+ON_EVERY_DRAW = {
+    WeightVerdict.AGAINST: (WeightVerdict.LEARNS, WeightVerdict.APPROXIMATE, WeightVerdict.PARTLY,
+                            WeightVerdict.MULTIPLE),
+    WeightVerdict.ZERO: (WeightVerdict.LEARNS, WeightVerdict.APPROXIMATE, WeightVerdict.PARTLY,
+                         WeightVerdict.MULTIPLE, WeightVerdict.AGAINST),
+}
 
 
 def judge_directions(path: str, seed: int = 0) -> dict[str, Any]:
-    """``judge``'s record, where a weight it finds against BPTT is judged again on :data:`DRAWS` - 1 other
-    draws of the inputs (seeds ``seed + 1``, ...): on a draw where it learns and is not against BPTT, that draw's
-    verdict is the weight's (seed 47's factored RNN cell under es_d_rtrl: cosine -0.19 at T=1 on four draws,
-    0.47 on the fifth). Only models with such a weight pay for the other draws."""
+    """``judge``'s record, where a weight it finds against BPTT, or not learning at all, is judged again on
+    :data:`DRAWS` - 1 other draws of the inputs (seeds ``seed + 1``, ...): on a draw that refutes the claim, that
+    draw's verdict is the weight's (seed 47's factored RNN cell under es_d_rtrl: cosine -0.19 at T=1 on four draws,
+    0.47 on the fifth; a sparse layer's weight whose online gradient is zero on one draw and not on the next).
+    Only models with such a weight pay for the other draws."""
     record = judge(path, seed)
     weights = dict(record.get("weights", {}))
-    against = [w for w, m in weights.items() if m["verdict"] == WeightVerdict.AGAINST.value]
-    for draw in range(1, DRAWS if against and record.get("status") == "ok" else 1):
+    claimed = {w: WeightVerdict(m["verdict"]) for w, m in weights.items()
+               if WeightVerdict(m["verdict"]) in ON_EVERY_DRAW}
+    for draw in range(1, DRAWS if claimed and record.get("status") == "ok" else 1):
         other = judge(path, seed + draw).get("weights", {})
-        for weight in against:
+        for weight, claim in claimed.items():
             found = other.get(weight, {}).get("verdict")
-            if weights[weight]["verdict"] == WeightVerdict.AGAINST.value and found in {v.value for v in NOT_AGAINST}:
-                weights[weight] = {**weights[weight], "verdict": found, "against_on_seed": seed,
-                                   "not_against_on_seed": seed + draw}
+            refuting = {v.value for v in ON_EVERY_DRAW[claim]}
+            if weights[weight]["verdict"] == claim.value and found in refuting:
+                weights[weight] = {**weights[weight], "verdict": found, "claimed_on_seed": seed,
+                                   "refuted_on_seed": seed + draw}
     return {**record, "weights": weights}
 
 
