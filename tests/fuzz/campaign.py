@@ -197,10 +197,13 @@ def _short_over_the_sequence(truth: WeightVerdict, said: WeightVerdict, measured
 
 def _orthogonal_against(truth: WeightVerdict, said: WeightVerdict, over_k: dict[str, Any] | None) -> bool:
     """The lint's "learns against BPTT" for a weight whose gradient over the oracle's sequence is as good as
-    orthogonal to BPTT's, a little below 0: the lint measured its direction below 0 on each of its own draws."""
+    orthogonal to BPTT's, a little below 0: the lint measured its direction below 0 on each of its own draws.
+    Whether the oracle's first step was exact ("learns") or not ("approximately", seed 47's model 842: cosine
+    -0.04 over the sequence, -0.10 from rest), the sequence's direction is what "against" speaks of."""
     from .oracle import marginal
 
-    return truth.learns and said is WeightVerdict.AGAINST and marginal(over_k)
+    return ((truth.learns or truth is WeightVerdict.APPROXIMATE) and said is WeightVerdict.AGAINST
+            and marginal(over_k))
 
 
 def compare(spec: ModelSpec, oracle: dict[str, Any], lint: dict[str, Any]) -> list[dict[str, Any]]:
