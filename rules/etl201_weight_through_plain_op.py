@@ -91,6 +91,8 @@ def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
     # a weight whose hidden states reach the output only through a hard threshold is ETL216's: an ETP op would
     # not give it a gradient either
     no_gradient |= {tuple(c.weight) for c in context.hard_threshold_cuts}
+    # a weight whose every use is under jax.lax.stop_gradient is ETL220's: an ETP op under the stop gives it nothing
+    no_gradient |= {tuple(s.weight) for s in context.stopped_weights if not s.read_through}
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     for use in context.first_plain_uses:
         if tuple(use.weight) in no_gradient:

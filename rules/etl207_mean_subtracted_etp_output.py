@@ -37,7 +37,11 @@ class MeanSubtractedEtpOutput(NamesHiddenStates):
 def check(context: AnalysisContext) -> Iterator[Hit[MeanSubtractedEtpOutput]]:
     if not context.single_step_vjp:  # a multi-step VJP learns through the mean within each window: ETL213's
         return
+    # a weight whose every use is under jax.lax.stop_gradient is ETL220's: the stop, not a mean, zeroes its row sums
+    stopped = {tuple(s.weight) for s in context.stopped_weights if not s.read_through}
     for use in context.zero_trace_uses:
+        if tuple(use.weight) in stopped:
+            continue
         line = None
         if use.cancelled_at is not None and use.site is not None:
             location, op = context.locator.of_site(use.cancelled_at), context.locator.of_site(use.site)

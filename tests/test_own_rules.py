@@ -624,3 +624,38 @@ def test_a_saturated_weight_fn_counts_the_saturated_units():
 def test_a_steep_absent_or_not_element_wise_weight_fn_is_not_saturated(factory):
     findings, _ = lint_shared(SATURATED_WEIGHT_FN + "::" + factory)
     assert not [f for f in findings if f.rule_id == "ETL219"], factory
+
+
+STOPPED_WEIGHT = os.path.join(FIXTURES, "own", "stopped_weight.py")
+
+
+def test_a_weight_under_stop_gradient_names_the_weight_the_stop_and_the_fix():
+    findings, _ = lint_shared(STOPPED_WEIGHT + "::etrace_target_stopped_drive")
+    (finding,) = [f for f in findings if f.rule_id == "ETL220"]
+    assert finding.message.startswith("every use of w_in reaches the step's output and its states only through "
+                                      "`jax.lax.stop_gradient` (on this line), so no gradient reaches w_in, online "
+                                      "or by BPTT")
+    assert "take it out of the stop_gradient" in finding.message and "brainstate.State" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "w_in"
+    assert finding.line == line_of(STOPPED_WEIGHT, "drive = jax.lax.stop_gradient(jnp.tanh(")
+    assert finding_properties(finding)["stopGradientCount"] == 1
+    # the stop, not a mean subtraction, zeroes its op's effect: ETL207 and the compiler's "learns online" stay quiet
+    assert not [f for f in findings if f.subject.weight == "w_in" and f.rule_id != "ETL220"]
+
+
+def test_a_weight_stopped_twice_is_reported_once_with_the_other_stop_related():
+    findings, _ = lint_shared(STOPPED_WEIGHT + "::etrace_target_stopped_twice")
+    (finding,) = [f for f in findings if f.rule_id == "ETL220"]
+    assert "(on this line and 1 other)" in finding.message
+    assert finding_properties(finding)["stopGradientCount"] == 2
+    other = line_of(STOPPED_WEIGHT, "return self.h.value + jax.lax.stop_gradient(jnp.sum(self.w_in.value))")
+    assert any(loc.label == "also stopped here" and loc.line == other for loc in finding.related)
+
+
+@pytest.mark.parametrize("factory", ["etrace_target_stopped_and_plain", "etrace_target_stopped_hidden",
+                                     "etrace_target_straight_through", "etrace_target_stopped_etp_operand"])
+def test_a_weight_that_still_gets_a_gradient_is_not_under_stop_gradient(factory):
+    # a use outside the stop, a stop on a hidden state, the straight-through form; and an ETP op whose weight
+    # operand is stopped, which braintrace's online rule still trains (its online gradient is not zero)
+    findings, _ = lint_shared(STOPPED_WEIGHT + "::" + factory)
+    assert not [f for f in findings if f.rule_id == "ETL220"], factory

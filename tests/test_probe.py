@@ -21,7 +21,7 @@ from etrace_lint.writers.properties import finding_properties
 
 REPO = fixture("..", "..")
 PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413", "ETL415", "ETL416", "ETL417", "ETL418", "ETL419", "ETL420",
-               "ETL421")
+               "ETL421", "ETL422")
 OLD_LINE = braintrace.__version__.startswith("0.2.6")
 
 
@@ -345,3 +345,18 @@ def test_a_model_whose_online_step_raises_has_no_weight_said_to_learn():
     assert [f.rule_id for f in kept] == ["ETL410"]
     assert [(e.rule, e.weight) for e in kept[0].static_evidence] == [("ETL001", "w_a"), ("ETL001", "w_b")]
     assert learning_graph("t", kept).weights() == {"w_a": WeightVerdict.STEP_RAISES, "w_b": WeightVerdict.STEP_RAISES}
+
+
+def test_a_weight_the_online_rule_moves_where_bptt_gives_it_nothing_is_named():
+    results = probed(fixture("probe", "online_without_bptt.py"))
+    stopped = results["etrace_target_stopped_operand"]
+    (finding,) = by_rule(stopped, "ETL422")
+    assert finding.level is Level.WARNING
+    assert "w's online gradient under d_rtrl is not zero" in finding.message
+    assert "BPTT gradient is exactly zero" in finding.message and "stop_gradient" in finding.message
+    assert not by_rule(stopped, "ETL420", "ETL001")  # it measured something; "learns online" is not what it does
+    from etrace_lint.core.learning_graph import learning_graph
+
+    verdicts = learning_graph("t", stopped.findings).weights()
+    assert verdicts == {"w": WeightVerdict.APPROXIMATE}
+    assert not by_rule(results["etrace_target_unstopped"], "ETL422")

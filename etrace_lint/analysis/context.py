@@ -25,6 +25,7 @@ from .leak_factors import LeakFactor, leak_factors
 from .locate import Locator
 from .record_kinds import reported_kinds
 from .step_flow import TOP, BufferedUse, Node, StepFlow
+from .stopped_weights import StoppedWeight, stopped_weights
 from .weight_casts import WeightCast, weight_casts
 from .weight_dtypes import WeightDtype, weight_dtypes
 from .weight_fn_slopes import WeightFnSlope, weight_fn_slopes
@@ -92,6 +93,16 @@ class AnalysisContext:
         ends: dict[Node, object] = {(TOP, v): path for v, path in self.hidden_outvars.items()}
         ends.update({(TOP, v): "output" for v in self.output_vars})
         return weight_casts(self.jaxpr, self.weight_paths, self.flow, ends)
+
+    @functools.cached_property
+    def stopped_weights(self) -> list[StoppedWeight]:
+        """The weights every path of whose value to the step's output and its states' new values passes a
+        ``jax.lax.stop_gradient``, each with the stop_gradient equations it meets first: BPTT gives them no
+        gradient, and neither does braintrace's online rule unless an ETP op reads the weight through the stop."""
+        ends: dict[Node, object] = {(TOP, v): path for v, path in self.hidden_outvars.items()}
+        ends.update({(TOP, v): "output" for v in self.output_vars})
+        ends.update({(TOP, v): state.path for state in self.untraced_states for v in state.outvars})
+        return stopped_weights(self.sites, self.weight_paths, self.flow, ends, self.relation_outputs)
 
     @functools.cached_property
     def hard_threshold_cuts(self) -> list[HardThresholdCut]:

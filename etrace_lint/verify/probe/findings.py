@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # annotations only
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE, AGAINST = "ETL410", "ETL411", "ETL412", "ETL413", "ETL415"
 DEVIATES, NOT_MEASURED, PARTLY, NOT_BUILT, NOTHING = "ETL416", "ETL417", "ETL418", "ETL419", "ETL420"
-EXACT_DESPITE = "ETL421"
+EXACT_DESPITE, WITHOUT_BPTT = "ETL421", "ETL422"
 # what a probe whose BPTT gradients are all zero (or not finite) could compare: nothing
 _ALL_ZERO = ("BPTT's gradient of every weight is zero over {steps} steps on each of its input draws (the model has "
              "no float output, its weights reach it only through integer or boolean values, or the inputs never "
@@ -136,7 +136,8 @@ class ProbeFindings:
                            if rule_id == AGAINST else _exact_draws(signals) if rule_id == EXACT_DESPITE else "",
                            deviation=_deviation(signal.first_step), other_draws=_other_draws(signals),
                            share=_share(signals) if rule_id == PARTLY else
-                           _distance(signals) if rule_id == EXACT_DESPITE else "")
+                           _distance(signals) if rule_id == EXACT_DESPITE else
+                           _number(max(s.online_norm or 0.0 for s in signals)) if rule_id == WITHOUT_BPTT else "")
         return self._finding(rule_id, facts, primary, related, details, self._subject(run, weight))
 
 
@@ -201,6 +202,8 @@ def _verdict(signal: LeafSignal, denied: bool) -> str | None:
     online gradient through one of its uses."""
     if not signal.finite and signal.bptt_norm is not None:
         return NOT_FINITE
+    if signal.online_without_bptt:
+        return WITHOUT_BPTT
     if signal.not_learning:
         return NO_GRADIENT
     if signal.zero_on_some_draws:
@@ -232,7 +235,8 @@ def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: s
     if not result.runs:
         return [maker.for_nothing(result.skipped, result.not_run)] if result.not_run else []
     signals = [signal for run in result.runs for signal in run.signals]
-    if signals and not any(r.failure for r in result.runs) and not any(_compares(s) for s in signals):
+    if (signals and not any(r.failure for r in result.runs) and not any(_compares(s) for s in signals)
+            and not any(s.online_without_bptt for s in signals)):
         zero = all(signal.bptt_norm == 0 for signal in signals)
         if zero:
             return [maker.for_nothing(_ALL_ZERO.format(steps=signals[0].steps))]

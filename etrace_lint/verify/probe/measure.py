@@ -82,6 +82,12 @@ class LeafSignal:
         return self.online_norm is not None
 
     @property
+    def online_without_bptt(self) -> bool:
+        """BPTT's gradient is exactly zero (the loss does not depend on the leaf), the online one is not: a zero
+        that is exact is the weight's own, not a draw that fails to drive it, so one draw shows it."""
+        return self.bptt_norm == 0 and self.online_norm is not None and self.online_norm > self.zero_scale
+
+    @property
     def zero_on_first_draw(self) -> bool:
         """Measured zero online (up to float32 rounding of a zero) while BPTT's is not, on the first draw."""
         return (self.online_norm is not None and self.bptt_norm is not None
