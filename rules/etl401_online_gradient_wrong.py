@@ -4,6 +4,11 @@ from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(g: GradientFacts) -> str:
+    if g.online_without_bptt:
+        return (f"{g.algorithm} online gradient of {g.subject} is not zero (norm {g.online_without_bptt}) {g.span} "
+                f"while its BPTT gradient is exactly zero, although it must equal BPTT here ({g.reason}): the loss "
+                f"does not depend on {g.weight}, yet braintrace's online rule moves it (its compiler reads a weight "
+                f"through jax.lax.stop_gradient, say)")
     if g.verdict == "nonfinite":
         return (f"{g.algorithm} online gradient of {g.subject} is NaN or infinite {g.span}, although it must equal "
                 f"BPTT here ({g.reason}): an ETP rule or the compiler is wrong")

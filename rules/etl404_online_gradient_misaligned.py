@@ -4,6 +4,10 @@ from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(g: GradientFacts) -> str:
+    if g.online_without_bptt:
+        return (f"{g.algorithm} online gradient of {g.subject} is not zero (norm {g.online_without_bptt}) {g.span} "
+                f"while its BPTT gradient is exactly zero: the loss does not depend on {g.weight}, yet braintrace's "
+                f"online rule moves it ({g.reason})")
     if g.scale:
         return (f"{g.subject} under {g.algorithm} {g.span}: online gradient is {g.scale}: cosine {g.cosine} is below "
                 f"the floor {g.cosine_floor} ({g.reason})")

@@ -464,3 +464,16 @@ def test_a_direction_is_claimed_from_the_draws_that_drive_the_weight():
     described = judge.describe_draws([-0.61, None, None, -0.61])
     assert described.startswith("-0.61, n/a, n/a and -0.61 on 4 input draws")
     assert "moved from rest" in described and "n/a:" in described
+
+
+def test_an_online_gradient_where_bptt_has_none_is_named_with_its_norm():
+    # a weight read through stop_gradient as an ETP op's weight operand: BPTT gives it exactly nothing, braintrace's
+    # online rule moves it; --verify says so once per algorithm, and not that it could compare nothing
+    path = fixture("probe", "online_without_bptt.py")
+    [spec] = [s for s in discover([path], REPO).targets if s.factory == "etrace_target_stopped_operand"]
+    result = lint_target(spec, REPO, EngineSettings(verify=True))
+    assert not verify_findings(result, "ETL405")
+    found = verify_findings(result)
+    assert found and all("BPTT gradient is exactly zero" in f.message and "not zero (norm" in f.message
+                         for f in found)
+    assert {f.subject.algorithm for f in found} == {"d_rtrl", "pp_prop"}

@@ -169,6 +169,7 @@ class GradientFacts:
     why_scaled: str = ""  # what such a multiple usually means
     explained_by: str = ""  # "ETL005 on line 13": the finding that says why the weight does not learn
     draws: str = ""  # the worst leaf's cosine on each input draw: "-0.99, -0.97 and -0.96 on 3 input draws"
+    online_without_bptt: str = ""  # "1.46": the online gradient's norm where BPTT's is exactly zero
 
     @property
     def subject(self) -> str:
