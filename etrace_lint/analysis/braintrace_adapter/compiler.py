@@ -477,12 +477,16 @@ def weight_invars(minfo: ModuleInfo) -> dict[jv.Var, StatePath]:
 def _state_invar_values(minfo: ModuleInfo,
                         kind: type[brainstate.State[object]]) -> dict[jv.Var, npt.NDArray[np.generic]]:
     """Every input var of the traced step that stands for a state of ``kind`` -> the array it holds now (a
-    quantity's mantissa), pairing the compiled states with their vars as the compiler lists them."""
+    quantity's mantissa), pairing the compiled states with their vars as the compiler lists them; a state whose
+    value is a tracer (the model was captured while a program was being traced) has none."""
     values: dict[jv.Var, npt.NDArray[np.generic]] = {}
     for state, ins in zip(minfo.compiled_model_states, minfo.state_tree_invars):
         if not isinstance(state, kind):
             continue
-        leaves = [np.asarray(saiunit.get_mantissa(leaf)) for leaf in jax.tree.leaves(state.value)]
+        mantissas = [saiunit.get_mantissa(leaf) for leaf in jax.tree.leaves(state.value)]
+        if any(isinstance(m, jax.core.Tracer) for m in mantissas):
+            continue  # a model captured inside a trace (`etrace-lint run`, the pytest plugin): no value to read
+        leaves = [np.asarray(m) for m in mantissas]
         variables = jax.tree.leaves(ins)
         if len(leaves) == len(variables):  # one array per var, in the same order
             values.update((var, leaf) for var, leaf in zip(variables, leaves) if jv.is_var(var))
