@@ -84,15 +84,8 @@ class PlainOpPath(NamesOp, NamesHiddenStates, Fixable):
 def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
     if not context.single_step_vjp:  # a multi-step VJP learns these paths within each window: ETL213's
         return
-    # a weight of integers or booleans is ETL214's: JAX gives it no gradient, and no ETP op changes that
-    no_gradient = {tuple(w.weight) for w in context.weight_dtypes if not w.has_gradient}
-    # a weight used only through a conversion to integers or booleans is ETL215's: no ETP op gives it a gradient
-    no_gradient |= {tuple(c.weight) for c in context.weight_casts if c.only_use}
-    # a weight whose hidden states reach the output only through a hard threshold is ETL216's: an ETP op would
-    # not give it a gradient either
-    no_gradient |= {tuple(c.weight) for c in context.hard_threshold_cuts}
-    # a weight whose every use is under jax.lax.stop_gradient is ETL220's: an ETP op under the stop gives it nothing
-    no_gradient |= {tuple(s.weight) for s in context.stopped_weights if not s.read_through}
+    # a weight no gradient reaches at all (ETL214, ETL215, ETL216, ETL220): an ETP op would not give it one either
+    no_gradient = context.gradient_free_weights
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     for use in context.first_plain_uses:
         if tuple(use.weight) in no_gradient:

@@ -37,10 +37,9 @@ class MeanSubtractedEtpOutput(NamesHiddenStates):
 def check(context: AnalysisContext) -> Iterator[Hit[MeanSubtractedEtpOutput]]:
     if not context.single_step_vjp:  # a multi-step VJP learns through the mean within each window: ETL213's
         return
-    # a weight whose every use is under jax.lax.stop_gradient is ETL220's: the stop, not a mean, zeroes its row sums
-    stopped = {tuple(s.weight) for s in context.stopped_weights if not s.read_through}
+    # a weight no gradient reaches at all (a stop_gradient, ETL220's, zeroes its row sums, not a mean)
     for use in context.zero_trace_uses:
-        if tuple(use.weight) in stopped:
+        if tuple(use.weight) in context.gradient_free_weights:
             continue
         line = None
         if use.cancelled_at is not None and use.site is not None:

@@ -37,11 +37,10 @@ class HiddenUpdateUnread(NamesHiddenStates):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[HiddenUpdateUnread]]:
-    # a weight whose hidden states reach the output only through a hard threshold is ETL216's: reading them
-    # after the update, or a multi-step VJP, would not give it a gradient either
-    hard = {tuple(cut.weight) for cut in context.hard_threshold_cuts}
+    # a weight no gradient reaches at all (a hard threshold, ETL216's, say): reading its hidden states after the
+    # update, or a multi-step VJP, would not give it one either
     for use in context.unread_state_uses:
-        if tuple(use.weight) in hard:
+        if tuple(use.weight) in context.gradient_free_weights:
             continue
         related = (("weight created here", use.weight),) + tuple(
             (f"{display_name(h)} created here", h) for h in use.hidden[:3])

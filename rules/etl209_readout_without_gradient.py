@@ -34,10 +34,10 @@ class ReadoutWithoutGradient(Violation):
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[ReadoutWithoutGradient]]:
-    # a readout used only under jax.lax.stop_gradient is ETL220's: no braintrace line and no VJP would train it
-    stopped = {tuple(s.weight) for s in context.stopped_weights if not s.read_through}
+    # a readout no gradient reaches at all (used only under jax.lax.stop_gradient, ETL220's, say): no braintrace
+    # line and no VJP would train it
     for use in context.untrained_readouts:
-        if tuple(use.weight) in stopped:
+        if tuple(use.weight) in context.gradient_free_weights:
             continue
         yield Hit(ReadoutWithoutGradient(display_name(use.weight), context.braintrace_version),
                   weight_path=use.weight, eqn=use.site, related=(("weight created here", use.weight),))

@@ -147,6 +147,19 @@ class AnalysisContext:
                                 bt.weight_invar_values(self.module_info))
 
     @functools.cached_property
+    def gradient_free_weights(self) -> frozenset[StatePath]:
+        """The weights no gradient reaches at all, online or by BPTT, whatever learning rule: integer or boolean
+        weights (ETL214), weights used only through a conversion to integers (ETL215), weights whose hidden states
+        pass on only through a hard threshold (ETL216), weights every use of which is stopped (ETL220). A rule
+        that denies a weight an online gradient for another reason (ETL201, ETL207, ETL208, ETL209) skips them:
+        its fix would not give them one. A new fact of that kind is added here."""
+        found = {tuple(w.weight) for w in self.weight_dtypes if not w.has_gradient}
+        found |= {tuple(c.weight) for c in self.weight_casts if c.only_use}
+        found |= {tuple(c.weight) for c in self.hard_threshold_cuts}
+        found |= {tuple(s.weight) for s in self.stopped_weights if not s.read_through}
+        return frozenset(found)
+
+    @functools.cached_property
     def learning_weights(self) -> set[StatePath]:
         """The weights the compiler connected to a hidden state through an ETP op: they learn online."""
         return bt.relation_weight_paths(self.graph) if self.graph is not None else set()
