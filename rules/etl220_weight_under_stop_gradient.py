@@ -54,7 +54,7 @@ RULE = AnalysisRule(
     says=WeightVerdict.ZERO,
     # the compiler's "learns online" of an ETP op whose output is stopped, the same-step gradient of a stopped
     # readout, and a multi-step VJP's plain path under the stop
-    supersedes=("ETL001", "ETL003", "ETL019", "ETL213"),
+    supersedes=("ETL001", "ETL003", "ETL213"),
     blocker=Blocker("under stop_gradient"),
     violations=(WeightUnderStopGradient,),
     check=check,
