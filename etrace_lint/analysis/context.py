@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 import brainstate
+import numpy as np
+import numpy.typing as npt
 
 from ..config.settings import EngineSettings
 from ..core.findings import Level
@@ -127,24 +129,21 @@ class AnalysisContext:
         """The weights that multiply a hidden state's previous value into its new one (``h = tau * h + ...``, through
         ``braintrace.element_wise`` or a plain ``*``): each recurrence's leak or decay factor, with the magnitudes it
         starts from before the first step."""
-        return leak_factors(self.sites, self.locator.producer, self.locator.consumers,
-                            bt.weight_invars(self.module_info), bt.weight_invar_values(self.module_info),
-                            self.hidden_invars, self.hidden_outvars)
+        return leak_factors(self.sites, self.locator.producer, self.locator.consumers, self.weight_invars,
+                            self.weight_values, self.hidden_invars, self.hidden_outvars)
 
     @functools.cached_property
     def hidden_divisions(self) -> list[HiddenDivision]:
         """The divisions of the step by a hidden state's value at its start (``x / self.g.value``, ``1.0 /
         self.g.value``), each with how many of the state's elements start at zero before the first step."""
-        return hidden_divisions(self.sites, self.locator.producer, self.hidden_invars,
-                                bt.hidden_invar_values(self.module_info))
+        return hidden_divisions(self.sites, self.locator.producer, self.hidden_invars, self.hidden_values)
 
     @functools.cached_property
     def weight_fn_slopes(self) -> list[WeightFnSlope]:
         """The element-wise ETP ops (``braintrace.element_wise(w, weight_fn=f)``) whose ``weight_fn`` is
         element-wise, each with the magnitude of its slope at each of its weight's values before the first step:
         the factor the op multiplies that value's gradient by, online and by BPTT alike."""
-        return weight_fn_slopes(self.sites, self.locator.producer, bt.weight_invars(self.module_info),
-                                bt.weight_invar_values(self.module_info))
+        return weight_fn_slopes(self.sites, self.locator.producer, self.weight_invars, self.weight_values)
 
     @functools.cached_property
     def gradient_free_weights(self) -> frozenset[StatePath]:
@@ -191,6 +190,23 @@ class AnalysisContext:
         return bt.relation_views(self.graph)
 
     @functools.cached_property
+    def weight_invars(self) -> dict[jv.Var, StatePath]:
+        """The step's input var of each weight array -> that weight's ParamState path."""
+        return bt.weight_invars(self.module_info)
+
+    @functools.cached_property
+    def weight_values(self) -> dict[jv.Var, npt.NDArray[np.generic]]:
+        """Each weight input var of the step -> the array it holds before the first step (none for a model captured
+        inside a trace, whose states hold tracers)."""
+        return bt.weight_invar_values(self.module_info)
+
+    @functools.cached_property
+    def hidden_values(self) -> dict[jv.Var, npt.NDArray[np.generic]]:
+        """Each hidden state's input var of the step -> the array it holds before the first step (none for a model
+        captured inside a trace)."""
+        return bt.hidden_invar_values(self.module_info)
+
+    @functools.cached_property
     def hidden_invars(self) -> dict[jv.Var, StatePath]:
         """The step's input var of each hidden state (its value at the step's start) -> that hidden state's path."""
         return bt.hidden_invars(self.module_info)
@@ -214,7 +230,7 @@ class AnalysisContext:
     @functools.cached_property
     def flow(self) -> StepFlow:
         """What flows where in the step: which weights each var carries, into which hidden states."""
-        return StepFlow(self.jaxpr, bt.weight_invars(self.module_info), self.hidden_outvars)
+        return StepFlow(self.jaxpr, self.weight_invars, self.hidden_outvars)
 
     @functools.cached_property
     def plain_uses(self) -> list["PlainUse"]:
@@ -230,7 +246,7 @@ class AnalysisContext:
     def weight_provenance(self) -> dict[jv.Var, frozenset[StatePath]]:
         """Top-level var -> the ParamState paths whose value flows into it."""
         flow: dict[jv.Var, frozenset[StatePath]] = {
-            v: frozenset([p]) for v, p in bt.weight_invars(self.module_info).items()}
+            v: frozenset([p]) for v, p in self.weight_invars.items()}
         for eqn in jv.open_jaxpr(self.jaxpr).eqns:
             sources = frozenset().union(*(flow.get(v, frozenset()) for v in jv.invars(eqn)))
             if sources:
