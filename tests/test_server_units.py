@@ -248,3 +248,50 @@ def test_a_diagnostics_code_links_to_its_rules_page_at_the_folders_docs_url(tmp_
     mirrored = finding_diagnostic(finding, Lines(), types.PositionEncodingKind.Utf16, "http://localhost:8000/")
     assert mirrored.code_description.href == "http://localhost:8000/rules/etl201/"
 
+
+
+def test_a_saves_static_pass_is_published_while_the_previous_saves_probe_measures(tmp_path):
+    """The two lanes: a save that comes while the probe's pass of the previous save runs is answered by its
+    static pass at once; the older probe's pass, stale, publishes nothing, and the newer one's follows."""
+    import asyncio
+
+    published = []  # (which pass, the save it linted) in the order the editor sees them
+
+    async def scenario():
+        folder = load_folder(str(tmp_path), ServerOptions(trusted=True))
+        model = str(tmp_path / "model.py")
+        spec = TargetSpec(model, "etrace_target_a")
+        first_probe_runs, first_probe_may_end = asyncio.Event(), asyncio.Event()
+        saves = []
+
+        async def plan_lint(folder, files):
+            return LintPlan(folder, specs=[spec], rediscovered=[model])
+
+        async def execute(plan, run: Run):
+            save = len(saves)
+            if not plan.static_only and save == 1:
+                first_probe_runs.set()
+                await first_probe_may_end.wait()  # the probe measures the first save for a while
+            return [TargetResult(spec.key, dependencies=[model], distributions={"save": str(save)})]
+
+        def apply(plan, pairs, current):
+            published.extend(("static" if plan.static_only else "probe", result.distributions["save"])
+                             for _, result in pairs)
+
+        scheduler = Scheduler(plan_lint, execute, apply)
+        assert LintPlan(folder, specs=[spec]).probes()
+        saves.append(1)
+        scheduler.request(folder, model)
+        await asyncio.wait_for(first_probe_runs.wait(), 5)
+        saves.append(2)
+        scheduler.request(folder, model)
+        while ("static", "2") not in published:  # answered while the first probe's pass still runs
+            await asyncio.sleep(0.01)
+        assert not first_probe_may_end.is_set()
+        first_probe_may_end.set()
+        while ("probe", "2") not in published:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+
+    asyncio.run(asyncio.wait_for(scenario(), 20))
+    assert published == [("static", "1"), ("static", "2"), ("probe", "2")]

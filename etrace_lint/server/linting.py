@@ -1,4 +1,4 @@
-"""What one lint of the server does, in the lint thread: which targets a save touches, and running them.
+"""What one lint of the server does, in a lane's thread (``lanes``): which targets a save touches, and running them.
 
 A save is linted in two passes when the probe is on: the static lint (every
 rule but the probe's), published at once, then the whole lint, which replaces

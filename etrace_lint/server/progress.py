@@ -1,4 +1,4 @@
-"""Work-done progress for one lint or verify: created on the event loop, reported from the lint thread."""
+"""Work-done progress for one lint or verify: created on the event loop, reported from a lane's thread."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class WorkDone:
             self._finish(self._ended)
 
     def report(self, done: int, total: int, spec: TargetSpec) -> None:
-        """Called from the lint thread; sends only what changed, once the bar has begun."""
+        """Called from a lane's thread; sends only what changed, once the bar has begun."""
         if (done, total) == self._last:
             return
         self._last = (done, total)

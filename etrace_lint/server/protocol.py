@@ -1,8 +1,9 @@
 """The language server: one handler per LSP method, over the scheduler, the store and the runner.
 
-JAX is never imported here: models run in the warm worker processes of one
-long-lived pool, with the CLI's crash and timeout isolation, and the lint
-thread only waits on them.
+JAX is never imported here: models run in the warm worker processes of two
+long-lived lanes (``lanes``: a save's static pass in one, the probe's pass and
+``--verify`` in the other), with the CLI's crash and timeout isolation, and
+each lane's thread only waits on them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import logging
 import os
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO, Iterable, Sequence, TypeAlias
 
 from lsprotocol import types
@@ -26,12 +26,11 @@ from .. import __version__
 from ..core.findings import Finding, TargetResult
 from ..core.rule import DOCS_URL
 from ..discovery.discover import TargetSpec, read_source, targets_in_source
-from ..running.cache import pin_versions
-from ..running.workers import WorkerPool
 from . import trust
 from .actions import fix_actions, rule_hover, suppression_actions
 from .diagnostics import Lines, finding_diagnostic, notice_diagnostic, tool_error_diagnostic
 from .folders import Folder, Folders, OptionsError, ServerOptions
+from .lanes import Lane
 from .linting import LintPlan, RunStopped, plan_lint, plan_verify, run_plan
 from .progress import WorkDone
 from .scheduler import Run, Scheduler
@@ -49,7 +48,7 @@ Problem: TypeAlias = Finding | PlacedToolError | types.Diagnostic
 
 class _Protocol(LanguageServerProtocol):
     """Tells the server about ``$/cancelRequest``: pygls cancels the request's future, but a
-    command keeps running in the lint thread until it is told to stop."""
+    command keeps running in its lane's thread until it is told to stop."""
 
     def _handle_cancel_notification(self, msg_id: MsgId) -> None:
         super()._handle_cancel_notification(msg_id)
@@ -66,8 +65,9 @@ class EtraceLintServer(LanguageServer):
         self.published: dict[str, list[types.Diagnostic]] = {}
         self._shown: dict[str, Sequence[Problem]] = {}  # uri -> the problems its published diagnostics show
         self.notices: dict[str, types.Diagnostic] = {}  # path -> what the server says instead of linting
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="etrace-lint-lint")
-        self.pool: WorkerPool | None = None
+        # a save's static pass, published at once, runs beside the previous save's probe pass
+        self.static_lane = Lane("static")
+        self.probe_lane = Lane("probe")  # the probe's passes and --verify
         self.scheduler: Scheduler | None = None
         self._requests: dict[MsgId | None, Run] = {}  # request id -> Run of a running command
         self._closed = False
@@ -112,39 +112,23 @@ class EtraceLintServer(LanguageServer):
             self.folders.add(root)
         self.scheduler = Scheduler(self._plan, self._execute, self._apply)
 
-    def start_pool(self) -> None:
-        """Start the warm workers once a workspace may run code: the first save then pays no start-up.
-        Runs in the lint thread, as everything that touches the pool."""
-        if self.pool is not None or not any(f.trusted and f.settings for f in self.folders):
-            return
-
-        settings = next(f.settings for f in self.folders if f.trusted and f.settings)
-        # the cache's key names the versions of what the workers run, which the fork server imports now: read
-        # them once, as the daemon does, instead of reading every package's metadata and stat-ing each of
-        # etrace-lint's own files for each cache a save opens (two or three per save, most of the server's
-        # own share of a save's time)
-        pin_versions()
-        self.pool = WorkerPool(preload=settings.preload, warn=lambda text: log.warning("%s", text))
-        self.pool.warm()  # the fork server imports JAX, brainstate and braintrace now, not on the first save
+    def start_pools(self) -> None:
+        """Start the lanes' warm workers once a workspace may run code: the first save then pays no start-up.
+        The probe's lane starts with them where a folder probes; a --verify command starts it otherwise."""
+        configured = [f.settings for f in self.folders if f.trusted and f.settings]
+        self.static_lane.start(configured)
+        self.probe_lane.start([settings for settings in configured if settings.probe])
 
     def close(self) -> None:
-        """Stop what runs, then the workers (in the lint thread, once the run there has stopped)."""
+        """Stop what runs, then the workers (in each lane's thread, once the run there has stopped)."""
         if self._closed:
             return
         self._closed = True
         if self.scheduler is not None:
             self.scheduler.stop_all()
 
-        def close_pool() -> None:
-            pool, self.pool = self.pool, None
-            if pool is not None:
-                pool.close()
-
-        try:
-            self.executor.submit(close_pool).result(timeout=30)
-        except Exception:
-            log.exception("the workers did not stop")
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        for lane in (self.static_lane, self.probe_lane):
+            lane.close()
 
     # -- documents ------------------------------------------------------------
 
@@ -181,7 +165,7 @@ class EtraceLintServer(LanguageServer):
             self.publish()
         if self.scheduler is None:  # before initialize there are no folders: no file gets this far
             return
-        self.executor.submit(self.start_pool)
+        self.start_pools()
         self.scheduler.request(folder, path)
 
     def reload(self, folder: Folder) -> None:
@@ -206,7 +190,7 @@ class EtraceLintServer(LanguageServer):
     # -- linting ----------------------------------------------------------------
 
     async def _plan(self, folder: Folder, files: list[str]) -> LintPlan:
-        return await asyncio.get_running_loop().run_in_executor(self.executor, plan_lint, folder, files)
+        return await self.static_lane.call(plan_lint, folder, files)
 
     async def _execute(self, plan: LintPlan, run: Run) -> list[TargetResult]:
         names = sorted({os.path.basename(spec.path) for spec in plan.specs})
@@ -220,13 +204,15 @@ class EtraceLintServer(LanguageServer):
             run.check()  # a stopped run ends here, in the runner's loop, which stops its workers
             progress.report(done, total, spec)
 
+        lane = self.probe_lane if plan.probes() or plan.verify else self.static_lane
+
         def work() -> list[TargetResult]:
             run.check()
-            return run_plan(plan, self.pool, report)
+            return run_plan(plan, lane.pool, report)
 
         outcome = "stopped"
         try:
-            results = await asyncio.get_running_loop().run_in_executor(self.executor, work)
+            results = await lane.call(work)
             outcome = f"{len(results)} model{'s' if len(results) != 1 else ''}"
             return results
         finally:
@@ -254,11 +240,11 @@ class EtraceLintServer(LanguageServer):
             raise JsonRpcInvalidParams(message=f"Invalid params: etrace-lint does not run {uri!r}: it is not a "
                                                "file of a workspace folder, or the folder is not trusted or not "
                                                "configured")
-        plan = await asyncio.get_running_loop().run_in_executor(self.executor, plan_verify, folder, path)
+        plan = await self.probe_lane.call(plan_verify, folder, path)
         run = Run()
         msg_id = self.protocol.msg_id
         self._requests[msg_id] = run
-        self.executor.submit(self.start_pool)
+        self.probe_lane.start([folder.settings])
         try:
             await scheduler.run_once(plan, run)
         except RunStopped:
@@ -338,8 +324,7 @@ def build_server() -> EtraceLintServer:
     @server.feature(types.INITIALIZED)
     def initialized(ls: EtraceLintServer, params: types.InitializedParams) -> None:
         # the workers import JAX while the user reads the file; the first save finds them warm
-        if ls.pool is None and any(f.trusted and f.settings for f in ls.folders):
-            ls.executor.submit(ls.start_pool)
+        ls.start_pools()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: EtraceLintServer, params: types.DidOpenTextDocumentParams) -> None:

@@ -1,4 +1,4 @@
-"""When the server lints: one lint at a time, per document the newest save wins.
+"""When the server lints: one pass at a time in each lane, per document the newest save wins.
 
 Saves that arrive together are coalesced into one lint. A save of a file
 that a running lint reads supersedes that lint: it may go on for about as
@@ -8,7 +8,11 @@ the newest save for its whole timeout. Either way none of its results that
 read the saved file are published, and the file is linted again.
 Staleness is decided per target, from the files its import actually read.
 With the probe on, a lint publishes twice: the static verdicts first, then
-what the probe's pass changed (see ``linting``).
+what the probe's pass changed (see ``linting``). The two passes run in two
+lanes (``lanes``): the static pass of a save goes ahead while the probe's pass
+of an earlier one measures, and a probe's pass waits only for the one before
+it, which a newer save of a file it reads makes stale (it is then skipped or
+stopped, and its results are not published).
 
 An editor writes a file before it sends the save, so a running lint can
 read the new text while its save is still on its way. A result is therefore
@@ -52,7 +56,7 @@ def digests(paths: Iterable[str]) -> dict[str, str | None]:
 
 
 class Run:
-    """One lint in flight, as the lint thread sees it: checked between steps of the runner."""
+    """One lint in flight, as its lane's thread sees it: checked between steps of the runner."""
 
     def __init__(self, reads: Iterable[str] = ()) -> None:
         self.reads = frozenset(reads)
@@ -67,7 +71,7 @@ class Run:
             self.superseded_at = time.monotonic()
 
     def check(self) -> None:
-        """Raise RunStopped in the lint thread once the run should end."""
+        """Raise RunStopped in the lane's thread once the run should end."""
         if self.cancelled:
             raise RunStopped("cancelled")
         if self.superseded_at is not None and time.monotonic() - self.superseded_at > STALE_GRACE_SECONDS:
@@ -82,12 +86,14 @@ class Scheduler:
         self._generation: dict[str, int] = defaultdict(int)
         self._dirty: dict[str, tuple[Folder, set[str]]] = {}
         self._running: set[Run] = set()
-        self._lock = asyncio.Lock()
+        self._static_lane = asyncio.Lock()  # planning and the static passes
+        self._probe_lane = asyncio.Lock()  # the probe's passes and commands
+        self._probing: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
         self._stopped = False
 
     def stop_all(self) -> None:
-        """The server shuts down: stop every run, and lint nothing more (its lint thread is ending)."""
+        """The server shuts down: stop every run, and lint nothing more (its lanes are ending)."""
         self._stopped = True
         self._dirty.clear()
         for run in self._running:
@@ -132,45 +138,78 @@ class Scheduler:
                 except Exception:  # the server stays up; the next save tries again
                     log.exception("linting %s failed", ", ".join(sorted(files)))
 
+    def _unsaved(self, snapshot: dict[str, int], files: Iterable[str]) -> list[str]:
+        """Those of ``files`` not saved since ``snapshot``: a save queues its own file's lint."""
+        return [f for f in files if self._generation.get(f, 0) == snapshot.get(f, 0)]
+
     async def lint(self, folder: Folder, files: list[str]) -> None:
-        async with self._lock:
-            snapshot = dict(self._generation)
-            contents = digests(files)  # before discovery reads them
-            run = Run(files)
-            self._running.add(run)
-            try:
+        run = Run(files)
+        self._running.add(run)
+        probing = False
+        try:
+            async with self._static_lane:
+                snapshot = dict(self._generation)
+                contents = digests(files)  # before discovery reads them
                 began = time.monotonic()
                 plan = await self._plan(folder, files)
                 planned = time.monotonic()
                 run.reads = run.reads | plan.reads()
                 contents.update(digests(run.reads - contents.keys()))  # before a worker imports them
                 if self.changed_since(snapshot, run.reads, contents):
-                    self._queue(folder, files)  # saved again while planning
+                    self._queue(folder, self._unsaved(snapshot, files))  # saved again while planning
                     return
                 log.info("linting %d targets for %s", len(plan.specs), ", ".join(files))
                 # the probe measures for a while: the static verdicts are published first, then replaced
-                passes = [dataclasses.replace(plan, static_only=True), plan] if plan.probes() else [plan]
-                for index, each in enumerate(passes):
-                    started = time.monotonic()
-                    results = await self._execute(each, run)
-                    ran = time.monotonic()
-                    self.finish(each, results, snapshot, contents)
-                    log.info("lint of %s%s: planned in %.3f s, ran in %.3f s, published in %.3f s",
-                             ", ".join(files), " (static pass)" if each.static_only else "", planned - began,
-                             ran - started, time.monotonic() - ran)
-                    if index + 1 < len(passes) and self.changed_since(snapshot, run.reads, contents):
-                        return  # saved again: finish queued the newer lint, whose own passes follow
-            except RunStopped as stopped:
-                log.info("lint of %s stopped: %s", ", ".join(files), stopped)
-                if not run.cancelled:  # superseded: the newer save's lint follows; a cancelled one is done
-                    self._queue(folder, files)
-                return
-            finally:
+                first = dataclasses.replace(plan, static_only=True) if plan.probes() else plan
+                await self._pass(first, run, snapshot, contents, planned - began)
+                if not plan.probes() or self.changed_since(snapshot, run.reads, contents):
+                    return  # saved again: finish queued the newer lint, whose own passes follow
+            task = asyncio.ensure_future(self._probe_pass(plan, run, snapshot, contents))
+            self._probing.add(task)
+            task.add_done_callback(self._probing.discard)
+            probing = True
+        except RunStopped as stopped:
+            self._stopped_run(run, stopped, folder, snapshot, files)
+        finally:
+            if not probing:
                 self._running.discard(run)
 
+    async def _probe_pass(self, plan: LintPlan, run: Run, snapshot: dict[str, int],
+                          contents: dict[str, str | None]) -> None:
+        """The probe's pass of a lint whose static pass was published, once the probe's lane is free; none
+        where a file it reads was saved or rewritten since (the newer save's lint has its own)."""
+        try:
+            async with self._probe_lane:
+                if run.cancelled or self.changed_since(snapshot, run.reads, contents):
+                    log.info("probe's pass of %s skipped: saved again", ", ".join(sorted(run.reads)))
+                    return
+                await self._pass(plan, run, snapshot, contents, 0.0)
+        except RunStopped as stopped:
+            self._stopped_run(run, stopped, plan.folder, snapshot, plan.rediscovered)
+        except Exception:  # the server stays up; the next save tries again
+            log.exception("the probe's pass of %s failed", ", ".join(plan.rediscovered))
+        finally:
+            self._running.discard(run)
+
+    async def _pass(self, plan: LintPlan, run: Run, snapshot: dict[str, int], contents: dict[str, str | None],
+                    planning: float) -> None:
+        started = time.monotonic()
+        results = await self._execute(plan, run)
+        ran = time.monotonic()
+        self.finish(plan, results, snapshot, contents)
+        log.info("lint of %s%s: planned in %.3f s, ran in %.3f s, published in %.3f s",
+                 ", ".join(plan.rediscovered), " (static pass)" if plan.static_only else "", planning,
+                 ran - started, time.monotonic() - ran)
+
+    def _stopped_run(self, run: Run, stopped: RunStopped, folder: Folder, snapshot: dict[str, int],
+                     files: list[str]) -> None:
+        log.info("lint of %s stopped: %s", ", ".join(files), stopped)
+        if not run.cancelled:  # superseded: the newer save's lint follows; a cancelled one is done
+            self._queue(folder, self._unsaved(snapshot, files))
+
     async def run_once(self, plan: LintPlan, run: Run) -> None:
-        """Run a plan made elsewhere (a command), in turn with the lints; may raise RunStopped."""
-        async with self._lock:
+        """Run a plan made elsewhere (a command), in turn with the probe's passes; may raise RunStopped."""
+        async with self._probe_lane:
             snapshot = dict(self._generation)
             run.reads = run.reads | plan.reads()
             contents = digests(run.reads)
@@ -198,9 +237,10 @@ class Scheduler:
             else:
                 fresh.append((spec, result))
         current = [f for f in plan.rediscovered if not stale({f})]
+        again.update(set(plan.rediscovered) - set(current))
+        again = set(self._unsaved(snapshot, again))  # a save queued its own file's lint
         if again:
             log.info("results of %s are stale: linting again", ", ".join(sorted(again)))
-        again.update(set(plan.rediscovered) - set(current))
         self._apply(plan, fresh, current)
         if again:
             self._queue(plan.folder, again)
