@@ -150,85 +150,139 @@ class _Bptt:
         return referee._leaves(self.programs[differentiate](sequence))
 
 
-def judge(path: str, seed: int = 0) -> dict[str, Any]:
-    """The oracle's record of one generated file: ``status`` ok / rejected, and per weight its figures and
-    verdict."""
-    name = os.path.splitext(os.path.basename(path))[0]
-    module = referee.load(path, "fuzz_" + name)
-    factory = module.etrace_target
-    declared = getattr(factory, referee.TARGET_ATTRIBUTE, {}) or {}
-    verify = declared.get("verify", {})
-    algorithm = verify["algorithms"][0]
-    options = dict(referee.DEFAULT_OPTIONS.get(algorithm, {}))
-    options.update(verify.get("algorithm_options", {}).get(algorithm, {}))
-    loss = referee.mean_squared_output
-    record: dict[str, Any] = {"target": declared.get("name", name), "algorithm": algorithm, "options": options}
-    with brainstate.environ.context(**declared.get("environ", {})):
-        try:  # Csmith's discipline: the model builds, runs one step, and runs under BPTT
-            brainstate.random.seed(seed)
-            model, inputs = factory()
-            model(*inputs)
-            brainstate.random.seed(seed)
-            model, inputs = factory()
-            rest = referee._snapshot(model)
-            xs = referee._noise(tuple(inputs), WARMUP + STEPS, seed)
-            bptt = _Bptt(model, loss, seed)
-            drawn = xs
-            # scaled until every weight's gradient passes float32 round-off of the run's largest
-            _, xs = referee._bptt_with_signal(bptt, xs, rest, False, _floor)
-            # from rest, scaled on its own: the scale that drives the warmed run may leave the first steps silent
-            # (a deep spiking layer charging up), and a direction from rest is measured where rest is driven
-            exact_rest, from_rest = referee._bptt_with_signal(bptt, _sliced(drawn, 0, STEPS), rest, False, _floor)
-            referee._restore(rest)
-            brainstate.random.seed(seed)  # the warm-up's Dropout masks: the same on every run of the oracle
-            for t in range(WARMUP):
-                model(*jax.tree.map(lambda a: a[t], xs, is_leaf=referee._is_quantity))
-            start = referee._snapshot(model)
-            one, many = _sliced(xs, WARMUP, WARMUP + 1), _sliced(xs, WARMUP, WARMUP + STEPS)
-            exact_one = bptt(one)
-            referee._restore(start)
-            exact_many = bptt(many)
-            referee._restore(start)
-        except Exception as exc:
-            return {**record, "status": "rejected", "reason": referee._short(exc)}
-        x0 = jax.tree.map(lambda a: a[0], one, is_leaf=referee._is_quantity)
-        weights = sorted(exact_one)
-        record.update(status="ok", refused=referee._refusal(factory, declared, algorithm, options, x0))
-        try:
-            learner = _learner(model, algorithm, options, x0)
-        except Exception as exc:
-            return {**record, "stage": "compile", "error": referee._short(exc),
-                    "weights": {_name(p): {"verdict": WeightVerdict.REFUSED.value} for p in weights}}
-        report = getattr(learner, "report", None)
-        if report is not None:
-            record["report"] = {"etrace": sorted(_name(p) for p, _ in report.etrace_weights),
-                                "excluded": sorted([_name(p), str(kind)] for p, kind in report.excluded_weights)}
-        learner_start = referee._snapshot(learner)
-        program = referee.online_program(learner, loss)
-        try:
-            online = []
-            for sequence, states in ((one, start), (many, start), (from_rest, rest)):
-                referee._restore(states)
+def _adopt(model: Any, fresh: Any) -> bool:
+    """Give ``model``'s states the values a fresh build of the same factory holds; False where the two do not
+    have the same states (a factory that builds another layout on another seed)."""
+    ours, theirs = brainstate.graph.states(model), brainstate.graph.states(fresh)
+    if list(ours.keys()) != list(theirs.keys()):
+        return False
+    for key, state in ours.items():
+        new = theirs[key].value
+        if jax.tree.structure(new) != jax.tree.structure(state.value) or any(
+                np.shape(a) != np.shape(b) for a, b in zip(jax.tree.leaves(new), jax.tree.leaves(state.value))):
+            return False
+    for key, state in ours.items():
+        state.value = theirs[key].value
+    return True
+
+
+class _Subject:
+    """One generated file, judged on one draw or several. Its model, BPTT program, learner and online program
+    are built on the first draw; a later draw builds the factory again on its own seed and hands the fresh
+    states' values to that model, so that every draw runs the programs the first one compiled (compiling is
+    most of what a draw costs)."""
+
+    def __init__(self, path: str):
+        name = os.path.splitext(os.path.basename(path))[0]
+        module = referee.load(path, "fuzz_" + name)
+        self.factory = module.etrace_target
+        self.declared = getattr(self.factory, referee.TARGET_ATTRIBUTE, {}) or {}
+        verify = self.declared.get("verify", {})
+        self.algorithm = verify["algorithms"][0]
+        self.options = dict(referee.DEFAULT_OPTIONS.get(self.algorithm, {}))
+        self.options.update(verify.get("algorithm_options", {}).get(self.algorithm, {}))
+        self.loss = referee.mean_squared_output
+        self.record: dict[str, Any] = {"target": self.declared.get("name", name), "algorithm": self.algorithm,
+                                       "options": self.options}
+        self.model: Any = None
+        self.bptt: _Bptt | None = None
+        self.built: dict[str, Any] | None = None  # the learner's part: refused, learner, program, report
+
+    def _model(self, seed: int) -> tuple[Any, tuple]:
+        """The model with the states the factory gives on ``seed``, and the factory's example inputs."""
+        brainstate.random.seed(seed)
+        model, inputs = self.factory()
+        if self.model is None or not _adopt(self.model, model):
+            self.model, self.bptt, self.built = model, _Bptt(model, self.loss, seed), None
+        assert self.bptt is not None
+        self.bptt.seed = seed
+        return self.model, tuple(inputs)
+
+    def _learner_part(self, x0: tuple) -> dict[str, Any]:
+        if self.built is None:
+            built: dict[str, Any] = {"refused": referee._refusal(self.factory, self.declared, self.algorithm,
+                                                                 self.options, x0)}
+            try:
+                learner = _learner(self.model, self.algorithm, self.options, x0)
+            except Exception as exc:
+                built["error"] = referee._short(exc)
+            else:
+                report = getattr(learner, "report", None)
+                if report is not None:
+                    built["report"] = {"etrace": sorted(_name(p) for p, _ in report.etrace_weights),
+                                       "excluded": sorted([_name(p), str(kind)] for p, kind in report.excluded_weights)}
+                built.update(learner=learner, start=referee._snapshot(learner),
+                             program=referee.online_program(learner, self.loss))
+            self.built = built
+        return self.built
+
+    def judge(self, seed: int = 0) -> dict[str, Any]:
+        """The oracle's record of the file on the draw of ``seed``: ``status`` ok / rejected, and per weight its
+        figures and verdict."""
+        record = dict(self.record)
+        with brainstate.environ.context(**self.declared.get("environ", {})):
+            try:  # Csmith's discipline: the model builds, runs one step, and runs under BPTT
                 brainstate.random.seed(seed)
-                online.append(referee._leaves(program(sequence)))
-                referee._restore(learner_start)
+                fresh, inputs = self.factory()
+                fresh(*inputs)
+                model, inputs = self._model(seed)
+                bptt = self.bptt
+                assert bptt is not None
+                rest = referee._snapshot(model)
+                xs = referee._noise(inputs, WARMUP + STEPS, seed)
+                drawn = xs
+                # scaled until every weight's gradient passes float32 round-off of the run's largest
+                _, xs = referee._bptt_with_signal(bptt, xs, rest, False, _floor)
+                # from rest, scaled on its own: the scale that drives the warmed run may leave the first steps
+                # silent (a deep spiking layer charging up), and a direction from rest is measured where rest is
+                # driven
+                exact_rest, from_rest = referee._bptt_with_signal(bptt, _sliced(drawn, 0, STEPS), rest, False,
+                                                                  _floor)
+                referee._restore(rest)
+                brainstate.random.seed(seed)  # the warm-up's Dropout masks: the same on every run of the oracle
+                for t in range(WARMUP):
+                    model(*jax.tree.map(lambda a: a[t], xs, is_leaf=referee._is_quantity))
+                start = referee._snapshot(model)
+                one, many = _sliced(xs, WARMUP, WARMUP + 1), _sliced(xs, WARMUP, WARMUP + STEPS)
+                exact_one = bptt(one)
                 referee._restore(start)
-        except Exception as exc:
-            return {**record, "stage": "step", "error": referee._short(exc),
-                    "weights": {_name(p): {"verdict": WeightVerdict.STEP_RAISES.value} for p in weights}}
-        finally:
-            referee._restore(learner_start)
-            referee._restore(start)
-    judged = {}
-    floors = [_floor(exact) for exact in (exact_one, exact_many, exact_rest)]
-    for path_ in weights:
-        at_one = _figures(online[0].get(path_), exact_one[path_], floors[0])
-        at_many = _figures(online[1].get(path_), exact_many[path_], floors[1])
-        at_rest = _figures(online[2].get(path_), exact_rest[path_], floors[2])
-        found = WeightVerdict.REFUSED if record["refused"] else verdict(at_one, at_many, at_rest)
-        judged[_name(path_)] = {"verdict": found.value, "t1": _rounded(at_one), "tk": _rounded(at_many),
-                                "rest": _rounded(at_rest)}
-    return {**record, "weights": judged}
+                exact_many = bptt(many)
+                referee._restore(start)
+            except Exception as exc:
+                return {**record, "status": "rejected", "reason": referee._short(exc)}
+            x0 = jax.tree.map(lambda a: a[0], one, is_leaf=referee._is_quantity)
+            weights = sorted(exact_one)
+            built = self._learner_part(x0)
+            record.update(status="ok", refused=built["refused"])
+            if "error" in built:
+                return {**record, "stage": "compile", "error": built["error"],
+                        "weights": {_name(p): {"verdict": WeightVerdict.REFUSED.value} for p in weights}}
+            if "report" in built:
+                record["report"] = built["report"]
+            try:
+                online = []
+                for sequence, states in ((one, start), (many, start), (from_rest, rest)):
+                    referee._restore(states)
+                    brainstate.random.seed(seed)
+                    online.append(referee._leaves(built["program"](sequence)))
+                    referee._restore(built["start"])
+                    referee._restore(start)
+            except Exception as exc:
+                return {**record, "stage": "step", "error": referee._short(exc),
+                        "weights": {_name(p): {"verdict": WeightVerdict.STEP_RAISES.value} for p in weights}}
+            finally:
+                referee._restore(built["start"])
+                referee._restore(start)
+        judged = {}
+        floors = [_floor(exact) for exact in (exact_one, exact_many, exact_rest)]
+        for path_ in weights:
+            at_one = _figures(online[0].get(path_), exact_one[path_], floors[0])
+            at_many = _figures(online[1].get(path_), exact_many[path_], floors[1])
+            at_rest = _figures(online[2].get(path_), exact_rest[path_], floors[2])
+            found = WeightVerdict.REFUSED if record["refused"] else verdict(at_one, at_many, at_rest)
+            judged[_name(path_)] = {"verdict": found.value, "t1": _rounded(at_one), "tk": _rounded(at_many),
+                                    "rest": _rounded(at_rest)}
+        return {**record, "weights": judged}
 
 
 def _name(path: tuple[Any, ...]) -> str:
@@ -252,17 +306,18 @@ ON_EVERY_DRAW = {
 
 
 def judge_directions(path: str, seed: int = 0) -> dict[str, Any]:
-    """``judge``'s record, where a weight it finds against BPTT, or not learning at all, is judged again on
+    """:meth:`_Subject.judge`'s record, where a weight it finds against BPTT, or not learning at all, is judged again on
     :data:`DRAWS` - 1 other draws of the inputs (seeds ``seed + 1``, ...): on a draw that refutes the claim, that
     draw's verdict is the weight's (seed 47's factored RNN cell under es_d_rtrl: cosine -0.19 at T=1 on four draws,
     0.47 on the fifth; a sparse layer's weight whose online gradient is zero on one draw and not on the next).
     Only models with such a weight pay for the other draws."""
-    record = judge(path, seed)
+    subject = _Subject(path)
+    record = subject.judge(seed)
     weights = dict(record.get("weights", {}))
     claimed = {w: WeightVerdict(m["verdict"]) for w, m in weights.items()
                if WeightVerdict(m["verdict"]) in ON_EVERY_DRAW}
     for draw in range(1, DRAWS if claimed and record.get("status") == "ok" else 1):
-        other = judge(path, seed + draw).get("weights", {})
+        other = subject.judge(seed + draw).get("weights", {})
         for weight, claim in claimed.items():
             found = other.get(weight, {}).get("verdict")
             refuting = {v.value for v in ON_EVERY_DRAW[claim]}
