@@ -13,7 +13,8 @@ from etrace_lint.core.weight_verdict import WeightVerdict
 from etrace_lint.fixes.etp import etp_fix
 
 if TYPE_CHECKING:  # the analysis imports JAX and braintrace: annotations only
-    from etrace_lint.analysis.context import AnalysisContext, PlainUse
+    from etrace_lint.analysis.context import AnalysisContext
+    from etrace_lint.analysis.plain_uses import PlainUse
 
 # the ETP op that does what a plain primitive does
 _ETP_FOR = {
@@ -28,9 +29,25 @@ _ETP_FOR_SPARSE = ("braintrace.nn.SparseLinear (a brainunit.sparse CSR or COO ma
                    "braintrace.sparse_matmul) in place of this sparse op")
 
 
-def _fix(context: AnalysisContext, use: PlainUse, weight: str) -> tuple[str, str]:
+def _weight_product(context: AnalysisContext, use: PlainUse) -> tuple[str, str] | None:
+    """The display names of the two weights whose product this plain matmul is (``w_a @ w_b``), if it is one."""
+    for product in context.weight_products:
+        if product.site.eqn is use.site.eqn and product.product == "@":
+            first, second = product.factors
+            return display_name(first), display_name(second)
+    return None
+
+
+def _fix(context: AnalysisContext, use: PlainUse, weight: str,
+         factors: tuple[str, str] | None) -> tuple[str, str]:
     """Where the fix goes: the layer that owns the weight when a braintrace twin of it exists,
-    else the op on this line; and the twin, if any."""
+    else the op on this line; and the twin, if any. ``factors``: the two weights the op multiplies."""
+    if factors is not None:
+        # braintrace.matmul takes an input and one weight: the product of two weights is braintrace's LoRA op
+        return (f"{factors[0]} @ {factors[1]} multiplies two weights, and braintrace.matmul takes an input and one "
+                f"weight; where the product meets its input x, use braintrace.lora_matmul(x, {factors[0]}, "
+                f"{factors[1]}) (x @ {factors[0]} @ {factors[1]} as one ETP op, both factors traced) or "
+                f"braintrace.nn.LoRA"), ""
     owner = context.owner_layer(use.weight)
     twin = owner.etp_twin
     created = context.locator.of_state(use.weight)
@@ -60,6 +77,7 @@ class PlainOpPath(NamesOp, NamesHiddenStates, Fixable):
     advice: str  # what to write instead: the braintrace layer, or the ETP op
     etp_layer: str = ""  # the braintrace layer that would make the op an ETP op, if one exists
     operand_shapes: tuple[tuple[int, ...], ...] | None = None  # a dot_general's: its fix reads the ranks
+    factors: tuple[str, ...] = ()  # the two weights the op multiplies (``w_a @ w_b``): no braintrace.matmul fixes it
 
     def message(self) -> str:
         hidden = ", ".join(self.hidden_states)
@@ -77,14 +95,19 @@ class PlainOpPath(NamesOp, NamesHiddenStates, Fixable):
             printed["operandShapes"] = listed(self.operand_shapes)
         return printed
 
+    @property
+    def about_weights(self) -> tuple[str, ...]:
+        return self.factors  # the other factor, which the advice names
+
     def fix(self, finding: Finding, sources: SourceTexts) -> Fix | None:
-        return etp_fix(finding, sources)
+        return None if self.factors else etp_fix(finding, sources)
 
 
 def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
     if not context.single_step_vjp:  # a multi-step VJP learns these paths within each window: ETL213's
         return
-    # a weight no gradient reaches at all (ETL214, ETL215, ETL216, ETL220): an ETP op would not give it one either
+    # a weight no gradient reaches at all (gradient_free_weights): an ETP op would not give it one either; a path
+    # through a value with a zero derivative (a rounding, a stop_gradient) is not among its plain uses
     no_gradient = context.gradient_free_weights
     # an op that vmap decomposed is ETL203's: the user wrote an ETP op there
     for use in context.first_plain_uses:
@@ -92,11 +115,12 @@ def check(context: AnalysisContext) -> Iterator[Hit[PlainOpPath]]:
             continue
         op = use.site.primitive
         weight = display_name(use.weight)
-        fix, twin = _fix(context, use, weight)
+        factors = _weight_product(context, use) if op == "dot_general" else None
+        fix, twin = _fix(context, use, weight, factors)
         # the fix of `W @ x` is exact only for a vector x: the fix reads the ranks
         shapes = use.site.operand_shapes if op == "dot_general" else ()
         violation = PlainOpPath(weight, tuple(display_name(h) for h in use.hidden), op, use.partial, fix, twin,
-                                shapes if op == "dot_general" else None)
+                                shapes if op == "dot_general" else None, factors or ())
         yield Hit(violation, weight_path=use.weight, eqn=use.site,
                   related=(("weight created here", use.weight),),
                   subject=Subject(primitive=op, etp_layer=twin or "", operand_shapes=shapes))

@@ -38,6 +38,8 @@ class HardSpikeWithoutSurrogate(NamesHiddenStates):
 
 def check(context: AnalysisContext) -> Iterator[Hit[HardSpikeWithoutSurrogate]]:
     for cut in context.hard_threshold_cuts:
+        if cut.read_through:
+            continue  # an ETP op braintrace reads it through still gives it an online gradient: not a zero
         violation = HardSpikeWithoutSurrogate(display_name(cut.weight), tuple(display_name(h) for h in cut.hidden),
                                               cut.threshold)
         yield Hit(violation, weight_path=cut.weight, eqn=cut.site, related=(("weight created here", cut.weight),))

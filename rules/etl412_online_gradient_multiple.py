@@ -4,7 +4,7 @@ from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(p: ProbeFacts) -> str:
-    return (f"at the first step, where it must equal BPTT's, the online gradient of {p.weight} under "
+    return (f"at {p.first_step}, where it must equal BPTT's, the online gradient of {p.weight} under "
             f"{p.algorithm} is {p.scale}: {p.why_scaled}")
 
 

@@ -4,10 +4,11 @@ from etrace_lint.core.weight_verdict import WeightVerdict
 
 
 def explain(p: ProbeFacts) -> str:
-    return (f"at the first step, where it must equal BPTT's, the online gradient of {p.weight} under {p.algorithm} "
+    return (f"at {p.first_step}, where it must equal BPTT's, the online gradient of {p.weight} under {p.algorithm} "
             f"is {p.deviation}: braintrace's online rule leaves out part of this step's derivative, as it does when "
             f"a layer between the weight's op and its hidden state mixes units (a normalization over features, a "
-            f"softmax), so from its first update on the weight does not follow BPTT's gradient")
+            f"softmax), or when plain code transforms the weight before its op (a ReLU sign constraint, whose slope "
+            f"the online rule leaves out), so from its first update on the weight does not follow BPTT's gradient")
 
 
 RULE = MeasuredRule(

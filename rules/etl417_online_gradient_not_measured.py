@@ -6,9 +6,9 @@ from etrace_lint.core.weight_verdict import WeightVerdict
 def explain(p: ProbeFacts) -> str:
     return (f"{p.weight}'s online gradient under {p.algorithm} is not measured: over {p.steps} steps it was "
             f"{p.zero} on the probe's first input draw while its BPTT gradient was not (norm {p.bptt_norm}), but "
-            f"{p.other_draws}, so the zero belongs to that draw (a spiking layer it does not drive), not to the "
-            f"weight; give the target inputs that drive the model, @etrace_lint.target(verify={{'inputs': ...}}), "
-            f"and run with --verify")
+            f"{p.other_draws}, so the zero belongs to the draws, not to the weight (a spiking layer they do not "
+            f"drive, or a norm that removes its input's scale on them); give the target inputs that drive the "
+            f"model, @etrace_lint.target(verify={{'inputs': ...}}), and run with --verify")
 
 
 RULE = MeasuredRule(

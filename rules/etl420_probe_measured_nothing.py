@@ -9,8 +9,9 @@ def explain(p: ProbeFacts) -> str:
         return said + "correct the target's verify options"
     if p.exception == "FloatingPointError":  # BPTT's gradients are NaN or infinite: the model computes one
         return said + "find where the model first computes a NaN or an infinity (run its step with JAX_DEBUG_NANS=1)"
-    return said + ("give the target inputs that drive it and a loss, @etrace_lint.target(verify={'inputs': ..., "
-                   "'loss': ...}), and run with --verify")
+    return said + ("give the target inputs that drive it and a loss on an output that depends on its weights (one "
+                   "that does not, a constant such as a softmax over one unit, has no gradient whatever the inputs), "
+                   "@etrace_lint.target(verify={'inputs': ..., 'loss': ...}), and run with --verify")
 
 
 RULE = MeasuredRule(

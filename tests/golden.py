@@ -20,12 +20,14 @@ The installed braintrace's line is written by this interpreter; the other line's
 interpreter of a virtual environment that has it (``.venv312/`` for 0.2.8, made and installed
 with the checkout on first use from a Python 3.12 found on the PATH or by pyenv; or name one:
 ``--python 0.2.8=/path/to/bin/python``). ``--update`` alone writes the installed line's only;
-``--summary`` adds one line per finding the snapshots gained or lost against the commit checked out.
+``--summary`` adds the counts that changed, one line per finding the snapshots gained or lost and one per SARIF rule
+entry added or gone, against the commit checked out.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import glob
 import json
 import os
@@ -213,19 +215,73 @@ def _findings_of(text: str) -> set[tuple[str, int, str, str, str]]:
             for f in json.loads(text).get("findings", [])}
 
 
-def changes(paths: list[str]) -> list[str]:
-    """What each JSON snapshot of ``paths`` says differently from the commit checked out: one line per finding
-    added (+) or gone (-), so a diff of hundreds of lines reads as the findings it is about."""
+def _counts_of(text: str) -> dict[str, int]:
+    """The run's counts (files, models, findings, tool errors) of a JSON snapshot."""
+    return dict(json.loads(text).get("summary", {})) if text else {}
+
+
+def _rules_of(text: str) -> set[str]:
+    """The ids of a SARIF snapshot's ``tool.driver.rules`` entries (the rules its results name)."""
+    if not text:
+        return set()
+    return {rule["id"] for run in json.loads(text).get("runs", []) for rule in run["tool"]["driver"].get("rules", [])}
+
+
+def snapshot_changes(relative: str, old: str, text: str) -> list[str]:
+    """What the snapshot ``relative`` says now (``text``) differently from before (``old``, "" where new): for
+    a JSON snapshot, its counts that changed and one line per finding added (+) or gone (-); for a SARIF log,
+    each rule entry added to or gone from ``tool.driver.rules``."""
     lines = []
-    for path in sorted(p for p in paths if p.endswith(".json")):
+    if relative.endswith(".sarif"):
+        now_rules, old_rules = _rules_of(text), _rules_of(old)
+        for sign, ids in (("-", old_rules - now_rules), ("+", now_rules - old_rules)):
+            lines.extend(f"{relative}: {sign} rule entry {rule}" for rule in sorted(ids))
+        return lines
+    counts, old_counts = _counts_of(text), _counts_of(old)
+    moved = [f"{key} {old_counts.get(key, 0)} -> {value}" for key, value in sorted(counts.items())
+             if old_counts.get(key, 0) != value]
+    if moved:
+        lines.append(f"{relative}: counts: {', '.join(moved)}")
+    now, before = _findings_of(text), _findings_of(old)
+    for sign, found in (("-", before - now), ("+", now - before)):
+        lines.extend(f"{relative}: {sign} {p}:{n} {rule} {level} {message[:100]}"
+                     for p, n, rule, level, message in sorted(found))
+    details = _changed_in_details(old, text)
+    if details:
+        lines.append(f"{relative}: {details} finding(s) kept their line, rule and message but changed in a column, "
+                     f"a related location or a property (git diff shows them)")
+    return lines
+
+
+def _changed_in_details(old: str, text: str) -> int:
+    """How many findings of ``old`` are gone from ``text`` whole although one with the same path, line, rule,
+    level and message is still there: those that moved within their line or whose related locations or
+    properties changed."""
+    if not old or not text:
+        return 0
+    before, now = json.loads(old).get("findings", []), json.loads(text).get("findings", [])
+    kept = _findings_of(text)
+    left = collections.Counter(json.dumps(f, sort_keys=True) for f in now)
+    changed = 0
+    for finding in before:
+        whole = json.dumps(finding, sort_keys=True)
+        if left[whole]:
+            left[whole] -= 1
+        elif (finding["location"]["path"], finding["location"]["line"], finding["rule"], finding["level"],
+              finding["message"]) in kept:
+            changed += 1
+    return changed
+
+
+def changes(paths: list[str]) -> list[str]:
+    """What each JSON snapshot and SARIF log of ``paths`` says differently from the commit checked out
+    (``snapshot_changes``), so a diff of hundreds of lines reads as the findings it is about."""
+    lines = []
+    for path in sorted(p for p in paths if p.endswith((".json", ".sarif"))):
         relative = os.path.relpath(path, REPO)
         old = subprocess.run(["git", "show", f"HEAD:{relative}"], cwd=REPO, capture_output=True, text=True).stdout
         with open(path, encoding="utf-8") as handle:
-            now = _findings_of(handle.read())
-        before = _findings_of(old)
-        for sign, found in (("-", before - now), ("+", now - before)):
-            lines.extend(f"{relative}: {sign} {p}:{n} {rule} {level} {message[:100]}"
-                         for p, n, rule, level, message in sorted(found))
+            lines += snapshot_changes(relative, old, handle.read())
     return lines
 
 
@@ -238,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", action="append", default=[], metavar="VERSION=PATH",
                         help="the Python to write braintrace VERSION's snapshots with (default: its line's venv)")
     parser.add_argument("--summary", action="store_true",
-                        help="with --update: print each finding the snapshots gained (+) or lost (-) against HEAD")
+                        help="with --update: print the counts that changed, each finding the snapshots gained (+) or "
+                             "lost (-) and each SARIF rule entry added or gone, against HEAD")
     args = parser.parse_args(argv)
     if not args.update:
         parser.print_help()

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from helpers import FIXTURES, REPO, assert_fixture, lint_file, run_cli
 
@@ -30,7 +31,8 @@ from etrace_lint.writers.properties import finding_properties
 GUIDE = os.path.join(REPO, "docs", "development", "adding-a-rule.md")
 RELATIONS = os.path.join(FIXTURES, "compiler", "relations.py")
 # a fence of three or more backticks, its language and its title: ```python title="rules/etl231_plain_leak.py"
-FENCE = re.compile(r'^(`{3,})(\w+)(?: title="([^"]+)")?\s*$')
+# (indented under a list item: its body is indented as much)
+FENCE = re.compile(r'^( *)(`{3,})(\w+)(?: title="([^"]+)")?\s*$')
 
 
 def guide_blocks() -> list[tuple[str, str, str]]:
@@ -43,10 +45,10 @@ def guide_blocks() -> list[tuple[str, str, str]]:
         index += 1
         if not match:
             continue
-        fence, language, title = match.groups()
+        indent, fence, language, title = match.groups()
         body = []
-        while index < len(lines) and lines[index].rstrip("\n") != fence:
-            body.append(lines[index])
+        while index < len(lines) and lines[index].rstrip("\n") != indent + fence:
+            body.append(lines[index].removeprefix(indent))
             index += 1
         index += 1
         blocks.append((language, title or "", "".join(body)))
@@ -208,8 +210,8 @@ def test_the_guides_commands_exist():
     checks = {command[0] for command in commands}
     assert {"etrace-lint", "ruff", "mypy", "lint-imports"} <= checks
     # the test files and the corpus folders it names (not the guide's own fixture, which the newcomer writes)
-    assert all(os.path.exists(os.path.join(REPO, arg)) for command in commands for arg in command
-               if arg.startswith("tests/test_") or (arg.startswith(("tests/fixtures/", "examples/"))
+    assert all(os.path.exists(os.path.join(REPO, arg.partition("::")[0])) for command in commands for arg in command
+               if arg.startswith("tests/test_") or "::" in arg or (arg.startswith(("tests/fixtures/", "examples/"))
                                                     and not arg.endswith(".py"))), commands
 
 
@@ -264,6 +266,48 @@ def test_an_analysis_rule_without_its_violations_is_not_built():
     with pytest.raises(TypeError, match="violations"):
         AnalysisRule(id="ETL097", name="wrong", level=Level.WARNING, summary="s",  # type: ignore[call-arg]
                      check=lambda context: ())
+
+
+def test_the_entries_tool_shows_which_entries_of_a_weight_learn_online():
+    # step 1 sends a newcomer here where a construct touches some entries of a weight: braintrace.matmul's
+    # ReLU weight_fn shuts the 8 entries that start below zero; the online gradient of the others is BPTT's
+    [command] = [c for c in guide_commands() if c[:3] == ["python", "-m", "tests.entries"]]
+    shown = subprocess.run([sys.executable, *command[1:]], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("  w (4, 4): 8 exact, 8 still\n") == 2, shown.stdout  # at T=1 and T=4
+    plain = subprocess.run([sys.executable, "-m", "tests.entries", command[3].replace("relu_weight_fn", "relu_plain"),
+                            "w", "--steps", "4", "--show", "1"], cwd=REPO, capture_output=True, text=True,
+                           timeout=300)
+    # the same ReLU in plain code before the op: braintrace's online step gives the live entries nothing
+    assert "  w (4, 4): 8 still, 8 silent online\n    silent online (2, 0): online +0  BPTT " in plain.stdout, \
+        plain.stdout + plain.stderr
+    assert "w_rec" not in plain.stdout  # only the leaves named
+
+
+def test_the_entries_tool_measures_at_the_inputs_as_drawn_when_asked():
+    # a forget-gate bias of 20: float32 rounds sigmoid(20) to 1, so at the inputs as drawn no entry moves; scaled up
+    # until BPTT moves every weight, the inputs pull the gate out of saturation and hide the construct
+    target = os.path.join("tests", "fixtures", "own", "saturated_gate.py") + "::etrace_target_sigmoid_gate_bias_20"
+    runs = {flag: subprocess.run([sys.executable, "-m", "tests.entries", target, "b_f", "--steps", "4", *flag],
+                                 cwd=REPO, capture_output=True, text=True, timeout=300)
+            for flag in ((), ("--no-scale",))}
+    assert "  b_f (4,): 4 still\n" in runs[("--no-scale",)].stdout, runs[("--no-scale",)].stderr
+    assert "  b_f (4,): 4 still\n" not in runs[()].stdout, runs[()].stdout
+
+
+def test_the_entries_tool_sorts_entries_by_what_the_online_gradient_does_to_them():
+    from entries import LeafEntries
+
+    leaf = LeafEntries("w", (6,), np.array([1.0, 0.0, 0.0, 2.0, 3.0, 1.0005]),
+                       np.array([1.0, 0.0, 1.0, 0.0, 1.5, 1.0]))
+    assert list(leaf.kinds()) == ["exact", "still", "silent online", "online only", "off", "exact"]
+    assert leaf.lines(1)[0] == "  w (6,): 2 exact, 1 still, 1 silent online, 1 online only, 1 off"
+    assert "off           (4,): online +3  BPTT +1.5  (2x)" in "\n".join(leaf.lines(1))
+    # a NaN or an infinity is its own kind, and the other entries are judged against the finite ones
+    broken = LeafEntries("tau", (4,), np.array([np.nan, 1.0, 0.0, 2.0]), np.array([np.inf, 1.0, 0.0, 0.0]))
+    assert list(broken.kinds()) == ["not finite", "exact", "still", "online only"]
+    assert broken.lines(1)[:2] == ["  tau (4,): 1 not finite, 1 exact, 1 still, 1 online only",
+                                   "    not finite    (0,): online +nan  BPTT +inf"]
 
 
 def test_the_facts_tool_prints_what_a_check_reads_of_a_fixture_model():

@@ -15,7 +15,8 @@ import sys
 
 from helpers import REPO
 
-from etrace_lint.analysis.context import AnalysisContext, PlainUse
+from etrace_lint.analysis.context import AnalysisContext
+from etrace_lint.analysis.plain_uses import PlainUse
 
 SPEC = importlib.util.spec_from_file_location("context_facts", os.path.join(REPO, "docs", "hooks", "context_facts.py"))
 context_facts = importlib.util.module_from_spec(SPEC)
@@ -48,6 +49,20 @@ def test_the_reference_is_a_page_of_the_site():
         assert "development/context.md" in handle.read()
     table = context_facts.context_reference(REPO)
     assert "| `weight_paths` | `dict[StatePath, list[jv.Var]]` | The weights the step reads." in table
+
+
+def test_the_rules_behind_gradient_free_weights_are_read_off_the_code():
+    # the page names the rules whose facts make the property up and those that skip its weights: a rule that adds
+    # its fact there, or reads the property, is named without an edit of the page
+    rules = context_facts.gradient_free_rules(REPO)
+    assert {"ETL214", "ETL215", "ETL216", "ETL220", "ETL221", "ETL222"} <= set(rules.facts)
+    assert {"ETL201", "ETL207", "ETL208", "ETL209"} <= set(rules.skipping)
+    assert not set(rules.facts) & set(rules.skipping)
+    sentence = context_facts.gradient_free_sentence(REPO)
+    assert "the union of ETL214's, ETL215's, ETL216's" in sentence and "ETL208 and ETL209, which deny" in sentence
+    with open(os.path.join(REPO, "docs", "development", "context.md"), encoding="utf-8") as handle:
+        page = handle.read()
+    assert "<!-- gradient-free-rules -->" in page and "ETL214's, ETL215's" not in page
 
 
 def test_only_the_adapter_imports_braintrace_in_the_analysis():

@@ -254,7 +254,7 @@ def test_a_weight_that_does_not_learn_points_at_what_blocks_it(mixed_report, mix
     assert wh_ops == [blocker]  # the op Wh drives is the one that blocks Wr
     assert why_not("etrace_target_centered", "w_in.weight") == [("mean subtracted (line 48)", {"ETL207"})]
     [(blocker, rules)] = why_not("etrace_target_checkpointed", "w")
-    assert rules == {"ETL202"} and "(line 46)" in blocker
+    assert rules == {"ETL202"} and "(line 50)" in blocker
     # weights that learn have no such edge
     assert why_not("etrace_target_rate_rnn", "w_in") == [] and why_not("etrace_target_gru", "Wh.weight") == []
     # each such edge is a link to its finding's card

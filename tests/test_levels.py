@@ -98,10 +98,10 @@ def test_a_model_built_the_ordinary_way_passes_the_default_run(tmp_path):
     # an LRU's output projection feeds only the readout: what the compiler calls an exclusion
     # behind another weight is a weight that reaches no hidden state
     assert "ETL005" not in shown.stdout
-    # braintrace's own LSTMCell, whose input and candidate gates the learning-signal probe measures at 2.00x
+    # braintrace's own LSTMCell, whose input, candidate and forget gates the learning-signal probe measures at 2.00x
     # BPTT's at one step (ETL412): braintrace's doing, a note that --show-info shows and the default run keeps quiet
     doubled = [line for line in shown.stdout.splitlines() if re.match(r"\S+:\d+:\d+: ETL412 ", line)]
-    assert len(doubled) == 2 and all("[etrace_target_lstm_readout]" in line for line in doubled), shown.stdout
+    assert len(doubled) == 3 and all("[etrace_target_lstm_readout]" in line for line in doubled), shown.stdout
     others = [line for line in proc.stdout.splitlines() if re.match(r"\S+:\d+:\d+: ETL\d{3} ", line)]
     assert not any(" ETL412 " in line for line in others), proc.stdout
     if not braintrace_adapter.adds_same_step_gradients():

@@ -127,3 +127,18 @@ def test_a_state_a_library_creates_is_placed_where_the_model_puts_that_library_m
     assert set(merged) == {"initialised_in_the_factory", "initialised_by_the_linter"}
     for finding in merged.values():
         assert (finding.line, finding.location.column) == (12, cell), finding.message
+
+
+def test_a_weight_a_base_class_creates_is_placed_alike_in_the_base_and_its_subclasses():
+    """A subclass that inherits ``__init__`` points at the same creation as the base class does: the
+    ``brainstate.ParamState(...)`` call, not the base's ``self.w = `` assignment for one and the call for the other."""
+    path = fixture("own", "clipped_weight.py")
+    created = set()
+    for factory in ("etrace_target_minimum_etp", "etrace_target_clip_max_etp", "etrace_target_clip_range_etp"):
+        findings, _ = lint_shared(f"{path}::{factory}")
+        created |= {(r.line, r.column) for f in findings for r in f.related
+                    if r.label.endswith("created here")}
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "self.w = brainstate.ParamState(" in text)
+    assert created == {(line, lines[line - 1].index("brainstate.ParamState(") + 1)}

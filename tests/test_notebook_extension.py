@@ -48,10 +48,10 @@ def test_later_cells_compiles_are_linted_and_shown(tmp_path):
         "etrace-lint: not linting the models later cells compile"]
     # no place reads as the kernel's file for a cell
     assert not [text for outputs in shown for data in outputs for text in data.values() if "ipykernel" in text]
-    # the probe measures braintrace's LSTMCell's input and candidate gates at 2.00x BPTT's at one step
+    # the probe measures braintrace's LSTMCell's input, candidate and forget gates at 2.00x BPTT's at one step
     assert lstm["text/plain"].startswith("CheckResult(1 model, 0 errors, 0 warnings"), lstm["text/plain"]
     # on the line of cell 4 that built the LSTM, compiled again by cell 6 once linting was on
-    assert lstm["text/plain"].count("\n  Cell In[4], line 1: ETL412 ") == 2, lstm["text/plain"]
+    assert lstm["text/plain"].count("\n  Cell In[4], line 1: ETL412 ") == 3, lstm["text/plain"]
     assert gru["text/html"].startswith('<div class="etl-report" id="r')
     page = tmp_path / "notebook.html"
     page.write_text(f"<!DOCTYPE html><html><body>{gru['text/html']}{lstm['text/html']}</body></html>",

@@ -57,7 +57,7 @@ def answers(examples):
 def test_text_json_and_sarif_give_the_same_findings_with_the_probe_in_each(answers):
     text, from_json, from_sarif, _ = answers
     assert text == from_json == from_sarif
-    # the probe ran in each: LSTMCell's input and candidate gates measured at 2.00x BPTT's
+    # the probe ran in each: LSTMCell's input, candidate and forget gates measured at 2.00x BPTT's
     assert ("models/lstm.py", "ETL412") in {(path, rule) for path, _, rule in text}
 
 

@@ -290,11 +290,11 @@ def test_github_format(lint):
     assert code == 1
     lines = out.splitlines()
     warning = [line for line in lines if line.startswith("::warning ")]
-    # the GitHub format runs the learning-signal probe: LSTMCell's Wi and Wg are 2.00x BPTT's at one step, a
+    # the GitHub format runs the learning-signal probe: LSTMCell's Wi, Wg and Wf are 2.00x BPTT's at one step, a
     # notice (braintrace's doing), and Wr's measured zero confirms ETL005, which keeps the weight's one warning
     assert warning == [line for line in lines if "title=ETL005" in line]
     assert sorted(line.split("title=")[1][:6] for line in lines if line.startswith("::notice ")
-                  and "title=ETL412" in line) == ["ETL412", "ETL412"]
+                  and "title=ETL412" in line) == ["ETL412"] * 3
     (excluded,) = [line for line in warning if "title=ETL005" in line]
     assert excluded.startswith(f"::warning file=models/net.py,line={_wr_line()},col=")
     assert all(line.startswith(("::notice ", "::warning ")) for line in lines)
@@ -365,7 +365,7 @@ def test_module_and_script_agree(lint, project):
 EXAMPLES_SHOW = {
     ("gru.py", "ETL005"), ("plain_matmul_rnn.py", "ETL201"), ("scan_in_step.py", "ETL016"),
     ("hebbian_in_step.py", "ETL102"), ("units_mismatch.py", "ETL101"),
-}  # --sarif runs the learning-signal probe: LSTMCell's Wi and Wg are 2.00x BPTT's at one step, a note (ETL412),
+}  # --sarif runs the learning-signal probe: LSTMCell's Wi, Wg and Wf are 2.00x BPTT's at one step, a note (ETL412),
 # and static_readout.py's readout learns exactly from same-step gradients, a note (ETL003): neither is shown
 if not braintrace_adapter.adds_same_step_gradients():  # braintrace 0.2.6: that readout gets no online gradient
     EXAMPLES_SHOW |= {("static_readout.py", "ETL209")}  # the probe's measured zero folds into it

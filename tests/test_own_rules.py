@@ -590,6 +590,42 @@ def test_a_zero_hidden_divisor_counts_the_units_that_start_at_zero():
     assert finding_properties(finding)["zeroUnitCount"] == 1 and finding_properties(finding)["unitCount"] == 4
 
 
+ZERO_WEIGHT_DIVISOR = os.path.join(FIXTURES, "own", "zero_weight_divisor.py")
+
+
+def test_a_zero_weight_divisor_names_the_weight_its_line_its_zero_entries_and_the_fix():
+    findings, _ = lint_shared(ZERO_WEIGHT_DIVISOR + "::etrace_target_zero_tau")
+    (finding,) = [f for f in findings if f.rule_id == "ETL228"]
+    assert finding.message.startswith("this line divides by tau's value, and all 4 entries of tau start at zero "
+                                      "before the first step: the first training step divides by zero")
+    assert "by BPTT as much as online" in finding.message
+    assert "braintrace.element_wise(tau, weight_fn=jax.nn.softplus)" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "tau"
+    assert finding.line == line_of(ZERO_WEIGHT_DIVISOR, "0.1 / self.tau.value * (drive")
+    created = line_of(ZERO_WEIGHT_DIVISOR, "self.tau = brainstate.ParamState(")
+    assert any(loc.label == "weight created here" and loc.line == created for loc in finding.related)
+    assert finding_properties(finding)["zeroUnitCount"] == 4 and finding_properties(finding)["unitCount"] == 4
+    assert finding_properties(finding)["throughEtpOp"] is False
+    # the rule claims no verdict: ETL201's plain `div` stays beside it
+    assert any(f.rule_id == "ETL201" and f.line == finding.line for f in findings)
+
+
+def test_a_zero_weight_divisor_counts_the_entries_that_start_at_zero():
+    findings, _ = lint_shared(ZERO_WEIGHT_DIVISOR + "::etrace_target_one_zero_tau")
+    (finding,) = [f for f in findings if f.rule_id == "ETL228"]
+    assert "1 of the 4 entries of tau starts at zero" in finding.message
+    assert finding_properties(finding)["zeroUnitCount"] == 1 and finding_properties(finding)["unitCount"] == 4
+
+
+def test_a_zero_weight_divisor_read_through_element_wise_is_reported_and_its_softplus_fix_is_not():
+    findings, _ = lint_shared(ZERO_WEIGHT_DIVISOR + "::etrace_target_etp_tau")
+    (finding,) = [f for f in findings if f.rule_id == "ETL228"]
+    assert finding.message.startswith("this line divides by braintrace.element_wise's value of tau")
+    assert finding_properties(finding)["throughEtpOp"] is True
+    findings, _ = lint_shared(ZERO_WEIGHT_DIVISOR + "::etrace_target_softplus_tau")
+    assert not [f for f in findings if f.rule_id == "ETL228"]
+
+
 SATURATED_WEIGHT_FN = os.path.join(FIXTURES, "own", "saturated_weight_fn.py")
 
 
@@ -653,9 +689,342 @@ def test_a_weight_stopped_twice_is_reported_once_with_the_other_stop_related():
 
 
 @pytest.mark.parametrize("factory", ["etrace_target_stopped_and_plain", "etrace_target_stopped_hidden",
-                                     "etrace_target_straight_through", "etrace_target_stopped_etp_operand"])
+                                     "etrace_target_straight_through", "etrace_target_stopped_etp_operand",
+                                     "etrace_target_stopped_product_etp_operand"])
 def test_a_weight_that_still_gets_a_gradient_is_not_under_stop_gradient(factory):
     # a use outside the stop, a stop on a hidden state, the straight-through form; and an ETP op whose weight
-    # operand is stopped, which braintrace's online rule still trains (its online gradient is not zero)
+    # operand is stopped (the weight itself, or a product of it, which braintrace's relations follow and the flow's
+    # layout-only weights do not), which braintrace's online rule still trains (its online gradient is not zero)
     findings, _ = lint_shared(STOPPED_WEIGHT + "::" + factory)
     assert not [f for f in findings if f.rule_id == "ETL220"], factory
+
+
+ONE_UNIT_SOFTMAX = os.path.join(FIXTURES, "own", "one_unit_softmax.py")
+
+
+def test_a_softmax_over_one_unit_names_the_weight_the_axis_the_shape_and_the_fix():
+    findings, _ = lint_shared(ONE_UNIT_SOFTMAX + "::etrace_target_batch_scores")
+    (finding,) = [f for f in findings if f.rule_id == "ETL221"]
+    assert finding.message.startswith("w_score reaches the step's output only through `jax.nn.softmax` over axis 1 "
+                                      "of a (2, 1) array (on this line)")
+    assert "is exactly 1 whatever its input" in finding.message and "online or by BPTT" in finding.message
+    assert "normalise over an axis of several units (axis=0, of size 2, say)" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "w_score"
+    assert finding.line == line_of(ONE_UNIT_SOFTMAX, "return self.h.value * jax.nn.softmax(scores, axis=1)")
+    properties = finding_properties(finding)
+    assert properties["softmax"] == "jax.nn.softmax" and properties["axes"] == [1]
+    assert properties["inputShape"] == [2, 1] and properties["softmaxCount"] == 1
+    # 0.2.6's "a readout gets no online gradient" (ETL209) would send the user to upgrade: it stays quiet
+    assert not [f for f in findings if f.subject.weight == "w_score" and f.rule_id != "ETL221"]
+
+
+def test_a_softmax_over_one_unit_names_the_hidden_states_it_starves():
+    findings, _ = lint_shared(ONE_UNIT_SOFTMAX + "::etrace_target_one_unit_head")
+    found = {f.subject.weight: f for f in findings if f.rule_id == "ETL221"}
+    assert sorted(found) == ["w_in", "w_out", "w_rec"]
+    assert found["w_in"].message.startswith("w_in reaches the step's output only through h, whose value reaches it "
+                                            "only through `jax.nn.softmax` over axis 0 of a (1,) array")
+    assert found["w_in"].subject.hidden_states == ("h",) and found["w_out"].subject.hidden_states == ()
+    assert "use `jax.nn.sigmoid`" in found["w_out"].message
+    # the compiler's "learns online" of w_in's and w_rec's ETP ops is replaced
+    assert not [f for f in findings if f.rule_id == "ETL001"]
+
+
+def test_a_log_softmax_over_one_unit_is_exactly_zero():
+    findings, _ = lint_shared(ONE_UNIT_SOFTMAX + "::etrace_target_one_unit_log_softmax")
+    (finding,) = [f for f in findings if f.rule_id == "ETL221" and f.subject.weight == "w_out"]
+    assert "`jax.nn.log_softmax` over axis 0 of a (1,) array" in finding.message
+    assert "is exactly 0 whatever its input" in finding.message and "`jax.nn.log_sigmoid`" in finding.message
+
+
+@pytest.mark.parametrize("factory", ["etrace_target_many_unit_head", "etrace_target_one_unit_and_value",
+                                     "etrace_target_batch_scores_right_axis",
+                                     "etrace_target_one_unit_softmax_etp_operand"])
+def test_a_softmax_over_several_units_or_around_another_path_is_not_reported(factory):
+    # the last: an ETP op whose weight operand is the softmax, which braintrace's online rule reads w through
+    findings, _ = lint_shared(ONE_UNIT_SOFTMAX + "::" + factory)
+    assert not [f for f in findings if f.rule_id == "ETL221"], factory
+
+
+ROUNDED_WEIGHT = os.path.join(FIXTURES, "own", "rounded_weight.py")
+
+
+def test_a_rounded_weight_names_the_weight_the_rounding_and_the_straight_through_fix():
+    findings, _ = lint_shared(ROUNDED_WEIGHT + "::etrace_target_rounded_plain_weight")
+    (finding,) = [f for f in findings if f.rule_id == "ETL222"]
+    assert finding.message.startswith("w reaches the step's output only through `jnp.floor` (on this line), whose "
+                                      "derivative is zero everywhere")
+    assert "so w gets none, online or by BPTT" in finding.message
+    assert "`x + jax.lax.stop_gradient(jnp.floor(x) - x)`" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "w"
+    assert finding.line == line_of(ROUNDED_WEIGHT, "w_q = jnp.floor(self.w.value * 8) / 8")
+    properties = finding_properties(finding)
+    assert properties["rounding"] == "jnp.floor" and properties["roundingCount"] == 1
+    # its plain `mul` is not what starves it: ETL201's "use braintrace.element_wise" stays quiet
+    assert not [f for f in findings if f.subject.weight == "w" and f.rule_id != "ETL222"]
+
+
+def test_a_rounding_of_a_hidden_state_names_the_hidden_state_and_a_trunc_is_named_as_written():
+    findings, _ = lint_shared(ROUNDED_WEIGHT + "::etrace_target_rounded_output")
+    (finding,) = [f for f in findings if f.rule_id == "ETL222"]
+    assert finding.message.startswith("w reaches the step's output only through h, whose value reaches it only "
+                                      "through `jnp.round`")
+    assert "round h with a straight-through estimator" in finding.message
+    assert finding.subject.hidden_states == ("h",)
+    assert not [f for f in findings if f.rule_id == "ETL001"]  # the compiler's "learns online" is replaced
+    findings, _ = lint_shared(ROUNDED_WEIGHT + "::etrace_target_trunc_leak")
+    (finding,) = [f for f in findings if f.rule_id == "ETL222"]
+    assert finding.subject.weight == "leak" and "`jnp.trunc`" in finding.message
+    assert not [f for f in findings if f.subject.weight == "leak" and f.rule_id != "ETL222"]
+
+
+@pytest.mark.parametrize("factory", ["etrace_target_straight_through_round", "etrace_target_rounded_and_plain",
+                                     "etrace_target_custom_jvp_straight_through", "etrace_target_rounded_input",
+                                     "etrace_target_rounded_etp_weight"])
+def test_a_weight_that_still_gets_a_gradient_is_not_reported_as_rounded(factory):
+    # a straight-through estimator, written out or as a custom_jvp, a use around the rounding, a rounded input;
+    # and an ETP op whose weight operand is the rounded weight, which braintrace's online rule still trains
+    findings, _ = lint_shared(ROUNDED_WEIGHT + "::" + factory)
+    assert not [f for f in findings if f.rule_id == "ETL222"], factory
+
+
+@pytest.mark.parametrize("target", [ROUNDED_WEIGHT + "::etrace_target_rounded_beside_etp",
+                                    STOPPED_WEIGHT + "::etrace_target_stopped_beside_etp"])
+def test_a_plain_path_through_a_zero_derivative_is_no_path_missing_from_the_online_gradient(target):
+    # w learns through its ETP op; its other, plain use crosses a rounding or a stop_gradient, which passes no
+    # gradient by BPTT either: ETL201's "that path is missing from its online gradient" would be false
+    findings, _ = lint_shared(target)
+    assert not [f for f in findings if f.rule_id == "ETL201"], target
+    assert [f.subject.weight for f in findings if f.rule_id == "ETL001"] == ["w"]
+
+
+RELU_CONSTRAINED = os.path.join(FIXTURES, "own", "relu_constrained_weight.py")
+
+
+def test_a_relu_constraint_names_the_weight_its_dead_entries_what_braintrace_does_online_and_the_fix():
+    findings, _ = lint_shared(RELU_CONSTRAINED + "::etrace_target_relu_etp")
+    (finding,) = [f for f in findings if f.rule_id == "ETL223"]
+    assert finding.message.startswith("`jax.nn.relu` on this line keeps w at or above 0, and its slope is 0 at 8 of "
+                                      "the 16 entries of w, which start at or below 0: BPTT gives those entries no "
+                                      "gradient")
+    # braintrace.matmul reads w through the relu and leaves its slope out: online, the dead entries move
+    assert "its online gradient of w is not BPTT's" in finding.message
+    assert "jnp.abs of its initial value" in finding.message and "weight_fn=jnp.abs" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "w"
+    assert finding.line == line_of(RELU_CONSTRAINED, "w_pos = jax.nn.relu(self.w.value)  # expect: ETL223")
+    labels = {loc.label for loc in finding.related}
+    assert "weight created here" in labels and "the ETP op that reads w through jax.nn.relu" in labels
+    properties = finding_properties(finding)
+    assert properties["deadUnitCount"] == 8 and properties["unitCount"] == 16
+    assert properties["constraint"] == "jax.nn.relu" and properties["floor"] == 0.0 and properties["readByEtpOp"]
+    # it claims no verdict of the whole weight (its positive entries learn exactly): "learns online" stays
+    assert [f for f in findings if f.rule_id == "ETL001" and f.subject.weight == "w"]
+
+
+def test_a_relu_constraint_before_a_plain_op_leaves_the_online_gradient_to_etl201():
+    findings, _ = lint_shared(RELU_CONSTRAINED + "::etrace_target_relu_plain")
+    (finding,) = [f for f in findings if f.rule_id == "ETL223"]
+    assert "braintrace's compiler reads" not in finding.message and not finding_properties(finding)["readByEtpOp"]
+    assert [f for f in findings if f.rule_id == "ETL201" and f.subject.weight == "w"]
+
+
+def test_a_floor_above_zero_counts_the_entries_below_it():
+    findings, _ = lint_shared(RELU_CONSTRAINED + "::etrace_target_clip_etp")
+    (finding,) = [f for f in findings if f.rule_id == "ETL223"]
+    assert "`jnp.clip` on this line keeps w at or above 0.1, and its slope is 0 at 9 of the 16 entries" in (
+        finding.message)
+    assert finding_properties(finding)["floor"] == pytest.approx(0.1)
+
+
+def test_a_relu_weight_fn_of_braintrace_matmul_is_etl219s():
+    findings, _ = lint_shared(RELU_CONSTRAINED + "::etrace_target_relu_weight_fn")
+    (finding,) = [f for f in findings if f.rule_id == "ETL219"]
+    assert "below 1e-4 in 8 of its 16 units (0 at the smallest), and braintrace.matmul on this line" in finding.message
+    assert "start those units of w above 0" in finding.message
+    assert not [f for f in findings if f.rule_id == "ETL223"]
+
+
+@pytest.mark.parametrize("factory", ["etrace_target_softplus_weight_fn", "etrace_target_abs_weight_fn",
+                                     "etrace_target_relu_of_a_positive_init",
+                                     "etrace_target_maximum_of_a_zero_init"])
+def test_a_constraint_with_a_slope_at_every_starting_entry_is_not_reported(factory):
+    # a weight_fn with a slope everywhere, a weight that starts above 0, and jnp.maximum at exactly 0 (JAX gives
+    # each side of a tie half the slope)
+    findings, _ = lint_shared(RELU_CONSTRAINED + "::" + factory)
+    assert not [f for f in findings if f.rule_id in ("ETL219", "ETL223")], factory
+
+
+ZERO_WEIGHT_PRODUCT = os.path.join(FIXTURES, "own", "zero_weight_product.py")
+
+
+def test_a_zero_weight_product_names_both_factors_on_the_product_line_and_the_lora_start():
+    findings, _ = lint_shared(ZERO_WEIGHT_PRODUCT + "::etrace_target_zero_lora")
+    found = {f.subject.weight: f for f in findings if f.rule_id == "ETL224"}
+    assert set(found) == {"w_a", "w_b"}
+    finding = found["w_a"]
+    assert finding.message.startswith("w_a is multiplied by w_b on this line and both start all zero: the gradient "
+                                      "of each factor of a product is the other's value, zero")
+    assert "neither gets any gradient, online or by BPTT" in finding.message
+    assert "the input-facing factor random, only the output-facing one zero" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "w_a"
+    assert finding.subject.weights == ("w_b",)  # the other weights it names
+    assert finding.line == line_of(ZERO_WEIGHT_PRODUCT, "w_eff = self.w.value + self.w_a.value @ self.w_b.value")
+    assert "w_b created here" in {loc.label for loc in finding.related}
+    properties = finding_properties(finding)
+    assert properties["product"] == "@" and properties["productCount"] == 1
+    # no gradient reaches them at all: ETL201's "use braintrace.matmul" would not give them one
+    assert not [f for f in findings if f.rule_id == "ETL201"]
+
+
+def test_a_zero_lora_layer_replaces_the_compilers_learns_online_and_names_its_kernel_init():
+    findings, _ = lint_shared(ZERO_WEIGHT_PRODUCT + "::etrace_target_zero_lora_layer")
+    (finding,) = [f for f in findings if f.rule_id == "ETL224"]
+    assert finding.message.startswith("lora.weight holds both factors that `braintrace.lora_matmul` multiplies on "
+                                      "this line, and both start all zero")
+    assert "braintrace.nn.LoRA's kernel_init starts both" in finding.message
+    assert not [f for f in findings if f.rule_id == "ETL001" and f.subject.weight == "lora.weight"]
+
+
+@pytest.mark.parametrize("factory", ["etrace_target_usual_lora", "etrace_target_usual_lora_op",
+                                     "etrace_target_random_lora_layer", "etrace_target_zero_factor_own_path",
+                                     "etrace_target_zero_gain_etp", "etrace_target_squared_zero",
+                                     "etrace_target_one_zero_weight"])
+def test_a_product_one_of_whose_factors_moves_is_not_reported(factory):
+    # a non-zero factor (the usual LoRA start), a zero factor with a path of its own, one that braintrace's online
+    # rule reads through the product to an ETP op and moves, a weight times itself, one zero weight alone
+    findings, _ = lint_shared(ZERO_WEIGHT_PRODUCT + "::" + factory)
+    assert not [f for f in findings if f.rule_id == "ETL224"], factory
+
+
+SHIFT_REMOVED_BIAS = os.path.join(FIXTURES, "own", "shift_removed_bias.py")
+
+
+def test_a_scalar_bias_before_a_softmax_names_the_weight_the_softmax_and_the_fix():
+    findings, _ = lint_shared(SHIFT_REMOVED_BIAS + "::etrace_target_softmax_scalar_bias")
+    (finding,) = [f for f in findings if f.rule_id == "ETL225"]
+    assert finding.message.startswith("b (a scalar) is added uniformly along axis 0 of a (4,) value on this line, "
+                                      "and the sum goes only into `jax.nn.softmax` over axis 0, which removes any "
+                                      "constant shift along it")
+    assert "its gradient, by BPTT and online, is zero up to float32 rounding" in finding.message
+    assert "drop b, or give it one value per unit along axis 0" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "b"
+    assert finding.line == line_of(SHIFT_REMOVED_BIAS, "return jax.nn.softmax(h + self.b.value)  # expect: ETL225")
+    properties = finding_properties(finding)
+    assert properties["normaliser"] == "jax.nn.softmax" and properties["axes"] == [0]
+    assert properties["inputShape"] == [4] and properties["biasShape"] == [] and properties["sumCount"] == 1
+    # 0.2.6's "a readout gets no online gradient" (ETL209) would send the user to upgrade: it stays quiet
+    assert not [f for f in findings if f.subject.weight == "b" and f.rule_id != "ETL225"]
+
+
+def test_a_bias_centred_inside_the_recurrence_replaces_the_plain_op_finding():
+    findings, _ = lint_shared(SHIFT_REMOVED_BIAS + "::etrace_target_centred_scalar_bias")
+    (finding,) = [f for f in findings if f.rule_id == "ETL225"]
+    centring = line_of(SHIFT_REMOVED_BIAS, "centred = z - z.mean(-1, keepdims=True)")
+    assert f"a subtraction of its mean over axis 0 on line {centring} (a layer norm's centring)" in finding.message
+    assert "add it after the normalisation" in finding.message
+    assert "the shift is removed here" in {loc.label for loc in finding.related}
+    # an ETP op in place of the plain `+` would give b no gradient either: no ETL201
+    assert not [f for f in findings if f.rule_id == "ETL201"]
+
+
+def test_a_bias_before_a_layer_norm_or_per_head_before_a_softmax_is_reported():
+    findings, _ = lint_shared(SHIFT_REMOVED_BIAS + "::etrace_target_layer_norm_scalar_bias")
+    (finding,) = [f for f in findings if f.rule_id == "ETL225"]
+    assert "a subtraction of its mean over axis 0 and its variance (a layer norm)" in finding.message
+    findings, _ = lint_shared(SHIFT_REMOVED_BIAS + "::etrace_target_head_bias")
+    (finding,) = [f for f in findings if f.rule_id == "ETL225"]
+    assert finding.message.startswith("b (of shape (2, 1)) is added uniformly along axis 1 of a (2, 4) value")
+    assert finding_properties(finding)["biasShape"] == [2, 1]
+
+
+@pytest.mark.parametrize("factory", ["etrace_target_unit_bias", "etrace_target_head_bias_over_heads",
+                                     "etrace_target_rms_norm_scalar_bias", "etrace_target_sum_subtracted",
+                                     "etrace_target_bias_also_returned", "etrace_target_bias_also_scales"])
+def test_a_bias_the_normaliser_sees_or_that_reaches_the_output_another_way_is_not_reported(factory):
+    findings, _ = lint_shared(SHIFT_REMOVED_BIAS + "::" + factory)
+    assert not [f for f in findings if f.rule_id == "ETL225"], factory
+
+
+SATURATED_GATE = os.path.join(FIXTURES, "own", "saturated_gate.py")
+
+
+def test_a_saturated_gate_names_its_bias_the_weights_it_starves_and_the_fix():
+    findings, _ = lint_shared(SATURATED_GATE + "::etrace_target_sigmoid_gate_bias_20")
+    (finding,) = [f for f in findings if f.rule_id == "ETL226"]
+    assert finding.message.startswith("`jax.nn.sigmoid` on this line starts saturated: at b_f's starting values its "
+                                      "slope is below 1e-4 in all 4 units (2.1e-09 at 20), which float32 rounds to "
+                                      "exactly 0")
+    assert "the gradient of b_f and w_f, which feed the same sum" in finding.message
+    assert "online and by BPTT alike" in finding.message and "a forget-gate bias of 1" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "b_f" and finding.subject.weights == ("w_f",)
+    assert finding.line == line_of(SATURATED_GATE, "f = jax.nn.sigmoid(braintrace.matmul(x, self.w_f.value) + self.b_f")
+    created = line_of(SATURATED_GATE, "self.b_f = brainstate.ParamState")
+    assert any(loc.label == "bias created here" and loc.line == created for loc in finding.related)
+    properties = finding_properties(finding)
+    assert properties["saturatedUnitCount"] == properties["zeroSlopeUnitCount"] == properties["unitCount"] == 4
+    # a slope, however small, is no verdict: ETL201's zero for the plain `+` stays beside it, and w_f's "learns online"
+    assert {f.rule_id for f in findings if f.subject.weight == "b_f"} == {"ETL201", "ETL226"}
+    assert any(f.rule_id == "ETL001" and f.subject.weight == "w_f" for f in findings)
+
+
+def test_a_saturated_gate_counts_its_units_and_sums_its_biases():
+    findings, _ = lint_shared(SATURATED_GATE + "::etrace_target_etp_bias_sigmoid_gate_one_unit_at_12")
+    (finding,) = [f for f in findings if f.rule_id == "ETL226"]
+    assert "below 1e-4 in 1 of its 4 units (6.1e-06 at 12), so" in finding.message  # float32 keeps this slope
+    assert finding_properties(finding)["zeroSlopeUnitCount"] == 0
+    findings, _ = lint_shared(SATURATED_GATE + "::etrace_target_two_biases_sigmoid_gate")
+    (finding,) = [f for f in findings if f.rule_id == "ETL226"]
+    assert "at the starting sum b_f + b_hh its slope" in finding.message
+    assert finding.subject.weights == ("b_hh", "w_f")
+
+
+@pytest.mark.parametrize("factory", ["etrace_target_sigmoid_gate_bias_1", "etrace_target_relu_gate_bias_20"])
+def test_a_moderate_bias_or_a_relu_is_not_a_saturated_gate(factory):
+    findings, _ = lint_shared(SATURATED_GATE + "::" + factory)
+    assert not [f for f in findings if f.rule_id == "ETL226"], factory
+
+
+CLIPPED = os.path.join(FIXTURES, "own", "clipped_weight.py")
+
+
+def test_a_clip_ceiling_names_the_weight_its_entries_above_it_what_braintrace_does_online_and_the_fix():
+    findings, _ = lint_shared(CLIPPED + "::etrace_target_minimum_etp")
+    (finding,) = [f for f in findings if f.rule_id == "ETL227"]
+    assert finding.message.startswith("`jnp.minimum` on this line keeps w at or below 0.25, and its slope is 0 at 4 "
+                                      "of the 16 entries of w, which start above 0.25: BPTT gives those entries no "
+                                      "gradient")
+    # braintrace.matmul reads w through the clip and leaves its slope out: online, the clipped entries move
+    assert "its online gradient of w is not BPTT's" in finding.message
+    assert "weight_fn=lambda v: 0.25 - jax.nn.softplus(0.25 - v)" in finding.message
+    assert finding.level.value == "warning" and finding.subject.weight == "w"
+    assert finding.line == line_of(CLIPPED, "w_c = jnp.minimum(self.w.value, 0.25)  # expect: ETL227")
+    labels = {loc.label for loc in finding.related}
+    assert "weight created here" in labels and "the ETP op that reads w through jnp.minimum" in labels
+    properties = finding_properties(finding)
+    assert properties["deadUnitCount"] == 4 and properties["unitCount"] == 16 and properties["readByEtpOp"]
+    assert properties["constraint"] == "jnp.minimum" and properties["ceiling"] == 0.25
+    # it claims no verdict of the whole weight (its entries below the ceiling learn exactly): "learns online" stays
+    assert [f for f in findings if f.rule_id == "ETL001" and f.subject.weight == "w"]
+
+
+def test_a_clip_with_both_bounds_gives_each_side_its_own_rule_and_a_plain_op_leaves_online_to_etl201():
+    findings, _ = lint_shared(CLIPPED + "::etrace_target_clip_range_etp")
+    (ceiling,) = [f for f in findings if f.rule_id == "ETL227"]
+    (floor,) = [f for f in findings if f.rule_id == "ETL223"]
+    assert "keeps w at or below 0.25, and its slope is 0 at 4 of the 16 entries" in ceiling.message
+    assert "keeps w at or above -0.25, and its slope is 0 at 4 of the 16 entries" in floor.message
+    assert finding_properties(ceiling)["constraint"] == "jnp.clip" and finding_properties(ceiling)["readByEtpOp"]
+    # the ETP op reads the floor's output through the ceiling: both sides say what braintrace's online rule does
+    assert finding_properties(floor)["readByEtpOp"] and "braintrace's compiler reads w through" in floor.message
+    findings, _ = lint_shared(CLIPPED + "::etrace_target_minimum_plain")
+    (finding,) = [f for f in findings if f.rule_id == "ETL227"]
+    assert "braintrace's compiler reads" not in finding.message and not finding_properties(finding)["readByEtpOp"]
+    assert [f for f in findings if f.rule_id == "ETL201" and f.subject.weight == "w"]
+
+
+@pytest.mark.parametrize("factory", ["etrace_target_inside_ceiling", "etrace_target_minimum_weight_fn"])
+def test_a_ceiling_above_or_at_every_starting_entry_or_as_a_weight_fn_is_not_etl227s(factory):
+    # a ceiling above every entry, one exactly at the largest (JAX gives each side of a tie half the slope), and
+    # the same jnp.minimum as braintrace.matmul's weight_fn, which ETL219 reports
+    findings, _ = lint_shared(CLIPPED + "::" + factory)
+    assert not [f for f in findings if f.rule_id == "ETL227"], factory

@@ -15,6 +15,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from helpers import run_cli
 
+from etrace_lint.analysis import braintrace_adapter
+
 HELPER = "N_IN, N = 3, 6\n"
 NET = '''"""A leaky layer whose input weight goes through a plain `@`."""
 
@@ -39,6 +41,9 @@ def etrace_target_leaky():
     return Leaky(), (jnp.ones((N_IN,)),)
 '''
 FIXED_CALL = "braintrace.matmul(x, self.w_in.value)"
+# braintrace 0.2.8 refuses a model whose only weight is used through a plain op: ETL204 on the factory's line
+REFUSED = 1 if braintrace_adapter.adds_same_step_gradients() else 0
+FOUND = [("ETL201", "models/net.py", 16)] + [("ETL204", "models/net.py", 20)] * REFUSED
 
 
 def _project(folder):
@@ -81,8 +86,7 @@ def test_a_buffer_on_stdin_is_linted_as_the_file_it_names(project):
     assert proc.returncode == 1, proc.stderr
     document = json.loads(proc.stdout)
     assert document["toolErrors"] == []  # `from helper import ...` resolved beside models/net.py
-    assert [(f["rule"], f["location"]["path"], f["location"]["line"]) for f in document["findings"]] == [
-        ("ETL201", "models/net.py", 16)]
+    assert [(f["rule"], f["location"]["path"], f["location"]["line"]) for f in document["findings"]] == FOUND
     assert sorted(os.listdir(project / "models")) == ["helper.py", "net.py"]  # nothing left behind
     listed = _piped(project, NET, "-", "--stdin-filename", "models/net.py", "--list-targets")
     assert listed.stdout == "models/net.py:20: etrace_target_leaky\n"
@@ -105,7 +109,7 @@ def test_verbose_says_what_was_read_and_silent_says_nothing(project):
     verbose = _cli(project, "models", "-v")
     assert verbose.returncode == 1
     assert f"configuration: {project / 'pyproject.toml'}" in verbose.stderr
-    assert "models/net.py::etrace_target_leaky linted from the cache: 1 findings" in verbose.stderr
+    assert f"models/net.py::etrace_target_leaky linted from the cache: {len(FOUND)} findings" in verbose.stderr
     silent = _cli(project, "models", "-s")
     assert (silent.returncode, silent.stdout, silent.stderr) == (1, "", "")
 
@@ -138,15 +142,18 @@ def test_junit_report(project):
     proc = _cli(project, "models", "--output-format", "junit")
     assert proc.returncode == 1
     suites = ET.fromstring(proc.stdout)
-    assert (suites.tag, suites.get("failures"), suites.get("errors")) == ("testsuites", "1", "0")
-    (case,) = suites.iter("testcase")
-    assert (case.get("classname"), case.get("name"), case.get("line")) == ("models/net.py", "etrace-lint.ETL201", "16")
-    assert "plain `dot_general`" in case.find("failure").get("message")
+    assert (suites.tag, suites.get("failures"), suites.get("errors")) == ("testsuites", str(len(FOUND)), "0")
+    cases = list(suites.iter("testcase"))
+    assert [(c.get("name").removeprefix("etrace-lint."), c.get("classname"), int(c.get("line"))) for c in cases] \
+        == FOUND
+    assert "plain `dot_general`" in cases[0].find("failure").get("message")
 
 
 def test_gitlab_code_quality_report(project):
     proc = _cli(project, "models", "--output-format", "gitlab")
-    (issue,) = json.loads(proc.stdout)
+    issues = json.loads(proc.stdout)
+    assert [(i["check_name"], i["location"]["path"], i["location"]["lines"]["begin"]) for i in issues] == FOUND
+    issue = issues[0]
     assert {"description", "check_name", "fingerprint", "severity", "location"} <= set(issue)
     assert (issue["check_name"], issue["severity"], issue["location"]["path"], issue["location"]["lines"]["begin"]) \
         == ("ETL201", "minor", "models/net.py", 16)
@@ -163,7 +170,8 @@ def test_json_lines_has_one_finding_a_line(project):
 def test_rdjson_for_reviewdog_carries_the_fix_as_a_suggestion(project):
     document = json.loads(_cli(project, "models", "--output-format", "rdjson").stdout)
     assert document["source"]["name"] == "etrace-lint"
-    (diagnostic,) = document["diagnostics"]
+    assert [d["code"]["value"] for d in document["diagnostics"]] == [rule for rule, _, _ in FOUND]
+    diagnostic = document["diagnostics"][0]
     assert diagnostic["code"]["value"] == "ETL201" and diagnostic["severity"] == "WARNING"
     assert diagnostic["location"]["path"] == "models/net.py"
     assert diagnostic["location"]["range"]["start"]["line"] == 16

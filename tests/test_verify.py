@@ -345,6 +345,8 @@ def test_a_check_that_compared_nothing_prints_no_number(vacuous):
     assert all(r["verdict"] == "n/a" and r["relError"] is None and r["cosine"] is None for r in result.verify_rows)
     table = format_verify_table(result.verify_rows)
     assert "n/a" in table and "exact" not in table and "0.000" not in table
+    # neither gradient moves a weight of a model whose output is an integer
+    assert "n/a(online 0)" in table
     assert not [f for f in result.findings if f.rule_id == "ETL403"]  # no "relative error 0" note
 
 
@@ -477,3 +479,19 @@ def test_an_online_gradient_where_bptt_has_none_is_named_with_its_norm():
     assert found and all("BPTT gradient is exactly zero" in f.message and "not zero (norm" in f.message
                          for f in found)
     assert {f.subject.algorithm for f in found} == {"d_rtrl", "pp_prop"}
+    # the table's row for it gives the norm the online gradient moves it by, where BPTT's compares nothing
+    moved = [r for r in result.verify_rows if r["bpttNorm"] == 0 and r["onlineNorm"]]
+    assert moved, result.verify_rows
+    assert f"{moved[0]['verdict']}(online {moved[0]['onlineNorm']:.3g})" in format_verify_table(result.verify_rows)
+
+
+def test_a_weight_a_rule_proves_gets_no_gradient_is_not_judged_on_its_round_off():
+    # a scalar bias before a LayerNorm (ETL225): its BPTT gradient is float32 round-off that the norm's 1/sigma
+    # lifts above the run's zero scale (exactly 0 in float64); --verify compares nothing there
+    path = fixture("own", "shift_removed_bias.py")
+    [spec] = [s for s in discover([path], REPO).targets if s.factory == "etrace_target_layer_norm_scalar_bias"]
+    result = lint_target(spec, REPO, EngineSettings(verify=True))
+    rows = [r for r in result.verify_rows if r["weight"] == "b"]
+    assert rows and all(r["verdict"] == "n/a" and r["cosine"] is None for r in rows), rows
+    assert not [f for f in verify_findings(result) if f.subject.weight == "b"]
+    assert [f.rule_id for f in result.findings if f.subject.weight == "b" and f.level.value != "note"] == ["ETL225"]

@@ -3,7 +3,9 @@
 One line per public property and method of ``AnalysisContext`` (etrace_lint/analysis/context.py), then,
 for each object those hand out that the analysis defines (a ``PlainUse``, an ``EqnSite``, ...), one line
 per field and property: its name, its type and the first sentence of its docstring or the comment on its
-line. It reads the source with ``ast``, so building the site imports neither JAX nor braintrace.
+line. Also the rules behind ``AnalysisContext.gradient_free_weights`` (:func:`gradient_free_rules`): those
+whose facts make it up and those that skip its weights. It reads the source with ``ast``, so building the
+site imports neither JAX nor braintrace.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 
 CONTEXT_CLASS = "AnalysisContext"
 ANALYSIS = os.path.join("etrace_lint", "analysis")
+GRADIENT_FREE = "gradient_free_weights"
+RULE_FILE = re.compile(r"(etl\d{3})_\w+\.py$")
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,55 @@ def records(repo: str) -> list[Record]:
     return result
 
 
+def _attributes_of(node: ast.AST, owner: str) -> set[str]:
+    """The attributes read off the name ``owner`` inside ``node``: ``context.rounding_cuts`` -> ``rounding_cuts``."""
+    return {sub.attr for sub in ast.walk(node)
+            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == owner}
+
+
+@dataclass(frozen=True)
+class GradientFreeRules:
+    """The rules behind ``AnalysisContext.gradient_free_weights``, by id."""
+
+    facts: tuple[str, ...]  # the rules whose check reads a fact the property is the union of
+    skipping: tuple[str, ...]  # the rules whose check reads the property itself, to skip its weights
+
+
+def gradient_free_rules(repo: str) -> GradientFreeRules:
+    """Read off the code: the facts the property's body reads (``self.rounding_cuts``), then each rule whose
+    module reads one of them, or the property, off its context."""
+    with open(os.path.join(repo, ANALYSIS, "context.py"), encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    context = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == CONTEXT_CLASS)
+    union = next(node for node in context.body if isinstance(node, ast.FunctionDef) and node.name == GRADIENT_FREE)
+    facts = _attributes_of(union, "self")
+    found: dict[str, list[str]] = {"facts": [], "skipping": []}
+    for path in sorted(glob.glob(os.path.join(repo, "rules", "etl*.py"))):
+        match = RULE_FILE.search(os.path.basename(path))
+        if match is None:
+            continue
+        with open(path, encoding="utf-8") as handle:
+            read = _attributes_of(ast.parse(handle.read()), "context")
+        if GRADIENT_FREE in read:
+            found["skipping"].append(match.group(1).upper())
+        elif read & facts:
+            found["facts"].append(match.group(1).upper())
+    return GradientFreeRules(tuple(found["facts"]), tuple(found["skipping"]))
+
+
+def _listed(items: tuple[str, ...]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def gradient_free_sentence(repo: str) -> str:
+    """The page's sentence of which rules make up ``gradient_free_weights`` and which skip its weights."""
+    rules = gradient_free_rules(repo)
+    owners = tuple(rule + "'s" for rule in rules.facts)
+    return (f"that property is the union of {_listed(owners)} facts, and "
+            f"{_listed(rules.skipping)}, which deny a weight an online gradient for reasons whose fixes would not "
+            f"help it, skip every weight in it")
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -118,4 +171,6 @@ def context_reference(repo: str) -> str:
 
 
 if __name__ == "__main__":  # the tables of the docs page, printed in a checkout: python docs/hooks/context_facts.py
-    print(context_reference(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    _repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    print(context_reference(_repo))
+    print(f"gradient_free_weights: {gradient_free_sentence(_repo)}")

@@ -6,7 +6,8 @@
 - the grouped index of rules, where ``rules/index.md`` says ``<!-- rules-index -->``;
 - the configuration reference from the options table, where a page says ``<!-- options-table -->``;
 - the reference of what an analysis rule's check may read (``context_facts.py``), where a page says
-  ``<!-- context-facts -->``.
+  ``<!-- context-facts -->``, and which rules make up and skip ``gradient_free_weights``, where it says
+  ``<!-- gradient-free-rules -->``.
 
 Nothing generated is kept in the repository, so the site cannot drift from the rules or the options.
 """
@@ -40,6 +41,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 RULES_INDEX = "<!-- rules-index -->"
 OPTIONS_TABLE = "<!-- options-table -->"
 CONTEXT_FACTS = "<!-- context-facts -->"
+GRADIENT_FREE_RULES = "<!-- gradient-free-rules -->"
 
 
 def on_config(config):
@@ -92,4 +94,6 @@ def on_page_markdown(markdown, page, config, files):
         markdown = markdown.replace(OPTIONS_TABLE, options_markdown())
     if CONTEXT_FACTS in markdown:
         markdown = markdown.replace(CONTEXT_FACTS, context_facts.context_reference(REPO))
+    if GRADIENT_FREE_RULES in markdown:
+        markdown = markdown.replace(GRADIENT_FREE_RULES, context_facts.gradient_free_sentence(REPO))
     return markdown

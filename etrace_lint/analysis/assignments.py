@@ -94,15 +94,15 @@ class Assignments:
 
     def holder(self, path: StatePath) -> tuple[Location | None, list[tuple[str, int, int]]]:
         """Where the deepest class of the model's own along ``path`` assigns the attribute the state
-        hangs from, and the spans of those classes (a state created inside one is placed by its own
-        frame)."""
+        hangs from, and the spans of those classes and of their own bases (a state created inside one is
+        placed by its own frame, whether the class or a base it inherits ``__init__`` from creates it)."""
         spans = []
         assigned = None
         obj = self._model
         for part in path:
-            span = self.span(type(obj))
-            if span is not None:
-                spans.append(span)
+            own = [span for span in map(self.span, type(obj).__mro__) if span is not None]
+            if own:
+                spans.extend(own)
                 if isinstance(part, str):
                     assigned = self._assigned_in(type(obj), part) or assigned
             try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
+from .gradient_cuts import NoGradient
 from .step_flow import TOP, Node, StepFacts
 
 
@@ -39,14 +40,6 @@ def _carried_states(context: StepFacts) -> dict[Node, bt.UntracedState]:
     return carried
 
 
-class _NoGradient:
-    """The values no derivative passes through (booleans, integers): a refractory neuron's last spike time is
-    stored from a comparison of its membrane with the threshold, which carries no gradient of the weights."""
-
-    def __contains__(self, node: object) -> bool:
-        return isinstance(node, tuple) and len(node) == 2 and jv.carries_no_gradient(node[1])
-
-
 def carried_past_traces(context: StepFacts) -> list[CarriedUse]:
     """One per weight with a trace whose op output, or a hidden state it drives, is also stored in an untraced
     state whose old value the step reads: its trace follows the hidden states only, so its online gradient
@@ -63,7 +56,8 @@ def carried_past_traces(context: StepFacts) -> list[CarriedUse]:
         weights = [w for w in flow.weights_read_by(site) if w in learning and w not in found]
         if not weights:
             continue
-        reached = flow.reached(flow.outputs_of(site), stored, avoid=_NoGradient())
+        # a refractory neuron's last spike time is stored from a comparison, which carries no gradient of the weights
+        reached = flow.reached(flow.outputs_of(site), stored, avoid=NoGradient())
         for weight in sorted(weights, key=str) if reached else ():
             found[weight] = CarriedUse(weight, site, reached[0], kinds[reached[0]])
     return list(found.values())

@@ -21,14 +21,22 @@ from ..core.registry import rule_for_record_kind
 from . import braintrace_adapter as bt
 from . import jaxpr_view as jv
 from .carried_states import CarriedUse, carried_uses
-from .hard_thresholds import HardThresholdCut, hard_threshold_cuts
+from .gate_slopes import GateSlope, gate_slopes
+from .gradient_cuts import NoGradient, ZeroDerivativeNodes, connected_ops, custom_derivative_scopes
+from .hard_thresholds import HardThreshold, HardThresholdCut, hard_threshold_cuts, hard_thresholds
 from .hidden_divisions import HiddenDivision, hidden_divisions
 from .leak_factors import LeakFactor, leak_factors
 from .locate import Locator
+from .plain_uses import PlainUse, plain_uses
 from .record_kinds import reported_kinds
-from .step_flow import TOP, BufferedUse, Node, StepFlow
-from .stopped_weights import StoppedWeight, stopped_weights
+from .relu_constraints import ClipCeiling, ReluConstraint, clip_ceilings, relu_constraints
+from .roundings import Rounding, RoundingCut, rounding_cuts, roundings
+from .shift_removed_biases import ShiftRemovedBiasCut, ShiftRemover, shift_removed_bias_cuts, shift_removers
+from .softmaxes import OneUnitSoftmaxCut, Softmax, one_unit_softmax_cuts, softmaxes
+from .step_flow import TOP, BufferedUse, CarriedState, Node, StepFlow
+from .stopped_weights import StoppedWeight, stop_gradients, stopped_weights
 from .weight_casts import WeightCast, weight_casts
+from .weight_divisions import WeightDivision, weight_divisions
 from .weight_dtypes import WeightDtype, weight_dtypes
 from .weight_fn_slopes import WeightFnSlope, weight_fn_slopes
 from .zero_gradients import (
@@ -40,6 +48,13 @@ from .zero_gradients import (
     untrained_readouts,
     while_cut_uses,
     zero_trace_uses,
+)
+from .zero_weight_products import (
+    WeightProduct,
+    ZeroProductCut,
+    weight_products,
+    zero_product_cuts,
+    zero_weight_products,
 )
 
 
@@ -104,25 +119,134 @@ class AnalysisContext:
         ends: dict[Node, object] = {(TOP, v): path for v, path in self.hidden_outvars.items()}
         ends.update({(TOP, v): "output" for v in self.output_vars})
         ends.update({(TOP, v): state.path for state in self.untraced_states for v in state.outvars})
-        return stopped_weights(self.sites, self.weight_paths, self.flow, ends, self.relation_outputs)
+        return stopped_weights(self.sites, self.weight_paths, self.flow, ends, self.connected_ops)
+
+    @functools.cached_property
+    def hard_thresholds(self) -> list[HardThreshold]:
+        """The step's hard thresholds of a float value outside a custom-derivative function (a comparison,
+        ``jnp.heaviside``, ``jnp.sign``, a cast to integers), each as the user wrote it: their derivative is zero
+        wherever it is defined, so no gradient passes back through them."""
+        return hard_thresholds(self.flow, self.sites, self.locator.jit_parents)
 
     @functools.cached_property
     def hard_threshold_cuts(self) -> list[HardThresholdCut]:
         """The weights whose every float path to the step's output runs through hidden states whose values pass
         on only through a hard threshold (a spike with no surrogate gradient, ``(v > 1.0).astype(float)``,
-        ``jnp.heaviside``): no gradient reaches them, online or by BPTT."""
-        carried: dict[StatePath, tuple[tuple[jv.Var, ...], tuple[jv.Var, ...]]] = {}
+        ``jnp.heaviside``): BPTT gives them no gradient, and neither does braintrace's online rule unless an ETP op
+        reads the weight through the threshold."""
+        return hard_threshold_cuts(self.flow, self.sites, self.hard_thresholds, self.weight_paths,
+                                   self.carried_states, self.output_vars, self.connected_ops)
+
+    @functools.cached_property
+    def softmaxes(self) -> list[Softmax]:
+        """The step's softmaxes and log-softmaxes (``jax.nn.softmax``, ``jax.nn.log_softmax``), found by the equations
+        JAX writes for them, each with the shape it normalises, its axes and how many values it normalises together:
+        over one value it is a constant, through which no gradient passes."""
+        return softmaxes(self.sites, self.locator.producer)
+
+    @functools.cached_property
+    def one_unit_softmax_cuts(self) -> list[OneUnitSoftmaxCut]:
+        """The weights whose every float path to the step's output, at this step or through the states it carries to
+        a later one, crosses a softmax over one value (exactly 1, a log_softmax exactly 0): BPTT gives them no
+        gradient, and neither does braintrace's online rule unless an ETP op reads the weight through the softmax."""
+        return one_unit_softmax_cuts(self.flow, self.softmaxes, self.weight_paths, self.carried_states,
+                                     self.output_vars, self.connected_ops)
+
+    @functools.cached_property
+    def roundings(self) -> list[Rounding]:
+        """The step's roundings of a float value to whole numbers (``jnp.round``, ``jnp.floor``, ``jnp.ceil``,
+        ``jnp.trunc``) outside a custom-derivative function, each with how the user called it: their derivative is
+        zero everywhere, so no gradient passes back through them."""
+        return roundings(self.sites, self.locator.jit_parents)
+
+    @functools.cached_property
+    def rounding_cuts(self) -> list[RoundingCut]:
+        """The weights whose every float path to the step's output, at this step or through the states it carries to
+        a later one, crosses a rounding (``jnp.round``, ``jnp.floor``, ``jnp.ceil``, ``jnp.trunc``): BPTT gives them
+        no gradient, and neither does braintrace's online rule unless an ETP op reads the weight through the
+        rounding."""
+        return rounding_cuts(self.flow, self.sites, self.roundings, self.weight_paths, self.carried_states,
+                             self.output_vars, self.connected_ops)
+
+    @functools.cached_property
+    def shift_removers(self) -> list[ShiftRemover]:
+        """The step's operations whose value does not change when their operand is shifted by a constant along some
+        axes (a softmax over them, a subtraction of the mean over them, a variance over them), each with its operand,
+        those axes and its result's nodes."""
+        return shift_removers(self.sites, self.locator.producer, self.softmaxes)
+
+    @functools.cached_property
+    def shift_removed_bias_cuts(self) -> list[ShiftRemovedBiasCut]:
+        """The weights added to a value uniformly along some axes (a scalar bias) whose every float path to the
+        step's output, at this step or a later one, is such a sum that goes only into operations removing a shift
+        along those axes (``shift_removers``): they change nothing the loss sees, and BPTT gives them no gradient."""
+        if not self.shift_removers:
+            return []  # most models: no walk to build
+        return shift_removed_bias_cuts(self.flow, self.sites, self.locator.producer, self.shift_removers,
+                                       self.weight_invars, self.weight_paths, self.carried_states, self.output_vars,
+                                       self.connected_ops)
+
+    @functools.cached_property
+    def weight_products(self) -> list[WeightProduct]:
+        """The step's products of two weights' values (``w_a @ w_b``, ``g[:, None] * m``,
+        ``braintrace.lora_matmul``'s two factors), each with the ParamStates of its factors."""
+        return weight_products(self.sites, self.locator.producer, self.weight_invars)
+
+    @functools.cached_property
+    def zero_weight_products(self) -> list[WeightProduct]:
+        """The step's products of two weights' values whose factors both start all zero, each with the ParamStates
+        of its factors: the derivative of the product with respect to each factor is the other's value, zero."""
+        return zero_weight_products(self.weight_products, self.weight_values)
+
+    @functools.cached_property
+    def zero_product_cuts(self) -> list[ZeroProductCut]:
+        """The weights whose every float path to the step's output, at this step or through the states it carries to
+        a later one, crosses products of weights that all start and stay at zero: no gradient reaches them, online
+        or by BPTT, so gradient descent never moves them."""
+        if not self.zero_weight_products:
+            return []  # most models: no need to read the compiler's relations
+        return zero_product_cuts(self.flow, self.sites, self.zero_weight_products, self.weight_paths,
+                                 self.carried_states, self.output_vars, self.connected_ops)
+
+    @functools.cached_property
+    def connected_ops(self) -> dict[StatePath, tuple[jv.EqnSite, ...]]:
+        """The ETP ops of the step the compiler connected to each weight, by ParamState path, in the step's order: its
+        relations, which follow a weight to an op's weight operand through any chain of equations (a rounding, a
+        ``stop_gradient``, a product), where ``flow.weights_read_by`` follows it through layout equations only."""
+        return connected_ops(self.flow, self.relations)
+
+    @functools.cached_property
+    def zero_derivative_nodes(self) -> ZeroDerivativeNodes:
+        """The nodes of the step no gradient passes back through, online or by BPTT: the outputs of its
+        ``stop_gradient``s, roundings, hard thresholds, softmaxes over one unit and products of weights that start
+        and stay at zero, and its integer and boolean values outside custom-derivative functions. A plain path
+        through one carries no gradient."""
+        flow = self.flow
+        cuts = {node for site in stop_gradients(self.sites) for node in flow.outputs_of(site)}
+        cuts.update(node for rounding in self.roundings for site in rounding.sites for node in flow.outputs_of(site))
+        cuts.update(node for threshold in self.hard_thresholds for node in threshold.made)
+        cuts.update(node for softmax in self.softmaxes if softmax.size == 1 for node in flow.outputs_of(softmax.site))
+        starved = {cut.weight for cut in self.zero_product_cuts}
+        cuts.update(node for product in self.zero_weight_products if set(product.factors) <= starved
+                    for node in flow.outputs_of(product.site))
+        return ZeroDerivativeNodes(frozenset(cuts), NoGradient(custom_derivative_scopes(self.sites)))
+
+    @functools.cached_property
+    def carried_states(self) -> dict[StatePath, CarriedState]:
+        """The states the step carries to the next one, by path: its hidden states, then the states it writes that
+        the compiler does not follow, each with its input and output vars (``flow.starved_weights`` reads them)."""
+        ins: dict[StatePath, list[jv.Var]] = {}
+        outs: dict[StatePath, list[jv.Var]] = {}
         for var, path in self.hidden_invars.items():
-            ins, outs = carried.get(path, ((), ()))
-            carried[path] = (ins + (var,), outs)
+            ins.setdefault(path, []).append(var)
+            outs.setdefault(path, [])
         for var, path in self.hidden_outvars.items():
-            ins, outs = carried.get(path, ((), ()))
-            carried[path] = (ins, outs + (var,))
-        hidden = frozenset(carried)
+            outs.setdefault(path, []).append(var)
+            ins.setdefault(path, [])
+        carried = {path: CarriedState(tuple(ins[path]), tuple(outs[path]), True) for path in ins}
         for state in self.untraced_states:
-            carried.setdefault(state.path, (tuple(state.invars), tuple(state.outvars)))
-        return hard_threshold_cuts(self.flow, self.sites, self.locator.jit_parents, self.weight_paths, carried,
-                                   hidden, self.output_vars)
+            carried.setdefault(state.path, CarriedState(tuple(state.invars), tuple(state.outvars), False))
+        return carried
 
     @functools.cached_property
     def leak_factors(self) -> list[LeakFactor]:
@@ -139,23 +263,66 @@ class AnalysisContext:
         return hidden_divisions(self.sites, self.locator.producer, self.hidden_invars, self.hidden_values)
 
     @functools.cached_property
+    def weight_divisions(self) -> list[WeightDivision]:
+        """The divisions of the step by a weight's value (``dt / self.tau.value``, ``self.tau.value ** -1``, or
+        ``braintrace.element_wise``'s output of it), each with how many of the values it divides by start at zero
+        before the first step."""
+        return weight_divisions(self.sites, self.locator.producer, self.weight_invars, self.weight_values)
+
+    @functools.cached_property
     def weight_fn_slopes(self) -> list[WeightFnSlope]:
-        """The element-wise ETP ops (``braintrace.element_wise(w, weight_fn=f)``) whose ``weight_fn`` is
-        element-wise, each with the magnitude of its slope at each of its weight's values before the first step:
-        the factor the op multiplies that value's gradient by, online and by BPTT alike."""
+        """The element-wise and matmul ETP ops (``braintrace.element_wise(w, weight_fn=f)``,
+        ``braintrace.matmul(x, w, weight_fn=f)``) whose ``weight_fn`` is element-wise, each with the magnitude of its
+        slope at each of its weight's values before the first step: the factor the op multiplies that value's
+        gradient by, online and by BPTT alike."""
         return weight_fn_slopes(self.sites, self.locator.producer, self.weight_invars, self.weight_values)
+
+    @functools.cached_property
+    def gate_slopes(self) -> list[GateSlope]:
+        """The sigmoids and tanhs of the step whose input adds a weight's value (a gate's bias: ``jax.nn.sigmoid(x
+        @ w + self.b.value)``), each with the activation's slope where the biases start it before the first step:
+        the factor the gradient of the bias and of every weight reaching the same sum is multiplied by, online and
+        by BPTT alike."""
+        return gate_slopes(self.sites, self.locator.producer, self.weight_invars, self.weight_values,
+                           self.weight_provenance)
+
+    @functools.cached_property
+    def relu_constraints(self) -> list[ReluConstraint]:
+        """The ReLUs the step applies to a weight's value in plain code (``jax.nn.relu(w)``, ``jnp.maximum(w, 0.0)``,
+        ``jnp.clip(w, 0.0)``), each with how many of the weight's values start where its slope is zero: BPTT gives
+        those values no gradient, and braintrace's online rule, reading the weight through the ReLU to an ETP op,
+        leaves the slope out."""
+        return relu_constraints(self.sites, self.locator.producer, self.locator.jit_parents, self.weight_invars,
+                                self.weight_values, self.connected_ops)
+
+    @functools.cached_property
+    def clip_ceilings(self) -> list[ClipCeiling]:
+        """The ceilings the step clips a weight's value to in plain code (``jnp.minimum(w, 0.25)``, ``jnp.clip(w,
+        max=0.25)``, ``jnp.clip(w, -0.25, 0.25)``), each with how many of the weight's values start above it, where
+        its slope is zero: BPTT gives those values no gradient, and braintrace's online rule, reading the weight
+        through the clip to an ETP op, leaves the slope out."""
+        return clip_ceilings(self.sites, self.locator.producer, self.locator.jit_parents, self.weight_invars,
+                             self.weight_values, self.connected_ops)
 
     @functools.cached_property
     def gradient_free_weights(self) -> frozenset[StatePath]:
         """The weights no gradient reaches at all, online or by BPTT, whatever learning rule: integer or boolean
         weights (ETL214), weights used only through a conversion to integers (ETL215), weights whose hidden states
-        pass on only through a hard threshold (ETL216), weights every use of which is stopped (ETL220). A rule
-        that denies a weight an online gradient for another reason (ETL201, ETL207, ETL208, ETL209) skips them:
-        its fix would not give them one. A new fact of that kind is added here."""
+        pass on only through a hard threshold (ETL216), weights every use of which is stopped (ETL220), weights
+        that reach the output only through a softmax over one unit (ETL221), weights that reach it only through
+        a rounding (ETL222); of the last four, not those an ETP op reads through the construct (``read_through``),
+        which braintrace moves online; weights multiplied only by weights that, as they, start and stay at zero
+        (ETL224); and biases added only where a softmax or a mean subtraction removes them (ETL225), unless an ETP
+        op reads them through the sum. A rule that denies a weight an online gradient for another reason (ETL201,
+        ETL207, ETL208, ETL209) skips them: its fix would not give them one. A new fact of that kind is added here."""
         found = {tuple(w.weight) for w in self.weight_dtypes if not w.has_gradient}
         found |= {tuple(c.weight) for c in self.weight_casts if c.only_use}
-        found |= {tuple(c.weight) for c in self.hard_threshold_cuts}
+        found |= {tuple(c.weight) for c in self.hard_threshold_cuts if not c.read_through}
         found |= {tuple(s.weight) for s in self.stopped_weights if not s.read_through}
+        found |= {tuple(c.weight) for c in self.one_unit_softmax_cuts if not c.read_through}
+        found |= {tuple(c.weight) for c in self.rounding_cuts if not c.read_through}
+        found |= {tuple(c.weight) for c in self.zero_product_cuts}
+        found |= {tuple(c.weight) for c in self.shift_removed_bias_cuts if not c.read_through}
         return frozenset(found)
 
     @functools.cached_property
@@ -233,9 +400,10 @@ class AnalysisContext:
         return StepFlow(self.jaxpr, self.weight_invars, self.hidden_outvars)
 
     @functools.cached_property
-    def plain_uses(self) -> list["PlainUse"]:
+    def plain_uses(self) -> list[PlainUse]:
         """Every plain (not ETP) use of a weight that reaches a hidden state, in the step's order."""
-        return plain_uses(self)
+        return plain_uses(self.flow, self.weight_invars, self.learning_weights, explained_weights(self),
+                          self.zero_derivative_nodes)
 
     @functools.cached_property
     def buffered_uses(self) -> list[BufferedUse]:
@@ -401,17 +569,6 @@ OPAQUE_TRANSFORMS = {
     "custom_vjp_call_jaxpr": "jax.custom_vjp", "custom_lin": "jax.custom_vjp",
 }
 
-@dataclass(frozen=True)
-class PlainUse:
-    """A weight read by a plain JAX op whose result reaches a hidden state."""
-
-    weight: StatePath
-    site: jv.EqnSite
-    hidden: tuple[StatePath, ...]  # hidden state paths it reaches
-    partial: bool  # the weight also learns through an ETP op; this path is missing from it
-    decomposed: bool  # the op is an ETP op that vmap decomposed (braintrace's batching fallback)
-
-
 def explained_weights(context: AnalysisContext) -> set[StatePath]:
     """Weights a compiler record already explains (besides connecting them).
 
@@ -430,33 +587,6 @@ def explained_weights(context: AnalysisContext) -> set[StatePath]:
                 if isinstance(path, tuple):
                     explained.add(path)
     return explained
-
-
-def plain_uses(context: AnalysisContext) -> list[PlainUse]:
-    """Every plain use of a weight that reaches a hidden state, in the step's order.
-
-    For a weight the compiler connected through an ETP op, only a plain path
-    that reaches the hidden state without crossing an ETP op counts: through
-    the ETP op's weight operand (a mask, ``abs``) the compiler follows the
-    weight itself.
-    """
-    flow = context.flow
-    if not flow.consumers:  # every weight goes through ETP ops or layout only
-        return []
-    explained = explained_weights(context)
-    learning = context.learning_weights
-    found = []
-    for consumer in flow.consumers:
-        weights = sorted(w for w in consumer.weights if w not in explained)
-        if not weights:
-            continue
-        decomposed = bt.is_vmap_decomposition(consumer.site.eqn)
-        for weight in weights:
-            partial = weight in learning
-            hidden = flow.hidden_reached(consumer.outputs, flow.etp_outputs if partial else frozenset())
-            if hidden:
-                found.append(PlainUse(weight, consumer.site, tuple(hidden), partial, decomposed))
-    return found
 
 
 def buffered_uses(context: AnalysisContext) -> list[BufferedUse]:

@@ -7,7 +7,7 @@ has as its divisor, or an ``integer_pow`` with a negative exponent has as its ba
 through equations that keep its values (a reshape, a broadcast, a cast): a divisor that anything else changes
 first (``g + eps``, ``jnp.maximum(g, eps)``) is not the state's value. Each division carries the values the
 state's elements start from, read off the hidden state's value before any training step (as the target's
-factory, or ``init_state``, left it).
+factory, or ``init_state``, left it). The divisions by a weight's value are :mod:`.weight_divisions`'.
 """
 
 from __future__ import annotations
@@ -32,18 +32,6 @@ class HiddenDivision:
     units: int  # all the state's elements the divisor holds
 
 
-def _divisor(site: jv.EqnSite) -> jv.Var | None:
-    """The var an equation divides by: a ``div``'s second operand, a negative ``integer_pow``'s base."""
-    operands = site.eqn.invars
-    if site.primitive == "div" and len(operands) == 2:
-        divisor = operands[1]
-    elif site.primitive == "integer_pow" and len(operands) == 1 and int(site.eqn.params.get("y", 0)) < 0:
-        divisor = operands[0]
-    else:
-        return None
-    return divisor if jv.is_var(divisor) else None
-
-
 def hidden_divisions(sites: list[jv.EqnSite], producer: Callable[[jv.Atom], jv.EqnSite | None],
                      hidden_invars: Mapping[jv.Var, StatePath],
                      hidden_values: Mapping[jv.Var, npt.NDArray[np.generic]]) -> list[HiddenDivision]:
@@ -54,13 +42,7 @@ def hidden_divisions(sites: list[jv.EqnSite], producer: Callable[[jv.Atom], jv.E
     ``hidden_invars``: each hidden state's var at the step's start -> its path; ``hidden_values``: each such var ->
     its value now, before the first step."""
     found: dict[StatePath, HiddenDivision] = {}
-    for site in sites:
-        if site.parents:
-            continue
-        divisor = _divisor(site)
-        if divisor is None:
-            continue
-        origin = jv.value_origin(divisor, producer)
+    for site, origin in jv.top_level_divisions(sites, producer):
         hidden = hidden_invars.get(origin)
         value = hidden_values.get(origin)
         if hidden is None or value is None or hidden in found:

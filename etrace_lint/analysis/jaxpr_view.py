@@ -250,6 +250,20 @@ def sub_jaxprs(eqn: JaxprEqn) -> list[Jaxpr]:
     return found
 
 
+def traced_function_name(eqn: JaxprEqn) -> str:
+    """The name of the function a call's body was traced from, as JAX's debug info records it (``_softmax`` for
+    the ``custom_jvp`` call ``jax.nn.softmax`` writes under ``jax_softmax_custom_jvp``); ``""`` where none is."""
+    bodies = sub_jaxprs(eqn)
+    if not bodies:
+        return ""
+    try:
+        info = bodies[0].debug_info
+    except AttributeError:  # a JAX that keeps no debug info on its jaxprs
+        return ""
+    source = info.func_src_info if info is not None else None
+    return source.split(" ", 1)[0] if source else ""
+
+
 class EqnSite(NamedTuple):
     """An equation and the chain of equations that enclose it (outermost first).
 
@@ -399,6 +413,33 @@ SAME_VALUE_PRIMITIVES = frozenset({"transpose", "reshape", "convert_element_type
                                    "expand_dims", "copy", "copy_p"})
 
 
+def constant_number(atom: Atom, producer: Callable[[Atom], EqnSite | None], limit: int = 8) -> float | None:
+    """The number a scalar constant holds, back through :data:`SAME_VALUE_PRIMITIVES` (``jnp.clip``'s bounds, a
+    Python float the step casts and broadcasts); None for a value that is not a constant."""
+    for _ in range(limit):
+        number = literal_number(atom)
+        if number is not None:
+            return number
+        site = producer(atom)
+        if site is None or site.primitive not in SAME_VALUE_PRIMITIVES or not site.eqn.invars:
+            return None
+        atom = site.eqn.invars[0]
+    return None
+
+
+def divisor(site: EqnSite) -> Var | None:
+    """The var an equation divides by: a ``div``'s second operand, a negative ``integer_pow``'s base (``x ** -1``,
+    ``jnp.reciprocal``); None for another equation, or a divisor that is a literal."""
+    operands = site.eqn.invars
+    if site.primitive == "div" and len(operands) == 2:
+        found = operands[1]
+    elif site.primitive == "integer_pow" and len(operands) == 1 and int(site.eqn.params.get("y", 0)) < 0:
+        found = operands[0]
+    else:
+        return None
+    return found if is_var(found) else None
+
+
 def value_origin(var: Var, producer: Callable[[Atom], EqnSite | None], limit: int = 16) -> Var:
     """The var whose values ``var`` holds, back through :data:`SAME_VALUE_PRIMITIVES`: a weight's or a hidden
     state's input var where ``var`` is only it reshaped, broadcast or cast. ``producer``: the equation that
@@ -410,6 +451,16 @@ def value_origin(var: Var, producer: Callable[[Atom], EqnSite | None], limit: in
         var = invars(site.eqn)[0]
     return var
 
+
+
+def top_level_divisions(sites: list[EqnSite], producer: Callable[[Atom], EqnSite | None]
+                        ) -> Iterator[tuple[EqnSite, Var]]:
+    """Each division of the step at its top level (outside any loop, branch or call body), in the step's order,
+    with the var whose values its divisor holds (:func:`divisor`, back through :func:`value_origin`)."""
+    for site in sites:
+        found = None if site.parents else divisor(site)
+        if found is not None:
+            yield site, value_origin(found, producer)
 
 # --------------------------------------------------------------------------- position flow (verify)
 

@@ -1,10 +1,13 @@
 """Var-level data flow of the traced step, nested jaxprs included: which weights each var carries and
 which vars depend on which (:class:`StepFlow`), for the analysis's facts to follow a weight to the hidden
-states it reaches."""
+states it reaches, and to ask, given the values whose derivative is zero, whose gradient reaches the loss
+(:class:`GradientWalk`: the weights every path of which crosses one, :meth:`GradientWalk.starved_weights`;
+whether any value passes one back, :meth:`GradientWalk.passes_gradient`)."""
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+import functools
+from collections.abc import Collection, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -23,6 +26,45 @@ LAYOUT_PRIMITIVES = frozenset({
 Node = tuple[int, jv.Var]  # (scope, var): the id of the enclosing equation (0 at the top) and a jaxpr var
 TOP = 0
 _Label = TypeVar("_Label")  # what a walk reports for each end it reaches: a state path, a name
+
+
+@dataclass(frozen=True)
+class CarriedState:
+    """A state the step carries to the next one: a hidden state, or one the compiler does not follow."""
+
+    invars: tuple[jv.Var, ...]  # the step's input vars of its value at the step's start
+    outvars: tuple[jv.Var, ...]  # the step's output vars of its new value (its input vars when the step keeps it)
+    hidden: bool  # a hidden state (else a ShortTermState or another state the compiler does not trace)
+
+
+@dataclass(frozen=True)
+class StarvedWeight:
+    """A weight whose every path to the loss crosses a value with a zero derivative (a cut): it gets no gradient."""
+
+    weight: StatePath  # the ParamState's path
+    cuts: tuple[int, ...]  # the cuts it meets first that lead on to the loss: indices into those given, ascending
+    states: tuple[StatePath, ...]  # the carried states it reaches whose values reach the loss only through a cut
+
+
+class AnyOf:
+    """The nodes in any of ``parts`` (each anything with ``in``): to avoid several kinds of node in one walk."""
+
+    def __init__(self, *parts: Container[Node]):
+        self.parts = parts
+
+    def __contains__(self, node: object) -> bool:
+        return any(node in part for part in self.parts)
+
+
+class _Without:
+    """The nodes of ``kept`` that are not in ``passed``."""
+
+    def __init__(self, kept: Container[Node], passed: Container[Node]):
+        self.kept = kept
+        self.passed = passed
+
+    def __contains__(self, node: object) -> bool:
+        return node not in self.passed and node in self.kept
 
 
 @dataclass(frozen=True)
@@ -173,8 +215,114 @@ class StepFlow:
         return sorted(found, key=str)
 
     def outputs_of(self, site: jv.EqnSite) -> tuple[Node, ...]:
+        """The nodes of the site's outputs."""
         scope = self.scope_of(site)
         return tuple((scope, v) for v in jv.outvars(site.eqn))
+
+    def gradient_walk(self, cuts: Sequence[Collection[Node]], ends: Mapping[Node, object],
+                      carried: Mapping[StatePath, CarriedState] | None = None,
+                      blocked: Container[Node] = frozenset()) -> GradientWalk:
+        """The walk that asks whose gradient reaches ``ends`` around every one of ``cuts`` (:class:`GradientWalk`):
+        build it once per kind of construct, then ask it of each weight or value."""
+        return GradientWalk(self, cuts, ends, carried, blocked)
+
+    def starved_weights(self, weight_vars: Mapping[StatePath, Sequence[jv.Var]], cuts: Sequence[Collection[Node]],
+                        ends: Mapping[Node, object], carried: Mapping[StatePath, CarriedState] | None = None,
+                        blocked: Container[Node] = frozenset()) -> list[StarvedWeight]:
+        """The weights every path of whose value to ``ends`` crosses one of ``cuts``: ``self.gradient_walk(cuts,
+        ends, carried, blocked).starved_weights(weight_vars)``, for a fact that asks nothing else of the walk."""
+        return self.gradient_walk(cuts, ends, carried, blocked).starved_weights(weight_vars)
+
+
+class GradientWalk:
+    """Which values of the step pass a gradient back from the loss, given the nodes whose derivative is zero.
+
+    ``cuts``: the nodes whose derivative is zero, one collection per construct that makes them (a softmax's output,
+    the outputs of the equations one ``jnp.heaviside`` is), in the step's order; ``ends``: what the loss reads (the
+    step's float output, ``gradient_cuts.loss_ends``); ``carried``: the states the step carries to the next one
+    (``context.carried_states``): one whose value reaches ``ends`` around every cut, at this step or a later one, is
+    an end too (it is *live*), and one that does not is followed from its value at the next step's start;
+    ``blocked``: other nodes no gradient passes, whatever the cuts (integer and boolean values:
+    ``gradient_cuts.NoGradient``)."""
+
+    def __init__(self, flow: StepFlow, cuts: Sequence[Collection[Node]], ends: Mapping[Node, object],
+                 carried: Mapping[StatePath, CarriedState] | None = None, blocked: Container[Node] = frozenset()):
+        self.flow = flow
+        self.cuts = cuts
+        self.ends = ends
+        self.carried = carried or {}
+        self.blocked = blocked
+        self.index = {node: number for number, nodes in enumerate(cuts) for node in nodes}
+        self.stopped = AnyOf(self.index, blocked)  # no gradient passes a cut or a blocked node
+        self.passing = _Without(blocked, self.index)  # the walk past the cuts still stops at what they do not make
+
+    def _state_nodes(self, paths: Sequence[StatePath]) -> tuple[Node, ...]:
+        carried, blocked = self.carried, self.blocked
+        return tuple(node for path in paths for v in carried[path].invars + carried[path].outvars
+                     if (node := (TOP, v)) not in blocked)
+
+    @functools.cached_property
+    def live(self) -> frozenset[StatePath]:
+        """The carried states whose value reaches the loss around every cut, at this step or a later one."""
+        live: set[StatePath] = set()
+        changed = True
+        while changed:
+            changed = False
+            reading = self._reading_with(live)
+            for path in self.carried:
+                if path not in live and self.flow.reached(self._state_nodes((path,)), reading, avoid=self.stopped):
+                    live.add(path)
+                    changed = True
+        return frozenset(live)
+
+    @functools.cached_property
+    def reading(self) -> dict[Node, object]:
+        """What passes a gradient back from the loss: ``ends`` and the new values of the live carried states."""
+        return self._reading_with(self.live)
+
+    def _reading_with(self, live: Collection[StatePath]) -> dict[Node, object]:
+        reading = dict(self.ends)
+        reading.update({(TOP, v): path for path in live for v in self.carried[path].outvars})
+        return reading
+
+    def passes_gradient(self, starts: Sequence[Node]) -> bool:
+        """Whether the gradient of the values at ``starts`` reaches the loss around every cut, at this step or
+        through a state the step carries to a later one: a path from them to an end or a live carried state that
+        crosses no cut and no blocked node."""
+        return bool(self.flow.reached(tuple(starts), self.reading, avoid=self.stopped))
+
+    def read_through(self, ops: Sequence[jv.EqnSite]) -> tuple[jv.EqnSite, ...]:
+        """Of ``ops``, the ETP ops the compiler connected to a starved weight (``context.connected_ops``), those
+        whose output passes a gradient to the loss: the weight reaches such an op only through a cut, which
+        braintrace's online rule reads through, so the weight's online gradient is not zero there although
+        BPTT's is. A rule that says ``ZERO`` of a starved weight leaves out one with any."""
+        return tuple(site for site in ops if self.passes_gradient(self.flow.outputs_of(site)))
+
+    def starved_weights(self, weight_vars: Mapping[StatePath, Sequence[jv.Var]]) -> list[StarvedWeight]:
+        """The weights every path of whose value to the loss crosses one of the cuts, at this step or through the
+        states the step carries to a later one, each with the cuts it meets first, in the order of ``weight_vars``
+        (ParamState path -> its input vars in the step). A weight that reaches an end around every cut learns
+        there, and one that reaches none even through the cuts is unused, not starved: neither is returned."""
+        index = self.index
+        if not index:
+            return []
+        flow, carried = self.flow, self.carried
+        reading, live = self.reading, self.live
+        dead = {(TOP, v): path for path, state in carried.items() if path not in live for v in state.outvars}
+        # the cuts whose value would reach the loss if they passed a gradient: past any other cut
+        onward = {number for number, nodes in enumerate(self.cuts)
+                  if flow.reached(tuple(nodes), reading, avoid=self.passing)}
+        found = []
+        for weight, variables in weight_vars.items():
+            starts = tuple((TOP, v) for v in variables)
+            if flow.reached(starts, reading, avoid=self.stopped):
+                continue  # a path to the loss around every cut: it learns there
+            states = tuple(flow.reached(starts, dead, avoid=self.stopped))
+            met = sorted(number for number in flow.reached(starts + self._state_nodes(states), index,
+                                                            avoid=self.passing, past_ends=False) if number in onward)
+            if met:
+                found.append(StarvedWeight(weight, tuple(met), states))
+        return found
 
 
 @dataclass(frozen=True)

@@ -5,20 +5,19 @@ its value on and no gradient back: a weight every path of which to the step's ou
 and the other states it writes crosses one gets a zero gradient from BPTT. A weight one use of which reaches them
 around every ``stop_gradient`` still learns there (the straight-through form ``w + stop_gradient(q - w)``).
 
-braintrace's own online rule is not JAX's reverse pass: an ETP op whose weight operand is the weight's value, only
-laid out anew and through a ``stop_gradient`` (``braintrace.matmul(x, jax.lax.stop_gradient(self.w.value))``), is
-one the compiler still connects to the weight, and its online gradient through that op is not zero although BPTT's
-is (measured on braintrace 0.2.6 and 0.2.8). Such ops are noted apart (``read_through``).
+An ETP op whose weight operand is the stopped weight (``braintrace.matmul(x, jax.lax.stop_gradient(self.w.value))``)
+is one braintrace's compiler reads the weight through, as :mod:`.gradient_cuts` says: such ops are noted apart
+(``read_through``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..core.naming import StatePath
 from . import jaxpr_view as jv
-from .step_flow import TOP, Node, StepFlow
+from .step_flow import Node, StepFlow
 
 STOP_GRADIENT = "stop_gradient"
 
@@ -29,35 +28,31 @@ class StoppedWeight:
 
     weight: StatePath  # the ParamState's path
     stops: tuple[jv.EqnSite, ...]  # the stop_gradient equations its value meets first on those paths, in step order
-    # the ETP ops the compiler connected that read the weight's value through one of those stops with only layout
-    # equations between: braintrace's online rule ignores the stop there and gives the weight a gradient BPTT's
-    # does not have; empty: no gradient reaches the weight, online or by BPTT
-    read_through: tuple[jv.EqnSite, ...]
+    # braintrace's online rule ignores the cut there and gives the weight a gradient BPTT's does not have (empty:
+    # no gradient reaches the weight, online or by BPTT); GradientWalk.read_through finds them
+    read_through: tuple[jv.EqnSite, ...]  # the ETP ops that read the weight through a stop and pass a gradient on
+
+
+def stop_gradients(sites: Sequence[jv.EqnSite]) -> list[jv.EqnSite]:
+    """The step's ``jax.lax.stop_gradient`` equations, in the step's order (``sites``: every equation of the step,
+    nested bodies included)."""
+    return [site for site in sites if jv.primitive_name(site.eqn) == STOP_GRADIENT]
 
 
 def stopped_weights(sites: Sequence[jv.EqnSite], weight_vars: Mapping[StatePath, list[jv.Var]], flow: StepFlow,
-                    ends: Mapping[Node, object], connected: Container[int]) -> list[StoppedWeight]:
+                    ends: Mapping[Node, object],
+                    connected: Mapping[StatePath, Sequence[jv.EqnSite]]) -> list[StoppedWeight]:
     """Each weight that reaches one of ``ends`` (the step's output, its states' new values) and does so only through
     a ``stop_gradient`` equation, in the order of ``weight_vars``.
 
     ``sites``: every equation of the step, nested bodies included, in the step's order; ``weight_vars``: ParamState
-    path -> its input vars in the step; ``flow``: the step's data flow; ``connected``: the ``id()`` of each ETP op
-    output the compiler connected to a hidden state."""
-    stops = [site for site in sites if jv.primitive_name(site.eqn) == STOP_GRADIENT]
+    path -> its input vars in the step; ``flow``: the step's data flow; ``connected``: ParamState path -> the ETP
+    ops the compiler connected to it (``gradient_cuts.connected_ops``)."""
+    stops = stop_gradients(sites)
     if not stops:
         return []
-    stopped: set[Node] = {node for site in stops for node in flow.outputs_of(site)}
-    found = []
-    for weight, variables in weight_vars.items():
-        starts = tuple((TOP, var) for var in variables)
-        if not flow.reached(starts, ends) or flow.reached(starts, ends, avoid=stopped):
-            continue  # it reaches nothing, or it reaches something around every stop_gradient: it learns there
-        inputs = {(flow.scope_of(site), var): index for index, site in enumerate(stops) for var in jv.invars(site.eqn)}
-        first = sorted(set(flow.reached(starts, inputs, avoid=stopped)))
-        met = tuple(stops[index] for index in first if flow.reached(flow.outputs_of(stops[index]), ends))
-        read_through = tuple(
-            site for site in flow.etp_sites
-            if weight in flow.weights_read_by(site) and any(id(out) in connected for out in jv.outvars(site.eqn))
-            and flow.reached(flow.outputs_of(site), ends, avoid=stopped))
-        found.append(StoppedWeight(weight, met, read_through))
-    return found
+    # every new state is an end of its own: a weight that reaches one around every stop learns there
+    walk = flow.gradient_walk([flow.outputs_of(site) for site in stops], ends)
+    return [StoppedWeight(starved.weight, tuple(stops[index] for index in starved.cuts),
+                          walk.read_through(connected.get(starved.weight, ())))
+            for starved in walk.starved_weights(weight_vars)]

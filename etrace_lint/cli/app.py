@@ -174,8 +174,7 @@ def fix(outcome: Outcome, results: Results, settings: Settings, buffer: StdinBuf
             print(f"etrace-lint: {count} fix{'es' if count != 1 else ''} would be applied (--fix)", file=sys.stderr)
         code = 2 if outcome.tool_errors else 1 if report.applied else 0
         return Fixed(outcome, tuple(report.applied), exit_code=code)
-    applied = {id(finding) for finding in report.applied}
-    remaining = [f for f in outcome.findings if id(f) not in applied]
+    remaining = report.remaining(outcome.findings)
     counts = {"applied": len(report.applied), "remaining": sum(1 for f in remaining if not f.suppressed)}
     if settings.output_format not in ("text", "concise") and not settings.quiet and not settings.fix_only:
         print(f"etrace-lint: {counts['applied']} fixes applied, {counts['remaining']} remaining", file=sys.stderr)

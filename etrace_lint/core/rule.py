@@ -196,6 +196,8 @@ class ProbeFacts:
     static: str = ""  # what the static evidence it replaces said: "the compiler connects it to V (ETL001)"
     draws: str = ""  # a direction: the cosine with BPTT's on each input draw, "-0.99, -0.97 and -0.96 on 3 input draws"
     deviation: str = ""  # at the first step: "0.12x BPTT's norm, cosine 0.22"
+    # where the first step's figures were measured: from rest, or from the states warm-up steps leave
+    first_step: str = "the first step"
     other_draws: str = ""  # a zero on the first draw only: "0.31x BPTT's norm on 1 other input draw"
     share: str = ""  # a weight one use of which gets nothing, learning through others: "0.45x BPTT's norm"
 

@@ -82,6 +82,19 @@ def unmeasured_zero(weight: str) -> str:
             f"inputs that drive the model, @etrace_lint.target(verify={{'inputs': ...}})")
 
 
+def some_entries(count: int, entries: int, weight: str) -> str:
+    """``count`` of a weight's ``entries`` in a message: "all 16 entries of w", "4 of the 16 entries of w"."""
+    return f"all {entries} entries of {weight}" if count == entries else f"{count} of the {entries} entries of {weight}"
+
+
+def slope_left_out_online(weight: str, function: str) -> str:
+    """What braintrace's online rule does with a plain function an ETP op reads a weight through (a ReLU, a clip):
+    the clause a message adds after saying what BPTT does."""
+    return (f"; braintrace's compiler reads {weight} through {function} to the ETP op after it and its online rule "
+            f"leaves the slope out, so online it moves those entries as if there were no {function}, and its online "
+            f"gradient of {weight} is not BPTT's")
+
+
 def one_line(text: object, limit: int = 0) -> str:
     """A text with its whitespace runs made single spaces (a compiler's message in a property)."""
     line = " ".join(str(text).split())

@@ -30,12 +30,28 @@ from .files import Sources
 class FixReport:
     applied: list[Finding] = dataclasses.field(default_factory=list)  # written, or shown with --diff
     refused: list[tuple[Finding, str]] = dataclasses.field(default_factory=list)  # not written, and why
+    # findings the applied edits also cleared (a refusal whose only cause was the fixed line)
+    cleared: list[Finding] = dataclasses.field(default_factory=list)
     unsafe_left: int = 0  # fixes only --unsafe-fixes applies
     diffs: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def diff(self) -> str:
         return "".join(self.diffs)
+
+    def remaining(self, findings: list[Finding]) -> list[Finding]:
+        """The findings a run still reports once its fixes are written."""
+        applied = {id(finding) for finding in self.applied}
+        cleared = collections.Counter(map(_key, self.cleared))
+        left = []
+        for finding in findings:
+            if id(finding) in applied:
+                continue
+            if cleared[_key(finding)] > 0:
+                cleared[_key(finding)] -= 1
+                continue
+            left.append(finding)
+        return left
 
 
 def attach_fixes(findings: list[Finding], sources: Sources | None = None) -> list[Finding]:
@@ -68,6 +84,14 @@ def _key(finding: Finding) -> tuple[str, str, str, str]:
     return finding.rule_id, finding.target, finding.location.path, message
 
 
+@dataclasses.dataclass(frozen=True)
+class _Check:
+    """What linting an edited text again says: why it may not be written (``""`` when it may),
+    and the findings besides the fixed ones that it no longer reports."""
+    why: str
+    cleared: tuple[Finding, ...] = ()
+
+
 class _Checker:
     """Lints again the targets whose code a file holds, on an edited text of that file."""
 
@@ -82,12 +106,12 @@ class _Checker:
     def _outcome(self, findings: list[Finding], files: list[str]) -> list[Finding]:
         return apply_policy(findings, [], self.settings.for_policy(), files, use_baseline=False).findings
 
-    def check(self, path: str, before: str, after: str, fixed: list[Finding]) -> str:
-        """Why the edit may not be written, or ``""`` when it may."""
+    def check(self, path: str, before: str, after: str, fixed: list[Finding]) -> _Check:
+        """Whether the edit may be written, and what else it clears."""
         try:
             compile(after, path, "exec")
         except SyntaxError as exc:
-            return f"the edited file does not compile ({exc.msg}, line {exc.lineno})"
+            return _Check(f"the edited file does not compile ({exc.msg}, line {exc.lineno})")
         indices = self._affected(path)
         specs = [self.specs[i] for i in indices]
         files = sorted({spec.path for spec in specs} | {path})
@@ -103,7 +127,7 @@ class _Checker:
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(before)
         if errors:
-            return f"the edited model could not be linted: {errors[0].message}"
+            return _Check(f"the edited model could not be linted: {errors[0].message}")
         left = collections.Counter(map(_key, old)) - collections.Counter(map(_key, fixed))
         for finding in new:
             key = _key(finding)
@@ -111,9 +135,14 @@ class _Checker:
                 left[key] -= 1
                 continue
             if key in set(map(_key, fixed)):
-                return "the finding is still reported after the edit"
-            return f"the edit adds {finding.rule_id} {finding.message}"
-        return ""
+                return _Check("the finding is still reported after the edit")
+            return _Check(f"the edit adds {finding.rule_id} {finding.message}")
+        cleared = []  # what is left of ``left`` once the new findings are matched: the edit cleared those
+        for finding in old:
+            if left[_key(finding)] > 0:
+                left[_key(finding)] -= 1
+                cleared.append(finding)
+        return _Check("", tuple(cleared))
 
 
 def _edits(finding: Finding) -> tuple[Edit, ...]:
@@ -121,10 +150,19 @@ def _edits(finding: Finding) -> tuple[Edit, ...]:
     return finding.fix.edits if finding.fix is not None else ()
 
 
-def _edit_file(path: str, fixes: list[Finding],
-               checker: _Checker) -> tuple[str, str, list[Finding], list[tuple[Finding, str]]]:
-    """(before, after, applied, refused) for one file: all its fixes checked together, and
-    one by one when together they fail."""
+@dataclasses.dataclass(frozen=True)
+class _FileEdit:
+    """One file's fixes: its text before and after, the findings fixed, those refused and why,
+    and those the edit cleared besides."""
+    before: str
+    after: str
+    applied: list[Finding]
+    refused: list[tuple[Finding, str]]
+    cleared: tuple[Finding, ...] = ()
+
+
+def _edit_file(path: str, fixes: list[Finding], checker: _Checker) -> _FileEdit:
+    """One file's fixes, checked all together, and one by one when together they fail."""
     with open(path, encoding="utf-8") as handle:
         before = handle.read()
     chosen: list[Finding] = []
@@ -132,26 +170,28 @@ def _edit_file(path: str, fixes: list[Finding],
         if not any(overlaps(_edits(finding), _edits(other)) for other in chosen):
             chosen.append(finding)
 
-    def attempt(group: list[Finding]) -> tuple[str, str]:
+    def attempt(group: list[Finding]) -> tuple[str, _Check]:
         after = apply_edits(before, [e for f in group for e in _edits(f)])
         return after, checker.check(path, before, after, group)
 
-    after, why = attempt(chosen)
-    if not why:
-        return before, after, chosen, []
+    after, check = attempt(chosen)
+    if not check.why:
+        return _FileEdit(before, after, chosen, [], check.cleared)
     if len(chosen) == 1:
-        return before, before, [], [(chosen[0], why)]
+        return _FileEdit(before, before, [], [(chosen[0], check.why)])
     accepted: list[Finding] = []
     refused: list[tuple[Finding, str]] = []
     for finding in chosen:
         _, alone = attempt([finding])
-        (refused.append((finding, alone)) if alone else accepted.append(finding))
-    after, why = attempt(accepted) if accepted else (before, "")
-    if why:  # fine alone, not together: keep the first, the others wait for the next run
-        refused += [(f, why) for f in accepted[1:]]
+        (refused.append((finding, alone.why)) if alone.why else accepted.append(finding))
+    if not accepted:
+        return _FileEdit(before, before, [], refused)
+    after, check = attempt(accepted)
+    if check.why:  # fine alone, not together: keep the first, the others wait for the next run
+        refused += [(f, check.why) for f in accepted[1:]]
         accepted = accepted[:1]
-        after, _ = attempt(accepted)
-    return before, after, accepted, refused
+        after, check = attempt(accepted)
+    return _FileEdit(before, after, accepted, refused, check.cleared)
 
 
 def run_fixes(findings: list[Finding], settings: Settings, specs: list[TargetSpec], results: list[TargetResult], *,
@@ -172,13 +212,14 @@ def run_fixes(findings: list[Finding], settings: Settings, specs: list[TargetSpe
         by_file.setdefault(path, []).append(finding)
     checker = _Checker(settings, specs, results)
     for path in sorted(by_file):
-        before, after, applied, refused = _edit_file(path, by_file[path], checker)
-        report.refused += refused
-        if not applied:
+        edit = _edit_file(path, by_file[path], checker)
+        report.refused += edit.refused
+        if not edit.applied:
             continue
-        report.applied += applied
-        report.diffs.append(unified_diff(path, before, after, settings.root))
+        report.applied += edit.applied
+        report.cleared += edit.cleared
+        report.diffs.append(unified_diff(path, edit.before, edit.after, settings.root))
         if write:
             with open(path, "w", encoding="utf-8") as handle:
-                handle.write(after)
+                handle.write(edit.after)
     return report

@@ -53,6 +53,9 @@ class GraphFacts:
         self.reaching_hidden = set(context.weights_reaching_hidden())
         self.carried = {use.weight: use for use in carried_uses(context)}
         self.carried_past_trace = {use.weight: use for use in carried_past_traces(context)}
+        # the weights a rule proves get no gradient at all, online or by BPTT (a bias a softmax removes, a rounding):
+        # whatever their runs measure is float round-off (by each weight's path, its parts as text)
+        self.zero_by_construction = frozenset(tuple(map(str, w)) for w in context.gradient_free_weights)
         self._flows: dict[tuple[jv.Var, ...], dict[jv.Var, bool]] = {}  # source vars -> var -> keeps positions
 
     def relations_of(self, weight: StatePath) -> list[bt.RelationView]:

@@ -58,6 +58,8 @@ StateValues = list[tuple[brainstate.State[Any], object]]  # states and the value
 # a compiled learner: braintrace.compile gives an ETraceVmap for ``vmap=True``
 Learner: TypeAlias = "braintrace.ETraceAlgorithm | braintrace.ETraceVmap"
 Inputs: TypeAlias = tuple[object, ...]  # a model's inputs: one pytree per argument of its step
+# BPTT's runs and the online runs on one draw of the inputs, each by sequence length
+DrawRuns: TypeAlias = 'tuple[dict[int, "GradientRun"], dict[int, "GradientRun"]]'
 # the weights BPTT differentiates: their paths -> their ParamStates
 Weights: TypeAlias = Mapping[StatePath, brainstate.State[Any]]
 Grads: TypeAlias = Mapping[StatePath, object]  # weight path -> its gradient (a pytree)
@@ -222,6 +224,7 @@ class Harness:
         # forward mode or not -> the staged BPTT: (inputs, steps mask) -> (gradients, loss)
         self._bptt_programs: dict[bool, Callable[[Inputs, ArrayLike], tuple[Grads, Leaf]]] = {}
         self._online_programs: dict[int, Program] = {}  # id(learner) -> its staged online step
+        self._forward_program: Callable[..., None] | None = None  # the staged forward step (``warmed``)
         # id(learner) -> its jitted online step, compiled by ``online``
         self.jitted_steps: dict[int, JittedStep] = {}
         self.sequence: Inputs = ()
@@ -240,6 +243,7 @@ class Harness:
         self.layout, self.batch = layout, layout.batch
         self._learners, self._learner_values = {}, {}
         self._bptt_programs, self._online_programs = {}, {}  # a layout's states may be new objects: traced again
+        self._forward_program = None
         self.input_scale = 1.0
         if layout.reinit:
             with brainstate.random.seed_context(self.settings.seed), bt.quiet([]):
@@ -378,26 +382,36 @@ class Harness:
                     f"{display_name(path)} of shape {old_text} into {new_text}")
         return None
 
-    def other_draws(self, learner: Learner, lengths: list[int],
-                    draws: int) -> list[tuple[dict[int, GradientRun], dict[int, GradientRun]]]:
+    def other_draws(self, learner: Learner, lengths: list[int], draws: int,
+                    warmed: DrawRuns | None = None) -> list[DrawRuns]:
         """(BPTT runs, online runs) on ``draws`` - 1 other draws of the inputs (the first of draws 0, 1, ... that
         are not the one ``settle`` measured on), at the input scale it kept, then on that draw from the states
-        :data:`WARMUP_STEPS` steps of it leave (``warmed``); the sequence is the first draw's again afterwards."""
+        :data:`WARMUP_STEPS` steps of it leave (``warmed``, or the runs given, measured there over ``lengths`` at
+        least); the sequence is the first draw's again afterwards."""
+        measured = [self.on_draw(learner, lengths, draw) for draw in self.draws_besides(draws)]
+        measured.append(warmed if warmed is not None else self.warmed(learner, lengths))
+        return measured
+
+    def draws_besides(self, draws: int, start: int = 0) -> list[int]:
+        """The numbers of the draws ``start`` .. ``draws`` - 1 of the first ``draws`` that are not the one ``settle``
+        measured on: the other draws, in the order ``other_draws`` measures them."""
+        return [d for d in range(draws) if d != self.draw][:draws - 1][start:]
+
+    def on_draw(self, learner: Learner, lengths: list[int],
+                draw: int) -> DrawRuns:
+        """(BPTT runs, online runs) on draw ``draw`` of the inputs, from rest, at the input scale ``settle`` kept;
+        the sequence is the first draw's again afterwards."""
         kept = self.sequence, self.draw
-        measured = []
         layout = self.layout
         assert layout is not None  # ``settle`` has chosen the layout
         try:
-            for draw in [d for d in range(draws) if d != self.draw][:draws - 1]:
-                self.draw = draw
-                self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
-                measured.append((self.bptt(lengths), self.online(learner, lengths)))
+            self.draw = draw
+            self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
+            return self.bptt(lengths), self.online(learner, lengths)
         finally:
             self.sequence, self.draw = kept
-        measured.append(self.warmed(learner, lengths))
-        return measured
 
-    def warmed(self, learner: Learner, lengths: list[int]) -> tuple[dict[int, GradientRun], dict[int, GradientRun]]:
+    def warmed(self, learner: Learner, lengths: list[int]) -> DrawRuns:
         """(BPTT runs, online runs) on the sequence from the states that :data:`WARMUP_STEPS` forward steps of it
         leave, not from rest, with the learner's traces from zero (as a run that carries the states over from
         one sequence to the next and resets the traces). A direction or a zero measured from rest only, where a
@@ -409,9 +423,10 @@ class Harness:
             self._learner_values[id(learner)] = _state_values(learner)
         at_rest = self._learner_values[id(learner)]
         try:
+            forward = self._forward()
             with bt.quiet([]), self.same_random_draws():
                 for index in range(WARMUP_STEPS):
-                    self.model(*jax.tree.map(lambda a: a[index], self.sequence, is_leaf=is_quantity))
+                    forward(*jax.tree.map(lambda a: a[index], self.sequence, is_leaf=is_quantity))
             self._initial = _snapshot(self.model)
             moved = {id(st): st.value for st in brainstate.graph.states(self.model).values()}
             self._learner_values[id(learner)] = [(st, moved.get(id(st), value)) for st, value in at_rest]
@@ -421,6 +436,20 @@ class Harness:
             self._learner_values[id(learner)] = at_rest
             _restore_values(at_rest)
             _restore(self.model, initial)
+
+    def _forward(self) -> Callable[..., None]:
+        """One forward step of the model, staged as the gradient programs are (built once per layout): run eagerly,
+        each of its operations would be compiled by XLA on its own, which costs more than the step's whole
+        trace."""
+        if self._forward_program is None:
+            model = self.model
+
+            @self.stage
+            def forward(*xs: object) -> None:
+                model(*xs)
+
+            self._forward_program = forward
+        return self._forward_program
 
     def _sequence(self, example_inputs: Inputs, inputs_batched: bool) -> Inputs:
         steps, seed = self.settings.steps, self.settings.seed + self.draw

@@ -4,7 +4,10 @@ The runs over one step are shown only where they found something: at T=1
 every online gradient must equal BPTT, so an exact row there says nothing new.
 ``|BPTT|`` is the norm of BPTT's gradient of the leaf over the row's steps, the
 same for every algorithm: a gradient that vanishes or explodes shows there
-before any rule has a word for it.
+before any rule has a word for it. A row with no relative error gives the
+online gradient's norm instead: ``n/a(online 0)`` where neither gradient
+moves the weight, ``wrong(online 0.0123)`` where braintrace moves a weight
+BPTT leaves alone.
 """
 
 from __future__ import annotations
@@ -28,9 +31,14 @@ def _magnitude(measured: JsonValue) -> str:
 
 
 def _verdict(row: JsonObject) -> str:
-    """The verdict, with the factor when the online gradient is a multiple of BPTT's: ``wrong(2.00x)``."""
+    """The verdict, with the factor when the online gradient is a multiple of BPTT's: ``wrong(2.00x)``; where
+    BPTT's gradient gives no relative error to compare, the online gradient's norm, which tells a weight neither
+    gradient moves (``n/a(online 0)``) from one only the online gradient moves (``wrong(online 0.0123)``)."""
     factor = optional_float(row.get("scale"))
     verdict = json_str(row["verdict"])
+    online = optional_float(row.get("onlineNorm"))
+    if optional_float(row.get("relError")) is None and online is not None:
+        return f"{verdict}(online {_magnitude(online)})"
     return verdict if factor is None else f"{verdict}({factor:.2f}x)"
 
 

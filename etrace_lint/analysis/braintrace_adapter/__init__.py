@@ -55,6 +55,8 @@ from .graph import (
     elementwise_slopes,
     group_views,
     is_vmap_decomposition,
+    lora_factor_operands,
+    lora_factor_value,
     online_gradient_error,
     relation_output_ids,
     relation_views,
@@ -63,6 +65,7 @@ from .graph import (
     vmap_decomposition_warnings,
     vmap_warning_maps_input_only,
     vmap_warning_primitive,
+    weight_fn_operand,
     zero_df_relations,
 )
 from .layers import etp_layer_for, in_braintrace_nn
@@ -101,6 +104,9 @@ __all__ = [
     "constant_hidden_writes",
     "elementwise_factor",
     "elementwise_slopes",
+    "weight_fn_operand",
+    "lora_factor_operands",
+    "lora_factor_value",
     "ensure_states",
     "etp_layer_for",
     "ErrorSubject",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import brainstate
 import braintrace
@@ -217,36 +217,83 @@ def conv_bias_shape(eqn: JaxprEqn) -> tuple[int, ...] | None:
     return tuple(getattr(getattr(operands[2], "aval", None), "shape", ()))
 
 
+def _applied(function: Callable[[jax.Array], object] | None,
+             value: npt.NDArray[np.generic]) -> npt.NDArray[np.generic] | None:
+    """An ETP op's function of its weight (``weight_fn``, a LoRA factor's ``b_fn``) applied to ``value``: the value
+    itself without one; None where the user's function raises on it."""
+    if function is None:
+        return value
+    try:
+        return np.asarray(function(jnp.asarray(value)))
+    except Exception:  # noqa: BLE001 - the user's function: what it cannot make is no fact
+        return None
+
+
 def elementwise_factor(eqn: JaxprEqn, weight_value: npt.NDArray[np.generic]) -> npt.NDArray[np.generic] | None:
     """The value an element-wise ETP op (``braintrace.element_wise``) makes of its weight's value
     ``weight_value``: the value itself, or its ``weight_fn`` applied to it; None for another op, or a
     ``weight_fn`` that raises on it."""
     if jv.primitive_name(eqn) != "etp_elemwise":
         return None
-    weight_fn = eqn.params.get("weight_fn")
-    if weight_fn is None:
-        return weight_value
-    try:
-        return np.asarray(weight_fn(jnp.asarray(weight_value)))
-    except Exception:  # noqa: BLE001 - the user's function: what it cannot make is no fact
+    return _applied(eqn.params.get("weight_fn"), weight_value)
+
+
+# the ETP ops whose ``weight_fn`` is applied to their weight operand value by value, by primitive: the function as
+# the user called it, and the index of the weight operand among the equation's inputs
+_WEIGHT_FN_OPS = {"etp_elemwise": ("braintrace.element_wise", 0), "etp_mv": ("braintrace.matmul", 1),
+                  "etp_mm": ("braintrace.matmul", 1)}
+
+
+def weight_fn_operand(eqn: JaxprEqn) -> int | None:
+    """The index, among an ETP op's inputs, of the weight operand its ``weight_fn`` is applied to
+    (``braintrace.element_wise``'s first, ``braintrace.matmul``'s second); None for another op."""
+    op = _WEIGHT_FN_OPS.get(jv.primitive_name(eqn))
+    return None if op is None else op[1]
+
+
+# braintrace's LoRA ETP ops (braintrace.lora_matmul, braintrace.nn.LoRA), whose inputs are x, B (in x rank),
+# A (rank x out) and, with has_bias, a bias: the index of each factor among them and the parameter naming the
+# function the op applies to it first
+_LORA_OPS = frozenset({"etp_lora_mv", "etp_lora_mm"})
+_LORA_FACTORS = ((1, "b_fn"), (2, "a_fn"))
+
+
+def lora_factor_operands(eqn: JaxprEqn) -> tuple[int, int] | None:
+    """The indices, among a LoRA ETP op's inputs (``braintrace.lora_matmul``, ``braintrace.nn.LoRA``), of the two
+    low-rank factors it multiplies into one weight (braintrace's ``B`` and ``A``); None for another op, or one with a
+    bias, whose gradient does not pass through the factors' product."""
+    if jv.primitive_name(eqn) not in _LORA_OPS or eqn.params.get("has_bias") or len(jv.invars(eqn)) < 3:
         return None
+    return _LORA_FACTORS[0][0], _LORA_FACTORS[1][0]  # B, then A
+
+
+def lora_factor_value(eqn: JaxprEqn, operand: int,
+                      value: npt.NDArray[np.generic]) -> npt.NDArray[np.generic] | None:
+    """The value a LoRA ETP op makes of the factor at input ``operand`` whose value is ``value``: the value itself,
+    or the op's ``b_fn`` or ``a_fn`` applied to it; None for another input, or a function that raises on it."""
+    name = dict(_LORA_FACTORS).get(operand)
+    if name is None or jv.primitive_name(eqn) not in _LORA_OPS:
+        return None
+    return _applied(eqn.params.get(name), value)
 
 
 @dataclass(frozen=True)
 class WeightFnSlopes:
-    """What an element-wise ETP op's ``weight_fn`` does to its weight's gradient at one value of the weight."""
+    """What an ETP op's ``weight_fn`` does to its weight's gradient at one value of the weight."""
 
     weight_fn: str  # the function's name as the user wrote it ('sigmoid', 'exp', '<lambda>')
     slopes: npt.NDArray[np.floating]  # |weight_fn'| at each of the weight's values, in the weight's shape
+    op: str  # the ETP op as the user called it: 'braintrace.element_wise', 'braintrace.matmul'
 
 
 def elementwise_slopes(eqn: JaxprEqn, weight_value: npt.NDArray[np.generic]) -> WeightFnSlopes | None:
-    """The slope of an element-wise ETP op's (``braintrace.element_wise``) ``weight_fn`` at each of its weight's
-    values ``weight_value``, in magnitude: the factor the op multiplies that value's gradient by. None for another
-    op, an op without a ``weight_fn`` (its slope is 1), a weight that is not floating, or a ``weight_fn`` that
-    raises on the value, changes its shape or is not element-wise (a ``softmax``: each output depends on the
-    other values too), which has no slope per value."""
-    if jv.primitive_name(eqn) != "etp_elemwise":
+    """The slope of an ETP op's ``weight_fn`` (``braintrace.element_wise``'s or ``braintrace.matmul``'s) at each of
+    its weight's values ``weight_value``, in magnitude: the factor the op multiplies that value's gradient by. None
+    for another op, an op without a ``weight_fn`` (its slope is 1), a weight that is not floating, or a
+    ``weight_fn`` that raises on the value, changes its shape or is not element-wise (a ``softmax``: each output
+    depends on the other values too), which has no slope per value."""
+    op = _WEIGHT_FN_OPS.get(jv.primitive_name(eqn))
+    if op is None:
         return None
     weight_fn = eqn.params.get("weight_fn")
     if weight_fn is None or not jnp.issubdtype(weight_value.dtype, jnp.floating):
@@ -261,7 +308,7 @@ def elementwise_slopes(eqn: JaxprEqn, weight_value: npt.NDArray[np.generic]) -> 
             return None
     except Exception:  # noqa: BLE001 - the user's function: what it cannot make is no fact
         return None
-    return WeightFnSlopes(callable_name(weight_fn), np.abs(np.asarray(slopes)))
+    return WeightFnSlopes(callable_name(weight_fn), np.abs(np.asarray(slopes)), op[0])
 
 
 def braintrace_version() -> str:

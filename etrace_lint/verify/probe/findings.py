@@ -13,6 +13,7 @@ from ...core.registry import measured_rule
 from ...core.rule import ProbeFacts
 from ...core.wording import plain_text
 from ..findings import FindingMaker
+from ..harness import WARMUP_STEPS
 from ..verdict import ROUNDING, describe_draws, describe_scale, times_word, whole_multiple
 from .measure import LeafSignal, ProbeResult, ProbeRun, StepFailure
 
@@ -24,8 +25,8 @@ DEVIATES, NOT_MEASURED, PARTLY, NOT_BUILT, NOTHING = "ETL416", "ETL417", "ETL418
 EXACT_DESPITE, WITHOUT_BPTT = "ETL421", "ETL422"
 # what a probe whose BPTT gradients are all zero (or not finite) could compare: nothing
 _ALL_ZERO = ("BPTT's gradient of every weight is zero over {steps} steps on each of its input draws (the model has "
-             "no float output, its weights reach it only through integer or boolean values, or the inputs never "
-             "drive it)")
+             "no float output, its weights reach it only through integer or boolean values, its output does not "
+             "depend on the weights (a constant, such as a softmax over one unit), or the inputs never drive it)")
 _NONE_FINITE = ("BPTT's gradient of every weight is zero or not finite over {steps} steps on each of its input draws "
                 "(the model computes a NaN or an infinity, from a weight or a state that starts so, say)")
 
@@ -135,6 +136,7 @@ class ProbeFindings:
                            draws=describe_draws(list(max(signals, key=_least_against).draws))
                            if rule_id == AGAINST else _exact_draws(signals) if rule_id == EXACT_DESPITE else "",
                            deviation=_deviation(signal.first_step), other_draws=_other_draws(signals),
+                           first_step=_first_step(signal),
                            share=_share(signals) if rule_id == PARTLY else
                            _distance(signals) if rule_id == EXACT_DESPITE else
                            _number(max(s.online_norm or 0.0 for s in signals)) if rule_id == WITHOUT_BPTT else "")
@@ -169,14 +171,26 @@ def _deviation(first_step: tuple[float, float] | None) -> str:
     return f"{ratio:.2g}x BPTT's norm, cosine {cosine:.2f}"
 
 
+def _first_step(signal: LeafSignal) -> str:
+    """Where the first step's figures come from: from rest, or from where the warm-up steps leave the states."""
+    if not signal.first_step_moved:
+        return "the first step"
+    return (f"the first step (measured from the states {WARMUP_STEPS} steps of the inputs leave: from rest it "
+            f"drives nothing)")
+
+
 def _other_draws(signals: list[LeafSignal]) -> str:
-    """"0.31x and 0.45x BPTT's norm on 2 other input draws": what a zero on the first draw was not on the others."""
-    ratios = [r for s in signals for r in s.other_draws if r > 0]
+    """"0.31x and 0.45x BPTT's norm on 2 of 3 other input draws": what a zero on the first draw was not on the
+    others that drive the weight (the draws where it was zero too are counted, not listed)."""
+    measured = max((s.other_draws for s in signals), key=len, default=())
+    ratios = [r for r in measured if r > ROUNDING]
     if not ratios:
         return ""
     shown = [f"{r:.2g}x" if math.isfinite(r) else "not finite" for r in ratios]
     listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}"
-    return f"{listed} BPTT's norm on {len(ratios)} other input draw{'s' if len(ratios) != 1 else ''}"
+    plural = "s" if len(measured) != 1 else ""
+    share = f"{len(ratios)} of {len(measured)}" if len(ratios) < len(measured) else f"{len(measured)}"
+    return f"{listed} BPTT's norm on {share} other input draw{plural}"
 
 
 def _share(signals: list[LeafSignal]) -> str:

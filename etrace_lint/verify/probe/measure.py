@@ -31,7 +31,18 @@ from ...core.naming import StatePath
 from ...core.verdict import Verdict
 from .. import verdict as judge
 from ..expectations import GraphFacts, expectation
-from ..harness import GradientRun, Harness, HarnessError, LayoutError, Learner, describe, on_device
+from ..harness import (
+    SEARCHED_DRAWS,
+    DrawRuns,
+    GradientRun,
+    Harness,
+    HarnessError,
+    LayoutError,
+    LeafKey,
+    Learner,
+    describe,
+    on_device,
+)
 from ..settings import VerifySettings, VerifySettingsError, resolve_settings
 
 if TYPE_CHECKING:  # annotations only
@@ -65,6 +76,9 @@ class LeafSignal:
     # its distance from BPTT's (relative to BPTT's norm) on each draw that drives it, the first one first
     exact_draws: tuple[float, ...] = ()
     tolerance: float = 0.0  # a relative distance at or below it is BPTT's own gradient, rounded
+    # ``scale`` and ``first_step`` were measured at the first step from the states the warm-up steps leave: the
+    # first step from rest drives the leaf nothing
+    first_step_moved: bool = False
 
     @property
     def exact_on_every_draw(self) -> bool:
@@ -216,28 +230,27 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
                         seconds=time.perf_counter() - start)
     longest, first = bptt[PROBE_STEPS], bptt[1]
     largest = judge.largest_norm(longest.grads.values())
-    first_largest = judge.largest_norm(first.grads.values())
+    exact_at_one = [key for key in sorted(longest.grads, key=str)
+                    if key in first.grads and expectation(facts, key[0], algorithm, 1).exact]
+    at_first = _first_steps(first, online[1], exact_at_one, settings, moved=False)
+    # a first step from rest that drives a leaf nothing: the first step from the states the warm-up steps leave
+    # (seed 47's model 746, whose ReLU readout is shut at T=1 from rest on every scale and draw)
+    silent = [key for key in exact_at_one if key not in at_first]
+    warmed: DrawRuns | None = None
+    if silent:
+        try:
+            warmed = harness.warmed(learner, [1, PROBE_STEPS])
+        except Exception:  # noqa: BLE001 - the first step from rest is all that was measured
+            warmed = None
+        else:
+            at_first.update(_first_steps(warmed[0][1], warmed[1][1], silent, settings, moved=True))
     signals = []
     for key in sorted(longest.grads, key=str):
         weight, leaf = key
         tolerance = settings.tolerance(longest.dtypes.get(key, "float32"))
         reference = longest.grads[key]
         measured = judge.online_gradient(online[PROBE_STEPS].grads, key, reference)
-        factor: float | None = None
-        deviation: tuple[float, float] | None = None
-        if key in first.grads and expectation(facts, weight, algorithm, 1).exact:
-            at_one = online[1].grads.get(key)
-            if at_one is not None:
-                at_first = judge.metrics(at_one, first.grads[key])
-                factor = judge.scale(at_first, tolerance)
-                if factor is None:
-                    # a first-step BPTT gradient that is round-off of a zero against the first step's largest is
-                    # compared with nothing; the whole run's largest would hide a first layer whose first-step
-                    # gradient is 1e-6 of its gradient over the run
-                    deviation = judge.first_step_deviation(at_first, tolerance, tolerance * first_largest)
-                elif factor < 0:  # the opposite direction is a deviation, not another step size
-                    deviation = (-factor, -1.0)
-                    factor = None
+        step = at_first.get(key, FirstStep())
         m = judge.metrics(measured, reference)
         zero_scale = tolerance * largest
         # against BPTT on this draw, whatever the algorithm promises: the other draws are measured below
@@ -247,22 +260,57 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
         exact = (m.rel_error,) if (tuple(map(str, weight)) in denied and m.finite and m.bptt_norm > zero_scale
                                    and m.rel_error <= tolerance) else ()
         signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
-                                  zero_scale, factor, pointing, deviation, exact_draws=exact, tolerance=tolerance))
+                                  zero_scale, step.factor, pointing, step.deviation, exact_draws=exact,
+                                  tolerance=tolerance, first_step_moved=step.moved))
     unexplained = {s.weight for s in signals if s.zero_on_first_draw and tuple(map(str, s.weight)) not in denied}
     if any(signal.draws or signal.exact_draws for signal in signals) or unexplained:
-        signals = _on_other_draws(harness, learner, signals, unexplained)
+        signals = _on_other_draws(harness, learner, signals, unexplained, warmed)
     return ProbeRun(algorithm, harness.batch, tuple(signals), seconds=time.perf_counter() - start)
 
 
-def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal],
-                    unexplained: set[StatePath]) -> list[LeafSignal]:
+@dataclass(frozen=True)
+class FirstStep:
+    """A leaf's first step, where its online gradient must be BPTT's."""
+
+    factor: float | None = None  # the multiple of BPTT's it is instead
+    deviation: tuple[float, float] | None = None  # neither BPTT's nor a multiple: (norm ratio, cosine)
+    moved: bool = False  # measured from the states the warm-up steps leave, not from rest
+
+
+def _first_steps(bptt: GradientRun, online: GradientRun, keys: list[LeafKey], settings: VerifySettings,
+                 moved: bool) -> dict[LeafKey, FirstStep]:
+    """Each leaf of ``keys`` whose BPTT gradient at one step is not round-off of a zero, as its first step
+    compares with BPTT's; a leaf the step does not drive is left out."""
+    largest = judge.largest_norm(bptt.grads.values())
+    steps: dict[LeafKey, FirstStep] = {}
+    for key in keys:
+        at_one = online.grads.get(key)
+        if at_one is None:
+            continue
+        tolerance = settings.tolerance(bptt.dtypes.get(key, "float32"))
+        m = judge.metrics(at_one, bptt.grads[key])
+        if not m.finite or m.bptt_norm <= tolerance * largest:
+            continue
+        factor = judge.scale(m, tolerance)
+        if factor is None:
+            steps[key] = FirstStep(deviation=judge.first_step_deviation(m, tolerance, tolerance * largest),
+                                   moved=moved)
+        elif factor < 0:  # the opposite direction is a deviation, not another step size
+            steps[key] = FirstStep(deviation=(-factor, -1.0), moved=moved)
+        else:
+            steps[key] = FirstStep(factor=factor, moved=moved)
+    return steps
+
+
+def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal], unexplained: set[StatePath],
+                    warmed: DrawRuns | None) -> list[LeafSignal]:
     """A leaf whose online gradient points against BPTT's, is zero where nothing in the graph explains it
     (``unexplained``), or is BPTT's where a rule says a use gets nothing, on the first draw, measured on the others
     (the warmed draw from moved states the last): a direction, a zero or an exact gradient holds only where every
     draw says so (a spiking layer that one draw does not drive gives a zero online gradient that the next draw
     does not)."""
     try:
-        others = harness.other_draws(learner, [PROBE_STEPS], judge.DRAWS)
+        others = harness.other_draws(learner, [PROBE_STEPS], judge.DRAWS, warmed)
     except Exception:  # noqa: BLE001 - a direction, a zero or an exact gradient measured once is not claimed
         return [replace(signal, draws=(), exact_draws=(),
                         other_draws=(math.inf,) if signal.weight in unexplained else ())
@@ -270,8 +318,7 @@ def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal
     kept = []
     for signal in signals:
         if signal.draws or signal.weight in unexplained or signal.exact_draws:
-            key = next(k for k in others[0][0][PROBE_STEPS].grads
-                       if tuple(map(str, k[0])) == tuple(map(str, signal.weight)) and k[1] == signal.leaf)
+            key = _key_of(signal, others[0][0][PROBE_STEPS].grads)
             if signal.draws:
                 cosines = list(signal.draws)
                 cosines.extend(judge.cosine_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key)
@@ -290,7 +337,37 @@ def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal
                 measured = signal.exact_draws + tuple(d for d in distances if d is not None)
                 signal = replace(signal, exact_draws=measured if distances[-1] is not None else ())
         kept.append(signal)
-    return kept
+    return _zeros_on_more_draws(harness, learner, kept, unexplained)
+
+
+def _zeros_on_more_draws(harness: Harness, learner: Learner, signals: list[LeafSignal],
+                         unexplained: set[StatePath]) -> list[LeafSignal]:
+    """A zero nothing in the graph explains that every draw so far shows, measured on the draws after them (up to
+    :data:`SEARCHED_DRAWS`), one at a time until a draw that drives the weight refutes it: a claim that a weight
+    does not learn is one of every input. Seed 47's model 586 (a LayerNorm over ``w * mean(spikes)``, which only
+    its epsilon keeps from removing the mean) has an online gradient of 1e-8x BPTT's on five draws from rest and
+    0.009x on the sixth; only models with such a zero pay for the search."""
+    for draw in harness.draws_besides(SEARCHED_DRAWS, start=judge.DRAWS - 1):
+        zeros = [s for s in signals if s.weight in unexplained and s.not_learning and math.inf not in s.other_draws]
+        if not zeros:
+            break
+        try:
+            reference, online = harness.on_draw(learner, [PROBE_STEPS], draw)
+        except Exception:  # noqa: BLE001 - a zero the draws so far measured stands as they measured it
+            break
+        grads = reference[PROBE_STEPS].grads
+        for index, signal in enumerate(signals):
+            if signal in zeros:
+                key = _key_of(signal, grads)
+                ratio = judge.norm_ratio_on_draw(grads, online[PROBE_STEPS].grads, key, signal.zero_scale)
+                if ratio is not None:
+                    signals[index] = replace(signal, other_draws=(*signal.other_draws, ratio))
+    return signals
+
+
+def _key_of(signal: LeafSignal, grads: Mapping[LeafKey, np.ndarray]) -> LeafKey:
+    """The key of ``signal``'s leaf among another run's gradients (a path's parts compared as strings)."""
+    return next(k for k in grads if tuple(map(str, k[0])) == tuple(map(str, signal.weight)) and k[1] == signal.leaf)
 
 
 def _norm(values: np.ndarray) -> float | None:
