@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 
 import pytest
 from fuzz import campaign
@@ -55,10 +56,26 @@ def test_a_campaign_draws_the_same_models_from_the_same_seed():
 
 
 def _table(seed: int, shard: int, **versions: str) -> dict:
-    line = {"python": "3.11.7", "braintrace": "0.2.6", "jax": "0.10.2", "hypothesis": "6.170.17", **versions}
+    line = {"python": "3.11.7", "braintrace": "0.2.6", "jax": "0.10.2", "hypothesis": "6.170.17",
+            "linter": "0123456789ab", **versions}
     meta = {"seed": seed, "count": 4, "shards": [shard], "shard_count": 2, "versions": line, "jobs": 1,
             "wall_s": 1.0, "cpu_s": 1.0, "complete": True}
     return {"meta": meta, "models": [{"name": f"m{shard}", "spec": {}, "oracle": {}, "rows": []}]}
+
+
+def test_the_linters_fingerprint_changes_with_its_code_and_only_with_it(tmp_path, monkeypatch):
+    import etrace_lint
+
+    assert campaign.linter_fingerprint() == campaign.linter_fingerprint()
+    copy = tmp_path / "etrace_lint"
+    shutil.copytree(os.path.dirname(etrace_lint.__file__), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(etrace_lint, "__file__", str(copy / "__init__.py"))
+    same = campaign.linter_fingerprint()
+    (copy / "README.txt").write_text("not code")
+    assert campaign.linter_fingerprint() == same
+    with open(copy / "core" / "wording.py", "a", encoding="utf-8") as handle:
+        handle.write("\n# another linter\n")
+    assert campaign.linter_fingerprint() != same
 
 
 def test_a_merge_joins_the_shards_of_one_campaign():
@@ -68,8 +85,9 @@ def test_a_merge_joins_the_shards_of_one_campaign():
 
 
 @pytest.mark.parametrize("other", [_table(8, 2), _table(7, 2, braintrace="0.2.8"), _table(7, 2, jax="0.7.0"),
-                                   _table(7, 2, python="3.12.1"), _table(7, 1)],
-                         ids=["seed", "braintrace", "jax", "python", "same shard"])
+                                   _table(7, 2, python="3.12.1"), _table(7, 2, linter="ba9876543210"),
+                                   _table(7, 1)],
+                         ids=["seed", "braintrace", "jax", "python", "linter", "same shard"])
 def test_a_merge_refuses_tables_of_another_campaign_or_line(other):
     with pytest.raises(ValueError):
         campaign.merge([_table(7, 1), other])

@@ -63,12 +63,38 @@ def lint_verdict(text: str) -> WeightVerdict:
 
 
 def versions() -> dict[str, str]:
+    """The line a table was judged on: the versions of Python, braintrace, JAX and hypothesis, and the linter's
+    own code (:func:`linter_fingerprint`), so that shards run in other sessions or on other machines merge only
+    where the same linter judged them."""
     import braintrace
     import hypothesis
     import jax
 
     return {"python": platform.python_version(), "braintrace": braintrace.__version__, "jax": jax.__version__,
-            "hypothesis": hypothesis.__version__}
+            "hypothesis": hypothesis.__version__, "linter": linter_fingerprint()}
+
+
+def linter_fingerprint() -> str:
+    """The first 12 hex digits of a SHA-256 over the source of every module of ``etrace_lint`` and ``rules``
+    this process imports (path and text): the same on every clone of one commit, another where the code that
+    gives a verdict changed (documentation and tests do not count)."""
+    import hashlib
+
+    import etrace_lint
+    import rules
+
+    digest = hashlib.sha256()
+    for package in (etrace_lint, rules):
+        top = os.path.dirname(os.path.abspath(package.__file__ or ""))
+        for folder, dirs, files in sorted(os.walk(top)):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)
+                    digest.update(os.path.relpath(path, os.path.dirname(top)).encode())
+                    with open(path, "rb") as handle:
+                        digest.update(handle.read())
+    return digest.hexdigest()[:12]
 
 
 # ------------------------------------------------------------------ drawing specs
@@ -370,7 +396,9 @@ def summary(table: dict[str, Any]) -> dict[str, Any]:
 def markdown(figures: dict[str, Any]) -> str:
     """A summary as the docs page's tables: the line, counts per verdict on both sides, the disagreements."""
     line = figures["versions"]
-    head = (f"Python {line['python']}, braintrace {line['braintrace']}, JAX {line['jax']}, seed {figures['seed']}: "
+    linter = f", linter {line['linter']}" if "linter" in line else ""
+    head = (f"Python {line['python']}, braintrace {line['braintrace']}, JAX {line['jax']}{linter}, "
+            f"seed {figures['seed']}: "
             f"{figures['models']} models ({figures['rejected']} rejected as not running), {figures['weights']} "
             f"weights, {figures['agree']} agreeing; {figures['models_per_cpu_minute']} models per CPU minute.")
     verdicts = [verdict.value for verdict in WeightVerdict]
