@@ -93,6 +93,31 @@ def test_a_merge_refuses_tables_of_another_campaign_or_line(other):
         campaign.merge([_table(7, 1), other])
 
 
+def test_a_stopped_shard_resumes_with_the_models_it_judged_and_judges_only_the_rest(tmp_path, monkeypatch):
+    judged: list[str] = []
+
+    def judge(spec, folder, name, oracle, lint):
+        judged.append(name)
+        return {"name": name, "spec": spec.to_json(), "oracle": {}, "rows": []}
+
+    monkeypatch.setattr(campaign, "judge_one", judge)
+    shard = campaign.Shard(2, 3)
+    whole = campaign.run(9, 5, 1, shard, str(tmp_path))
+    names = [model["name"] for model in whole["models"]]
+    assert names == ["fuzz_5_00001", "fuzz_5_00004", "fuzz_5_00007"] and judged == names
+    stopped = {"meta": {**whole["meta"], "complete": False, "cpu_s": 100.0}, "models": whole["models"][:2]}
+    assert campaign.resumable(stopped, 9, 5, shard) == ""
+    judged.clear()
+    resumed = campaign.run(9, 5, 1, shard, str(tmp_path), resume=stopped)
+    assert judged == ["fuzz_5_00007"]
+    assert [model["name"] for model in resumed["models"]] == names
+    assert resumed["meta"]["complete"] and resumed["meta"]["cpu_s"] >= 100.0
+    assert "seed" in campaign.resumable(stopped, 9, 6, shard)
+    assert "shards" in campaign.resumable(stopped, 9, 5, campaign.Shard(1, 3))
+    other_line = {"meta": {**stopped["meta"], "versions": {**stopped["meta"]["versions"], "linter": "x"}}}
+    assert "versions" in campaign.resumable(other_line, 9, 5, shard)
+
+
 def test_a_weight_that_does_not_learn_online_and_is_called_learning_is_a_disagreement():
     spec = ModelSpec(layers=(Layer(),))
     oracle = {"weights": {"l0_w": {"verdict": "does not learn"}}}

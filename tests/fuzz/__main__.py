@@ -1,6 +1,6 @@
 """``python -m tests.fuzz``: campaigns of generated models, linted and judged against braintrace.
 
-    python -m tests.fuzz run -n 200 -j 2 --seed 7 --out t.json [--shard 1/4] [--keep DIR]
+    python -m tests.fuzz run -n 200 -j 2 --seed 7 --out t.json [--shard 1/4] [--keep DIR] [--resume]
     python -m tests.fuzz merge t1.json t2.json ... --out t.json
     python -m tests.fuzz summary t.json
     python -m tests.fuzz shrink t.json --out tests/fixtures/fuzz [--budget 30] [-j 2]
@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--shard", default="1/1", help="i/n: this machine's part of the campaign")
     run.add_argument("--out", required=True)
     run.add_argument("--keep", help="write the generated models to this folder (default: a temporary one)")
+    run.add_argument("--resume", action="store_true",
+                     help="where --out holds this shard's table stopped early, judge only the models it lacks")
     merge = commands.add_parser("merge", help="one table from the shards of one campaign")
     merge.add_argument("tables", nargs="+")
     merge.add_argument("--out", required=True)
@@ -63,9 +65,16 @@ def main(argv: list[str] | None = None) -> int:
         campaign.serve(args.kind)
         return 0
     if args.command == "run":
-        table = campaign.run(args.n, args.seed, args.j, campaign.Shard.parse(args.shard), args.keep,
+        shard = campaign.Shard.parse(args.shard)
+        previous = _read(args.out) if args.resume and os.path.exists(args.out) else None
+        why = previous and campaign.resumable(previous, args.n, args.seed, shard)
+        if why:
+            print(f"run: {args.out} is not a table of this shard of this campaign on this line ({why}); "
+                  f"give another --out", file=sys.stderr)
+            return 2
+        table = campaign.run(args.n, args.seed, args.j, shard, args.keep,
                              progress=lambda line: print(line, flush=True),
-                             partial=lambda table: _write(table, args.out))
+                             partial=lambda table: _write(table, args.out), resume=previous)
         _write(table, args.out)
     elif args.command == "merge":
         try:

@@ -285,19 +285,39 @@ def judge_one(spec: ModelSpec, folder: str, name: str, oracle: Worker, lint: Wor
     return {**model, "lint": said, "rows": compare(spec, truth, said)}
 
 
+def model_name(seed: int, number: int) -> str:
+    return f"fuzz_{seed}_{number:05d}"
+
+
+def resumable(table: dict[str, Any], count: int, seed: int, shard: Shard) -> str:
+    """Why ``table`` cannot be resumed as this shard of this campaign on this line, or "" where it can."""
+    meta = table.get("meta", {})
+    wanted = {"seed": seed, "count": count, "shards": [shard.index], "shard_count": shard.count,
+              "versions": versions()}
+    for key, value in wanted.items():
+        if meta.get(key) != value:
+            return f"its {key} is {meta.get(key)}, this run's {value}"
+    return ""
+
+
 def run(count: int, seed: int, jobs: int, shard: Shard, folder: str | None = None,
         progress: Callable[[str], None] = lambda line: None,
-        partial: Callable[[dict[str, Any]], None] = lambda table: None) -> dict[str, Any]:
+        partial: Callable[[dict[str, Any]], None] = lambda table: None,
+        resume: dict[str, Any] | None = None) -> dict[str, Any]:
     """The shard's part of a campaign of ``count`` models drawn from ``seed``: its table (``partial`` gets the
-    table of the models judged so far after each one, so that a campaign stopped early keeps them)."""
+    table of the models judged so far after each one, so that a campaign stopped early keeps them).
+    ``resume``, a table of this shard stopped early (:func:`resumable`), keeps its models, judges only the rest
+    and adds its CPU and wall seconds to this run's."""
     specs = list(enumerate(draw_specs(count, seed)))[shard.index - 1::shard.count]
     folder = folder or tempfile.mkdtemp(prefix="etrace-lint-fuzz-")
     os.makedirs(folder, exist_ok=True)
-    workers = [(Worker("oracle"), Worker("lint")) for _ in range(max(1, jobs))]
+    kept = {model["name"]: model for model in (resume or {}).get("models", [])}
+    before = (resume or {}).get("meta", {})
+    models: list[dict[str, Any]] = [kept.get(model_name(seed, number), {}) for number, _ in specs]
+    queue = [slot for slot, model in enumerate(models) if not model]
+    workers = [(Worker("oracle"), Worker("lint")) for _ in range(max(1, min(jobs, len(queue))))]
     started, cpu = time.monotonic(), _children_cpu()
-    models: list[dict[str, Any]] = [{} for _ in specs]
     lock = threading.Lock()
-    queue = list(range(len(specs)))
 
     def job(pair: tuple[Worker, Worker]) -> None:
         while True:
@@ -306,7 +326,7 @@ def run(count: int, seed: int, jobs: int, shard: Shard, folder: str | None = Non
                     return
                 slot = queue.pop(0)
             number, spec = specs[slot]
-            models[slot] = judge_one(spec, folder, f"fuzz_{seed}_{number:05d}", *pair)
+            models[slot] = judge_one(spec, folder, model_name(seed, number), *pair)
             progress(_line(models[slot]))
             with lock:
                 partial(table([model for model in models if model]))
@@ -314,8 +334,10 @@ def run(count: int, seed: int, jobs: int, shard: Shard, folder: str | None = Non
     def table(judged: list[dict[str, Any]]) -> dict[str, Any]:
         # CPU seconds of the workers that have ended, and of those still running (read from /proc)
         meta = {"seed": seed, "count": count, "shards": [shard.index], "shard_count": shard.count,
-                "versions": found_versions, "jobs": len(workers), "wall_s": round(time.monotonic() - started, 1),
-                "cpu_s": round(_children_cpu() - cpu + sum(w.cpu() for pair in workers for w in pair), 1),
+                "versions": found_versions, "jobs": len(workers),
+                "wall_s": round(before.get("wall_s", 0) + time.monotonic() - started, 1),
+                "cpu_s": round(before.get("cpu_s", 0) + _children_cpu() - cpu
+                               + sum(w.cpu() for pair in workers for w in pair), 1),
                 "complete": len(judged) == len(specs)}
         return {"meta": meta, "models": judged}
 
