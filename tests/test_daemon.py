@@ -372,23 +372,34 @@ def test_a_run_whose_client_is_stopped_is_stopped_in_the_daemon_which_serves_the
     assert project.daemon_pid() == daemon and "2 runs served" in project.status().stdout
 
 
-def _started_workers(daemon: int) -> set[int]:
-    """The fork server and workers below the daemon (not multiprocessing's resource tracker, which serves
-    the daemon as long as it runs)."""
-    found = set()
-    for pid in descendants(daemon):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if b"multiprocessing.spawn" in handle.read():
-                    found.add(pid)
-        except OSError:
-            continue
-    return found
+# a library the fork server preloads that holds it in its start until the test has seen it there: the first
+# import writes the fork server's pid beside this file, then waits; later imports (the next run's) do not
+SLOW_PRELOAD = '''import os
+import time
+
+marker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "importing.pid")
+if not os.path.exists(marker):
+    with open(marker + ".part", "w", encoding="utf-8") as handle:
+        handle.write(str(os.getpid()))
+    os.replace(marker + ".part", marker)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+'''
 
 
 def test_ctrl_c_while_the_daemon_starts_its_workers_stops_them_and_the_next_run_starts_afresh(project):
     """Before the pool's loop runs there is no progress to stop at: the run is interrupted as Ctrl-C
-    interrupts a direct run, and the half-started workers are stopped."""
+    interrupts a direct run, and the half-started workers are stopped. The fork server is held in its
+    start by a preloaded library until the signal is sent, so the run is stopped there on every machine."""
+    library = os.path.join(project.root, "lib")
+    os.makedirs(library)
+    with open(os.path.join(library, "slow_preload.py"), "w", encoding="utf-8") as handle:
+        handle.write(SLOW_PRELOAD)
+    with open(os.path.join(project.root, "pyproject.toml"), "a", encoding="utf-8") as handle:
+        handle.write('preload = ["slow_preload"]\n')
+    project.env["PYTHONPATH"] = library  # the library's, as a user's installed one would be on the path
+    marker = os.path.join(library, "importing.pid")
     folder = os.path.join(project.root, "stuck")
     os.makedirs(folder)
     shutil.copy(fixture("hermetic", "stopped", "hangs_marked.py"), folder)
@@ -396,15 +407,15 @@ def test_ctrl_c_while_the_daemon_starts_its_workers_stops_them_and_the_next_run_
                               cwd=project.root, env=project.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
     try:
-        deadline = time.monotonic() + 120
-        daemon, starting = None, set()
-        while not starting:  # the fork server is importing JAX, which takes seconds
-            assert client.poll() is None and time.monotonic() < deadline, "no worker started"
-            sockets = project.socket_files()
-            status = request_status(os.path.join(project.sockets, sockets[0])) if sockets else None
-            daemon = status["pid"] if status else None
-            starting = _started_workers(daemon) if daemon else set()
-            time.sleep(0.02)
+        deadline = time.monotonic() + 300
+        while not os.path.exists(marker):  # the fork server imports JAX first, which takes seconds
+            assert client.poll() is None, client.communicate()
+            assert time.monotonic() < deadline, "the fork server did not start"
+            time.sleep(0.05)
+        with open(marker, encoding="utf-8") as handle:
+            starting = int(handle.read())
+        daemon = project.daemon_pid()
+        assert starting in descendants(daemon), "the fork server starts below the daemon"
         signalled = time.monotonic()
         client.send_signal(signal.SIGINT)
         _, stderr = client.communicate(timeout=60)
@@ -412,9 +423,9 @@ def test_ctrl_c_while_the_daemon_starts_its_workers_stops_them_and_the_next_run_
         if client.poll() is None:
             client.kill()
     assert client.returncode == 130 and stderr.endswith("etrace-lint: interrupted\n"), stderr
-    seconds = ended(starting, signalled)
-    assert seconds is not None, "the workers that were starting kept running"
-    print(f"the starting workers ended {seconds:.2f} s after the signal")
+    seconds = ended([starting], signalled)
+    assert seconds is not None, "the fork server that was starting kept running"
+    print(f"the starting fork server ended {seconds:.2f} s after the signal")
     served = project.run("models")
     assert served.returncode == 1 and "models/gru.py" in served.stdout, served.stdout + served.stderr
     assert project.daemon_pid() == daemon and "2 runs served" in project.status().stdout
