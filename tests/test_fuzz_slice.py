@@ -57,7 +57,7 @@ def test_a_campaign_draws_the_same_models_from_the_same_seed():
 
 def _table(seed: int, shard: int, **versions: str) -> dict:
     line = {"python": "3.11.7", "braintrace": "0.2.6", "jax": "0.10.2", "hypothesis": "6.170.17",
-            "linter": "0123456789ab", **versions}
+            "linter": "0123456789ab", "oracle": "a0b1c2d3e4f5", **versions}
     meta = {"seed": seed, "count": 4, "shards": [shard], "shard_count": 2, "versions": line, "jobs": 1,
             "wall_s": 1.0, "cpu_s": 1.0, "complete": True}
     return {"meta": meta, "models": [{"name": f"m{shard}", "spec": {}, "oracle": {}, "rows": []}]}
@@ -86,8 +86,8 @@ def test_a_merge_joins_the_shards_of_one_campaign():
 
 @pytest.mark.parametrize("other", [_table(8, 2), _table(7, 2, braintrace="0.2.8"), _table(7, 2, jax="0.7.0"),
                                    _table(7, 2, python="3.12.1"), _table(7, 2, linter="ba9876543210"),
-                                   _table(7, 1)],
-                         ids=["seed", "braintrace", "jax", "python", "linter", "same shard"])
+                                   _table(7, 2, oracle="5f4e3d2c1b0a"), _table(7, 1)],
+                         ids=["seed", "braintrace", "jax", "python", "linter", "oracle", "same shard"])
 def test_a_merge_refuses_tables_of_another_campaign_or_line(other):
     with pytest.raises(ValueError):
         campaign.merge([_table(7, 1), other])
@@ -116,6 +116,23 @@ def test_a_stopped_shard_resumes_with_the_models_it_judged_and_judges_only_the_r
     assert "shards" in campaign.resumable(stopped, 9, 5, campaign.Shard(1, 3))
     other_line = {"meta": {**stopped["meta"], "versions": {**stopped["meta"]["versions"], "linter": "x"}}}
     assert "versions" in campaign.resumable(other_line, 9, 5, shard)
+
+
+def test_a_part_missing_on_another_draw_of_the_oracle_settles_a_learns_partly():
+    """The lint's "learns partly" against an oracle whose first draw found every sequence exact: a disagreement,
+    until the oracle's other draws show a sequence short of BPTT's (seed 47's model 252)."""
+    spec = ModelSpec(layers=(Layer(),))
+    exact = {"bptt": 0.03, "online": 0.03, "rel": 0.0, "cos": 1.0, "floor": 1e-5, "finite": True}
+    oracle = {"weights": {"l0_w": {"verdict": "learns", "t1": {"bptt": 0.0}, "tk": exact, "rest": exact}}}
+    lint = {"weights": {"t": {"l0_w": "learns partly"}}}
+    row = campaign.compare(spec, oracle, lint)[0]
+    assert not row["agree"] and campaign._looks_again(row)
+    short = {**exact, "online": 0.02, "rel": 0.28}
+    looked = campaign.second_look(oracle, {"draws": 3, "short": {"l0_w": {"seed": 2, "tk": short, "rest": exact}}})
+    assert campaign.compare(spec, looked, lint)[0]["agree"]
+    assert looked["looked_again"] == 3 and looked["weights"]["l0_w"]["short"]["seed"] == 2
+    still = campaign.second_look(oracle, {"draws": 3, "short": {}})
+    assert not campaign.compare(spec, still, lint)[0]["agree"]
 
 
 def test_a_weight_that_does_not_learn_online_and_is_called_learning_is_a_disagreement():
