@@ -3,6 +3,7 @@
     python bench/bench_probe.py               # every target of bench/corpus.py
     python bench/bench_probe.py --limit 12    # the first 12 targets
     python bench/bench_probe.py --no-runs     # only the per-target table
+    python bench/bench_probe.py --real        # the tests' real-model corpus (upstream SNNs and RNNs)
 
 For each target, measured side by side in one process on the same loaded
 model: the bare compile (``braintrace.compile_etrace_graph`` through the
@@ -17,6 +18,11 @@ time less its NumPy evaluation), evaluating them, building the learner
 Then the whole command line, cold (no cache, ``-j 1``), on the same files:
 ``--sarif`` with the probe, and ``--sarif --no-probe``, one after the other,
 wall and CPU time of the process tree, and their ratio.
+
+``--real`` measures the same on a copy of ``tests/real_models`` (the corpus the referee tests judge:
+models from braintrace's, brainpy.state's and brainstate's examples and published experiment code)
+instead of ``bench/corpus.py``'s small recurrent cells; the goals of the whole run differ (1.5x there,
+1.35x on the cells).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import collections
 import contextlib
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,6 +47,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 THRESHOLD = 0.5
+# the whole cold run with the probe against the same run with --no-probe, at most
+RUN_GOAL = {"real": 1.5, "cells": 1.35}
+REPO = os.path.dirname(HERE)
 
 
 def measure(spec, root: str, settings, interpret: bool = True,
@@ -188,6 +198,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=0, help="only the first N targets")
     parser.add_argument("--no-runs", action="store_true", help="leave out the whole command-line runs")
+    parser.add_argument("--real", action="store_true",
+                        help="the tests' real-model corpus (tests/real_models) instead of bench/corpus.py's cells")
     args = parser.parse_args(argv)
 
     from corpus import target_files, write_corpus
@@ -196,13 +208,21 @@ def main(argv=None) -> int:
     from etrace_lint.discovery.discover import discover
 
     with tempfile.TemporaryDirectory() as root:
-        written = write_corpus(root)
+        if args.real:
+            models = os.path.join(root, "models")
+            shutil.copytree(os.path.join(REPO, "tests", "real_models"), models,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            corpus_files = sorted(os.path.join(models, name) for name in os.listdir(models) if name.endswith(".py"))
+        else:
+            corpus_files = target_files(write_corpus(root))
+        corpus = "tests/real_models" if args.real else "bench/corpus.py"
+        goal = RUN_GOAL["real" if args.real else "cells"]
         settings = load_settings(root).for_engine()
-        specs = discover(target_files(written), root).targets
+        specs = discover(corpus_files, root).targets
         specs = specs[: args.limit] if args.limit else specs
         import jax
 
-        print(f"device {jax.devices()[0]}, {len(specs)} targets of bench/corpus.py")
+        print(f"device {jax.devices()[0]}, {len(specs)} targets of {corpus}")
         print(f"{'target':<40} {'compile':>8} {'probe':>7} {'ratio':>7} {'XLA':>7} {'ratio':>7}  found")
         total_compile = total_probe = total_xla = 0.0
         parts: collections.Counter = collections.Counter()
@@ -227,7 +247,7 @@ def main(argv=None) -> int:
               f"compiled by XLA it cost {total_xla / total_compile:.1f}x")
         floor = _print_parts(parts, total_compile, total_probe)
         if not args.no_runs:
-            files = [os.path.relpath(p, root) for p in target_files(written)]
+            files = [os.path.relpath(p, root) for p in corpus_files]
             if args.limit:
                 files = sorted({os.path.relpath(spec.path, root) for spec in specs})
             probe_wall, probe_cpu = _cli(root, *files, "--sarif", "probed.sarif")
@@ -235,7 +255,7 @@ def main(argv=None) -> int:
             print(f"cold -j 1 --sarif on {len(files)} files: {probe_wall:.1f}s wall {probe_cpu:.1f}s CPU "
                   f"with the probe, {bare_wall:.1f}s wall {bare_cpu:.1f}s CPU with --no-probe: "
                   f"{probe_wall / bare_wall:.2f}x wall, "
-                  f"{probe_cpu / bare_cpu:.2f}x CPU (goal 1.25x)")
+                  f"{probe_cpu / bare_cpu:.2f}x CPU (goal {goal}x wall)")
             # a lower bound: the run lints at least the targets measured above (all of their files' targets)
             print(f"the same run with a probe that only traced what it must ({floor:.1f}s, measured above): "
                   f"at least {(bare_wall + floor) / bare_wall:.2f}x wall")
