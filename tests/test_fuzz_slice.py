@@ -84,6 +84,20 @@ def test_a_merge_joins_the_shards_of_one_campaign():
     assert [model["name"] for model in merged["models"]] == ["m1", "m2"]
 
 
+def test_tables_kept_compressed_merge_and_summarise_as_plain_ones(tmp_path, capsys):
+    from fuzz.__main__ import _read, _write
+    from fuzz.__main__ import main as fuzz_main
+
+    _write(_table(7, 1), str(tmp_path / "one.json.gz"))
+    _write(_table(7, 2), str(tmp_path / "two.json"))
+    assert _read(str(tmp_path / "one.json.gz")) == _table(7, 1)
+    assert fuzz_main(["merge", str(tmp_path / "one.json.gz"), str(tmp_path / "two.json"),
+                      "--out", str(tmp_path / "all.json.gz")]) == 0
+    capsys.readouterr()
+    assert fuzz_main(["summary", str(tmp_path / "all.json.gz")]) == 0
+    assert json.loads(capsys.readouterr().out)["models"] == 2
+
+
 @pytest.mark.parametrize("other", [_table(8, 2), _table(7, 2, braintrace="0.2.8"), _table(7, 2, jax="0.7.0"),
                                    _table(7, 2, python="3.12.1"), _table(7, 2, linter="ba9876543210"),
                                    _table(7, 2, oracle="5f4e3d2c1b0a"), _table(7, 1)],
