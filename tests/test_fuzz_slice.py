@@ -169,11 +169,12 @@ def _figures(online: list[float], exact: list[float]) -> dict:
     (([2.0, 4.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns a whole multiple"),
     (([0.5, 2.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns approximately"),
     (([-1.0, -2.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns against BPTT"),
+    (([-2.0, 0.9999], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns approximately"),
     (([0.0, 0.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "learns partly"),
     (([0.0, 0.0], [1.0, 2.0]), ([0.0, 0.0], [4.0, 1.0]), "does not learn"),
     (([float("nan"), 0.0], [1.0, 2.0]), ([3.0, 1.0], [4.0, 1.0]), "not finite"),
     (([0.0, 0.0], [0.0, 0.0]), ([0.0, 0.0], [0.0, 0.0]), "not measured"),
-], ids=["exact", "twice", "part", "against", "traces only", "zero", "nan", "no signal"])
+], ids=["exact", "twice", "part", "against", "orthogonal", "traces only", "zero", "nan", "no signal"])
 def test_the_oracle_names_what_it_measured(one, many, expected):
     from fuzz.oracle import verdict
 
