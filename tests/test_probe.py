@@ -272,6 +272,40 @@ def test_a_first_step_that_points_another_way_is_reported_with_its_figure():
     assert finding_properties(finding)["probe"]["steps"] == 1
 
 
+def test_a_weight_that_gets_only_its_same_step_gradient_learns_partly_and_is_not_called_silent():
+    # a layer norm's scale in a synapse cell (seed 47's model 441, shrunk): over 4 steps its online gradient is
+    # 1e-6 of BPTT's on every draw, while at the first step from moved states it is BPTT's own
+    name = "fuzz_does_not_learn_learns_layer_norm_s_scale_after_linear_in_syn"
+    result = probed(fixture("fuzz", name + ".py"))["etrace_target"]
+    assert "ETL411" not in weight_rules(result, "l0_norm.weight")
+    (finding,) = [f for f in by_rule(result, "ETL418") if finding_properties(f)["weight"] == "l0_norm.weight"]
+    assert finding.level is Level.NOTE
+    assert "zero up to float32 rounding" in finding.message
+    assert "through its same-step gradient alone" in finding.message
+    figure = re.search(r"it is (\S+)x BPTT's norm on (\d+) of (\d+) input draws", finding.message)
+    assert figure is not None, finding.message
+    assert abs(float(figure.group(1)) - 1) < 0.01 and 1 <= int(figure.group(2)) <= int(figure.group(3))
+    from etrace_lint.core.learning_graph import learning_graph
+
+    assert learning_graph("t", result.findings).weights()["l0_norm.weight"] is WeightVerdict.PARTLY
+
+
+def test_a_first_step_against_bptts_on_every_draw_that_drives_it_learns_against_bptt():
+    # an element-wise weight in a fori_loop, then an RMSNorm (seed 47's model 509, shrunk): its first step, which
+    # must be BPTT's, has a cosine of -0.6 with it on each draw; over 4 steps the draws do not agree
+    name = "fuzz_learns_approximately_learns_against_bptt_element_wise_in_lea"
+    result = probed(fixture("fuzz", name + ".py"))["etrace_target"]
+    (finding,) = by_rule(result, "ETL415")
+    assert finding_properties(finding)["weight"] == "l2_w" and finding.level is Level.WARNING
+    assert finding_properties(finding)["probe"]["steps"] == 1
+    assert "at the first step, where it must equal BPTT's" in finding.message
+    listed = finding.message.split("cosine ")[2].split(" on ")[0].replace(" and", ",").split(", ")
+    cosines = [float(c) for c in listed if c != "n/a"]
+    assert len(cosines) >= 2 and max(cosines) < -0.1, finding.message
+    # l1_w's first step is not BPTT's either, but points its way: a deviation with its figure, not a direction
+    assert weight_rules(result, "l1_w") & {"ETL416", "ETL415"} == {"ETL416"}
+
+
 def test_a_weight_that_learns_through_another_path_learns_partly():
     result = probed(fixture("probe", "partly.py"))
     (two_uses,) = by_rule(result["two_uses"], "ETL201")

@@ -200,6 +200,9 @@ class ProbeFacts:
     first_step: str = "the first step"
     other_draws: str = ""  # a zero on the first draw only: "0.31x BPTT's norm on 1 other input draw"
     share: str = ""  # a weight one use of which gets nothing, learning through others: "0.45x BPTT's norm"
+    # a weight whose online gradient is zero over the sequence and not at the first step: that step's,
+    # "1x BPTT's norm on 2 of 4 input draws"
+    same_step: str = ""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,10 @@ DRAWS = 3
 # exactly (an op output mean-subtracted by a layer norm) leaves about 1e-8 of it
 ROUNDING = 1e-5
 
+# a cosine with BPTT's this close to 0 at the first step is as good as orthogonal to it: a first step that must be
+# BPTT's points against it only below -ORTHOGONAL (above, it is a deviation with its figure)
+ORTHOGONAL = 0.1
+
 _Key = TypeVar("_Key")  # how a run keys its gradient leaves
 
 
@@ -133,16 +137,16 @@ def decide(m: Metrics, exact_expected: bool | None, tolerance: float, cosine_flo
     return Verdict.APPROXIMATION if m.cosine >= cosine_floor else Verdict.MISALIGNED
 
 
-def against_on_every_draw(cosines: Sequence[float | None]) -> bool:
-    """The cosine with BPTT's is below 0 on every input draw that drives the leaf, of :data:`DRAWS` draws or more
-    (``cosines``: the first draw's first, then :func:`cosine_on_draw`'s; None: a draw that does not drive it, which
+def against_on_every_draw(cosines: Sequence[float | None], below: float = 0.0) -> bool:
+    """The cosine with BPTT's is below ``below`` on every input draw that drives the leaf, of :data:`DRAWS` draws or
+    more (``cosines``: the first draw's first, then :func:`cosine_on_draw`'s; None: a draw that does not drive it, which
     says nothing; NaN: an online gradient that is zero or not finite, which is not against it). Two draws at least
     must drive it, and the warmed one (the last, past :data:`DRAWS`) must be one of them: a direction from rest
     alone says nothing of moved states. A ReLU that one draw's signs keep shut drives no gradient there."""
     driving = [c for c in cosines if c is not None]
     warmed_drives = len(cosines) <= DRAWS or cosines[-1] is not None
     return (len(cosines) >= DRAWS and len(driving) >= 2 and warmed_drives
-            and all(math.isfinite(c) and c < 0 for c in driving))
+            and all(math.isfinite(c) and c < below for c in driving))
 
 
 def confirmed(verdict_on_first: Verdict, cosines: Sequence[float | None], exact_expected: bool | None) -> Verdict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -122,7 +123,8 @@ class ProbeFindings:
         primary, related = self._places.weight_locations(weight)
         shown = display_name(weight) + ("" if whole else " and ".join(s.leaf for s in signals))
         measured = tuple(ProbeLeaf(s.leaf, s.online_norm, s.bptt_norm, s.scale) for s in signals)
-        steps = 1 if measured_rule(rule_id).at_first_step else signal.steps
+        at_first = measured_rule(rule_id).at_first_step or (rule_id == AGAINST and not signal.against)
+        steps = 1 if at_first else signal.steps
         details = ProbeSignal(run.algorithm, steps, run.batch, whole, measured)
         norms = [s.bptt_norm for s in signals if s.bptt_norm is not None]
         onlines = [s.online_norm for s in signals if s.online_norm is not None]
@@ -133,10 +135,11 @@ class ProbeFindings:
                            scale=describe_scale(signal.scale) if signal.scale is not None else "",
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
                            static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "",
-                           draws=describe_draws(list(max(signals, key=_least_against).draws))
-                           if rule_id == AGAINST else _exact_draws(signals) if rule_id == EXACT_DESPITE else "",
+                           draws=_against(signals) if rule_id == AGAINST else
+                           _exact_draws(signals) if rule_id == EXACT_DESPITE else "",
                            deviation=_deviation(signal.first_step), other_draws=_other_draws(signals),
                            first_step=_first_step(signal),
+                           same_step=_same_step(signals) if rule_id == PARTLY else "",
                            share=_share(signals) if rule_id == PARTLY else
                            _distance(signals) if rule_id == EXACT_DESPITE else
                            _number(max(s.online_norm or 0.0 for s in signals)) if rule_id == WITHOUT_BPTT else "")
@@ -158,9 +161,31 @@ def _sentence(text: str, limit: int = 400) -> str:
     return text[: text.rfind(" ", 0, limit)] + " ..."
 
 
-def _least_against(signal: LeafSignal) -> float:
+def _against(signals: list[LeafSignal]) -> str:
+    """The cosines on each draw of the leaf least against BPTT's, over the sequence where every draw's points
+    against it, else at the first step."""
+    def cosines(signal: LeafSignal) -> tuple[float | None, ...]:
+        return signal.draws if signal.against else signal.first_step_draws
+
+    measured = [cosines(s) for s in signals]
+    shown = max(range(len(measured)), key=lambda index: _least_against(measured[index]))
+    return describe_draws(list(measured[shown]))
+
+
+def _least_against(cosines: Sequence[float | None]) -> float:
     """The largest cosine a leaf measured on the draws that drive it: the leaf a direction's message shows."""
-    return max((c for c in signal.draws if c is not None), default=-math.inf)
+    return max((c for c in cosines if c is not None), default=-math.inf)
+
+
+def _same_step(signals: list[LeafSignal]) -> str:
+    """"1x BPTT's norm on 2 of 4 input draws": a weight's online gradient at the first step, where over the sequence
+    it is zero, on the draws whose first step drives it; "" for a weight whose first step is zero too."""
+    shares = max((s.first_step_shares for s in signals if s.same_step_only), key=len, default=())
+    driving = [share for share in shares if share is not None and share > ROUNDING]
+    if not driving:
+        return ""
+    counted = "" if len(shares) == 1 else f" on {len(driving)} of {len(shares)} input draws"
+    return f"{max(driving):.2g}x BPTT's norm{counted}"
 
 
 def _deviation(first_step: tuple[float, float] | None) -> str:
@@ -220,9 +245,12 @@ def _verdict(signal: LeafSignal, denied: bool) -> str | None:
         return WITHOUT_BPTT
     if signal.not_learning:
         return NO_GRADIENT
+    if signal.same_step_only:
+        # nothing over the sequence, its same-step gradient at the first step: what that step measured says more
+        return DEVIATES if signal.first_step is not None else PARTLY
     if signal.zero_on_some_draws:
         return NOT_MEASURED
-    if signal.against:
+    if signal.against or signal.against_at_first_step:
         return AGAINST
     if denied and signal.exact_on_every_draw:
         # the use the graph's rule names gets nothing, yet nothing is missing: what it would carry reaches the

@@ -79,6 +79,14 @@ class LeafSignal:
     # ``scale`` and ``first_step`` were measured at the first step from the states the warm-up steps leave: the
     # first step from rest drives the leaf nothing
     first_step_moved: bool = False
+    # at the first step, where BPTT's drives the leaf: its online norm / BPTT's norm, on the first draw, then (for a
+    # zero over the sequence) on each other; None: a draw whose first step does not drive it. A same-step gradient
+    # that reaches the weight refutes a zero over the sequence (seed 47's model 441, a layer norm's scale whose
+    # gradient over 4 steps is 1e-13 of BPTT's on every draw, and BPTT's own at the first step where one drives it)
+    first_step_shares: tuple[float | None, ...] = ()
+    # at the first step, where the first draw's online gradient points against BPTT's (a cosine below
+    # -ORTHOGONAL): the cosine on each draw, the first one first (else empty)
+    first_step_draws: tuple[float | None, ...] = ()
 
     @property
     def exact_on_every_draw(self) -> bool:
@@ -108,14 +116,35 @@ class LeafSignal:
                 and judge.not_learning(self.online_norm, self.bptt_norm, self.zero_scale))
 
     @property
-    def not_learning(self) -> bool:
-        """Zero on every draw that drives the weight: the first, and each other whose BPTT gradient is not zero."""
+    def zero_over_every_sequence(self) -> bool:
+        """Zero over the sequence on every draw that drives the weight: the first, and each other whose BPTT
+        gradient is not zero."""
         return self.zero_on_first_draw and all(ratio <= judge.ROUNDING for ratio in self.other_draws)
+
+    @property
+    def learns_at_first_step(self) -> bool:
+        """The first step's online gradient is not a zero where BPTT's drives the leaf: its same-step gradient."""
+        return any(share is not None and share > judge.ROUNDING for share in self.first_step_shares)
+
+    @property
+    def not_learning(self) -> bool:
+        """Zero on every draw that drives the weight, and at the first step too: no online gradient at all."""
+        return self.zero_over_every_sequence and not self.learns_at_first_step
+
+    @property
+    def same_step_only(self) -> bool:
+        """Zero over every sequence, not at the first step: only its same-step gradient reaches it online."""
+        return self.zero_over_every_sequence and self.learns_at_first_step
 
     @property
     def zero_on_some_draws(self) -> bool:
         """Zero on the first draw, not on another that drives the weight: nothing is claimed of its gradient."""
-        return self.zero_on_first_draw and not self.not_learning
+        return self.zero_on_first_draw and not self.zero_over_every_sequence
+
+    @property
+    def against_at_first_step(self) -> bool:
+        """At the first step, where it must be BPTT's, it points against BPTT's on every draw that drives it."""
+        return judge.against_on_every_draw(self.first_step_draws, below=-judge.ORTHOGONAL)
 
 
 @dataclass(frozen=True)
@@ -259,11 +288,15 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
         # a use the graph says gets nothing, yet the whole gradient is BPTT's: measured on the other draws too
         exact = (m.rel_error,) if (tuple(map(str, weight)) in denied and m.finite and m.bptt_norm > zero_scale
                                    and m.rel_error <= tolerance) else ()
+        # a first step from rest against BPTT's, where it must be BPTT's: measured on the other draws too
+        turned = (step.deviation[1],) if (step.deviation is not None and not step.moved
+                                          and step.deviation[1] < -judge.ORTHOGONAL) else ()
         signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
                                   zero_scale, step.factor, pointing, step.deviation, exact_draws=exact,
-                                  tolerance=tolerance, first_step_moved=step.moved))
+                                  tolerance=tolerance, first_step_moved=step.moved, first_step_shares=(step.share,),
+                                  first_step_draws=turned))
     unexplained = {s.weight for s in signals if s.zero_on_first_draw and tuple(map(str, s.weight)) not in denied}
-    if any(signal.draws or signal.exact_draws for signal in signals) or unexplained:
+    if any(signal.draws or signal.exact_draws or signal.first_step_draws for signal in signals) or unexplained:
         signals = _on_other_draws(harness, learner, signals, unexplained, warmed)
     return ProbeRun(algorithm, harness.batch, tuple(signals), seconds=time.perf_counter() - start)
 
@@ -275,6 +308,7 @@ class FirstStep:
     factor: float | None = None  # the multiple of BPTT's it is instead
     deviation: tuple[float, float] | None = None  # neither BPTT's nor a multiple: (norm ratio, cosine)
     moved: bool = False  # measured from the states the warm-up steps leave, not from rest
+    share: float | None = None  # its online norm / BPTT's norm; None: the step does not drive the leaf
 
 
 def _first_steps(bptt: GradientRun, online: GradientRun, keys: list[LeafKey], settings: VerifySettings,
@@ -292,50 +326,74 @@ def _first_steps(bptt: GradientRun, online: GradientRun, keys: list[LeafKey], se
         if not m.finite or m.bptt_norm <= tolerance * largest:
             continue
         factor = judge.scale(m, tolerance)
+        share = m.online_norm / m.bptt_norm
         if factor is None:
             steps[key] = FirstStep(deviation=judge.first_step_deviation(m, tolerance, tolerance * largest),
-                                   moved=moved)
+                                   moved=moved, share=share)
         elif factor < 0:  # the opposite direction is a deviation, not another step size
-            steps[key] = FirstStep(deviation=(-factor, -1.0), moved=moved)
+            steps[key] = FirstStep(deviation=(-factor, -1.0), moved=moved, share=share)
         else:
-            steps[key] = FirstStep(factor=factor, moved=moved)
+            steps[key] = FirstStep(factor=factor, moved=moved, share=share)
     return steps
+
+
+def _at_first_step(runs: DrawRuns, key: LeafKey, tolerance: float) -> judge.Metrics | None:
+    """A leaf's online gradient against BPTT's at the first step of one draw's runs; None where BPTT's is round-off
+    of a zero there (the draw's first step does not drive the leaf)."""
+    reference, online = runs[0][1].grads, runs[1][1].grads
+    largest = judge.largest_norm(reference.values())
+    m = judge.metrics(judge.online_gradient(online, key, reference[key]), reference[key])
+    return m if m.bptt_norm > tolerance * largest else None
+
+
+def _on_one_more_draw(signal: LeafSignal, runs: DrawRuns, unexplained: set[StatePath]) -> LeafSignal:
+    """``signal`` with what one more draw's runs (over one step and the sequence) measure of its zero over the
+    sequence, where nothing in the graph explains it: the sequence's norm ratio and the first step's share."""
+    if signal.weight not in unexplained:
+        return signal
+    key = _key_of(signal, runs[0][PROBE_STEPS].grads)
+    ratio = judge.norm_ratio_on_draw(runs[0][PROBE_STEPS].grads, runs[1][PROBE_STEPS].grads, key, signal.zero_scale)
+    first = _at_first_step(runs, key, signal.tolerance)
+    share = None if first is None or not first.finite else first.online_norm / first.bptt_norm
+    return replace(signal, other_draws=signal.other_draws + (() if ratio is None else (ratio,)),
+                   first_step_shares=signal.first_step_shares + (share,))
 
 
 def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal], unexplained: set[StatePath],
                     warmed: DrawRuns | None) -> list[LeafSignal]:
-    """A leaf whose online gradient points against BPTT's, is zero where nothing in the graph explains it
+    """A leaf whose online gradient points against BPTT's (over the sequence, or at the first step, where it must
+    be BPTT's), is zero where nothing in the graph explains it
     (``unexplained``), or is BPTT's where a rule says a use gets nothing, on the first draw, measured on the others
     (the warmed draw from moved states the last): a direction, a zero or an exact gradient holds only where every
     draw says so (a spiking layer that one draw does not drive gives a zero online gradient that the next draw
     does not)."""
     try:
-        others = harness.other_draws(learner, [PROBE_STEPS], judge.DRAWS, warmed)
+        others = harness.other_draws(learner, [1, PROBE_STEPS], judge.DRAWS, warmed)
     except Exception:  # noqa: BLE001 - a direction, a zero or an exact gradient measured once is not claimed
-        return [replace(signal, draws=(), exact_draws=(),
+        return [replace(signal, draws=(), exact_draws=(), first_step_draws=(),
                         other_draws=(math.inf,) if signal.weight in unexplained else ())
                 for signal in signals]
     kept = []
     for signal in signals:
-        if signal.draws or signal.weight in unexplained or signal.exact_draws:
-            key = _key_of(signal, others[0][0][PROBE_STEPS].grads)
-            if signal.draws:
-                cosines = list(signal.draws)
-                cosines.extend(judge.cosine_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key)
-                               for reference, online in others)
-                signal = replace(signal, draws=tuple(cosines))
-            if signal.weight in unexplained:
-                ratios = (judge.norm_ratio_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key,
-                                                   signal.zero_scale)
-                          for reference, online in others)
-                signal = replace(signal, other_draws=tuple(r for r in ratios if r is not None))
-            if signal.exact_draws:
-                distances = [judge.rel_error_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key,
-                                                     signal.zero_scale)
-                             for reference, online in others]
-                # the warmed draw, the last, must drive it: a lone draw from rest proves nothing of moved states
-                measured = signal.exact_draws + tuple(d for d in distances if d is not None)
-                signal = replace(signal, exact_draws=measured if distances[-1] is not None else ())
+        key = _key_of(signal, others[0][0][PROBE_STEPS].grads)
+        if signal.first_step_draws:
+            firsts = [_at_first_step(runs, key, signal.tolerance) for runs in others]
+            signal = replace(signal, first_step_draws=signal.first_step_draws + tuple(
+                None if m is None else m.cosine for m in firsts))
+        if signal.draws:
+            signal = replace(signal, draws=signal.draws + tuple(
+                judge.cosine_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key)
+                for reference, online in others))
+        # a first step measured from moved states is the warmed draw's, the last of the others: counted once
+        for runs in others[:-1] if signal.first_step_moved else others:
+            signal = _on_one_more_draw(signal, runs, unexplained)
+        if signal.exact_draws:
+            distances = [judge.rel_error_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key,
+                                                 signal.zero_scale)
+                         for reference, online in others]
+            # the warmed draw, the last, must drive it: a lone draw from rest proves nothing of moved states
+            measured = signal.exact_draws + tuple(d for d in distances if d is not None)
+            signal = replace(signal, exact_draws=measured if distances[-1] is not None else ())
         kept.append(signal)
     return _zeros_on_more_draws(harness, learner, kept, unexplained)
 
@@ -348,20 +406,16 @@ def _zeros_on_more_draws(harness: Harness, learner: Learner, signals: list[LeafS
     its epsilon keeps from removing the mean) has an online gradient of 1e-8x BPTT's on five draws from rest and
     0.009x on the sixth; only models with such a zero pay for the search."""
     for draw in harness.draws_besides(SEARCHED_DRAWS, start=judge.DRAWS - 1):
-        zeros = [s for s in signals if s.weight in unexplained and s.not_learning and math.inf not in s.other_draws]
+        zeros = [s for s in signals
+                 if s.weight in unexplained and s.zero_over_every_sequence and math.inf not in s.other_draws]
         if not zeros:
             break
         try:
-            reference, online = harness.on_draw(learner, [PROBE_STEPS], draw)
+            runs = harness.on_draw(learner, [1, PROBE_STEPS], draw)
         except Exception:  # noqa: BLE001 - a zero the draws so far measured stands as they measured it
             break
-        grads = reference[PROBE_STEPS].grads
-        for index, signal in enumerate(signals):
-            if signal in zeros:
-                key = _key_of(signal, grads)
-                ratio = judge.norm_ratio_on_draw(grads, online[PROBE_STEPS].grads, key, signal.zero_scale)
-                if ratio is not None:
-                    signals[index] = replace(signal, other_draws=(*signal.other_draws, ratio))
+        signals = [_on_one_more_draw(signal, runs, unexplained) if signal in zeros else signal
+                   for signal in signals]
     return signals
 
 
