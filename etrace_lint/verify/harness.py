@@ -411,6 +411,19 @@ class Harness:
         finally:
             self.sequence, self.draw = kept
 
+    def warmed_on_draw(self, learner: Learner, lengths: list[int], draw: int) -> DrawRuns:
+        """:meth:`warmed` on draw ``draw`` of the inputs, at the input scale ``settle`` kept; the sequence is the
+        first draw's again afterwards."""
+        kept = self.sequence, self.draw
+        layout = self.layout
+        assert layout is not None  # ``settle`` has chosen the layout
+        try:
+            self.draw = draw
+            self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
+            return self.warmed(learner, lengths)
+        finally:
+            self.sequence, self.draw = kept
+
     def warmed(self, learner: Learner, lengths: list[int]) -> DrawRuns:
         """(BPTT runs, online runs) on the sequence from the states that :data:`WARMUP_STEPS` forward steps of it
         leave, not from rest, with the learner's traces from zero (as a run that carries the states over from

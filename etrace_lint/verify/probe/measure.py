@@ -401,21 +401,24 @@ def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal
 def _zeros_on_more_draws(harness: Harness, learner: Learner, signals: list[LeafSignal],
                          unexplained: set[StatePath]) -> list[LeafSignal]:
     """A zero nothing in the graph explains that every draw so far shows, measured on the draws after them (up to
-    :data:`SEARCHED_DRAWS`), one at a time until a draw that drives the weight refutes it: a claim that a weight
-    does not learn is one of every input. Seed 47's model 586 (a LayerNorm over ``w * mean(spikes)``, which only
-    its epsilon keeps from removing the mean) has an online gradient of 1e-8x BPTT's on five draws from rest and
-    0.009x on the sixth; only models with such a zero pay for the search."""
+    :data:`SEARCHED_DRAWS`), each from rest and from the states its first steps leave, one at a time until a draw
+    that drives the weight refutes it: a claim that a weight does not learn is one of every input. Seed 47's model
+    586 (a LayerNorm over ``w * mean(spikes)``, which only its epsilon keeps from removing the mean) has an online
+    gradient of 1e-8x BPTT's on five draws from rest and 0.009x on the sixth; model 441 (a layer norm's scale in
+    a synapse cell) 1e-13x on every draw from rest and up to 0.2x on a third of the draws from moved states. Only
+    models with such a zero pay for the search."""
     for draw in harness.draws_besides(SEARCHED_DRAWS, start=judge.DRAWS - 1):
-        zeros = [s for s in signals
-                 if s.weight in unexplained and s.zero_over_every_sequence and math.inf not in s.other_draws]
-        if not zeros:
-            break
-        try:
-            runs = harness.on_draw(learner, [1, PROBE_STEPS], draw)
-        except Exception:  # noqa: BLE001 - a zero the draws so far measured stands as they measured it
-            break
-        signals = [_on_one_more_draw(signal, runs, unexplained) if signal in zeros else signal
-                   for signal in signals]
+        for measure in (harness.on_draw, harness.warmed_on_draw):
+            zeros = [s for s in signals
+                     if s.weight in unexplained and s.zero_over_every_sequence and math.inf not in s.other_draws]
+            if not zeros:
+                return signals
+            try:
+                runs = measure(learner, [1, PROBE_STEPS], draw)
+            except Exception:  # noqa: BLE001 - a zero the draws so far measured stands as they measured it
+                return signals
+            signals = [_on_one_more_draw(signal, runs, unexplained) if signal in zeros else signal
+                       for signal in signals]
     return signals
 
 
