@@ -142,16 +142,16 @@ class Worker:
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 env={**os.environ, **WORKER_ENV})
 
-    def ask(self, path: str, sequences: list[str] | None = None) -> dict[str, Any]:
-        """The worker's answer for ``path``; ``sequences``: the oracle measures these weights' sequences on
-        its other draws instead (:func:`~tests.fuzz.oracle.sequences_on_other_draws`)."""
+    def ask(self, path: str, again: dict[str, list[str]] | None = None) -> dict[str, Any]:
+        """The worker's answer for ``path``; ``again`` (``{"short": [...], "zeros": [...]}``): the oracle looks
+        again at the weights a lint disputes instead (:func:`~tests.fuzz.oracle.look_again`)."""
         with self.lock:
             if self.process is None or self.served >= RESTART_AFTER or self.process.poll() is not None:
                 self.close()
                 self.process, self.served = self._start(), 0
             self.served += 1
             assert self.process.stdin is not None and self.process.stdout is not None
-            self.process.stdin.write(path + ("\t" + json.dumps(sequences) if sequences else "") + "\n")
+            self.process.stdin.write(path + ("\t" + json.dumps(again) if again else "") + "\n")
             self.process.stdin.flush()
             for line in self.process.stdout:
                 if line.startswith(ANSWER):
@@ -185,13 +185,14 @@ def serve(kind: str) -> None:
     """The worker's loop: one path per line on stdin, one answer line per path on stdout."""
     if kind == "oracle":
         from .oracle import judge_files as answer
-        from .oracle import sequences_on_other_draws
+        from .oracle import look_again
     else:
         from .lint_side import lint_files as answer
     for line in sys.stdin:
-        path, _, weights = line.strip().partition("\t")
+        path, _, disputed = line.strip().partition("\t")
         if path:
-            record = sequences_on_other_draws(path, json.loads(weights)) if weights else answer([path])[0]
+            again = json.loads(disputed) if disputed else None
+            record = look_again(path, again["short"], again["zeros"]) if again else answer([path])[0]
             sys.stdout.write(ANSWER + json.dumps(record) + "\n")
             sys.stdout.flush()
 
@@ -239,14 +240,26 @@ def _looks_again(row: dict[str, Any]) -> bool:
             and row["lint"] in (WeightVerdict.PARTLY.value, WeightVerdict.APPROXIMATE.value))
 
 
+def _zero_disputed(row: dict[str, Any]) -> bool:
+    """A disagreement more draws of the oracle may settle: it found the weight not learning on each of its draws,
+    and the lint does not say so (it measured it learning on a draw of its own, or claims nothing)."""
+    return not row["agree"] and row["oracle"] == WeightVerdict.ZERO.value
+
+
 def second_look(oracle: dict[str, Any], looked: dict[str, Any]) -> dict[str, Any]:
-    """The oracle's record with what it measured on its other draws (:func:`~tests.fuzz.oracle.
-    sequences_on_other_draws`): each weight found short there keeps that draw's figures as ``short``."""
+    """The oracle's record with what it measured on its other draws (:func:`~tests.fuzz.oracle.look_again`): each
+    weight found short there keeps that draw's figures as ``short``; a zero a later draw refutes takes that draw's
+    verdict, as :func:`~tests.fuzz.oracle.judge_directions` does on its own draws."""
     weights = dict(oracle.get("weights", {}))
     for weight, figures in looked.get("short", {}).items():
         if weight in weights:
             weights[weight] = {**weights[weight], "short": figures}
-    return {**oracle, "weights": weights, "looked_again": looked.get("draws", 0)}
+    for weight, figures in looked.get("refuted", {}).items():
+        if weight in weights:
+            weights[weight] = {**weights[weight], "verdict": figures["verdict"], "refuted_on_seed": figures["seed"],
+                               "refuting": {key: figures.get(key) for key in ("t1", "tk", "rest")}}
+    return {**oracle, "weights": weights, "looked_again": looked.get("draws", 0),
+            "zero_draws": looked.get("zero_draws", 0)}
 
 
 def _orthogonal_against(truth: WeightVerdict, said: WeightVerdict, over_k: dict[str, Any] | None) -> bool:
@@ -311,9 +324,10 @@ def judge_one(spec: ModelSpec, folder: str, name: str, oracle: Worker, lint: Wor
         return {**model, "rejected": truth.get("reason") or truth.get("crash", "")}
     said = lint.ask(path)
     rows = compare(spec, truth, said)
-    disputed = [row["weight"] for row in rows if _looks_again(row)]
-    if disputed:  # a claim measured on one draw is settled on the oracle's others: only where they disagree
-        truth = second_look(truth, oracle.ask(path, sequences=disputed))
+    short = [row["weight"] for row in rows if _looks_again(row)]
+    zeros = [row["weight"] for row in rows if _zero_disputed(row)]
+    if short or zeros:  # a claim measured on few draws is settled on the oracle's others: only where they disagree
+        truth = second_look(truth, oracle.ask(path, {"short": short, "zeros": zeros}))
         model["oracle"] = truth
         rows = compare(spec, truth, said)
     return {**model, "lint": said, "rows": rows}
