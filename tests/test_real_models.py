@@ -26,8 +26,8 @@ are printed), as a CI job runs it (also writing a SARIF log), and with
 
 A disagreement that remains is marked ``xfail(strict=True)`` in
 tests/real_models_check.py with its mechanism, so that fixing it turns the mark
-into a failure to remove. The corpus is checked in four parts, one file each
-(tests/test_real_models_a_f.py and the others): this file checks that the parts
+into a failure to remove. The corpus is checked in five parts, one file each
+(tests/test_real_models_a_b.py and the others): this file checks that the parts
 hold the whole corpus, each file once.
 """
 from __future__ import annotations
