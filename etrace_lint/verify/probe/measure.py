@@ -362,19 +362,24 @@ def _on_one_more_draw(signal: LeafSignal, runs: DrawRuns, unexplained: set[State
 def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal], unexplained: set[StatePath],
                     warmed: DrawRuns | None) -> list[LeafSignal]:
     """A leaf whose online gradient points against BPTT's (over the sequence, or at the first step, where it must
-    be BPTT's), is zero where nothing in the graph explains it
-    (``unexplained``), or is BPTT's where a rule says a use gets nothing, on the first draw, measured on the others
-    (the warmed draw from moved states the last): a direction, a zero or an exact gradient holds only where every
-    draw says so (a spiking layer that one draw does not drive gives a zero online gradient that the next draw
-    does not)."""
+    be BPTT's), is zero where nothing in the graph explains it (``unexplained``), or is BPTT's where a rule says a
+    use gets nothing, on the first draw, measured on the others (the warmed draw from moved states the last): a
+    direction, a zero or an exact gradient holds only where every draw says so (a spiking layer that one draw
+    does not drive gives a zero online gradient that the next draw does not). The first step is run only where
+    a leaf's first step is read: a direction there, or a zero's same-step gradient."""
+    first_steps = bool(unexplained) or any(signal.first_step_draws for signal in signals)
     try:
-        others = harness.other_draws(learner, [1, PROBE_STEPS], judge.DRAWS, warmed)
+        others = harness.other_draws(learner, [1, PROBE_STEPS] if first_steps else [PROBE_STEPS], judge.DRAWS,
+                                     warmed)
     except Exception:  # noqa: BLE001 - a direction, a zero or an exact gradient measured once is not claimed
         return [replace(signal, draws=(), exact_draws=(), first_step_draws=(),
                         other_draws=(math.inf,) if signal.weight in unexplained else ())
                 for signal in signals]
     kept = []
     for signal in signals:
+        if not (signal.draws or signal.exact_draws or signal.first_step_draws or signal.weight in unexplained):
+            kept.append(signal)
+            continue
         key = _key_of(signal, others[0][0][PROBE_STEPS].grads)
         if signal.first_step_draws:
             firsts = [_at_first_step(runs, key, signal.tolerance) for runs in others]
