@@ -397,32 +397,31 @@ class Harness:
         measured on: the other draws, in the order ``other_draws`` measures them."""
         return [d for d in range(draws) if d != self.draw][:draws - 1][start:]
 
-    def on_draw(self, learner: Learner, lengths: list[int],
-                draw: int) -> DrawRuns:
-        """(BPTT runs, online runs) on draw ``draw`` of the inputs, from rest, at the input scale ``settle`` kept;
-        the sequence is the first draw's again afterwards."""
+    @contextlib.contextmanager
+    def _drawn(self, draw: int) -> Iterator[None]:
+        """Draw ``draw`` of the inputs, at the input scale ``settle`` kept, while inside; the first draw's again
+        afterwards."""
         kept = self.sequence, self.draw
         layout = self.layout
         assert layout is not None  # ``settle`` has chosen the layout
         try:
             self.draw = draw
             self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
-            return self.bptt(lengths), self.online(learner, lengths)
+            yield
         finally:
             self.sequence, self.draw = kept
+
+    def on_draw(self, learner: Learner, lengths: list[int], draw: int) -> DrawRuns:
+        """(BPTT runs, online runs) on draw ``draw`` of the inputs, from rest, at the input scale ``settle`` kept;
+        the sequence is the first draw's again afterwards."""
+        with self._drawn(draw):
+            return self.bptt(lengths), self.online(learner, lengths)
 
     def warmed_on_draw(self, learner: Learner, lengths: list[int], draw: int) -> DrawRuns:
         """:meth:`warmed` on draw ``draw`` of the inputs, at the input scale ``settle`` kept; the sequence is the
         first draw's again afterwards."""
-        kept = self.sequence, self.draw
-        layout = self.layout
-        assert layout is not None  # ``settle`` has chosen the layout
-        try:
-            self.draw = draw
-            self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
+        with self._drawn(draw):
             return self.warmed(learner, lengths)
-        finally:
-            self.sequence, self.draw = kept
 
     def warmed(self, learner: Learner, lengths: list[int]) -> DrawRuns:
         """(BPTT runs, online runs) on the sequence from the states that :data:`WARMUP_STEPS` forward steps of it
