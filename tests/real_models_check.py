@@ -164,6 +164,23 @@ def cases(files: tuple[str, ...]) -> list[Any]:
     return found
 
 
+def part_tests(first: str, last: str) -> tuple[Any, Any]:
+    """The fixture and the test of the part ``first``-``last``, for its file to bind at module level as
+    ``verdicts`` and ``test_verdicts_agree_with_the_online_gradient``: the part is linted and judged once for
+    its module, each (target, run) checked by :func:`check_verdicts`."""
+    files = corpus_part(first, last)
+
+    @pytest.fixture(scope="module")
+    def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+        return lint_and_judge(files, tmp_path_factory)
+
+    @pytest.mark.parametrize("target, run", cases(files))
+    def test_verdicts_agree_with_the_online_gradient(verdicts: dict[str, Any], target: str, run: str) -> None:
+        check_verdicts(verdicts, target, run)
+
+    return verdicts, test_verdicts_agree_with_the_online_gradient
+
+
 def check_verdicts(verdicts: dict[str, Any], target: str, run: str) -> None:
     truths = [truth for truth in verdicts["truths"] if truth.target == target]
     assert truths, f"the referee judged no algorithm of {target}"
