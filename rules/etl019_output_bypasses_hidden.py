@@ -1,11 +1,24 @@
 from etrace_lint.core.findings import Level
+from etrace_lint.core.naming import display_name
 from etrace_lint.core.rule import RecordFacts, RecordRule
 from etrace_lint.core.weight_verdict import WeightVerdict
 
 
+def _sources(f: RecordFacts) -> tuple[str, bool]:
+    """What reaches the output, in words, and whether it is one thing: the weights, then the hidden states whose
+    previous values do."""
+    previous = [display_name(tuple(path)) for path in f.context.get("hidden", ()) or ()]
+    said = list(f.weights)
+    if previous:
+        said.append(f"the previous value{'s' if len(previous) > 1 else ''} of {', '.join(previous)}")
+    if not said:
+        return "some weights", False
+    text = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+    return text, len(f.weights) + len(previous) == 1
+
+
 def explain(f: RecordFacts) -> str:
-    weights = ", ".join(f.weights) or "some weights"
-    one = len(f.weights) == 1
+    weights, one = _sources(f)
     reach = (f"{weights} {'reaches' if one else 'reach'} the step's output without going through a new hidden "
              f"state; ")
     if not f.same_step_gradients:

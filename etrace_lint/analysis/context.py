@@ -428,6 +428,21 @@ class AnalysisContext:
         return frozenset(bt.relation_output_ids(self.graph)) if self.graph is not None else frozenset()
 
     @functools.cached_property
+    def reaching_the_output_around_hidden(self) -> frozenset[StatePath]:
+        """Weights, and hidden states by their value at the step's start, whose value reaches the step's return
+        value by a path through no hidden state's new value: those whose same-step gradient, which braintrace adds
+        along such a path (ETL019), reaches the loss. The compiler's record counts every value the step keeps as
+        its output, the new values of states the loss never reads (a BatchNorm's running statistics, a
+        ShortTermState) too; a weight that reaches only those gets nothing from it."""
+        ends = {(TOP, v): True for v in self.output_vars}
+        avoid = frozenset((TOP, v) for v in self.hidden_outvars)
+        sources: dict[StatePath, list[jv.Var]] = {path: list(invars) for path, invars in self.weight_paths.items()}
+        for var, path in self.hidden_invars.items():
+            sources.setdefault(path, []).append(var)
+        return frozenset(path for path, invars in sources.items()
+                         if self.flow.reached(tuple((TOP, v) for v in invars), ends, avoid))
+
+    @functools.cached_property
     def fully_connected_weights(self) -> frozenset[StatePath]:
         """Weights each of whose ETP ops in the compiled step the compiler connected to a hidden state:
         a record calling one of them excluded, or reaching no hidden state, comes from another pass over

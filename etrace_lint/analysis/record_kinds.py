@@ -2,15 +2,23 @@
 
 The compiler reports a weight excluded behind other weights (``relation_excluded_weight_to_weight``);
 when every weight blocking it reaches no hidden state itself, what happens to it is what happens to
-a readout, and it is reported as one: in the findings and in what the rules see.
+a readout, and it is reported as one: in the findings and in what the rules see. It lists the weights
+whose same-step gradient it adds (``output_bypasses_hidden``) by what they reach of every value the
+step keeps; those of them that reach the step's return value only through a new hidden state get
+nothing from it, and the record is read as being about the others.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import types
+from collections.abc import Set
 
 from ..core.naming import StatePath
 from . import braintrace_adapter as bt
 
 WEIGHT_TO_WEIGHT, NON_TEMPORAL = "relation_excluded_weight_to_weight", "relation_excluded_non_temporal"
+OUTPUT_BYPASS = "output_bypasses_hidden"
 
 
 def reported_kinds(compilation: bt.Compilation) -> list[tuple[str, str]]:
@@ -42,3 +50,25 @@ def kind_in_context(record: bt.RecordView, readouts: set[StatePath]) -> str:
         if blocking and all(path in readouts for path in blocking):
             return NON_TEMPORAL
     return kind
+
+
+def narrowed_output_bypass(record: bt.RecordView, reaching: Set[StatePath]) -> bt.RecordView | None:
+    """An ``output_bypasses_hidden`` record about only the weights and previous hidden values of ``reaching`` (those
+    whose value reaches the step's return value around every new hidden state: ``AnalysisContext.reaching_the_
+    output_around_hidden``); None when it is left about nothing.
+
+    The compiler adds the same-step gradient of a source along every path to a value the step keeps that is not a
+    new hidden state, to the new values of the states the loss does not read too (a BatchNorm's running mean, a
+    ShortTermState). The loss reads the return value only: along such a path the gradient it adds is zero
+    (measured: a weight whose only other use is a plain matmul gets none at all online)."""
+    if record.kind != OUTPUT_BYPASS:
+        return record
+    narrowed = {}
+    for key in ("params", "hidden"):
+        paths = [tuple(path) for path in record.context.get(key, ()) or ()]
+        narrowed[key] = tuple(path for path in paths if path in reaching)
+    if all(len(narrowed[key]) == len(record.context.get(key, ()) or ()) for key in narrowed):
+        return record
+    if not any(narrowed.values()):
+        return None
+    return dataclasses.replace(record, context=types.MappingProxyType({**record.context, **narrowed}))

@@ -131,27 +131,27 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
         names = _shorter_paths(loaded.model, compilation)  # messages name states as the model's code does
         with collector_paused(), preferred_paths(names):
             locator = _locator(loaded, compilation)
-            findings, counted = findings_from_records(compilation, locator, loaded.name, count_only)
+            context = _context(loaded, compilation, locator, settings) if compilation.graph is not None else None
+            findings, counted = findings_from_records(compilation, locator, loaded.name, count_only, context)
             contradicted: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
             if compilation.error is not None:
                 findings = findings_from_error(compilation, locator, loaded.name, findings)
-            if compilation.graph is not None:
-                context = _context(loaded, compilation, locator, settings)
+            if context is not None:
                 findings.extend(findings_from_checks(context, loaded.name))
                 findings, contradicted = drop_contradicted_records(findings, context.fully_connected_weights)
-        if compilation.graph is not None and settings.probe and not settings.verify:
+        if context is not None and settings.probe and not settings.verify:
             # --verify measures all the probe does and more; the probe runs jitted code: collector on
             with preferred_paths(names):
                 probe_findings, _ = probe_model(loaded, context, compile_options, denied_weights(findings),
                                                 refuses_the_model(findings))
             findings.extend(probe_findings)
-        if compilation.graph is not None and settings.verify:
+        if context is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
             with preferred_paths(names):
                 verify_findings, measured = verify_model(loaded, context, settings, findings=findings)
             verify_rows = [row.to_json() for row in measured]
             findings.extend(verify_findings)
-        if compilation.graph is not None and settings.advise:
+        if context is not None and settings.advise:
             with preferred_paths(names):
                 advice_findings, advice_rows = advise_target(loaded, context, settings)
             findings.extend(advice_findings)

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from ..analysis import braintrace_adapter as bt
 from ..analysis import jaxpr_view as jv
 from ..analysis.flows import flow_for
-from ..analysis.record_kinds import NON_TEMPORAL, WEIGHT_TO_WEIGHT, kind_in_context, weights_reaching_no_state
+from ..analysis.record_kinds import (
+    NON_TEMPORAL,
+    OUTPUT_BYPASS,
+    WEIGHT_TO_WEIGHT,
+    kind_in_context,
+    narrowed_output_bypass,
+    weights_reaching_no_state,
+)
 from ..core.details import CompilerError, CompilerRecord, StaticEvidence
 from ..core.findings import Finding, Level, Location
 from ..core.naming import StatePath, display_name, path_key
@@ -28,6 +35,7 @@ from .evidence import is_whole_weight
 from .subjects import NO_PARAMSTATE_KINDS, error_subject, misplaced_weights, paths_in, record_paths, record_subject
 
 if TYPE_CHECKING:  # the engine's Locator imports braintrace; annotations only
+    from ..analysis.context import AnalysisContext
     from ..analysis.locate import Locator
 
 
@@ -242,9 +250,12 @@ def _iterations(finding: Finding) -> tuple[int, ...]:
 
 
 def findings_from_records(compilation: bt.Compilation, locator: Locator, target: str,
-                          count_only: frozenset[str] = frozenset()) -> tuple[list[Finding], dict[str, int]]:
+                          count_only: frozenset[str] = frozenset(),
+                          context: AnalysisContext | None = None) -> tuple[list[Finding], dict[str, int]]:
     """A finding per record, and per rule the number of findings of ``count_only`` rules, counted
-    instead of built (see :func:`_grade`)."""
+    instead of built (see :func:`_grade`). With the model's ``context``, a record of the weights whose
+    same-step gradient the compiler adds is about those of them whose gradient reaches the loss
+    (:func:`~etrace_lint.analysis.record_kinds.narrowed_output_bypass`); one about none of them is no finding."""
     subjects = list(compilation.record_subjects)
     subjects += [None] * (len(compilation.records) - len(subjects))
     left_out: dict[str, int] = {}
@@ -255,6 +266,11 @@ def findings_from_records(compilation: bt.Compilation, locator: Locator, target:
     graded: dict[tuple[str, str], tuple[RecordRule, Level, bool]] = {}  # a model's records share a few kinds
     readouts = weights_reaching_no_state(compilation)
     for record, subject in zip(compilation.records, subjects):
+        if record.kind == OUTPUT_BYPASS and context is not None:
+            narrowed = narrowed_output_bypass(record, context.reaching_the_output_around_hidden)
+            if narrowed is None:
+                continue
+            record = narrowed
         kind = kind_in_context(record, readouts)
         record_level = record.level
         grade = graded.get((kind, record_level))
