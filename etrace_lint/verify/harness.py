@@ -398,18 +398,19 @@ class Harness:
         return [d for d in range(draws) if d != self.draw][:draws - 1][start:]
 
     @contextlib.contextmanager
-    def _drawn(self, draw: int) -> Iterator[None]:
-        """Draw ``draw`` of the inputs, at the input scale ``settle`` kept, while inside; the first draw's again
-        afterwards."""
-        kept = self.sequence, self.draw
+    def _drawn(self, draw: int, scale: float | None = None) -> Iterator[None]:
+        """Draw ``draw`` of the inputs, at the input scale ``settle`` kept (or ``scale``), while inside; the first
+        draw's again afterwards."""
+        kept = self.sequence, self.draw, self.input_scale
         layout = self.layout
         assert layout is not None  # ``settle`` has chosen the layout
         try:
             self.draw = draw
+            self.input_scale = self.input_scale if scale is None else scale
             self.sequence = self._sequence(self.example_inputs, layout.inputs_batched)
             yield
         finally:
-            self.sequence, self.draw = kept
+            self.sequence, self.draw, self.input_scale = kept
 
     def on_draw(self, learner: Learner, lengths: list[int], draw: int) -> DrawRuns:
         """(BPTT runs, online runs) on draw ``draw`` of the inputs, from rest, at the input scale ``settle`` kept;
@@ -417,11 +418,18 @@ class Harness:
         with self._drawn(draw):
             return self.bptt(lengths), self.online(learner, lengths)
 
-    def warmed_on_draw(self, learner: Learner, lengths: list[int], draw: int) -> DrawRuns:
-        """:meth:`warmed` on draw ``draw`` of the inputs, at the input scale ``settle`` kept; the sequence is the
-        first draw's again afterwards."""
-        with self._drawn(draw):
+    def warmed_on_draw(self, learner: Learner, lengths: list[int], draw: int, scale: float | None = None) -> DrawRuns:
+        """:meth:`warmed` on draw ``draw`` of the inputs, at the input scale ``settle`` kept (or ``scale``: drawn
+        float inputs times it); the sequence is the first draw's again afterwards."""
+        with self._drawn(draw, scale):
             return self.warmed(learner, lengths)
+
+    def larger_scales(self) -> list[float]:
+        """The input scales above the one ``settle`` kept, smallest first; none where the target gives its own
+        inputs."""
+        if self.settings.inputs is not None:
+            return []
+        return [scale for scale in INPUT_SCALES if scale > self.input_scale]
 
     def warmed(self, learner: Learner, lengths: list[int]) -> DrawRuns:
         """(BPTT runs, online runs) on the sequence from the states that :data:`WARMUP_STEPS` forward steps of it

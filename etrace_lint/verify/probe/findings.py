@@ -197,7 +197,16 @@ def _deviation(first_step: tuple[float, float] | None) -> str:
 
 
 def _first_step(signal: LeafSignal) -> str:
-    """Where the first step's figures come from: from rest, or from where the warm-up steps leave the states."""
+    """Where the first step's figures come from: from rest, or from where the warm-up steps leave the states, on
+    the first draw of the inputs or on another."""
+    if signal.first_step_scale is not None:
+        return (f"the first step (measured on the inputs scaled up {signal.first_step_scale:g} times, from the states "
+                f"{WARMUP_STEPS} of their steps leave: at the probe's own scale the first step drives it nothing on "
+                f"any of its draws)")
+    if signal.first_step_draw:
+        moved = f", from the states {WARMUP_STEPS} of its steps leave" if signal.first_step_moved else ""
+        return (f"the first step (measured on another draw of the inputs{moved}: the first draw drives it nothing "
+                f"there, from rest or from moved states)")
     if not signal.first_step_moved:
         return "the first step"
     return (f"the first step (measured from the states {WARMUP_STEPS} steps of the inputs leave: from rest it "

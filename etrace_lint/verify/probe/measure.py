@@ -79,6 +79,12 @@ class LeafSignal:
     # ``scale`` and ``first_step`` were measured at the first step from the states the warm-up steps leave: the
     # first step from rest drives the leaf nothing
     first_step_moved: bool = False
+    # the input draw ``scale`` and ``first_step`` were measured on: 0 the first, another where the first drives the
+    # leaf nothing at its first step, from rest or from moved states
+    first_step_draw: int = 0
+    # the input scale they were measured at, where none of those draws drives the leaf's first step at the scale the
+    # probe kept (None: that scale)
+    first_step_scale: float | None = None
     # at the first step, where BPTT's drives the leaf: its online norm / BPTT's norm, on the first draw, then (for a
     # zero over the sequence) on each other; None: a draw whose first step does not drive it. A same-step gradient
     # that reaches the weight refutes a zero over the sequence (seed 47's model 441, a layer norm's scale whose
@@ -273,6 +279,9 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
             warmed = None
         else:
             at_first.update(_first_steps(warmed[0][1], warmed[1][1], silent, settings, moved=True))
+    still = [key for key in silent if key not in at_first]
+    if still:
+        at_first.update(_first_steps_elsewhere(harness, learner, still, settings))
     signals = []
     for key in sorted(longest.grads, key=str):
         weight, leaf = key
@@ -289,11 +298,12 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
         exact = (m.rel_error,) if (tuple(map(str, weight)) in denied and m.finite and m.bptt_norm > zero_scale
                                    and m.rel_error <= tolerance) else ()
         # a first step from rest against BPTT's, where it must be BPTT's: measured on the other draws too
-        turned = (step.deviation[1],) if (step.deviation is not None and not step.moved
-                                          and step.deviation[1] < -judge.ORTHOGONAL) else ()
+        turned = (step.deviation[1],) if (step.deviation is not None and not step.moved and not step.draw
+                                          and step.scale is None and step.deviation[1] < -judge.ORTHOGONAL) else ()
         signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
                                   zero_scale, step.factor, pointing, step.deviation, exact_draws=exact,
-                                  tolerance=tolerance, first_step_moved=step.moved, first_step_shares=(step.share,),
+                                  tolerance=tolerance, first_step_moved=step.moved, first_step_draw=step.draw,
+                                  first_step_scale=step.scale, first_step_shares=(step.share,),
                                   first_step_draws=turned))
     unexplained = {s.weight for s in signals if s.zero_on_first_draw and tuple(map(str, s.weight)) not in denied}
     if any(signal.draws or signal.exact_draws or signal.first_step_draws for signal in signals) or unexplained:
@@ -309,10 +319,49 @@ class FirstStep:
     deviation: tuple[float, float] | None = None  # neither BPTT's nor a multiple: (norm ratio, cosine)
     moved: bool = False  # measured from the states the warm-up steps leave, not from rest
     share: float | None = None  # its online norm / BPTT's norm; None: the step does not drive the leaf
+    draw: int = 0  # the input draw it was measured on (0: the first)
+    scale: float | None = None  # the input scale it was measured at (None: the one the probe kept)
+
+
+def _first_steps_elsewhere(harness: Harness, learner: Learner, keys: list[LeafKey],
+                           settings: VerifySettings) -> dict[LeafKey, FirstStep]:
+    """The first step of each leaf of ``keys``, which the first draw of the inputs drives nothing there from rest
+    or from moved states: on the other draws the probe measures, each from rest, then from the states its warm-up
+    steps leave; then, for a leaf none of them drives, on the first draw scaled up further (x4, x16, x64 where it
+    kept x1), from moved states. A spiking layer whose output stays 0 through the first steps leaves the squared
+    loss no gradient there; another draw's moved states, or larger inputs, drive it (tests/fixtures/fuzz/: a LoRA
+    weight in a leak cell read by a spiking layer, whose first step is 2.4x BPTT's, cosine 0.77, where it is
+    driven). The runs span the probe's whole sequence, as its others do, so nothing is traced again."""
+    found: dict[LeafKey, FirstStep] = {}
+    lengths = [1, PROBE_STEPS]
+    for draw in harness.draws_besides(judge.DRAWS):
+        left = [key for key in keys if key not in found]
+        if not left:
+            return found
+        try:
+            runs = harness.on_draw(learner, lengths, draw)
+            steps = _first_steps(runs[0][1], runs[1][1], left, settings, moved=False, draw=draw)
+            silent = [key for key in left if key not in steps]
+            if silent:
+                warmed = harness.warmed_on_draw(learner, lengths, draw)
+                steps.update(_first_steps(warmed[0][1], warmed[1][1], silent, settings, moved=True, draw=draw))
+        except Exception:  # noqa: BLE001 - the first draw's figures stand; this draw adds nothing
+            continue
+        found.update(steps)
+    for scale in harness.larger_scales():
+        left = [key for key in keys if key not in found]
+        if not left:
+            break
+        try:
+            warmed = harness.warmed_on_draw(learner, lengths, harness.draw, scale)
+        except Exception:  # noqa: BLE001 - larger inputs the model does not take say nothing of its first step
+            break
+        found.update(_first_steps(warmed[0][1], warmed[1][1], left, settings, moved=True, scale=scale))
+    return found
 
 
 def _first_steps(bptt: GradientRun, online: GradientRun, keys: list[LeafKey], settings: VerifySettings,
-                 moved: bool) -> dict[LeafKey, FirstStep]:
+                 moved: bool, draw: int = 0, scale: float | None = None) -> dict[LeafKey, FirstStep]:
     """Each leaf of ``keys`` whose BPTT gradient at one step is not round-off of a zero, as its first step
     compares with BPTT's; a leaf the step does not drive is left out."""
     largest = judge.largest_norm(bptt.grads.values())
@@ -329,11 +378,11 @@ def _first_steps(bptt: GradientRun, online: GradientRun, keys: list[LeafKey], se
         share = m.online_norm / m.bptt_norm
         if factor is None:
             steps[key] = FirstStep(deviation=judge.first_step_deviation(m, tolerance, tolerance * largest),
-                                   moved=moved, share=share)
+                                   moved=moved, share=share, draw=draw, scale=scale)
         elif factor < 0:  # the opposite direction is a deviation, not another step size
-            steps[key] = FirstStep(deviation=(-factor, -1.0), moved=moved, share=share)
+            steps[key] = FirstStep(deviation=(-factor, -1.0), moved=moved, share=share, draw=draw, scale=scale)
         else:
-            steps[key] = FirstStep(factor=factor, moved=moved, share=share)
+            steps[key] = FirstStep(factor=factor, moved=moved, share=share, draw=draw, scale=scale)
     return steps
 
 
