@@ -60,14 +60,11 @@ def narrowed_output_bypass(record: bt.RecordView, reaching: Set[StatePath]) -> b
     The compiler adds the same-step gradient of a source along every path to a value the step keeps that is not a
     new hidden state, to the new values of the states the loss does not read too (a BatchNorm's running mean, a
     ShortTermState). The loss reads the return value only: along such a path the gradient it adds is zero
-    (measured: a weight whose only other use is a plain matmul gets none at all online)."""
-    if record.kind != OUTPUT_BYPASS:
-        return record
-    narrowed = {}
-    for key in ("params", "hidden"):
-        paths = [tuple(path) for path in record.context.get(key, ()) or ()]
-        narrowed[key] = tuple(path for path in paths if path in reaching)
-    if all(len(narrowed[key]) == len(record.context.get(key, ()) or ()) for key in narrowed):
+    (measured: a weight whose only other use is a plain matmul gets none at all online). The caller passes records
+    of that kind only, as it computes ``reaching`` for them alone."""
+    listed = {key: [tuple(path) for path in record.context.get(key, ()) or ()] for key in ("params", "hidden")}
+    narrowed = {key: tuple(path for path in paths if path in reaching) for key, paths in listed.items()}
+    if all(len(narrowed[key]) == len(paths) for key, paths in listed.items()):
         return record
     if not any(narrowed.values()):
         return None
