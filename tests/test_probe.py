@@ -15,6 +15,7 @@ from in_process import run_cli
 import etrace_lint
 from etrace_lint.config.settings import EngineSettings
 from etrace_lint.core.findings import Finding, Level, Location, Subject
+from etrace_lint.core.learning_graph import learning_graph
 from etrace_lint.core.weight_verdict import WeightVerdict
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
@@ -22,7 +23,7 @@ from etrace_lint.writers.properties import finding_properties
 
 REPO = fixture("..", "..")
 PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413", "ETL415", "ETL416", "ETL417", "ETL418", "ETL419", "ETL420",
-               "ETL421", "ETL422")
+               "ETL421", "ETL422", "ETL423")
 OLD_LINE = braintrace.__version__.startswith("0.2.6")
 
 
@@ -201,9 +202,26 @@ def test_a_weight_learning_against_bptt_on_every_draw_is_named_and_one_that_vari
     assert len(draws) == 4 and max(draws) < 0
 
 
+def test_a_leaf_against_bptt_in_a_weight_that_as_a_whole_is_not_learns_approximately():
+    # the same bias as above, beside a weight of 32 inputs whose gradient outweighs it: braintrace's referee measures
+    # the whole parameter at cosine +0.34 with BPTT's over the probe's 4 steps, not against it
+    against = probed(fixture("probe", "against.py"))["etrace_target_delayed_inhibition"]
+    wide = probed(fixture("probe", "leaf_against.py"))["etrace_target_wide_delayed_inhibition"]
+    assert learning_graph("t", against.findings).weights() == {"w.weight": WeightVerdict.AGAINST}
+    (finding,) = by_rule(wide, *PROBE_RULES)
+    assert finding.rule_id == "ETL423" and finding.level is Level.WARNING
+    assert finding.line == marked("leaf_against.py", "ETL423")
+    assert finding.message.startswith("w.weight['bias'] learns against BPTT under d_rtrl: measured over 4 steps")
+    leaf, whole = (part.split(" on ")[0] for part in finding.message.split("cosine ")[1:3])
+    leaf_draws = [float(c) for c in leaf.replace(" and", ",").split(", ")]
+    whole_draws = [float(c) for c in whole.replace(" and", ",").split(", ")]
+    assert len(leaf_draws) == len(whole_draws) == 4 and max(leaf_draws) < 0 < max(whole_draws)
+    assert learning_graph("t", wide.findings).weights() == {"w.weight": WeightVerdict.APPROXIMATE}
+
+
 @pytest.mark.parametrize("name", ["synapse.py", "conv_bias.py", "zero.py", "against.py", "not_measured.py",
                                   "product.py", "deviates.py", "partly.py", "learner_options.py",
-                                  "measured_nothing.py", "exact_despite_exclusion.py"])
+                                  "measured_nothing.py", "exact_despite_exclusion.py", "leaf_against.py"])
 def test_probe_fixtures_report_exactly_their_marked_lines(name):
     # a synapse feeding a membrane in the same step doubles the input weight's gradient at one step;
     # the membrane reading the synapse's old value does not
@@ -223,8 +241,6 @@ def test_a_learner_braintrace_cannot_build_refuses_every_weight_and_fails_the_ru
     assert "decay should be in [0, 1)" in refused["message"]
     assert refused["properties"]["probe"] == {"algorithm": "es_d_rtrl", "batch": None, "exception": "AssertionError"}
     results = probed(fixture("probe", "learner_options.py"))
-    from etrace_lint.core.learning_graph import learning_graph
-
     kept = results["etrace_target_decay_out_of_range"].findings
     assert learning_graph("t", kept).weights() == {"w_in": WeightVerdict.REFUSED}
     assert by_rule(results["etrace_target_decay_in_range"], *PROBE_RULES) == []
@@ -242,8 +258,6 @@ def test_a_model_the_probe_measured_nothing_of_says_why_and_what_to_do():
     assert "correct the target's verify options" in option
     # a note: what the graph says of the weight stays its verdict, and the run does not fail for it
     assert all(f.level is Level.NOTE for result in results.values() for f in by_rule(result, "ETL420"))
-    from etrace_lint.core.learning_graph import learning_graph
-
     infinite_findings = results["etrace_target_infinite_weight"].findings
     assert learning_graph("t", infinite_findings).weights() == {"w_in": WeightVerdict.LEARNS}
 
@@ -285,8 +299,6 @@ def test_a_weight_that_gets_only_its_same_step_gradient_learns_partly_and_is_not
     figure = re.search(r"it is (\S+)x BPTT's norm on (\d+) of (\d+) input draws", finding.message)
     assert figure is not None, finding.message
     assert abs(float(figure.group(1)) - 1) < 0.01 and 1 <= int(figure.group(2)) <= int(figure.group(3))
-    from etrace_lint.core.learning_graph import learning_graph
-
     assert learning_graph("t", result.findings).weights()["l0_norm.weight"] is WeightVerdict.PARTLY
 
 
@@ -340,7 +352,6 @@ def test_an_excluded_weight_whose_gradient_is_bptts_on_every_draw_learns_and_fai
 
 
 def test_an_excluded_weight_exact_on_one_leaf_and_partly_on_another_learns_partly():
-    from etrace_lint.core.learning_graph import learning_graph
     from etrace_lint.engine.evidence import one_verdict_per_weight
 
     here, subject = Location("/m.py", 3), Subject(weight="fc.weight", weight_path=("fc", "weight"))
@@ -376,7 +387,6 @@ def test_a_factored_weight_is_not_told_to_take_a_shape_it_cannot_have():
 
 
 def test_a_model_whose_online_step_raises_has_no_weight_said_to_learn():
-    from etrace_lint.core.learning_graph import learning_graph
     from etrace_lint.engine.evidence import one_verdict_per_weight
 
     here = Location("/m.py", 3)
@@ -398,8 +408,6 @@ def test_a_weight_the_online_rule_moves_where_bptt_gives_it_nothing_is_named():
     assert "w's online gradient under d_rtrl is not zero" in finding.message
     assert "BPTT gradient is exactly zero" in finding.message and "stop_gradient" in finding.message
     assert not by_rule(stopped, "ETL420", "ETL001")  # it measured something; "learns online" is not what it does
-    from etrace_lint.core.learning_graph import learning_graph
-
     verdicts = learning_graph("t", stopped.findings).weights()
     assert verdicts == {"w": WeightVerdict.APPROXIMATE}
     assert not by_rule(results["etrace_target_unstopped"], "ETL422")

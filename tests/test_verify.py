@@ -377,6 +377,16 @@ def test_a_weight_that_learns_against_bptt_on_every_draw_is_its_own_verdict():
     assert verify_findings(results["etrace_target_elementwise_inhibition"]) == []
 
 
+def test_a_leaf_against_bptt_in_a_weight_that_as_a_whole_is_not_is_poorly_aligned_not_against():
+    # the bias points against BPTT on every draw; the whole parameter, its 32-input weight beside it, does not
+    (result,) = verified("leaf_against.py").values()
+    found = verify_findings(result)
+    assert [(f.rule_id, f.line) for f in found] == [("ETL404", marked_line("leaf_against.py", "expect: ETL404"))]
+    assert "w.weight (2 leaves; worst ['bias'])" in found[0].message
+    (bias,) = [row for row in result.verify_rows if row["leaf"] == "['bias']" and row["steps"] == 4]
+    assert bias["verdict"] == "misaligned" and len(bias["draws"]) == judge.DRAWS + 1 and max(bias["draws"]) < 0
+
+
 def test_a_direction_is_claimed_only_after_every_draw_agrees():
     rows = [row for result in verified("against.py").values() for row in result.verify_rows]
     against = [row for row in rows if row["verdict"] == "against-bptt"]

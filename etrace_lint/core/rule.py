@@ -195,6 +195,7 @@ class ProbeFacts:
     same_size: bool = True  # the gradient has as many elements as the parameter (a reshape would fit it)
     static: str = ""  # what the static evidence it replaces said: "the compiler connects it to V (ETL001)"
     draws: str = ""  # a direction: the cosine with BPTT's on each input draw, "-0.99, -0.97 and -0.96 on 3 input draws"
+    weight_draws: str = ""  # a leaf's direction: its whole weight's cosine with BPTT's on each of those draws
     deviation: str = ""  # at the first step: "0.12x BPTT's norm, cosine 0.22"
     # where the first step's figures were measured: from rest, or from the states warm-up steps leave
     first_step: str = "the first step"

@@ -17,6 +17,7 @@ from . import verdict as judge
 from .expectations import GraphFacts, expectation
 from .findings import FindingMaker
 from .harness import (
+    DrawRuns,
     GradientRun,
     Harness,
     HarnessError,
@@ -117,7 +118,8 @@ def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker
         if any(row.verdict in _CONFIRMED_ON_EVERY_DRAW for run_rows in compared.values() for row in run_rows):
             _tell(f"{name}: {algorithm} on {judge.DRAWS - 1} more input draws and one from moved states", progress)
             try:
-                compared = _confirm_on_other_draws(compared, bptt, harness.other_draws(learner, lengths, judge.DRAWS))
+                others = harness.other_draws(learner, lengths, judge.DRAWS)
+                compared = _as_whole_weights(_confirm_on_other_draws(compared, bptt, others), bptt, runs, others)
             except Exception as exc:  # noqa: BLE001 - the model ran on the first draw; a direction stays unclaimed
                 compared = _confirm_on_other_draws(compared, bptt, [], f"the other input draws raised {describe(exc)}")
         for steps, run_rows in compared.items():
@@ -172,6 +174,36 @@ def _confirm_on_other_draws(compared: dict[int, list[VerifyRow]], bptt: dict[int
             confirmed[steps].append(replace(row, draws=tuple(judge.json_number(c) for c in cosines),
                                             verdict=judge.confirmed(row.verdict, cosines, row.exact_expected)))
     return confirmed
+
+
+def _as_whole_weights(compared: dict[int, list[VerifyRow]], bptt: dict[int, GradientRun],
+                      online: dict[int, GradientRun], others: list[DrawRuns]) -> dict[int, list[VerifyRow]]:
+    """A leaf against BPTT's on every draw, beside leaves of its weight that are not, stays against BPTT only where
+    the whole weight (its leaves side by side) points against BPTT's by more than the band around 0 within which a
+    direction is as good as orthogonal, on every draw: a training step moves the whole weight, and a small leaf
+    against it beside a large one with it is a weight that learns approximately (the probe's ETL423)."""
+    kept: dict[int, list[VerifyRow]] = {}
+    for steps, run_rows in compared.items():
+        by_weight: dict[tuple[str | int, ...], list[VerifyRow]] = {}
+        for row in run_rows:
+            by_weight.setdefault(row.weight_path, []).append(row)
+        keys = {tuple(map(str, weight)): weight for weight, _ in bptt[steps].grads}
+        kept[steps] = []
+        for row in run_rows:
+            siblings = by_weight[row.weight_path]
+            if (row.verdict is not Verdict.AGAINST or len(siblings) < 2
+                    or all(other.verdict is Verdict.AGAINST for other in siblings)):
+                kept[steps].append(row)
+                continue
+            weight = keys[tuple(map(str, row.weight_path))]
+            whole = [judge.weight_cosine_on_draw(bptt[steps].grads, online[steps].grads, weight)]
+            whole += [judge.weight_cosine_on_draw(reference[steps].grads, moved[steps].grads, weight)
+                      for reference, moved in others]
+            if judge.against_on_every_draw(whole, below=-judge.ORTHOGONAL):
+                kept[steps].append(row)
+            else:
+                kept[steps].append(replace(row, verdict=Verdict.WRONG if row.exact_expected else Verdict.MISALIGNED))
+    return kept
 
 
 def _layout_message(error: LayoutError) -> str:

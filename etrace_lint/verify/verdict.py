@@ -34,6 +34,7 @@ ROUNDING = 1e-5
 ORTHOGONAL = 0.1
 
 _Key = TypeVar("_Key")  # how a run keys its gradient leaves
+_Part = TypeVar("_Part")  # how a run names a weight: the first part of its leaves' keys
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,21 @@ def cosine_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np.nda
     if np.all(reference == 0):
         return None
     return metrics(online_gradient(online, key, reference), reference).cosine
+
+
+def weight_cosine_on_draw(bptt: Mapping[tuple[_Part, str], np.ndarray], online: Mapping[tuple[_Part, str], np.ndarray],
+                          weight: _Part, zero_scale: float = 0.0) -> float | None:
+    """The cosine of a whole weight's online gradient (every leaf of it, side by side) with BPTT's on one input
+    draw, as :func:`cosine_on_draw` reads one leaf's: what a leaf's direction means for the weight it is part of.
+    ``weight``: the first part of the leaves' keys; None where BPTT's norm is at most ``zero_scale`` (and not
+    above 0): the draw does not drive the weight."""
+    keys = [key for key in bptt if key[0] == weight]
+    reference = np.concatenate([np.asarray(bptt[key], dtype=np.float64).ravel() for key in keys])
+    if reference.size == 0 or np.all(reference == 0) or float(np.linalg.norm(reference)) <= zero_scale:
+        return None
+    gradient = np.concatenate([np.asarray(online_gradient(online, key, bptt[key]), dtype=np.float64).ravel()
+                               for key in keys])
+    return metrics(gradient, reference).cosine
 
 
 def norm_ratio_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np.ndarray], key: _Key,

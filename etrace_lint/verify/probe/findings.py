@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # annotations only
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE, AGAINST = "ETL410", "ETL411", "ETL412", "ETL413", "ETL415"
 DEVIATES, NOT_MEASURED, PARTLY, NOT_BUILT, NOTHING = "ETL416", "ETL417", "ETL418", "ETL419", "ETL420"
-EXACT_DESPITE, WITHOUT_BPTT = "ETL421", "ETL422"
+EXACT_DESPITE, WITHOUT_BPTT, LEAF_AGAINST = "ETL421", "ETL422", "ETL423"
 # what a probe whose BPTT gradients are all zero (or not finite) could compare: nothing
 _ALL_ZERO = ("BPTT's gradient of every weight is zero over {steps} steps on each of its input draws (the model has "
              "no float output, its weights reach it only through integer or boolean values, its output does not "
@@ -123,7 +123,7 @@ class ProbeFindings:
         primary, related = self._places.weight_locations(weight)
         shown = display_name(weight) + ("" if whole else " and ".join(s.leaf for s in signals))
         measured = tuple(ProbeLeaf(s.leaf, s.online_norm, s.bptt_norm, s.scale) for s in signals)
-        at_first = measured_rule(rule_id).at_first_step or (rule_id == AGAINST and not signal.against)
+        at_first = measured_rule(rule_id).at_first_step or (rule_id in (AGAINST, LEAF_AGAINST) and not signal.against)
         steps = 1 if at_first else signal.steps
         details = ProbeSignal(run.algorithm, steps, run.batch, whole, measured)
         norms = [s.bptt_norm for s in signals if s.bptt_norm is not None]
@@ -135,8 +135,9 @@ class ProbeFindings:
                            scale=describe_scale(signal.scale) if signal.scale is not None else "",
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
                            static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "",
-                           draws=_against(signals) if rule_id == AGAINST else
+                           draws=_against(signals) if rule_id in (AGAINST, LEAF_AGAINST) else
                            _exact_draws(signals) if rule_id == EXACT_DESPITE else "",
+                           weight_draws=_weight_draws(signal) if rule_id == LEAF_AGAINST else "",
                            deviation=_deviation(signal.first_step), other_draws=_other_draws(signals),
                            first_step=_first_step(signal),
                            same_step=_same_step(signals) if rule_id == PARTLY else "",
@@ -170,6 +171,12 @@ def _against(signals: list[LeafSignal]) -> str:
     measured = [cosines(s) for s in signals]
     shown = max(range(len(measured)), key=lambda index: _least_against(measured[index]))
     return describe_draws(list(measured[shown]))
+
+
+def _weight_draws(signal: LeafSignal) -> str:
+    """The whole weight's cosines on the draws the leaf's direction was read on: over the sequence where the leaf
+    points against BPTT's there, else at the first step."""
+    return describe_draws(list(signal.weight_draws if signal.against else signal.first_step_weight_draws))
 
 
 def _least_against(cosines: Sequence[float | None]) -> float:
@@ -245,9 +252,10 @@ def _distance(signals: list[LeafSignal]) -> str:
     return f"{max(max(s.exact_draws) for s in signals):.1g}"
 
 
-def _verdict(signal: LeafSignal, denied: bool) -> str | None:
+def _verdict(signal: LeafSignal, denied: bool, every_leaf: tuple[bool, bool]) -> str | None:
     """The leaf's probe rule, the strongest claim first; ``denied``: a rule of the graph says its weight gets no
-    online gradient through one of its uses."""
+    online gradient through one of its uses; ``every_leaf``: each leaf of its weight points against BPTT's on every
+    draw (so the weight does too), over the sequence and at the first step."""
     if not signal.finite and signal.bptt_norm is not None:
         return NOT_FINITE
     if signal.online_without_bptt:
@@ -259,8 +267,12 @@ def _verdict(signal: LeafSignal, denied: bool) -> str | None:
         return DEVIATES if signal.first_step is not None else PARTLY
     if signal.zero_on_some_draws:
         return NOT_MEASURED
-    if signal.against or signal.against_at_first_step:
+    over, first = every_leaf
+    if ((signal.against and (over or signal.weight_against))
+            or (signal.against_at_first_step and (first or signal.weight_against_at_first_step))):
         return AGAINST
+    if signal.against or signal.against_at_first_step:
+        return LEAF_AGAINST  # this leaf: the weight as a whole is as good as orthogonal to BPTT's, or with it
     if denied and signal.exact_on_every_draw:
         # the use the graph's rule names gets nothing, yet nothing is missing: what it would carry reaches the
         # loss in no later step (its output feeds no state the next step reads), and the same-step gradient is whole
@@ -298,10 +310,14 @@ def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: s
             found.append(maker.for_failure(run, run.failure))
             continue
         leaves: dict[StatePath, int] = {}
-        grouped: dict[tuple[str, StatePath], list[LeafSignal]] = {}
         for signal in run.signals:
             leaves[signal.weight] = leaves.get(signal.weight, 0) + 1
-            rule_id = _verdict(signal, tuple(map(str, signal.weight)) in denied)
+        every_leaf = {weight: (all(s.against for s in run.signals if s.weight == weight),
+                               all(s.against_at_first_step for s in run.signals if s.weight == weight))
+                      for weight in leaves}
+        grouped: dict[tuple[str, StatePath], list[LeafSignal]] = {}
+        for signal in run.signals:
+            rule_id = _verdict(signal, tuple(map(str, signal.weight)) in denied, every_leaf[signal.weight])
             if rule_id is not None:
                 grouped.setdefault((rule_id, signal.weight), []).append(signal)
         for (rule_id, weight), signals in grouped.items():

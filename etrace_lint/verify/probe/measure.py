@@ -93,6 +93,12 @@ class LeafSignal:
     # at the first step, where the first draw's online gradient points against BPTT's (a cosine below
     # -ORTHOGONAL): the cosine on each draw, the first one first (else empty)
     first_step_draws: tuple[float | None, ...] = ()
+    # where ``draws`` is measured and the weight has other leaves: the cosine of the whole weight's online gradient
+    # (its leaves side by side) with BPTT's on each of those draws; a leaf against BPTT's inside a weight that, as a
+    # whole, is not (a LoRA's ``lora_a`` beside a ``lora_b`` that outweighs it) is a weight that learns approximately
+    weight_draws: tuple[float | None, ...] = ()
+    # the same where ``first_step_draws`` is measured: the whole weight's cosine at the first step of each draw
+    first_step_weight_draws: tuple[float | None, ...] = ()
 
     @property
     def exact_on_every_draw(self) -> bool:
@@ -104,6 +110,21 @@ class LeafSignal:
     def against(self) -> bool:
         """Points against BPTT's on every input draw: it learns in the opposite direction."""
         return judge.against_on_every_draw(self.draws)
+
+    @property
+    def weight_against(self) -> bool:
+        """The whole weight points against BPTT's on every input draw that drives it, by more than the band around
+        0 within which a direction is as good as orthogonal; a weight of one leaf: its leaf does. Seed 67's model 19
+        (a LoRA in a synapse cell): ``lora_a`` at -0.58 to -0.73 on every draw, the weight at -0.07 to -0.13, and
+        +0.94 over a sequence from states other inputs moved."""
+        return not self.weight_draws or judge.against_on_every_draw(self.weight_draws, below=-judge.ORTHOGONAL)
+
+    @property
+    def weight_against_at_first_step(self) -> bool:
+        """At the first step the whole weight points against BPTT's on every draw that drives it, as
+        :attr:`against_at_first_step` says of the leaf; a weight of one leaf: its leaf does."""
+        return not self.first_step_weight_draws or judge.against_on_every_draw(self.first_step_weight_draws,
+                                                                               below=-judge.ORTHOGONAL)
 
     @property
     def finite(self) -> bool:
@@ -294,17 +315,23 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
         # against BPTT on this draw, whatever the algorithm promises: the other draws are measured below
         against = judge.decide(m, False, tolerance, settings.cosine_floor, zero_scale) is Verdict.AGAINST
         pointing = (m.cosine,) if against else ()  # a cosine below 0 is a finite number
+        several = sum(k[0] == weight for k in longest.grads) > 1  # leaves: the weight's direction is measured too
+        whole = ((judge.weight_cosine_on_draw(longest.grads, online[PROBE_STEPS].grads, weight),)
+                 if against and several else ())
         # a use the graph says gets nothing, yet the whole gradient is BPTT's: measured on the other draws too
         exact = (m.rel_error,) if (tuple(map(str, weight)) in denied and m.finite and m.bptt_norm > zero_scale
                                    and m.rel_error <= tolerance) else ()
         # a first step from rest against BPTT's, where it must be BPTT's: measured on the other draws too
         turned = (step.deviation[1],) if (step.deviation is not None and not step.moved and not step.draw
                                           and step.scale is None and step.deviation[1] < -judge.ORTHOGONAL) else ()
+        whole_first = (_weight_at_first_step(first.grads, online[1].grads, weight, tolerance),) if turned and several \
+            else ()
         signals.append(LeafSignal(tuple(weight), leaf, PROBE_STEPS, _norm(measured), _norm(reference),
                                   zero_scale, step.factor, pointing, step.deviation, exact_draws=exact,
                                   tolerance=tolerance, first_step_moved=step.moved, first_step_draw=step.draw,
                                   first_step_scale=step.scale, first_step_shares=(step.share,),
-                                  first_step_draws=turned))
+                                  first_step_draws=turned, weight_draws=whole,
+                                  first_step_weight_draws=whole_first))
     unexplained = {s.weight for s in signals if s.zero_on_first_draw and tuple(map(str, s.weight)) not in denied}
     if any(signal.draws or signal.exact_draws or signal.first_step_draws for signal in signals) or unexplained:
         signals = _on_other_draws(harness, learner, signals, unexplained, warmed)
@@ -395,6 +422,13 @@ def _at_first_step(runs: DrawRuns, key: LeafKey, tolerance: float) -> judge.Metr
     return m if m.bptt_norm > tolerance * largest else None
 
 
+def _weight_at_first_step(bptt: Mapping[LeafKey, np.ndarray], online: Mapping[LeafKey, np.ndarray],
+                          weight: StatePath, tolerance: float) -> float | None:
+    """The whole weight's cosine with BPTT's at the first step of one draw, as :func:`_at_first_step` reads a
+    leaf's; None where that step does not drive the weight."""
+    return judge.weight_cosine_on_draw(bptt, online, weight, tolerance * judge.largest_norm(bptt.values()))
+
+
 def _on_one_more_draw(signal: LeafSignal, runs: DrawRuns, unexplained: set[StatePath]) -> LeafSignal:
     """``signal`` with what one more draw's runs (over one step and the sequence) measure of its zero over the
     sequence, where nothing in the graph explains it: the sequence's norm ratio and the first step's share."""
@@ -421,7 +455,8 @@ def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal
         others = harness.other_draws(learner, [1, PROBE_STEPS] if first_steps else [PROBE_STEPS], judge.DRAWS,
                                      warmed)
     except Exception:  # noqa: BLE001 - a direction, a zero or an exact gradient measured once is not claimed
-        return [replace(signal, draws=(), exact_draws=(), first_step_draws=(),
+        return [replace(signal, draws=(), exact_draws=(), first_step_draws=(), weight_draws=(),
+                        first_step_weight_draws=(),
                         other_draws=(math.inf,) if signal.weight in unexplained else ())
                 for signal in signals]
     kept = []
@@ -434,9 +469,17 @@ def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal
             firsts = [_at_first_step(runs, key, signal.tolerance) for runs in others]
             signal = replace(signal, first_step_draws=signal.first_step_draws + tuple(
                 None if m is None else m.cosine for m in firsts))
+        if signal.first_step_weight_draws:
+            signal = replace(signal, first_step_weight_draws=signal.first_step_weight_draws + tuple(
+                _weight_at_first_step(runs[0][1].grads, runs[1][1].grads, key[0], signal.tolerance)
+                for runs in others))
         if signal.draws:
             signal = replace(signal, draws=signal.draws + tuple(
                 judge.cosine_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key)
+                for reference, online in others))
+        if signal.weight_draws:
+            signal = replace(signal, weight_draws=signal.weight_draws + tuple(
+                judge.weight_cosine_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key[0])
                 for reference, online in others))
         # a first step measured from moved states is the warmed draw's, the last of the others: counted once
         for runs in others[:-1] if signal.first_step_moved else others:
