@@ -227,6 +227,10 @@ class Harness:
         self._forward_program: Callable[..., None] | None = None  # the staged forward step (``warmed``)
         # id(learner) -> its jitted online step, compiled by ``online``
         self.jitted_steps: dict[int, JittedStep] = {}
+        # the runs on other draws (``on_draw``, ``warmed_on_draw``), by learner, layout, the kept draw and scale, the
+        # draw, the scale asked for and whether from moved states: the probe's first-step search and its checks on
+        # other draws ask for the same runs, which are measured once
+        self._draw_runs: dict[tuple[int, int, int, float, int, float | None, bool], DrawRuns] = {}
         self.sequence: Inputs = ()
         self.input_scale = 1.0  # drawn float inputs are multiplied by it (see ``settle``)
         self.draw = 0  # which draw of the inputs the sequence is: its seed is the settings' seed plus it
@@ -241,7 +245,7 @@ class Harness:
         """Lay the states and the input sequence out as ``layout`` says."""
         self.close()
         self.layout, self.batch = layout, layout.batch
-        self._learners, self._learner_values = {}, {}
+        self._learners, self._learner_values, self._draw_runs = {}, {}, {}
         self._bptt_programs, self._online_programs = {}, {}  # a layout's states may be new objects: traced again
         self._forward_program = None
         self.input_scale = 1.0
@@ -415,14 +419,23 @@ class Harness:
     def on_draw(self, learner: Learner, lengths: list[int], draw: int) -> DrawRuns:
         """(BPTT runs, online runs) on draw ``draw`` of the inputs, from rest, at the input scale ``settle`` kept;
         the sequence is the first draw's again afterwards."""
-        with self._drawn(draw):
-            return self.bptt(lengths), self.online(learner, lengths)
+        return self._on_draw(learner, lengths, draw, None, moved=False)
 
     def warmed_on_draw(self, learner: Learner, lengths: list[int], draw: int, scale: float | None = None) -> DrawRuns:
         """:meth:`warmed` on draw ``draw`` of the inputs, at the input scale ``settle`` kept (or ``scale``: drawn
         float inputs times it); the sequence is the first draw's again afterwards."""
-        with self._drawn(draw, scale):
-            return self.warmed(learner, lengths)
+        return self._on_draw(learner, lengths, draw, scale, moved=True)
+
+    def _on_draw(self, learner: Learner, lengths: list[int], draw: int, scale: float | None, moved: bool) -> DrawRuns:
+        """The runs of :meth:`on_draw` or :meth:`warmed_on_draw`, measured once for each length: a second request
+        for lengths already measured on the same draw, scale and states gets the same runs."""
+        key = (id(learner), id(self.layout), self.draw, self.input_scale, draw, scale, moved)
+        known = self._draw_runs.get(key)
+        if known is None or not set(lengths) <= set(known[0]):
+            with self._drawn(draw, scale):
+                known = self.warmed(learner, lengths) if moved else (self.bptt(lengths), self.online(learner, lengths))
+            self._draw_runs[key] = known
+        return {n: known[0][n] for n in lengths}, {n: known[1][n] for n in lengths}
 
     def larger_scales(self) -> list[float]:
         """The input scales above the one ``settle`` kept, smallest first; none where the target gives its own
