@@ -168,9 +168,18 @@ def _against(signals: list[LeafSignal]) -> str:
     def cosines(signal: LeafSignal) -> tuple[float | None, ...]:
         return signal.draws if signal.against else signal.first_step_draws
 
+    def more(signal: LeafSignal) -> tuple[float | None, ...]:
+        return signal.more_draws if signal.against else signal.more_first_step_draws
+
     measured = [cosines(s) for s in signals]
     shown = max(range(len(measured)), key=lambda index: _least_against(measured[index]))
-    return describe_draws(list(measured[shown]))
+    further = [f"{c:.2f}" for c in more(signals[shown]) if c is not None]
+    if not further:
+        return describe_draws(list(measured[shown]))
+    listed = further[0] if len(further) == 1 else ", ".join(further[:-1]) + f" and {further[-1]}"
+    plural = "s" if len(further) != 1 else ""
+    return (f"{describe_draws(list(measured[shown]))}, then {listed} on {len(further)} more input draw{plural}, "
+            f"from rest and from the states their first steps leave")
 
 
 def _weight_draws(signal: LeafSignal) -> str:
