@@ -14,8 +14,8 @@ RULE = MeasuredRule(
     # a braintrace behaviour the user's code cannot change, and the weight learns in BPTT's direction: a note with
     # the figure, not a warning that fails every LSTM's CI
     level=Level.NOTE,
-    summary=("Probe: at one step, where it must equal BPTT's, a weight's online gradient is a multiple of it in its "
-             "direction"),
+    summary=("Probe: at one step, where it must equal BPTT's, a weight's online gradient is a whole multiple of it "
+             "in its direction"),
     tags=("probe", "gradient"),
     opt_in_flag="--probe",
     explain=explain,

@@ -45,17 +45,14 @@ def _number(value: float | None) -> str:
 
 
 def why_scaled(factor: float) -> str:
-    """What a multiple of the exact gradient usually means."""
-    whole = whole_multiple(factor)
-    if whole is not None:
-        return (f"the online rule counts one path from the weight to the loss {times_word(whole)}, "
-                f"as braintrace does when a "
-                f"hidden state is computed in the same step from another hidden state's new value (a synapse's "
-                f"g feeding a membrane's V, an LSTM's c feeding h); the weight learns in BPTT's direction at "
-                f"{whole} times the step size")
-    if factor < 0:
-        return "it points the opposite way: an ETP rule or the compiler is wrong"
-    return "an ETP rule or the compiler scales this gradient"
+    """What a whole multiple of the exact gradient means (the probe names no other multiple: another step size in
+    BPTT's direction, or the opposite direction, is a deviation, ETL416)."""
+    whole = whole_multiple(factor) or round(factor)
+    return (f"the online rule counts one path from the weight to the loss {times_word(whole)}, "
+            f"as braintrace does when a "
+            f"hidden state is computed in the same step from another hidden state's new value (a synapse's "
+            f"g feeding a membrane's V, an LSTM's c feeding h); the weight learns in BPTT's direction at "
+            f"{whole} times the step size")
 
 
 _CONNECTED = "the compiler connects it to a hidden state (it would read as learning online)"
@@ -209,7 +206,10 @@ def _deviation(first_step: tuple[float, float] | None) -> str:
     if first_step is None:
         return ""
     ratio, cosine = first_step
-    return f"{ratio:.2g}x BPTT's norm, cosine {cosine:.2f}"
+    # near BPTT's own norm and direction the figures keep the digits that tell them from 1
+    shown_ratio = f"{ratio:.4g}" if abs(ratio - 1.0) < 0.05 else f"{ratio:.2g}"
+    shown_cosine = f"{cosine:.4f}" if cosine > 0.995 else f"{cosine:.2f}"
+    return f"{shown_ratio}x BPTT's norm, cosine {shown_cosine}"
 
 
 def _first_step(signal: LeafSignal) -> str:

@@ -419,6 +419,12 @@ def _first_steps(bptt: GradientRun, online: GradientRun, keys: list[LeafKey], se
                                    moved=moved, share=share, draw=draw, scale=scale)
         elif factor < 0:  # the opposite direction is a deviation, not another step size
             steps[key] = FirstStep(deviation=(-factor, -1.0), moved=moved, share=share, draw=draw, scale=scale)
+        elif judge.near_one(factor):  # float32 round-off through an ill-conditioned op: BPTT's own gradient
+            steps[key] = FirstStep(moved=moved, share=share, draw=draw, scale=scale)
+        elif judge.whole_multiple(factor) is None:
+            # BPTT's direction at another step size that is no whole multiple: no path counted twice, a part of the
+            # derivative left out
+            steps[key] = FirstStep(deviation=(factor, m.cosine), moved=moved, share=share, draw=draw, scale=scale)
         else:
             steps[key] = FirstStep(factor=factor, moved=moved, share=share, draw=draw, scale=scale)
     return steps
