@@ -24,4 +24,5 @@ RULE = MeasuredRule(
     opt_in_flag="--probe",
     explain=explain,
     says=WeightVerdict.AGAINST,
+    direction=True,
 )

@@ -23,4 +23,5 @@ RULE = MeasuredRule(
     opt_in_flag="--probe",
     explain=explain,
     says=WeightVerdict.APPROXIMATE,
+    direction=True,
 )

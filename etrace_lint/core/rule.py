@@ -399,6 +399,9 @@ class MeasuredRule(Rule, Generic[FactsT]):
     # the probe: its figure is the first step's (where braintrace's online gradient must be BPTT's), not the whole
     # run's, so the finding's ``steps`` is 1
     at_first_step: bool = False
+    # the probe: its finding is a direction against BPTT's, its facts' ``draws`` the cosine on each draw (over the
+    # sequence, or at the first step where only the first step points against BPTT's)
+    direction: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

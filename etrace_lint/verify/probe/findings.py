@@ -120,7 +120,8 @@ class ProbeFindings:
         primary, related = self._places.weight_locations(weight)
         shown = display_name(weight) + ("" if whole else " and ".join(s.leaf for s in signals))
         measured = tuple(ProbeLeaf(s.leaf, s.online_norm, s.bptt_norm, s.scale) for s in signals)
-        at_first = measured_rule(rule_id).at_first_step or (rule_id in (AGAINST, LEAF_AGAINST) and not signal.against)
+        rule = measured_rule(rule_id)
+        at_first = rule.at_first_step or (rule.direction and not signal.against)
         steps = 1 if at_first else signal.steps
         details = ProbeSignal(run.algorithm, steps, run.batch, whole, measured)
         norms = [s.bptt_norm for s in signals if s.bptt_norm is not None]
@@ -132,7 +133,7 @@ class ProbeFindings:
                            scale=describe_scale(signal.scale) if signal.scale is not None else "",
                            why_scaled=why_scaled(signal.scale) if signal.scale is not None else "",
                            static=_CONNECTED if rule_id == NO_GRADIENT and self._is_connected(weight) else "",
-                           draws=_against(signals) if rule_id in (AGAINST, LEAF_AGAINST) else
+                           draws=_against(signals) if rule.direction else
                            _exact_draws(signals) if rule_id == EXACT_DESPITE else "",
                            weight_draws=_weight_draws(signal) if rule_id == LEAF_AGAINST else "",
                            deviation=_deviation(signal.first_step), other_draws=_other_draws(signals),
