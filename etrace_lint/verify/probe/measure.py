@@ -20,7 +20,7 @@ import inspect
 import math
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -519,18 +519,8 @@ def _directions_on_more_draws(harness: Harness, learner: Learner, signals: list[
     a claim about every input. Seed 73's model 254 (a factored weight behind a ReLU over 2 units): at the first step
     cosine -0.18 on the probe's 4 draws, and +0.9994 on 3 of 4 draws braintrace's referee makes. Only models with
     such a direction pay for the search."""
-    for draw in harness.draws_besides(SEARCHED_DRAWS, start=judge.DRAWS - 1):
-        for measure in (harness.on_draw, harness.warmed_on_draw):
-            pending = [s for s in signals if s.against or s.against_at_first_step]
-            if not pending:
-                return signals
-            try:
-                runs = measure(learner, [1, PROBE_STEPS], draw)
-            except Exception:  # noqa: BLE001 - a direction the draws so far measured stands as they measured it
-                return signals
-            signals = [_direction_on_one_more_draw(signal, runs) if signal in pending else signal
-                       for signal in signals]
-    return signals
+    return _on_further_draws(harness, learner, signals, lambda s: s.against or s.against_at_first_step,
+                             _direction_on_one_more_draw)
 
 
 def _direction_on_one_more_draw(signal: LeafSignal, runs: DrawRuns) -> LeafSignal:
@@ -556,18 +546,29 @@ def _zeros_on_more_draws(harness: Harness, learner: Learner, signals: list[LeafS
     gradient of 1e-8x BPTT's on five draws from rest and 0.009x on the sixth; model 441 (a layer norm's scale in
     a synapse cell) 1e-13x on every draw from rest and up to 0.2x on a third of the draws from moved states. Only
     models with such a zero pay for the search."""
+    return _on_further_draws(
+        harness, learner, signals,
+        lambda s: s.weight in unexplained and s.zero_over_every_sequence and math.inf not in s.other_draws,
+        lambda signal, runs: _on_one_more_draw(signal, runs, unexplained))
+
+
+def _on_further_draws(harness: Harness, learner: Learner, signals: list[LeafSignal],
+                      pending: Callable[[LeafSignal], bool],
+                      measured: Callable[[LeafSignal, DrawRuns], LeafSignal]) -> list[LeafSignal]:
+    """The claims every draw so far shows (``pending``), each signal ``measured`` on one more draw at a time: the
+    draws after the probe's others, up to :data:`SEARCHED_DRAWS`, each from rest and then from the states its first
+    steps leave, until no signal is pending. A draw that raises ends the search: what the draws before measured
+    stands."""
     for draw in harness.draws_besides(SEARCHED_DRAWS, start=judge.DRAWS - 1):
         for measure in (harness.on_draw, harness.warmed_on_draw):
-            zeros = [s for s in signals
-                     if s.weight in unexplained and s.zero_over_every_sequence and math.inf not in s.other_draws]
-            if not zeros:
+            waiting = [signal for signal in signals if pending(signal)]
+            if not waiting:
                 return signals
             try:
                 runs = measure(learner, [1, PROBE_STEPS], draw)
-            except Exception:  # noqa: BLE001 - a zero the draws so far measured stands as they measured it
+            except Exception:  # noqa: BLE001 - a claim the draws so far measured stands as they measured it
                 return signals
-            signals = [_on_one_more_draw(signal, runs, unexplained) if signal in zeros else signal
-                       for signal in signals]
+            signals = [measured(signal, runs) if signal in waiting else signal for signal in signals]
     return signals
 
 
