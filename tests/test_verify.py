@@ -401,6 +401,23 @@ def test_a_direction_is_claimed_only_after_every_draw_agrees(against):
     assert drawn and all(row["verdict"] == "misaligned" for row in drawn)
 
 
+def test_a_direction_the_first_draws_show_is_searched_until_a_further_draw_refutes_it(against):
+    result = against["etrace_target_delayed_inhibition_pp_prop"]
+    rows = {row["leaf"]: row for row in result.verify_rows if row["steps"] > 1}
+    # the input weight points against BPTT's on the 4 draws every direction is read on, and not on a later one
+    weight = rows["['weight']"]
+    assert max(weight["draws"]) < 0 and weight["moreDraws"][-1] >= 0 and weight["verdict"] == "misaligned"
+    # the bias stays against BPTT's on every draw searched: 3 more, each from rest and from moved states
+    bias = rows["['bias']"]
+    assert bias["verdict"] == "against-bptt" and len(bias["moreDraws"]) == 6 and max(bias["moreDraws"]) < 0
+    (found,) = verify_findings(result, "ETL414")
+    assert "w.weight['bias'] learns against BPTT under pp_prop" in found.message
+    assert "then -1.00" in found.message and "on 6 more input draws, from rest and from the states" in found.message
+    # the input weight, refuted, is what an approximation below the floor is
+    (misaligned,) = verify_findings(result, "ETL404")
+    assert "w.weight['weight'] is poorly aligned" in misaligned.message
+
+
 def test_a_weight_held_in_a_list_is_measured_on_every_draw_under_its_own_name():
     """A path with an index in it (``layers[0]``) is found again on the other input draws: the check that
     a direction holds on every draw once raised KeyError for such a weight."""
@@ -431,7 +448,7 @@ def test_a_weight_held_in_a_list_is_measured_on_every_draw_under_its_own_name():
     brainstate.nn.init_all_states(model)
     result = etrace_lint.check(model, jnp.ones((3,)), verify=True)
     against_bptt = [f for f in result.warnings if f.rule_id == "ETL414"]
-    assert against_bptt and all(f.message.startswith("layers[0].weight ") for f in against_bptt), result
+    assert against_bptt and all(f.message.startswith("layers[0].weight") for f in against_bptt), result
     rows = [row for row in result.verify_rows if row["verdict"] == "against-bptt"]
     assert rows and all(row["weight"] == "layers[0].weight" and len(row["draws"]) == judge.DRAWS + 1 for row in rows)
 

@@ -23,6 +23,7 @@ from .harness import (
     HarnessError,
     LayoutError,
     LeafKey,
+    Learner,
     describe,
     device_label,
     on_device,
@@ -119,7 +120,11 @@ def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker
             _tell(f"{name}: {algorithm} on {judge.DRAWS - 1} more input draws and one from moved states", progress)
             try:
                 others = harness.other_draws(learner, lengths, judge.DRAWS)
+                # the weight as a whole is read before the further draws (a leaf it outvotes is searched no
+                # further) and after them (a sibling they refute leaves a leaf against BPTT beside one that is not)
                 compared = _as_whole_weights(_confirm_on_other_draws(compared, bptt, others), bptt, runs, others)
+                compared, further = _directions_on_further_draws(harness, learner, lengths, compared)
+                compared = _as_whole_weights(compared, bptt, runs, others, further)
             except Exception as exc:  # noqa: BLE001 - the model ran on the first draw; a direction stays unclaimed
                 compared = _confirm_on_other_draws(compared, bptt, [], f"the other input draws raised {describe(exc)}")
         for steps, run_rows in compared.items():
@@ -176,12 +181,49 @@ def _confirm_on_other_draws(compared: dict[int, list[VerifyRow]], bptt: dict[int
     return confirmed
 
 
+def _directions_on_further_draws(harness: Harness, learner: Learner, lengths: list[int],
+                                 compared: dict[int, list[VerifyRow]]
+                                 ) -> tuple[dict[int, list[VerifyRow]], list[DrawRuns]]:
+    """Each row against BPTT's on every draw so far, measured on the draws after them, each from rest and from the
+    states its first steps leave, until one on which it does not point against BPTT's refutes it ("learns against
+    BPTT" is a claim about every input), as the probe searches them; with the runs measured. A draw that raises ends
+    the search: what the draws before measured stands."""
+    further: list[DrawRuns] = []
+    runs_on = harness.further_draws(learner, lengths, after=judge.DRAWS - 1)
+    while any(row.verdict is Verdict.AGAINST for run_rows in compared.values() for row in run_rows):
+        try:
+            runs = next(runs_on, None)
+        except Exception:  # noqa: BLE001 - the model ran on the draws before
+            break
+        if runs is None:
+            break
+        further.append(runs)
+        compared = {steps: [_direction_on_one_more_draw(row, runs, steps) for row in run_rows]
+                    for steps, run_rows in compared.items()}
+    return compared, further
+
+
+def _direction_on_one_more_draw(row: VerifyRow, runs: DrawRuns, steps: int) -> VerifyRow:
+    """``row`` with its cosine on one more draw's runs over ``steps``, while it points against BPTT's."""
+    if row.verdict is not Verdict.AGAINST:
+        return row
+    reference, online = runs[0][steps].grads, runs[1][steps].grads
+    key = next(k for k in reference if tuple(map(str, k[0])) == tuple(map(str, row.weight_path)) and k[1] == row.leaf)
+    cosine = judge.cosine_on_draw(reference, online, key)  # NaN, a zero online gradient, is not against it
+    more = replace(row, more_draws=row.more_draws + (judge.json_number(cosine),))
+    if judge.below_on_further_draws([cosine]):
+        return more
+    return replace(more, verdict=Verdict.WRONG if row.exact_expected else Verdict.MISALIGNED)
+
+
 def _as_whole_weights(compared: dict[int, list[VerifyRow]], bptt: dict[int, GradientRun],
-                      online: dict[int, GradientRun], others: list[DrawRuns]) -> dict[int, list[VerifyRow]]:
+                      online: dict[int, GradientRun], others: list[DrawRuns],
+                      further: list[DrawRuns] | None = None) -> dict[int, list[VerifyRow]]:
     """A leaf against BPTT's on every draw, beside leaves of its weight that are not, stays against BPTT only where
     the whole weight (its leaves side by side) points against BPTT's by more than the band around 0 within which a
-    direction is as good as orthogonal, on every draw: a training step moves the whole weight, and a small leaf
-    against it beside a large one with it is a weight that learns approximately (the probe's ETL423)."""
+    direction is as good as orthogonal, on every draw (``further``: those a direction was searched on past the
+    others): a training step moves the whole weight, and a small leaf against it beside a large one with it is a
+    weight that learns approximately (the probe's ETL423)."""
     kept: dict[int, list[VerifyRow]] = {}
     for steps, run_rows in compared.items():
         by_weight: dict[tuple[str | int, ...], list[VerifyRow]] = {}
@@ -199,7 +241,10 @@ def _as_whole_weights(compared: dict[int, list[VerifyRow]], bptt: dict[int, Grad
             whole = [judge.weight_cosine_on_draw(bptt[steps].grads, online[steps].grads, weight)]
             whole += [judge.weight_cosine_on_draw(reference[steps].grads, moved[steps].grads, weight)
                       for reference, moved in others]
-            if judge.against_on_every_draw(whole, below=-judge.ORTHOGONAL):
+            past = [judge.weight_cosine_on_draw(reference[steps].grads, moved[steps].grads, weight)
+                    for reference, moved in further or ()]
+            if (judge.against_on_every_draw(whole, below=-judge.ORTHOGONAL)
+                    and judge.below_on_further_draws(past, below=-judge.ORTHOGONAL)):
                 kept[steps].append(row)
             else:
                 kept[steps].append(replace(row, verdict=Verdict.WRONG if row.exact_expected else Verdict.MISALIGNED))

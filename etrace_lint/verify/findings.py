@@ -96,7 +96,7 @@ class FindingMaker:
             scale=judge.describe_scale(factor) if factor is not None else "",
             why_scaled=_why_scaled(factor) if factor is not None else "",
             explained_by=f"{explained.rule_id} on line {explained.line}" if explained is not None else "",
-            draws=judge.describe_draws(worst.draws) if worst.draws else "",
+            draws=judge.describe_further_draws(worst.draws, worst.more_draws) if worst.draws else "",
             online_without_bptt=_number(worst.online_norm) if worst.bptt_norm == 0 and worst.online_norm else "")
         explain = measured_rule(rule_id).explain
         assert explain is not None  # every --verify rule words its facts (rules/etl40*.py)

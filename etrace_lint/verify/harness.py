@@ -401,6 +401,14 @@ class Harness:
         measured on: the other draws, in the order ``other_draws`` measures them."""
         return [d for d in range(draws) if d != self.draw][:draws - 1][start:]
 
+    def further_draws(self, learner: Learner, lengths: list[int], after: int) -> Iterator[DrawRuns]:
+        """(BPTT runs, online runs) on the draws past the first ``after`` other draws, up to :data:`SEARCHED_DRAWS`,
+        each from rest and then from the states its first steps leave, one at a time: a claim every draw so far shows
+        is searched for the draw that refutes it, and the search stops where none is left to refute."""
+        for draw in self.draws_besides(SEARCHED_DRAWS, start=after):
+            yield self.on_draw(learner, lengths, draw)
+            yield self.warmed_on_draw(learner, lengths, draw)
+
     @contextlib.contextmanager
     def _drawn(self, draw: int, scale: float | None = None) -> Iterator[None]:
         """Draw ``draw`` of the inputs, at the input scale ``settle`` kept (or ``scale``), while inside; the first

@@ -35,6 +35,9 @@ class VerifyRow:
     bptt_seconds: float
     # a direction: the cosine on each input draw (None: not measured); None when it was measured once
     draws: tuple[float | None, ...] | None = None
+    # a direction every draw in ``draws`` shows: its cosine on each further draw, from rest and from the states that
+    # draw's first steps leave, measured until one is not against BPTT's (None: a draw that does not drive the leaf)
+    more_draws: tuple[float | None, ...] = ()
 
     @property
     def exact_expected(self) -> bool:
@@ -50,4 +53,8 @@ class VerifyRow:
             "device": self.device, "batch": self.batch, "inputScale": self.input_scale,
             "seconds": self.seconds, "bpttSeconds": self.bptt_seconds,
         }
-        return shown if self.draws is None else {**shown, "draws": list(self.draws)}
+        if self.draws is not None:
+            shown["draws"] = list(self.draws)
+        if self.more_draws:
+            shown["moreDraws"] = list(self.more_draws)
+        return shown

@@ -166,6 +166,12 @@ def against_on_every_draw(cosines: Sequence[float | None], below: float = 0.0) -
             and all(math.isfinite(c) and c < below for c in driving))
 
 
+def below_on_further_draws(cosines: Sequence[float | None], below: float = 0.0) -> bool:
+    """Every further draw's cosine (past :data:`DRAWS` and the warmed one, measured while a direction held) that drives
+    the leaf (not None) is a number below ``below``: one that is not refutes the direction."""
+    return all(c is None or (math.isfinite(c) and c < below) for c in cosines)
+
+
 def confirmed(verdict_on_first: Verdict, cosines: Sequence[float | None], exact_expected: bool | None) -> Verdict:
     """The verdict once every draw is measured: against BPTT only when the cosine is below 0 on each of them
     (``cosines``, the first draw's included); else what a gradient that points nowhere in particular is."""
@@ -249,6 +255,18 @@ def describe_draws(cosines: Sequence[float | None]) -> str:
     notes += ["n/a: a draw on which BPTT's gradient is zero or the online one is"] * ("n/a" in shown)
     return f"{listed} on {len(shown)} input draw{'s' if len(shown) != 1 else ''}" + \
         (f" ({'; '.join(notes)})" if notes else "")
+
+
+def describe_further_draws(cosines: Sequence[float | None], further: Sequence[float | None]) -> str:
+    """:func:`describe_draws`, then the cosines on the draws a direction was searched on past them ("then -0.41 and
+    -0.38 on 2 more input draws, from rest and from the states their first steps leave")."""
+    shown = [f"{c:.2f}" for c in further if c is not None]
+    if not shown:
+        return describe_draws(cosines)
+    listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}"
+    plural = "s" if len(shown) != 1 else ""
+    return (f"{describe_draws(cosines)}, then {listed} on {len(shown)} more input draw{plural}, "
+            f"from rest and from the states their first steps leave")
 
 
 def json_number(value: float | None) -> float | None:

@@ -15,7 +15,7 @@ from ...core.rule import ProbeFacts
 from ...core.wording import plain_text
 from ..findings import FindingMaker
 from ..harness import WARMUP_STEPS
-from ..verdict import ROUNDING, describe_draws, describe_scale, times_word, whole_multiple
+from ..verdict import ROUNDING, describe_further_draws, describe_scale, times_word, whole_multiple
 from .measure import LeafSignal, ProbeResult, ProbeRun, StepFailure
 
 if TYPE_CHECKING:  # annotations only
@@ -171,19 +171,15 @@ def _against(signals: list[LeafSignal]) -> str:
 
     measured = [cosines(s) for s in signals]
     shown = max(range(len(measured)), key=lambda index: _least_against(measured[index]))
-    further = [f"{c:.2f}" for c in more(signals[shown]) if c is not None]
-    if not further:
-        return describe_draws(list(measured[shown]))
-    listed = further[0] if len(further) == 1 else ", ".join(further[:-1]) + f" and {further[-1]}"
-    plural = "s" if len(further) != 1 else ""
-    return (f"{describe_draws(list(measured[shown]))}, then {listed} on {len(further)} more input draw{plural}, "
-            f"from rest and from the states their first steps leave")
+    return describe_further_draws(list(measured[shown]), more(signals[shown]))
 
 
 def _weight_draws(signal: LeafSignal) -> str:
     """The whole weight's cosines on the draws the leaf's direction was read on: over the sequence where the leaf
     points against BPTT's there, else at the first step."""
-    return describe_draws(list(signal.weight_draws if signal.against else signal.first_step_weight_draws))
+    if signal.against:
+        return describe_further_draws(list(signal.weight_draws), signal.more_weight_draws)
+    return describe_further_draws(list(signal.first_step_weight_draws), signal.more_first_step_weight_draws)
 
 
 def _least_against(cosines: Sequence[float | None]) -> float:

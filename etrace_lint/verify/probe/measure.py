@@ -32,7 +32,6 @@ from ...core.verdict import Verdict
 from .. import verdict as judge
 from ..expectations import GraphFacts, expectation
 from ..harness import (
-    SEARCHED_DRAWS,
     DrawRuns,
     GradientRun,
     Harness,
@@ -104,6 +103,9 @@ class LeafSignal:
     # one is not against BPTT's (None: a draw that does not drive the leaf)
     more_draws: tuple[float | None, ...] = ()
     more_first_step_draws: tuple[float | None, ...] = ()
+    # the whole weight's cosine on those further draws, where ``weight_draws`` (``first_step_weight_draws``) is read
+    more_weight_draws: tuple[float | None, ...] = ()
+    more_first_step_weight_draws: tuple[float | None, ...] = ()
 
     @property
     def exact_on_every_draw(self) -> bool:
@@ -114,7 +116,7 @@ class LeafSignal:
     @property
     def against(self) -> bool:
         """Points against BPTT's on every input draw: it learns in the opposite direction."""
-        return judge.against_on_every_draw(self.draws) and _below(self.more_draws, 0.0)
+        return judge.against_on_every_draw(self.draws) and judge.below_on_further_draws(self.more_draws)
 
     @property
     def weight_against(self) -> bool:
@@ -122,14 +124,17 @@ class LeafSignal:
         0 within which a direction is as good as orthogonal; a weight of one leaf: its leaf does. Seed 67's model 19
         (a LoRA in a synapse cell): ``lora_a`` at -0.58 to -0.73 on every draw, the weight at -0.07 to -0.13, and
         +0.94 over a sequence from states other inputs moved."""
-        return not self.weight_draws or judge.against_on_every_draw(self.weight_draws, below=-judge.ORTHOGONAL)
+        return not self.weight_draws or (
+            judge.against_on_every_draw(self.weight_draws, below=-judge.ORTHOGONAL)
+            and judge.below_on_further_draws(self.more_weight_draws, below=-judge.ORTHOGONAL))
 
     @property
     def weight_against_at_first_step(self) -> bool:
         """At the first step the whole weight points against BPTT's on every draw that drives it, as
         :attr:`against_at_first_step` says of the leaf; a weight of one leaf: its leaf does."""
-        return not self.first_step_weight_draws or judge.against_on_every_draw(self.first_step_weight_draws,
-                                                                               below=-judge.ORTHOGONAL)
+        return not self.first_step_weight_draws or (
+            judge.against_on_every_draw(self.first_step_weight_draws, below=-judge.ORTHOGONAL)
+            and judge.below_on_further_draws(self.more_first_step_weight_draws, below=-judge.ORTHOGONAL))
 
     @property
     def finite(self) -> bool:
@@ -177,12 +182,7 @@ class LeafSignal:
     def against_at_first_step(self) -> bool:
         """At the first step, where it must be BPTT's, it points against BPTT's on every draw that drives it."""
         return (judge.against_on_every_draw(self.first_step_draws, below=-judge.ORTHOGONAL)
-                and _below(self.more_first_step_draws, -judge.ORTHOGONAL))
-
-
-def _below(cosines: tuple[float | None, ...], below: float) -> bool:
-    """Every cosine of a draw that drives the leaf (not None) is a number below ``below``."""
-    return all(c is None or (math.isfinite(c) and c < below) for c in cosines)
+                and judge.below_on_further_draws(self.more_first_step_draws, -judge.ORTHOGONAL))
 
 
 @dataclass(frozen=True)
@@ -527,13 +527,18 @@ def _direction_on_one_more_draw(signal: LeafSignal, runs: DrawRuns) -> LeafSigna
     """``signal`` with its direction's cosine on one more draw's runs: over the sequence, at the first step, or
     both, as it points against BPTT's on the draws before."""
     key = _key_of(signal, runs[0][PROBE_STEPS].grads)
+    reference, online = runs[0][PROBE_STEPS].grads, runs[1][PROBE_STEPS].grads
     if signal.against:
-        cosine = judge.cosine_on_draw(runs[0][PROBE_STEPS].grads, runs[1][PROBE_STEPS].grads, key)
-        signal = replace(signal, more_draws=signal.more_draws + (cosine,))
+        signal = replace(signal, more_draws=signal.more_draws + (judge.cosine_on_draw(reference, online, key),),
+                         more_weight_draws=signal.more_weight_draws + (
+                             (judge.weight_cosine_on_draw(reference, online, key[0]),) if signal.weight_draws else ()))
     if signal.against_at_first_step:
         first = _at_first_step(runs, key, signal.tolerance)
+        whole = ((_weight_at_first_step(runs[0][1].grads, runs[1][1].grads, key[0], signal.tolerance),)
+                 if signal.first_step_weight_draws else ())
         signal = replace(signal, more_first_step_draws=signal.more_first_step_draws + (
-            None if first is None else first.cosine,))
+            None if first is None else first.cosine,), more_first_step_weight_draws=(
+            signal.more_first_step_weight_draws + whole))
     return signal
 
 
@@ -559,16 +564,15 @@ def _on_further_draws(harness: Harness, learner: Learner, signals: list[LeafSign
     draws after the probe's others, up to :data:`SEARCHED_DRAWS`, each from rest and then from the states its first
     steps leave, until no signal is pending. A draw that raises ends the search: what the draws before measured
     stands."""
-    for draw in harness.draws_besides(SEARCHED_DRAWS, start=judge.DRAWS - 1):
-        for measure in (harness.on_draw, harness.warmed_on_draw):
-            waiting = [signal for signal in signals if pending(signal)]
-            if not waiting:
-                return signals
-            try:
-                runs = measure(learner, [1, PROBE_STEPS], draw)
-            except Exception:  # noqa: BLE001 - a claim the draws so far measured stands as they measured it
-                return signals
-            signals = [measured(signal, runs) if signal in waiting else signal for signal in signals]
+    runs_on = harness.further_draws(learner, [1, PROBE_STEPS], after=judge.DRAWS - 1)
+    while waiting := [signal for signal in signals if pending(signal)]:
+        try:
+            runs = next(runs_on, None)
+        except Exception:  # noqa: BLE001 - a claim the draws so far measured stands as they measured it
+            return signals
+        if runs is None:
+            return signals
+        signals = [measured(signal, runs) if signal in waiting else signal for signal in signals]
     return signals
 
 
