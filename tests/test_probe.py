@@ -23,7 +23,7 @@ from etrace_lint.writers.properties import finding_properties
 
 REPO = fixture("..", "..")
 PROBE_RULES = ("ETL410", "ETL411", "ETL412", "ETL413", "ETL415", "ETL416", "ETL417", "ETL418", "ETL419", "ETL420",
-               "ETL421", "ETL422", "ETL423")
+               "ETL421", "ETL422", "ETL423", "ETL424")
 OLD_LINE = braintrace.__version__.startswith("0.2.6")
 
 
@@ -222,6 +222,25 @@ def test_a_leaf_against_bptt_in_a_weight_that_as_a_whole_is_not_learns_approxima
     assert cosines(leaf) and max(cosines(leaf) + cosines(more)) < 0  # measured on the further draws too
     assert max(cosines(whole)) > 0 and "so it learns approximately" in finding.message
     assert learning_graph("t", lora.findings).weights()["lora.weight"] is WeightVerdict.APPROXIMATE
+
+
+def test_a_weight_no_input_drives_is_not_measured_and_not_said_to_learn():
+    # a layer norm over w * mean(x) removes the mean's scale: BPTT's gradient of the layers before it is round-off
+    result = probed(fixture("probe", "not_driven.py"))["etrace_target_mean_through_norm"]
+    found = by_rule(result, "ETL424")
+    assert sorted(f.line for f in found) == sorted(line for line, rule in expected_markers(
+        fixture("probe", "not_driven.py")) if rule == "ETL424")
+    lora = next(f for f in found if f.message.startswith("l0_lora.weight's online gradient under d_rtrl is not "
+                                                          "measured"))
+    assert lora.level is Level.NOTE and "round-off (norm " in lora.message and "x the model's largest)" in lora.message
+    largest = float(lora.message.split("x the model's largest")[0].rsplit(", ", 1)[1])
+    assert largest < 1e-5  # below the probe's floor: what neither gradient can be told from
+    weights = learning_graph("t", result.findings).weights()
+    # the compiler's "learns online" is kept as evidence, not shown as a verdict no measurement backs
+    assert weights["l0_lora.weight"] is WeightVerdict.NOT_MEASURED
+    assert weight_rules(result, "l0_lora.weight") == {"ETL424"}
+    # a weight the inputs drive is measured as before: the readout's bias and weight are
+    assert weights["ro_fc.weight"] is not WeightVerdict.NOT_MEASURED
 
 
 @pytest.mark.parametrize("name", ["synapse.py", "conv_bias.py", "zero.py", "against.py", "not_measured.py",

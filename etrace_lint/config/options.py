@@ -136,7 +136,7 @@ OPTIONS: tuple[Option, ...] = (
            "(ETL205; slower; selecting ETL205 by its id or name turns it on)", flags=("--check-online-grad",),
            key="check-online-grad", kind="flag", group="rule selection", engine=True),
     Option("probe", "bool", True, "measure each model's first online gradient steps against BPTT: does "
-           "the step run, does each weight get a non-zero finite gradient in BPTT's direction (ETL410-ETL423), "
+           "the step run, does each weight get a non-zero finite gradient in BPTT's direction (ETL410-ETL424), "
            "in every output format; --no-probe turns it off", flags=("--probe",), key="probe", kind="flag",
            group="rule selection", engine=True, negation="--no-probe"),
     # gradient verification

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # annotations only
 
 STEP_RAISES, NO_GRADIENT, MULTIPLE, NOT_FINITE, AGAINST = "ETL410", "ETL411", "ETL412", "ETL413", "ETL415"
 DEVIATES, NOT_MEASURED, PARTLY, NOT_BUILT, NOTHING = "ETL416", "ETL417", "ETL418", "ETL419", "ETL420"
-EXACT_DESPITE, WITHOUT_BPTT, LEAF_AGAINST = "ETL421", "ETL422", "ETL423"
+EXACT_DESPITE, WITHOUT_BPTT, LEAF_AGAINST, NOT_DRIVEN = "ETL421", "ETL422", "ETL423", "ETL424"
 # what a probe whose BPTT gradients are all zero (or not finite) could compare: nothing
 _ALL_ZERO = ("BPTT's gradient of every weight is zero over {steps} steps on each of its input draws (the model has "
              "no float output, its weights reach it only through integer or boolean values, its output does not "
@@ -141,13 +141,22 @@ class ProbeFindings:
                            same_step=_same_step(signals) if rule_id == PARTLY else "",
                            share=_share(signals) if rule_id == PARTLY else
                            _distance(signals) if rule_id == EXACT_DESPITE else
-                           _number(max(s.online_norm or 0.0 for s in signals)) if rule_id == WITHOUT_BPTT else "")
+                           _number(max(s.online_norm or 0.0 for s in signals)) if rule_id == WITHOUT_BPTT else
+                           _round_off(signals) if rule_id == NOT_DRIVEN else "")
         return self._finding(rule_id, facts, primary, related, details, self._subject(run, weight))
 
 
 def _compares(signal: LeafSignal) -> bool:
     """BPTT's gradient of the leaf is finite and not zero: the online one can be measured against it."""
     return signal.bptt_norm is not None and signal.bptt_norm > 0  # None: not finite
+
+
+def _undriven(signal: LeafSignal) -> bool:
+    """BPTT's gradient of the leaf, and the online one, are round-off beside the model's largest (or zero), over the
+    sequence and at the first step: the probe's inputs do not drive it, so nothing is measured of it."""
+    return (signal.bptt_norm is not None and signal.bptt_norm <= signal.zero_scale
+            and signal.online_norm is not None and signal.online_norm <= signal.zero_scale
+            and all(share is None for share in signal.first_step_shares) and signal.first_step is None)
 
 
 def _sentence(text: str, limit: int = 400) -> str:
@@ -253,6 +262,15 @@ def _exact_draws(signals: list[LeafSignal]) -> str:
     return f"{count} input draws (the last from states moved from rest)"
 
 
+def _round_off(signals: list[LeafSignal]) -> str:
+    """"round-off (norm 5.2e-06, 2.4e-07x the model's largest)": BPTT's gradient of a weight no input drives."""
+    norm = max(s.bptt_norm or 0.0 for s in signals)
+    if norm == 0:
+        return "exactly zero"
+    largest = max(s.zero_scale / s.tolerance for s in signals)
+    return f"round-off (norm {norm:.2g}, {norm / largest:.2g}x the model's largest)"
+
+
 def _distance(signals: list[LeafSignal]) -> str:
     """"1e-07": the largest distance from BPTT's, relative to its norm, over the draws."""
     return f"{max(max(s.exact_draws) for s in signals):.1g}"
@@ -321,9 +339,14 @@ def findings_from_probe(result: ProbeResult, context: AnalysisContext, target: s
         every_leaf = {weight: (all(s.against for s in run.signals if s.weight == weight),
                                all(s.against_at_first_step for s in run.signals if s.weight == weight))
                       for weight in leaves}
+        # a weight no leaf of which the inputs drive, where they drive others (else ETL420 speaks for the model)
+        undriven = {weight for weight in leaves if all(_undriven(s) for s in run.signals if s.weight == weight)}
+        if len(undriven) == len(leaves):
+            undriven = set()
         grouped: dict[tuple[str, StatePath], list[LeafSignal]] = {}
         for signal in run.signals:
-            rule_id = _verdict(signal, tuple(map(str, signal.weight)) in denied, every_leaf[signal.weight])
+            rule_id = NOT_DRIVEN if signal.weight in undriven else _verdict(
+                signal, tuple(map(str, signal.weight)) in denied, every_leaf[signal.weight])
             if rule_id is not None:
                 grouped.setdefault((rule_id, signal.weight), []).append(signal)
         for (rule_id, weight), signals in grouped.items():
