@@ -94,10 +94,16 @@ def test_tables_kept_compressed_merge_and_summarise_as_plain_ones(tmp_path, caps
     assert json.loads(capsys.readouterr().out)["models"] == 2
 
 
+def _verify_table(seed: int, shard: int) -> dict:
+    """A shard of a campaign that judged --verify's verdicts."""
+    table = _table(seed, shard)
+    return {**table, "meta": {**table["meta"], "verify": True}}
+
+
 @pytest.mark.parametrize("other", [_table(8, 2), _table(7, 2, braintrace="0.2.8"), _table(7, 2, jax="0.7.0"),
                                    _table(7, 2, python="3.12.1"), _table(7, 2, linter="ba9876543210"),
-                                   _table(7, 2, oracle="5f4e3d2c1b0a"), _table(7, 1)],
-                         ids=["seed", "braintrace", "jax", "python", "linter", "oracle", "same shard"])
+                                   _table(7, 2, oracle="5f4e3d2c1b0a"), _table(7, 1), _verify_table(7, 2)],
+                         ids=["seed", "braintrace", "jax", "python", "linter", "oracle", "same shard", "verify"])
 def test_a_merge_refuses_tables_of_another_campaign_or_line(other):
     with pytest.raises(ValueError):
         campaign.merge([_table(7, 1), other])
@@ -126,6 +132,9 @@ def test_a_stopped_shard_resumes_with_the_models_it_judged_and_judges_only_the_r
     assert "shards" in campaign.resumable(stopped, 9, 5, campaign.Shard(1, 3))
     other_line = {"meta": {**stopped["meta"], "versions": {**stopped["meta"]["versions"], "linter": "x"}}}
     assert "versions" in campaign.resumable(other_line, 9, 5, shard)
+    # a campaign that judges --verify's verdicts is another campaign: its table is not resumed by this one
+    assert "verify" in campaign.resumable(stopped, 9, 5, shard, verify=True)
+    assert campaign.merge([_verify_table(7, 1), _verify_table(7, 2)])["meta"]["verify"] is True
 
 
 def test_a_part_missing_on_another_draw_of_the_oracle_settles_a_learns_partly():

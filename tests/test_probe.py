@@ -393,6 +393,30 @@ def test_an_excluded_weight_exact_on_one_leaf_and_partly_on_another_learns_partl
     assert alone.level is Level.NOTE and learning_graph("t", [alone]).weights() == {"fc.weight": WeightVerdict.LEARNS}
 
 
+def test_a_gradient_measured_beside_an_exclusion_is_learning_and_says_how():
+    from etrace_lint.engine.evidence import one_verdict_per_weight
+
+    here, subject = Location("/m.py", 3), Subject(weight="fc.weight", weight_path=("fc", "weight"))
+    excluded = Finding("ETL005", Level.WARNING, "fc.weight reaches a hidden state only through w's op, so the "
+                       "compiler excludes fc.weight: it will not learn online", "t", here, subject=subject)
+    against = Finding("ETL415", Level.WARNING, "fc.weight learns against BPTT under d_rtrl", "t", here,
+                      subject=subject)
+    misaligned = Finding("ETL404", Level.WARNING, "d_rtrl online gradient of fc.weight is poorly aligned", "t",
+                         here, subject=subject)
+    zero = Finding("ETL402", Level.WARNING, "fc.weight gets no online gradient under d_rtrl", "t", here,
+                   subject=subject)
+
+    def verdict(*findings: Finding) -> WeightVerdict:
+        return learning_graph("t", one_verdict_per_weight(list(findings))).weights()["fc.weight"]
+
+    # a measurement that stands beside the exclusion (not folded into it) says the gradient is not zero
+    assert verdict(excluded, against) is WeightVerdict.AGAINST
+    assert verdict(excluded, misaligned) is WeightVerdict.PARTLY
+    # a measured zero confirms the exclusion
+    assert verdict(excluded, zero) is WeightVerdict.ZERO
+    assert verdict(excluded) is WeightVerdict.ZERO
+
+
 def test_the_verdicts_of_weights_that_learn_partly_are_read_by_the_api():
     path = fixture("probe", "partly.py")
     assert etrace_lint.check_target(f"{path}::two_uses").weights() == {"two-uses": {"w": "learns partly"}}

@@ -8,9 +8,12 @@ import math
 import pytest
 from helpers import fixture
 
+import etrace_lint
 from etrace_lint.config.settings import EngineSettings
 from etrace_lint.core.findings import Level, TargetResult
+from etrace_lint.core.learning_graph import learning_graph
 from etrace_lint.core.verdict import Verdict
+from etrace_lint.core.weight_verdict import WeightVerdict
 from etrace_lint.discovery.discover import discover
 from etrace_lint.engine.lint import lint_target
 from etrace_lint.verify import verdict as judge
@@ -416,6 +419,21 @@ def test_a_direction_the_first_draws_show_is_searched_until_a_further_draw_refut
     # the input weight, refuted, is what an approximation below the floor is
     (misaligned,) = verify_findings(result, "ETL404")
     assert "w.weight['weight'] is poorly aligned" in misaligned.message
+
+
+def test_a_weight_the_graph_excludes_that_learns_all_the_same_gets_the_default_runs_verdict():
+    # --verify measures what the probe would, but what the probe folds into the graph's exclusion of a use (the
+    # weight learns partly) it keeps: without it, ETL005's "will not learn online" made the weight "does not learn"
+    path = fixture("verify", "excluded_but_learns.py")
+    (verified_run,) = verified("excluded_but_learns.py").values()
+    default = etrace_lint.check_target(path).weights()["etrace_target_excluded_factor"]
+    weights = learning_graph("t", verified_run.findings).weights()
+    assert weights["l0_wa"] is WeightVerdict.PARTLY and default["l0_wa"] == WeightVerdict.PARTLY.value
+    excluded = [f for f in verified_run.findings if f.rule_id == "ETL005" and f.subject.weight == "l0_wa"]
+    assert excluded and all([m.rule for m in f.measured] == ["ETL418"] and "it learns partly" in f.message
+                            for f in excluded)
+    # --verify's own rows of it stand beside the exclusion: its online gradient measured, not zero
+    assert [row for row in verified_run.verify_rows if row["weight"] == "l0_wa" and row["onlineNorm"]]
 
 
 def test_a_weight_held_in_a_list_is_measured_on_every_draw_under_its_own_name():

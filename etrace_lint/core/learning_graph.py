@@ -164,11 +164,22 @@ def _verdict(findings: list[Finding]) -> WeightVerdict:
         return WeightVerdict.NOT_MEASURED
     strongest = min((says for says, _ in said), key=lambda says: says.rank)
     if strongest is WeightVerdict.ZERO:
+        # --verify's rows stand beside the graph's denial, not folded into it: a gradient they measure is learning
+        gradients = [says for says, finding in said if _measures_a_gradient(finding, says)]
         learns = (any(says.learns for says, _ in said) or any(finding.weight_connected for finding in findings)
-                  or any(_measured_learning(finding) for finding in findings))
+                  or any(_measured_learning(finding) for finding in findings) or bool(gradients))
         if learns and not any(_measured_nothing(f) for f in findings):
-            return WeightVerdict.PARTLY
+            # what the measurement says where it says more (against BPTT), else that it learns through some uses
+            return min([WeightVerdict.PARTLY, *gradients], key=lambda says: says.rank)
     return strongest
+
+
+def _measures_a_gradient(finding: Finding, says: WeightVerdict) -> bool:
+    """A measured finding of its own (not folded into a static one) that says the weight's online gradient is
+    something: not nothing, and measured (--verify's "approximates", "poorly aligned", "against BPTT")."""
+    rule = _rule(finding)
+    return (rule is not None and rule.measured and not says.learns_nothing
+            and says is not WeightVerdict.NOT_MEASURED)
 
 
 def _regions_of(finding: Finding) -> tuple[Region, ...]:

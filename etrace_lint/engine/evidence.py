@@ -100,6 +100,14 @@ def denied_weights(findings: list[Finding]) -> frozenset[StatePath]:
     return frozenset(denied)
 
 
+def folded_into_denials(findings: list[Finding], denied: frozenset[StatePath]) -> list[Finding]:
+    """The measured findings among ``findings`` that fold into a static finding saying a use of a ``denied`` weight
+    gets no online gradient (:func:`denied_weights`): what a measurement says of such a use."""
+    rules = all_rules()
+    return [f for f in findings if (rule := rules.get(f.rule_id)) is not None and _folds(rule)
+            and _weight(f) in denied]
+
+
 def refuses_the_model(findings: list[Finding]) -> bool:
     """A finding says braintrace refuses to compile the model: a learner that cannot be built is no news."""
     rules = all_rules()

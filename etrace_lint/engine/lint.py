@@ -33,7 +33,7 @@ from ..verify import verify_model
 from ..verify.advise.engine import advise_target
 from ..verify.probe import probe_model
 from ..verify.settings import declared_algorithms
-from .evidence import denied_weights, one_verdict_per_weight, refuses_the_model
+from .evidence import denied_weights, folded_into_denials, one_verdict_per_weight, refuses_the_model
 from .fresh_state import target_state
 from .model_paths import shorter_paths
 from .rules_compiler import (
@@ -139,12 +139,14 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             if context is not None:
                 findings.extend(findings_from_checks(context, loaded.name))
                 findings, contradicted = drop_contradicted_records(findings, context.fully_connected_weights)
-        if context is not None and settings.probe and not settings.verify:
-            # --verify measures all the probe does and more; the probe runs jitted code: collector on
+        denied = denied_weights(findings)
+        if context is not None and settings.probe and (not settings.verify or denied):
+            # --verify measures all the probe does and more, but for a weight the graph says a use of which gets
+            # nothing, what the probe folds into that finding (it learns partly, or exactly all the same): the
+            # weight's verdict is the default run's. The probe runs jitted code: collector on
             with preferred_paths(names):
-                probe_findings, _ = probe_model(loaded, context, compile_options, denied_weights(findings),
-                                                refuses_the_model(findings))
-            findings.extend(probe_findings)
+                probe_findings, _ = probe_model(loaded, context, compile_options, denied, refuses_the_model(findings))
+            findings.extend(folded_into_denials(probe_findings, denied) if settings.verify else probe_findings)
         if context is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
             with preferred_paths(names):

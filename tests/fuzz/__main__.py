@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--shard", default="1/1", help="i/n: this machine's part of the campaign")
     run.add_argument("--out", required=True)
     run.add_argument("--keep", help="write the generated models to this folder (default: a temporary one)")
+    run.add_argument("--verify", action="store_true",
+                     help="judge the verdicts of a --verify run of each model instead of the default run's")
     run.add_argument("--resume", action="store_true",
                      help="where --out holds this shard's table stopped early, judge only the models it lacks")
     merge = commands.add_parser("merge", help="one table from the shards of one campaign")
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     recheck = commands.add_parser("recheck", help="which line each fixture's disagreement shows on")
     recheck.add_argument("folder")
     worker = commands.add_parser("serve", help="a worker process")
-    worker.add_argument("kind", choices=("oracle", "lint"))
+    worker.add_argument("kind", choices=("oracle", "lint", "lint-verify"))
     args = parser.parse_args(argv)
 
     from . import campaign
@@ -78,14 +80,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         shard = campaign.Shard.parse(args.shard)
         previous = _read(args.out) if args.resume and os.path.exists(args.out) else None
-        why = previous and campaign.resumable(previous, args.n, args.seed, shard)
+        why = previous and campaign.resumable(previous, args.n, args.seed, shard, args.verify)
         if why:
             print(f"run: {args.out} is not a table of this shard of this campaign on this line ({why}); "
                   f"give another --out", file=sys.stderr)
             return 2
         table = campaign.run(args.n, args.seed, args.j, shard, args.keep,
                              progress=lambda line: print(line, flush=True),
-                             partial=lambda table: _write(table, args.out), resume=previous)
+                             partial=lambda table: _write(table, args.out), resume=previous, verify=args.verify)
         _write(table, args.out)
     elif args.command == "merge":
         try:

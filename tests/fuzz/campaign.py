@@ -181,13 +181,20 @@ class Worker:
         self.process = None
 
 
+# the lint worker of a campaign that judges --verify's verdicts instead of the default run's
+VERIFY_LINT = "lint-verify"
+
+
 def serve(kind: str) -> None:
     """The worker's loop: one path per line on stdin, one answer line per path on stdout."""
     if kind == "oracle":
         from .oracle import judge_files as answer
         from .oracle import look_again
     else:
-        from .lint_side import lint_files as answer
+        from .lint_side import lint_files
+
+        def answer(paths: list[str]) -> list[dict[str, Any]]:
+            return lint_files(paths, verify=kind == VERIFY_LINT)
     for line in sys.stdin:
         path, _, disputed = line.strip().partition("\t")
         if path:
@@ -337,11 +344,11 @@ def model_name(seed: int, number: int) -> str:
     return f"fuzz_{seed}_{number:05d}"
 
 
-def resumable(table: dict[str, Any], count: int, seed: int, shard: Shard) -> str:
+def resumable(table: dict[str, Any], count: int, seed: int, shard: Shard, verify: bool = False) -> str:
     """Why ``table`` cannot be resumed as this shard of this campaign on this line, or "" where it can."""
     meta = table.get("meta", {})
     wanted = {"seed": seed, "count": count, "shards": [shard.index], "shard_count": shard.count,
-              "versions": versions()}
+              "versions": versions(), "verify": verify}
     for key, value in wanted.items():
         if meta.get(key) != value:
             return f"its {key} is {meta.get(key)}, this run's {value}"
@@ -351,11 +358,11 @@ def resumable(table: dict[str, Any], count: int, seed: int, shard: Shard) -> str
 def run(count: int, seed: int, jobs: int, shard: Shard, folder: str | None = None,
         progress: Callable[[str], None] = lambda line: None,
         partial: Callable[[dict[str, Any]], None] = lambda table: None,
-        resume: dict[str, Any] | None = None) -> dict[str, Any]:
+        resume: dict[str, Any] | None = None, verify: bool = False) -> dict[str, Any]:
     """The shard's part of a campaign of ``count`` models drawn from ``seed``: its table (``partial`` gets the
     table of the models judged so far after each one, so that a campaign stopped early keeps them).
     ``resume``, a table of this shard stopped early (:func:`resumable`), keeps its models, judges only the rest
-    and adds its CPU and wall seconds to this run's."""
+    and adds its CPU and wall seconds to this run's. ``verify``: the lint's verdicts are a ``--verify`` run's."""
     specs = list(enumerate(draw_specs(count, seed)))[shard.index - 1::shard.count]
     folder = folder or tempfile.mkdtemp(prefix="etrace-lint-fuzz-")
     os.makedirs(folder, exist_ok=True)
@@ -363,7 +370,8 @@ def run(count: int, seed: int, jobs: int, shard: Shard, folder: str | None = Non
     before = (resume or {}).get("meta", {})
     models: list[dict[str, Any]] = [kept.get(model_name(seed, number), {}) for number, _ in specs]
     queue = [slot for slot, model in enumerate(models) if not model]
-    workers = [(Worker("oracle"), Worker("lint")) for _ in range(max(1, min(jobs, len(queue))))]
+    workers = [(Worker("oracle"), Worker(VERIFY_LINT if verify else "lint"))
+               for _ in range(max(1, min(jobs, len(queue))))]
     started, cpu = time.monotonic(), _children_cpu()
     lock = threading.Lock()
 
@@ -382,7 +390,7 @@ def run(count: int, seed: int, jobs: int, shard: Shard, folder: str | None = Non
     def table(judged: list[dict[str, Any]]) -> dict[str, Any]:
         # CPU seconds of the workers that have ended, and of those still running (read from /proc)
         meta = {"seed": seed, "count": count, "shards": [shard.index], "shard_count": shard.count,
-                "versions": found_versions, "jobs": len(workers),
+                "versions": found_versions, "verify": verify, "jobs": len(workers),
                 "wall_s": round(before.get("wall_s", 0) + time.monotonic() - started, 1),
                 "cpu_s": round(before.get("cpu_s", 0) + _children_cpu() - cpu
                                + sum(w.cpu() for pair in workers for w in pair), 1),
@@ -420,9 +428,9 @@ def merge(tables: list[dict[str, Any]]) -> dict[str, Any]:
     first = tables[0]["meta"]
     for table in tables[1:]:
         meta = table["meta"]
-        for key in ("seed", "count", "shard_count", "versions"):
-            if meta[key] != first[key]:
-                raise ValueError(f"the tables differ in {key}: {first[key]} and {meta[key]}; a merge takes the "
+        for key in ("seed", "count", "shard_count", "versions", "verify"):
+            if meta.get(key, False) != first.get(key, False):
+                raise ValueError(f"the tables differ in {key}: {first.get(key)} and {meta.get(key)}; a merge takes the "
                                  f"shards of one campaign, on one line of versions")
     shards = [index for table in tables for index in table["meta"]["shards"]]
     if len(set(shards)) != len(shards):

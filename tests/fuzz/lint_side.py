@@ -1,4 +1,5 @@
-"""The lint's side: what ``etrace_lint.check_target`` says of each weight, as a user gets it (the probe on).
+"""The lint's side: what ``etrace_lint.check_target`` says of each weight, as a user gets it (the probe on; with
+``verify``, as a ``--verify`` run gets it).
 
 Run in a process of its own (``python -m tests.fuzz lint FILE...``), never beside the oracle. Only the
 public API: ``check_target(path).weights()``, and the rules of the findings about each weight (to name a
@@ -11,13 +12,13 @@ import os
 from typing import Any
 
 
-def lint_files(paths: list[str]) -> list[dict[str, Any]]:
+def lint_files(paths: list[str], verify: bool = False) -> list[dict[str, Any]]:
     import etrace_lint
 
     records = []
     for path in paths:
         try:
-            result = etrace_lint.check_target(path)
+            result = etrace_lint.check_target(path, verify=verify)
         except Exception as exc:  # the linter itself raised: a disagreement of its own kind
             records.append({"file": os.path.basename(path), "crash": f"{type(exc).__name__}: {exc}"[:300]})
             continue
