@@ -436,6 +436,20 @@ def test_a_weight_the_graph_excludes_that_learns_all_the_same_gets_the_default_r
     assert [row for row in verified_run.verify_rows if row["weight"] == "l0_wa" and row["onlineNorm"]]
 
 
+def test_an_online_step_that_raises_is_the_models_error_under_verify_as_by_default():
+    # BPTT runs; braintrace's online step raises (its vmap of one layer): --verify cannot compare, and every weight's
+    # verdict is what the default run says, "step raises", with the probe's error, not the graph's "learns"
+    path = fixture("fuzz", "fuzz_step_raises_for_every_weight.py")
+    default = etrace_lint.check_target(path)
+    result = etrace_lint.check_target(path, verify=True)
+    assert result.weights() == default.weights()
+    assert set(next(iter(result.weights().values())).values()) == {WeightVerdict.STEP_RAISES.value}
+    assert [f.rule_id for f in result.errors] == ["ETL410"]
+    # and --verify says it compared nothing for the algorithm, with braintrace's exception
+    (not_run,) = [f for f in result.warnings if f.rule_id == "ETL405"]
+    assert not_run.message.startswith("--verify did not run eprop over 16 steps: ValueError: vmap")
+
+
 def test_a_weight_held_in_a_list_is_measured_on_every_draw_under_its_own_name():
     """A path with an index in it (``layers[0]``) is found again on the other input draws: the check that
     a direction holds on every draw once raised KeyError for such a weight."""

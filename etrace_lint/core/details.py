@@ -178,6 +178,9 @@ class VerifyWeight:
 class VerifyNotRun:
     algorithm: str
     device: str
+    # braintrace's learner for the algorithm could not be built, or its online step raised, where BPTT ran: what
+    # the probe reports as the model's error (ETL419, ETL410)
+    learner_failed: bool = False
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
-from ..core.details import CompilerRecord, Measured, Measurement, ProbeSignal, StaticEvidence
+from ..core.details import CompilerRecord, Measured, Measurement, ProbeSignal, StaticEvidence, VerifyNotRun
 from ..core.findings import Finding, Level
 from ..core.learning_graph import measured_exact
 from ..core.naming import StatePath
@@ -100,12 +100,21 @@ def denied_weights(findings: list[Finding]) -> frozenset[StatePath]:
     return frozenset(denied)
 
 
-def folded_into_denials(findings: list[Finding], denied: frozenset[StatePath]) -> list[Finding]:
-    """The measured findings among ``findings`` that fold into a static finding saying a use of a ``denied`` weight
-    gets no online gradient (:func:`denied_weights`): what a measurement says of such a use."""
+def learner_failed(findings: list[Finding]) -> bool:
+    """A ``--verify`` finding says braintrace's learner could not be built, or its online step raised, where BPTT
+    ran: the probe says what that means for the model's weights (none learns online)."""
+    return any(isinstance(f.details, VerifyNotRun) and f.details.learner_failed for f in findings)
+
+
+def beside_verify(findings: list[Finding], denied: frozenset[StatePath], failed: bool) -> list[Finding]:
+    """The probe's findings a ``--verify`` run keeps, since --verify measures the rest and more: what folds into a
+    static finding saying a use of a ``denied`` weight gets no online gradient (it learns partly, or exactly all
+    the same), and, where --verify's learner ``failed``, that the model's online step cannot be had (ETL410,
+    ETL419: every weight's verdict)."""
     rules = all_rules()
-    return [f for f in findings if (rule := rules.get(f.rule_id)) is not None and _folds(rule)
-            and _weight(f) in denied]
+    cannot = (WeightVerdict.STEP_RAISES, WeightVerdict.REFUSED)
+    return [f for f in findings if (rule := rules.get(f.rule_id)) is not None
+            and ((_folds(rule) and _weight(f) in denied) or (failed and rule.says in cannot))]
 
 
 def refuses_the_model(findings: list[Finding]) -> bool:

@@ -33,7 +33,13 @@ from ..verify import verify_model
 from ..verify.advise.engine import advise_target
 from ..verify.probe import probe_model
 from ..verify.settings import declared_algorithms
-from .evidence import denied_weights, folded_into_denials, one_verdict_per_weight, refuses_the_model
+from .evidence import (
+    beside_verify,
+    denied_weights,
+    learner_failed,
+    one_verdict_per_weight,
+    refuses_the_model,
+)
 from .fresh_state import target_state
 from .model_paths import shorter_paths
 from .rules_compiler import (
@@ -139,20 +145,21 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
             if context is not None:
                 findings.extend(findings_from_checks(context, loaded.name))
                 findings, contradicted = drop_contradicted_records(findings, context.fully_connected_weights)
-        denied = denied_weights(findings)
-        if context is not None and settings.probe and (not settings.verify or denied):
-            # --verify measures all the probe does and more, but for a weight the graph says a use of which gets
-            # nothing, what the probe folds into that finding (it learns partly, or exactly all the same): the
-            # weight's verdict is the default run's. The probe runs jitted code: collector on
-            with preferred_paths(names):
-                probe_findings, _ = probe_model(loaded, context, compile_options, denied, refuses_the_model(findings))
-            findings.extend(folded_into_denials(probe_findings, denied) if settings.verify else probe_findings)
+        verify_findings: list[Finding] = []
         if context is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
             with preferred_paths(names):
                 verify_findings, measured = verify_model(loaded, context, settings, findings=findings)
             verify_rows = [row.to_json() for row in measured]
-            findings.extend(verify_findings)
+        denied, failed = denied_weights(findings), learner_failed(verify_findings)
+        if context is not None and settings.probe and (not settings.verify or denied or failed):
+            # --verify measures all the probe does and more, save what it folds into the graph's finding that a
+            # use of a weight gets nothing, and what a learner that fails means for the weights: beside_verify.
+            # The probe runs jitted code: collector on
+            with preferred_paths(names):
+                probe_findings, _ = probe_model(loaded, context, compile_options, denied, refuses_the_model(findings))
+            findings.extend(beside_verify(probe_findings, denied, failed) if settings.verify else probe_findings)
+        findings.extend(verify_findings)
         if context is not None and settings.advise:
             with preferred_paths(names):
                 advice_findings, advice_rows = advise_target(loaded, context, settings)

@@ -99,14 +99,14 @@ def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker
         try:
             learner = harness.learner(algorithm)
         except HarnessError as exc:
-            findings.append(maker.not_run(f"--verify did not run {algorithm}: {exc}", algorithm))
+            findings.append(maker.not_run(f"--verify did not run {algorithm}: {exc}", algorithm, learner_failed=True))
             continue
         _tell(f"{name}: {algorithm} T={lengths[0]}", progress)
         try:
             runs = harness.online(learner, lengths)
         except Exception as exc:  # the learner failed to run on this model
             findings.append(maker.not_run(f"--verify did not run {algorithm} over {lengths[0]} steps: "
-                                          f"{describe(exc)}", algorithm))
+                                          f"{describe(exc)}", algorithm, learner_failed=True))
             continue
         compared: dict[int, list[VerifyRow]] = {}
         for steps in lengths:

@@ -104,8 +104,8 @@ class FindingMaker:
         subject = Subject(weight=display_name(weight), weight_path=path_key(weight), algorithm=algorithm)
         return self._finding(rule_id, message, primary, related, details, subject)
 
-    def not_run(self, message: str, algorithm: str = "") -> Finding:
-        details = VerifyNotRun(algorithm, self.device)
+    def not_run(self, message: str, algorithm: str = "", learner_failed: bool = False) -> Finding:
+        details = VerifyNotRun(algorithm, self.device, learner_failed)
         return self._finding(NOT_RUN, message, self.locator.factory, [], details, Subject(algorithm=algorithm))
 
     def harness_mismatch(self, algorithm: str, steps: int, online_loss: float, bptt_loss: float) -> Finding:
