@@ -30,8 +30,20 @@ def test_a_weight_against_bptt_on_every_draw_is_its_own_verdict(advised):
         assert set(verdicts) == set(WEIGHTS)
         for weight in verdicts.values():
             assert weight["verdict"] == "learns against BPTT", (row["algorithm"], weight)
-            # measured on 3 input draws from rest and one from moved states
-            assert len(weight["draws"]) == 4 and max(weight["draws"]) < 0
+            # measured on 3 input draws from rest and one from moved states, then on the 3 further draws the
+            # probe and --verify search, each from rest and from moved states: against BPTT on every one
+            assert len(weight["draws"]) == 4 + 6 and max(weight["draws"]) < 0
+
+
+def test_a_direction_a_further_draw_refutes_is_misaligned(tmp_path):
+    # under pp_prop over 16 steps the input weight points against BPTT's on the first 4 draws and not on the fifth
+    done = run_cli("advise", TARGET, "--algorithms", "pp_prop", "--steps", "16", "--cache-dir", str(tmp_path),
+                   "--no-probe", "--output-format", "json")
+    (row,) = json.loads(done.stdout)["advice"]
+    verdicts = {w["weight"]: w for w in row["weights"]}
+    weight, bias = verdicts["w.weight['weight']"], verdicts["w.weight['bias']"]
+    assert weight["verdict"] == "misaligned" and max(weight["draws"][:4]) < 0 <= weight["draws"][-1]
+    assert bias["verdict"] == "learns against BPTT" and len(bias["draws"]) == 10 and max(bias["draws"]) < 0
 
 
 def test_the_recommendation_names_what_it_leaves_learning_against_bptt(advised):

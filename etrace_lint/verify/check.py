@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, TypeAlias
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from .harness import (
     describe,
     device_label,
     on_device,
+    searched,
     select_device,
 )
 from .layout import advice
@@ -181,26 +182,26 @@ def _confirm_on_other_draws(compared: dict[int, list[VerifyRow]], bptt: dict[int
     return confirmed
 
 
+# the rows of each length, and the further draws' runs they were measured on
+_Searched: TypeAlias = tuple[dict[int, list[VerifyRow]], list[DrawRuns]]
+
+
 def _directions_on_further_draws(harness: Harness, learner: Learner, lengths: list[int],
-                                 compared: dict[int, list[VerifyRow]]
-                                 ) -> tuple[dict[int, list[VerifyRow]], list[DrawRuns]]:
+                                 compared: dict[int, list[VerifyRow]]) -> _Searched:
     """Each row against BPTT's on every draw so far, measured on the draws after them, each from rest and from the
     states its first steps leave, until one on which it does not point against BPTT's refutes it ("learns against
     BPTT" is a claim about every input), as the probe searches them; with the runs measured. A draw that raises ends
     the search: what the draws before measured stands."""
-    further: list[DrawRuns] = []
-    runs_on = harness.further_draws(learner, lengths, after=judge.DRAWS - 1)
-    while any(row.verdict is Verdict.AGAINST for run_rows in compared.values() for row in run_rows):
-        try:
-            runs = next(runs_on, None)
-        except Exception:  # noqa: BLE001 - the model ran on the draws before
-            break
-        if runs is None:
-            break
-        further.append(runs)
-        compared = {steps: [_direction_on_one_more_draw(row, runs, steps) for row in run_rows]
-                    for steps, run_rows in compared.items()}
-    return compared, further
+    def against(claims: _Searched) -> bool:
+        return any(row.verdict is Verdict.AGAINST for run_rows in claims[0].values() for row in run_rows)
+
+    def measure(claims: _Searched, runs: DrawRuns) -> _Searched:
+        rows = {steps: [_direction_on_one_more_draw(row, runs, steps) for row in run_rows]
+                for steps, run_rows in claims[0].items()}
+        return rows, [*claims[1], runs]
+
+    start: _Searched = (compared, [])
+    return searched(start, against, harness.further_draws(learner, lengths, after=judge.DRAWS - 1), measure)
 
 
 def _direction_on_one_more_draw(row: VerifyRow, runs: DrawRuns, steps: int) -> VerifyRow:

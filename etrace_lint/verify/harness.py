@@ -67,6 +67,7 @@ Program: TypeAlias = Callable[[Inputs], tuple[Grads, Leaf]]  # inputs -> (gradie
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+_Claims = TypeVar("_Claims")
 
 
 class Stage(Protocol):
@@ -716,3 +717,19 @@ def on_device(device: jax.Device | None) -> Iterator[None]:
             return
         with jax.default_device(device):
             yield
+
+
+def searched(claims: _Claims, pending: Callable[[_Claims], bool], runs: Iterator[DrawRuns],
+             measured: Callable[[_Claims, DrawRuns], _Claims]) -> _Claims:
+    """``claims`` ``measured`` on one further draw's runs at a time (``runs``: :meth:`Harness.further_draws`) while
+    ``pending`` says one is still to be refuted or confirmed; a draw that raises, or the last draw, ends the search,
+    and what the draws before measured stands."""
+    while pending(claims):
+        try:
+            drawn = next(runs, None)
+        except Exception:  # noqa: BLE001 - the model ran on the draws before: their claims stand
+            return claims
+        if drawn is None:
+            return claims
+        claims = measured(claims, drawn)
+    return claims

@@ -8,7 +8,8 @@ does. Only how a learner is built differs: from the advisor's table.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import brainstate
 import braintrace
@@ -21,7 +22,7 @@ from ...core import advice as R
 from ...core.naming import display_name
 from ...core.verdict import Verdict
 from .. import verdict as judge
-from ..harness import GradientRun, Harness, HarnessError, Inputs, Learner, Weights, describe
+from ..harness import DrawRuns, GradientRun, Harness, HarnessError, Inputs, Learner, Weights, describe, searched
 from ..settings import Loss, VerifySettings
 from .algorithms import Algorithm
 
@@ -104,6 +105,30 @@ def weight_rows(online: GradientRun, reference: GradientRun, tolerance_of: Calla
             zeros.append(name)
         fidelity.append(R.WeightFidelity(name, judge.json_number(m.cosine), judge.json_number(m.rel_error), verdict))
     return tuple(fidelity), tuple(zeros)
+
+
+def directions_on_further_draws(fidelity: tuple[R.WeightFidelity, ...], runs: Iterator[DrawRuns],
+                                steps: int) -> tuple[R.WeightFidelity, ...]:
+    """The weights still against BPTT on every draw :func:`confirm_directions` read, measured on further draws
+    (``runs``: :meth:`~etrace_lint.verify.harness.Harness.further_draws`), each from rest and from the states its first
+    steps leave, until one on which a weight does not point against BPTT's makes it misaligned, as the probe and
+    --verify search them; each keeps its cosine on every draw."""
+    def against(rows: tuple[R.WeightFidelity, ...]) -> bool:
+        return any(row.verdict is Verdict.AGAINST for row in rows)
+
+    def measure(rows: tuple[R.WeightFidelity, ...], drawn: DrawRuns) -> tuple[R.WeightFidelity, ...]:
+        keys = {display_name(weight) + (leaf or ""): (weight, leaf) for weight, leaf in drawn[0][steps].grads}
+        measured = []
+        for row in rows:
+            if row.verdict is not Verdict.AGAINST:
+                measured.append(row)
+                continue
+            cosine = judge.cosine_on_draw(drawn[0][steps].grads, drawn[1][steps].grads, keys[row.weight])
+            verdict = row.verdict if judge.below_on_further_draws([cosine]) else Verdict.MISALIGNED
+            measured.append(replace(row, verdict=verdict, draws=(*row.draws, judge.json_number(cosine))))
+        return tuple(measured)
+
+    return searched(fidelity, against, runs, measure)
 
 
 def confirm_directions(fidelity: tuple[R.WeightFidelity, ...], reference: GradientRun,

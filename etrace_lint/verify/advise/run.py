@@ -22,7 +22,7 @@ from ..leaves import Leaf, is_quantity, mantissa
 from ..settings import InputsCallable, Loss, VerifySettings
 from .algorithms import Algorithm, AlgorithmSpec, select
 from .cost import StepCost, flops_ratio, forward_cost, online_cost
-from .fidelity import AdviceHarness, confirm_directions, weight_rows
+from .fidelity import AdviceHarness, confirm_directions, directions_on_further_draws, weight_rows
 from .memory import InputsAt, TraceMemory, kept_states, trace_memory
 from .recommend import default_budget, mark
 
@@ -155,7 +155,9 @@ def _measured(model: brainstate.nn.Module, inputs: Inputs, batch_size: int | Non
                               for b, o in harness.other_draws(learner, [verify.steps], judge.DRAWS)]
                 except Exception:  # noqa: BLE001 - a direction measured on one draw only is not claimed
                     others = []
-                fidelity = confirm_directions(fidelity, reference, others)
+                fidelity = directions_on_further_draws(confirm_directions(fidelity, reference, others),
+                                                       harness.further_draws(learner, [verify.steps],
+                                                                             after=judge.DRAWS - 1), verify.steps)
             rows.append(_row(target, algorithm, memory, train_batch, harness.batch, compiles=True, runs=True,
                              error=None, steps=verify.steps, cost=cost, forward=forward, fidelity=fidelity,
                              zeros=zeros))

@@ -41,6 +41,7 @@ from ..harness import (
     Learner,
     describe,
     on_device,
+    searched,
 )
 from ..settings import VerifySettings, VerifySettingsError, resolve_settings
 
@@ -564,16 +565,11 @@ def _on_further_draws(harness: Harness, learner: Learner, signals: list[LeafSign
     draws after the probe's others, up to :data:`SEARCHED_DRAWS`, each from rest and then from the states its first
     steps leave, until no signal is pending. A draw that raises ends the search: what the draws before measured
     stands."""
-    runs_on = harness.further_draws(learner, [1, PROBE_STEPS], after=judge.DRAWS - 1)
-    while waiting := [signal for signal in signals if pending(signal)]:
-        try:
-            runs = next(runs_on, None)
-        except Exception:  # noqa: BLE001 - a claim the draws so far measured stands as they measured it
-            return signals
-        if runs is None:
-            return signals
-        signals = [measured(signal, runs) if signal in waiting else signal for signal in signals]
-    return signals
+    def measure(signals: list[LeafSignal], runs: DrawRuns) -> list[LeafSignal]:
+        return [measured(signal, runs) if pending(signal) else signal for signal in signals]
+
+    return searched(signals, lambda signals: any(pending(signal) for signal in signals),
+                    harness.further_draws(learner, [1, PROBE_STEPS], after=judge.DRAWS - 1), measure)
 
 
 def _key_of(signal: LeafSignal, grads: Mapping[LeafKey, np.ndarray]) -> LeafKey:
