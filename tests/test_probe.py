@@ -375,16 +375,23 @@ def test_an_excluded_weight_whose_gradient_is_bptts_on_every_draw_learns_and_fai
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def _about_fc(rule_id: str, level: Level, message: str) -> Finding:
+    """A finding about the weight ``fc.weight`` of a model ``t``, on line 3 of /m.py."""
+    return Finding(rule_id, level, message, "t", Location("/m.py", 3),
+                   subject=Subject(weight="fc.weight", weight_path=("fc", "weight")))
+
+
+# ETL005: the compiler excludes fc.weight
+_EXCLUDED = ("ETL005", Level.WARNING, "fc.weight reaches a hidden state only through w's op, so the compiler "
+             "excludes fc.weight: it will not learn online")
+
+
 def test_an_excluded_weight_exact_on_one_leaf_and_partly_on_another_learns_partly():
     from etrace_lint.engine.evidence import one_verdict_per_weight
 
-    here, subject = Location("/m.py", 3), Subject(weight="fc.weight", weight_path=("fc", "weight"))
-    excluded = Finding("ETL005", Level.WARNING, "fc.weight reaches a hidden state only through w's op, so the "
-                       "compiler excludes fc.weight: it will not learn online", "t", here, subject=subject)
-    exact = Finding("ETL421", Level.NOTE, "measured ... fc.weight['bias']'s online gradient is BPTT's", "t", here,
-                    subject=subject)
-    partly = Finding("ETL418", Level.NOTE, "measured ... fc.weight['weight']'s online gradient is not zero", "t",
-                     here, subject=subject)
+    excluded = _about_fc(*_EXCLUDED)
+    exact = _about_fc("ETL421", Level.NOTE, "measured ... fc.weight['bias']'s online gradient is BPTT's")
+    partly = _about_fc("ETL418", Level.NOTE, "measured ... fc.weight['weight']'s online gradient is not zero")
     (kept,) = one_verdict_per_weight([excluded, exact, partly])
     # the kernel misses what the excluded use carries: the weight learns partly, and the warning stands
     assert kept.level is Level.WARNING and "learns online as BPTT does" not in kept.message
@@ -396,15 +403,10 @@ def test_an_excluded_weight_exact_on_one_leaf_and_partly_on_another_learns_partl
 def test_a_gradient_measured_beside_an_exclusion_is_learning_and_says_how():
     from etrace_lint.engine.evidence import one_verdict_per_weight
 
-    here, subject = Location("/m.py", 3), Subject(weight="fc.weight", weight_path=("fc", "weight"))
-    excluded = Finding("ETL005", Level.WARNING, "fc.weight reaches a hidden state only through w's op, so the "
-                       "compiler excludes fc.weight: it will not learn online", "t", here, subject=subject)
-    against = Finding("ETL415", Level.WARNING, "fc.weight learns against BPTT under d_rtrl", "t", here,
-                      subject=subject)
-    misaligned = Finding("ETL404", Level.WARNING, "d_rtrl online gradient of fc.weight is poorly aligned", "t",
-                         here, subject=subject)
-    zero = Finding("ETL402", Level.WARNING, "fc.weight gets no online gradient under d_rtrl", "t", here,
-                   subject=subject)
+    excluded = _about_fc(*_EXCLUDED)
+    against = _about_fc("ETL415", Level.WARNING, "fc.weight learns against BPTT under d_rtrl")
+    misaligned = _about_fc("ETL404", Level.WARNING, "d_rtrl online gradient of fc.weight is poorly aligned")
+    zero = _about_fc("ETL402", Level.WARNING, "fc.weight gets no online gradient under d_rtrl")
 
     def verdict(*findings: Finding) -> WeightVerdict:
         return learning_graph("t", one_verdict_per_weight(list(findings))).weights()["fc.weight"]
