@@ -26,6 +26,7 @@ from .harness import (
     Learner,
     describe,
     device_label,
+    leaf_key,
     on_device,
     searched,
     select_device,
@@ -209,8 +210,8 @@ def _direction_on_one_more_draw(row: VerifyRow, runs: DrawRuns, steps: int) -> V
     if row.verdict is not Verdict.AGAINST:
         return row
     reference, online = runs[0][steps].grads, runs[1][steps].grads
-    key = next(k for k in reference if tuple(map(str, k[0])) == tuple(map(str, row.weight_path)) and k[1] == row.leaf)
-    cosine = judge.cosine_on_draw(reference, online, key)  # NaN, a zero online gradient, is not against it
+    # NaN, a zero online gradient, is not against it
+    cosine = judge.cosine_on_draw(reference, online, leaf_key(reference, row.weight_path, row.leaf))
     more = replace(row, more_draws=row.more_draws + (judge.json_number(cosine),))
     if judge.below_on_further_draws([cosine]):
         return more

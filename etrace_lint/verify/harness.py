@@ -719,6 +719,12 @@ def on_device(device: jax.Device | None) -> Iterator[None]:
             yield
 
 
+def leaf_key(grads: Mapping[LeafKey, Any], weight: tuple[object, ...], leaf: str) -> LeafKey:
+    """The key of ``weight``'s ``leaf`` among a run's gradients, its path's parts compared as strings (a path
+    read back from JSON or a finding names ``layers[0]``'s index as text)."""
+    path = tuple(map(str, weight))
+    return next(key for key in grads if tuple(map(str, key[0])) == path and key[1] == leaf)
+
 def searched(claims: _Claims, pending: Callable[[_Claims], bool], runs: Iterator[DrawRuns],
              measured: Callable[[_Claims, DrawRuns], _Claims]) -> _Claims:
     """``claims`` ``measured`` on one further draw's runs at a time (``runs``: :meth:`Harness.further_draws`) while

@@ -40,6 +40,7 @@ from ..harness import (
     LeafKey,
     Learner,
     describe,
+    leaf_key,
     on_device,
     searched,
 )
@@ -574,7 +575,7 @@ def _on_further_draws(harness: Harness, learner: Learner, signals: list[LeafSign
 
 def _key_of(signal: LeafSignal, grads: Mapping[LeafKey, np.ndarray]) -> LeafKey:
     """The key of ``signal``'s leaf among another run's gradients (a path's parts compared as strings)."""
-    return next(k for k in grads if tuple(map(str, k[0])) == tuple(map(str, signal.weight)) and k[1] == signal.leaf)
+    return leaf_key(grads, signal.weight, signal.leaf)
 
 
 def _norm(values: np.ndarray) -> float | None:
