@@ -719,7 +719,7 @@ def on_device(device: jax.Device | None) -> Iterator[None]:
             yield
 
 
-def leaf_key(grads: Mapping[LeafKey, Any], weight: tuple[object, ...], leaf: str) -> LeafKey:
+def leaf_key(grads: Mapping[LeafKey, object], weight: tuple[object, ...], leaf: str) -> LeafKey:
     """The key of ``weight``'s ``leaf`` among a run's gradients, its path's parts compared as strings (a path
     read back from JSON or a finding names ``layers[0]``'s index as text)."""
     path = tuple(map(str, weight))
