@@ -104,8 +104,14 @@ def test_weight_through_plain_matmul_does_not_learn_online(approximate):
 def test_every_weight_is_exact_at_one_step(exact, approximate):
     rows = [r for results in (exact, approximate) for res in results.values() for r in res.verify_rows
             if r["steps"] == 1 and r["weight"] != "w_plain"]
-    assert rows and all(r["expected"] == "exact" and r["verdict"] in ("exact", "n/a") for r in rows)
-    assert all(r["relError"] is None for r in rows if r["verdict"] == "n/a")
+    from_rest = [r for r in rows if "warmupSteps" not in r]
+    assert from_rest and all(r["expected"] == "exact" and r["verdict"] in ("exact", "n/a") for r in from_rest)
+    assert all(r["relError"] is None for r in from_rest if r["verdict"] == "n/a")
+    # a first step from rest that moves nothing is measured from the states two steps leave: the element-wise leak
+    # is exact there; the GRU's reset gate, which multiplies h (zero at rest), gets nothing, as over the sequence
+    moved = {(r["model"], r["weight"], r["verdict"], r["warmupSteps"]) for r in rows if "warmupSteps" in r}
+    assert moved == {("etrace_target_elementwise_leak", "leak", "exact", 2),
+                     ("etrace_target_gru", "Wr.weight", "not-learning", 2)}
 
 
 def test_wrong_etp_rule_is_an_error_even_at_one_step(broken):
@@ -448,6 +454,34 @@ def test_an_online_step_that_raises_is_the_models_error_under_verify_as_by_defau
     # and --verify says it compared nothing for the algorithm, with braintrace's exception
     (not_run,) = [f for f in result.warnings if f.rule_id == "ETL405"]
     assert not_run.message.startswith("--verify did not run eprop over 16 steps: ValueError: vmap")
+
+
+def test_a_first_step_from_rest_that_drives_nothing_is_measured_from_moved_states():
+    # the spiking layers are silent through the first step from rest, so that step compares nothing; from the states
+    # two steps leave it must still be BPTT's, and it is not: the weight learns approximately, as by default
+    path = fixture("verify", "silent_first_step.py")
+    result = etrace_lint.check_target(path, verify=True)
+    (first,) = [row for row in result.verify_rows if row["weight"] == "l2_sp.weight" and row["steps"] == 1]
+    assert first["verdict"] == "wrong" and first["warmupSteps"] == 2 and 0.3 < first["cosine"] < 0.95
+    (wrong,) = [f for f in verify_findings(result, "ETL401") if f.subject.weight == "l2_sp.weight"]
+    assert "over 1 step from the states 2 steps of its inputs leave" in wrong.message
+    verdict = result.weights()["etrace_target_silent_first_step"]["l2_sp.weight"]
+    assert verdict == WeightVerdict.APPROXIMATE.value
+    assert etrace_lint.check_target(path).weights()["etrace_target_silent_first_step"]["l2_sp.weight"] == verdict
+
+
+def test_a_zero_over_the_sequence_that_a_shorter_one_refutes_is_not_claimed():
+    # over 16 steps the bias's BPTT gradient grows to 3e4 and the online one stays near 6e-5: a zero beside it on
+    # every draw; over 4 steps the online gradient is 0.1x BPTT's, so the weight learns, and no ETL402 says otherwise
+    path = fixture("verify", "zero_over_long_sequences.py")
+    result = etrace_lint.check_target(path, verify=True)
+    (bias,) = [row for row in result.verify_rows
+               if row["weight"] == "l1_norm.param" and row["leaf"] == "['bias']" and row["steps"] == 16]
+    assert bias["verdict"] == "n/a" and bias["bpttNorm"] > 1e3 * bias["onlineNorm"] > 0
+    assert not [f for f in verify_findings(result, "ETL402") if f.subject.weight == "l1_norm.param"]
+    default = etrace_lint.check_target(path).weights()["etrace_target_zero_over_long_sequences"]["l1_norm.param"]
+    assert result.weights()["etrace_target_zero_over_long_sequences"]["l1_norm.param"] == default
+    assert default == WeightVerdict.WITHIN_WINDOW.value
 
 
 def test_a_weight_held_in_a_list_is_measured_on_every_draw_under_its_own_name():

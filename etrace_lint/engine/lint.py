@@ -146,12 +146,13 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
                 findings.extend(findings_from_checks(context, loaded.name))
                 findings, contradicted = drop_contradicted_records(findings, context.fully_connected_weights)
         verify_findings: list[Finding] = []
+        denied = denied_weights(findings)
         if context is not None and settings.verify:
             # --verify runs jitted code for a while: the collector stays on
             with preferred_paths(names):
-                verify_findings, measured = verify_model(loaded, context, settings, findings=findings)
+                verify_findings, measured = verify_model(loaded, context, settings, findings=findings, denied=denied)
             verify_rows = [row.to_json() for row in measured]
-        denied, failed = denied_weights(findings), learner_failed(verify_findings)
+        failed = learner_failed(verify_findings)
         if context is not None and settings.probe and (not settings.verify or denied or failed):
             # --verify measures all the probe does and more, save what it folds into the graph's finding that a
             # use of a weight gets nothing, and what a learner that fails means for the weights: beside_verify.

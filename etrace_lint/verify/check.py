@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, TypeAlias
+from typing import TYPE_CHECKING, Callable, Mapping, TypeAlias
 
 import numpy as np
 
 from ..analysis import braintrace_adapter as bt
 from ..core.findings import Finding
-from ..core.naming import display_name, path_key
+from ..core.naming import StatePath, display_name, path_key
 from ..core.registry import rule_for_verdict
 from ..core.verdict import Verdict
 from . import verdict as judge
 from .expectations import GraphFacts, expectation
 from .findings import FindingMaker
 from .harness import (
+    WARMUP_STEPS,
     DrawRuns,
     GradientRun,
     Harness,
@@ -47,14 +48,16 @@ def _tell(text: str, progress: Callable[[str], None] | None) -> None:
 
 
 def verify_model(loaded: LoadedTarget, context: AnalysisContext, run: EngineSettings | None, *,
-                 findings: list[Finding],
+                 findings: list[Finding], denied: frozenset[StatePath] = frozenset(),
                  progress: Callable[[str], None] | None = None) -> tuple[list[Finding], list[VerifyRow]]:
     """Findings and per-leaf rows of the gradient check of one compiled model.
 
     ``run``: the run's settings (``verify_steps``, ``verify_batch``, ... and
     ``device`` fields, as :class:`~etrace_lint.config.settings.EngineSettings` has
     them). ``findings`` are the model's other findings, used to say why a
-    weight does not learn.
+    weight does not learn; ``denied``: the weights (paths as strings) one of
+    them says get no online gradient through a use, whose zero the graph
+    claims (a zero nothing claims is searched for on further draws).
     """
     maker = FindingMaker(context, loaded.name, findings)
     try:
@@ -70,12 +73,13 @@ def verify_model(loaded: LoadedTarget, context: AnalysisContext, run: EngineSett
         except Exception as exc:  # the model's inputs or states: reported, never raised
             return [maker.not_run(f"--verify did not run: reading the model's states raised {describe(exc)}")], []
         try:
-            return _verify(harness, GraphFacts(context), settings, maker, loaded.name, progress)
+            return _verify(harness, GraphFacts(context), settings, maker, loaded.name, denied, progress)
         finally:
             harness.close()
 
 
 def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker: FindingMaker, name: str,
+            denied: frozenset[StatePath],
             progress: Callable[[str], None] | None) -> tuple[list[Finding], list[VerifyRow]]:
     findings: list[Finding] = []
     rows: list[VerifyRow] = []
@@ -118,15 +122,21 @@ def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker
                 continue
             compared[steps] = _rows(online, reference, facts, settings, algorithm, steps, name, maker.device,
                                     harness.batch, harness.input_scale)
+        warmed: DrawRuns | None = None
+        if 1 in compared and _silent_first_steps(compared, lengths):
+            _tell(f"{name}: {algorithm} T=1 from moved states", progress)
+            compared, warmed = _first_steps_from_moved_states(harness, learner, lengths, compared, facts, settings,
+                                                              algorithm, name, maker.device)
         if any(row.verdict in _CONFIRMED_ON_EVERY_DRAW for run_rows in compared.values() for row in run_rows):
             _tell(f"{name}: {algorithm} on {judge.DRAWS - 1} more input draws and one from moved states", progress)
             try:
-                others = harness.other_draws(learner, lengths, judge.DRAWS)
+                others = harness.other_draws(learner, lengths, judge.DRAWS, warmed)
                 # the weight as a whole is read before the further draws (a leaf it outvotes is searched no
                 # further) and after them (a sibling they refute leaves a leaf against BPTT beside one that is not)
                 compared = _as_whole_weights(_confirm_on_other_draws(compared, bptt, others), bptt, runs, others)
                 compared, further = _directions_on_further_draws(harness, learner, lengths, compared)
                 compared = _as_whole_weights(compared, bptt, runs, others, further)
+                compared = _zeros_elsewhere(harness, learner, lengths, compared, denied)
             except Exception as exc:  # noqa: BLE001 - the model ran on the first draw; a direction stays unclaimed
                 compared = _confirm_on_other_draws(compared, bptt, [], f"the other input draws raised {describe(exc)}")
         for steps, run_rows in compared.items():
@@ -216,6 +226,91 @@ def _direction_on_one_more_draw(row: VerifyRow, runs: DrawRuns, steps: int) -> V
     if judge.below_on_further_draws([cosine]):
         return more
     return replace(more, verdict=Verdict.WRONG if row.exact_expected else Verdict.MISALIGNED)
+
+
+def _zeros_elsewhere(harness: Harness, learner: Learner, lengths: list[int], compared: dict[int, list[VerifyRow]],
+                     denied: frozenset[StatePath]) -> dict[int, list[VerifyRow]]:
+    """A zero every draw so far shows, of a weight no graph rule says gets nothing (``denied``), measured where
+    another input may drive it: over the shorter prefixes of the first draw's sequence (half of it, a quarter, ...
+    down to 2 steps), then on the draws after the others, each from rest and from the states its first steps leave,
+    until one that drives the leaf with an online gradient refutes it; the row then claims nothing (n/a), as on the
+    other draws. "Does not learn" is a claim about every input. Seed 89's model 225, a DyT norm's bias after a LoRA
+    in a leak cell under d_rtrl: over 16 steps of inputs x4 its BPTT gradient grows to 3e4 while the online one stays
+    near 6e-5, a zero beside it on every draw, and over 4 steps the online gradient is 0.1x BPTT's. Only models
+    with such a zero pay for it."""
+    def unclaimed(row: VerifyRow) -> bool:
+        return row.verdict is Verdict.NOT_LEARNING and tuple(map(str, row.weight_path)) not in denied
+
+    def pending(claims: dict[int, list[VerifyRow]]) -> bool:
+        return any(unclaimed(row) for run_rows in claims.values() for row in run_rows)
+
+    def measure_on(claims: dict[int, list[VerifyRow]], runs: DrawRuns, steps: int, length: int) -> list[VerifyRow]:
+        """The rows of ``steps`` as the runs over ``length`` steps leave them."""
+        reference, online = runs[0][length].grads, runs[1][length].grads
+        largest = judge.largest_norm(reference.values())
+        return [_zero_on_another_run(row, reference, online, largest) if unclaimed(row) else row
+                for row in claims[steps]]
+
+    longest = lengths[0]
+    prefixes = sorted({longest >> shift for shift in range(1, longest.bit_length())} - {0, 1})
+    if prefixes and any(unclaimed(row) for row in compared.get(longest, [])):
+        try:
+            shorter = harness.bptt(prefixes), harness.online(learner, prefixes)
+        except Exception:  # noqa: BLE001 - the model ran over the whole sequence: what it measured stands
+            prefixes = []
+        for length in prefixes:
+            compared = {**compared, longest: measure_on(compared, shorter, longest, length)}
+
+    def measure(claims: dict[int, list[VerifyRow]], runs: DrawRuns) -> dict[int, list[VerifyRow]]:
+        return {steps: measure_on(claims, runs, steps, steps) for steps in claims}
+
+    return searched(compared, pending, harness.further_draws(learner, lengths, after=judge.DRAWS - 1), measure)
+
+
+def _zero_on_another_run(row: VerifyRow, reference: Mapping[LeafKey, np.ndarray],
+                           online: Mapping[LeafKey, np.ndarray], largest: float) -> VerifyRow:
+    """``row``, a zero so far, as another run (one more draw, or a shorter sequence) leaves it: n/a where that run
+    drives the leaf (BPTT's gradient is not a zero there) and its online gradient is not a zero either."""
+    ratio = judge.norm_ratio_on_draw(reference, online, leaf_key(reference, row.weight_path, row.leaf),
+                                     row.tolerance * largest)
+    return row if ratio is None or ratio <= judge.ROUNDING else replace(row, verdict=Verdict.VACUOUS)
+
+
+def _silent_first_steps(compared: dict[int, list[VerifyRow]], lengths: list[int]) -> set[tuple[str, str]]:
+    """The leaves (weight, leaf) whose first step must be BPTT's and is not driven from rest (both gradients a zero
+    there), while the longest run drives them: the first step from rest says nothing of them."""
+    driven = {(row.weight, row.leaf) for row in compared.get(lengths[0], []) if row.verdict is not Verdict.VACUOUS}
+    return {(row.weight, row.leaf) for row in compared[1]
+            if row.verdict is Verdict.VACUOUS and row.exact_expected and row.bptt_norm is not None
+            and (row.weight, row.leaf) in driven}
+
+
+def _first_steps_from_moved_states(harness: Harness, learner: Learner, lengths: list[int],
+                                   compared: dict[int, list[VerifyRow]], facts: GraphFacts, settings: VerifySettings,
+                                   algorithm: str, name: str, device: str
+                                   ) -> tuple[dict[int, list[VerifyRow]], DrawRuns | None]:
+    """The first step of each leaf it does not drive from rest (:func:`_silent_first_steps`), measured from the
+    states the harness's warm-up steps leave, with the learner's traces from zero, as the probe measures it: a
+    spiking layer that stays silent through the first step from rest leaves that step no gradient to compare, and
+    from moved states the step must still be BPTT's (seed 89's models 36 and 37: a sparse op before an RMS norm,
+    0.49x BPTT's there, cosine 0.82). With the warmed runs, which the other draws reuse as their last."""
+    silent = _silent_first_steps(compared, lengths)
+    try:
+        warmed = harness.warmed(learner, lengths)
+    except Exception:  # noqa: BLE001 - the first step from rest is all that was measured
+        return compared, None
+    online, reference = warmed[1][1], warmed[0][1]
+    if not _same_loss(online.loss, reference.loss, reference.dtypes, settings):
+        return compared, warmed
+    moved = {(row.weight, row.leaf): row
+             for row in _rows(online, reference, facts, settings, algorithm, 1, name, device, harness.batch,
+                              harness.input_scale)}
+    first = []
+    for row in compared[1]:
+        found = moved.get((row.weight, row.leaf))
+        taken = (row.weight, row.leaf) in silent and found is not None and found.verdict is not Verdict.VACUOUS
+        first.append(replace(found, warmup=WARMUP_STEPS) if taken and found is not None else row)
+    return {**compared, 1: first}, warmed
 
 
 def _as_whole_weights(compared: dict[int, list[VerifyRow]], bptt: dict[int, GradientRun],

@@ -25,6 +25,15 @@ def _number(value: float | None) -> str:
     return f"{value:.3g}"
 
 
+def _span(steps: int, warmup: int) -> str:
+    """The run a row measured: its length, and where it started when not from rest."""
+    span = f"over {steps} step{'s' if steps != 1 else ''}"
+    if warmup:
+        span += (f" from the states {warmup} steps of its inputs leave (from rest that step drives nothing to "
+                 f"compare)")
+    return span
+
+
 def _why_scaled(factor: float) -> str:
     """What a multiple of the exact gradient usually means."""
     whole = judge.whole_multiple(factor)
@@ -90,7 +99,7 @@ class FindingMaker:
             related.insert(0, Location(explained.location.path, explained.location.line,
                                        explained.location.column, f"{explained.rule_id}: why it is left out"))
         facts = GradientFacts(
-            algorithm=algorithm, weight=shown, leaves=more, span=f"over {steps} step{'s' if steps != 1 else ''}",
+            algorithm=algorithm, weight=shown, leaves=more, span=_span(steps, worst.warmup),
             verdict=worst.verdict.value, reason=worst.reason or "", rel_error=_number(worst.rel_error),
             cosine=_number(worst.cosine), cosine_floor=worst.cosine_floor,
             scale=judge.describe_scale(factor) if factor is not None else "",

@@ -38,6 +38,9 @@ class VerifyRow:
     # a direction every draw in ``draws`` shows: its cosine on each further draw, from rest and from the states that
     # draw's first steps leave, measured until one is not against BPTT's (None: a draw that does not drive the leaf)
     more_draws: tuple[float | None, ...] = ()
+    # a first step measured from the states this many steps of the inputs leave, where from rest it drives nothing
+    # (0: from rest)
+    warmup: int = 0
 
     @property
     def exact_expected(self) -> bool:
@@ -57,4 +60,6 @@ class VerifyRow:
             shown["draws"] = list(self.draws)
         if self.more_draws:
             shown["moreDraws"] = list(self.more_draws)
+        if self.warmup:
+            shown["warmupSteps"] = self.warmup
         return shown
