@@ -57,7 +57,8 @@ def verify_model(loaded: LoadedTarget, context: AnalysisContext, run: EngineSett
     them). ``findings`` are the model's other findings, used to say why a
     weight does not learn; ``denied``: the weights (paths as strings) one of
     them says get no online gradient through a use, whose zero the graph
-    claims (a zero nothing claims is searched for on further draws).
+    claims (a zero nothing claims is measured over shorter sequences and
+    on further draws too).
     """
     maker = FindingMaker(context, loaded.name, findings)
     try:
@@ -268,7 +269,7 @@ def _zeros_elsewhere(harness: Harness, learner: Learner, lengths: list[int], com
 
 
 def _zero_on_another_run(row: VerifyRow, reference: Mapping[LeafKey, np.ndarray],
-                           online: Mapping[LeafKey, np.ndarray], largest: float) -> VerifyRow:
+                         online: Mapping[LeafKey, np.ndarray], largest: float) -> VerifyRow:
     """``row``, a zero so far, as another run (one more draw, or a shorter sequence) leaves it: n/a where that run
     drives the leaf (BPTT's gradient is not a zero there) and its online gradient is not a zero either."""
     ratio = judge.norm_ratio_on_draw(reference, online, leaf_key(reference, row.weight_path, row.leaf),
@@ -308,8 +309,9 @@ def _first_steps_from_moved_states(harness: Harness, learner: Learner, lengths: 
     first = []
     for row in compared[1]:
         found = moved.get((row.weight, row.leaf))
-        taken = (row.weight, row.leaf) in silent and found is not None and found.verdict is not Verdict.VACUOUS
-        first.append(replace(found, warmup=WARMUP_STEPS) if taken and found is not None else row)
+        if (row.weight, row.leaf) in silent and found is not None and found.verdict is not Verdict.VACUOUS:
+            row = replace(found, warmup=WARMUP_STEPS)
+        first.append(row)
     return {**compared, 1: first}, warmed
 
 
