@@ -484,6 +484,22 @@ def test_a_zero_over_the_sequence_that_a_shorter_one_refutes_is_not_claimed():
     assert default == WeightVerdict.WITHIN_WINDOW.value
 
 
+def test_a_direction_against_bptt_on_one_initialisation_only_is_not_claimed():
+    # against BPTT's on every input draw of the factory's first initialisation (cosine -0.94); the readout's random
+    # weights drawn on another seed turn it BPTT's way: misaligned under --verify, and not ETL415 by default either
+    path = fixture("verify", "against_on_one_initialisation.py")
+    target = "etrace_target_against_on_one_initialisation"
+    result = etrace_lint.check_target(path, verify=True)
+    (row,) = [r for r in result.verify_rows if r["weight"] == "l0_wa" and r["steps"] == 16]
+    assert row["verdict"] == "misaligned" and all(c < 0 for c in row["draws"])
+    # the six further draws of the same weights point against BPTT's too; a draw of other weights does not
+    assert all(c < 0 for c in row["moreDraws"][:6]) and row["moreDraws"][-1] > 0
+    assert not verify_findings(result, "ETL414")
+    default = etrace_lint.check_target(path)
+    assert "ETL415" not in {f.rule_id for f in default.findings}
+    assert result.weights()[target]["l0_wa"] == default.weights()[target]["l0_wa"] == WeightVerdict.APPROXIMATE.value
+
+
 def test_a_weight_held_in_a_list_is_measured_on_every_draw_under_its_own_name():
     """A path with an index in it (``layers[0]``) is found again on the other input draws: the check that
     a direction holds on every draw once raised KeyError for such a weight."""

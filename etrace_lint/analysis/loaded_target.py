@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..core.findings import Location
 from ..discovery.discover import TargetSpec
@@ -23,3 +23,7 @@ class LoadedTarget:
     # whether the learner trains with a single-step VJP (braintrace's default); a compile a program made
     # says which its learner uses
     single_step_vjp: bool = field(default=True, kw_only=True)
+    # the factory again, on another seed of brainstate's global random state: a model whose random initial weights
+    # are another draw of them (None where no factory built the model: a model handed over, or one a program
+    # compiled); it raises what the factory raises
+    rebuilt: Callable[[int], Any] | None = field(default=None, kw_only=True, repr=False)

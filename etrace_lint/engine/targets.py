@@ -109,8 +109,14 @@ def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict[str,
     compile_options.update(extra)
     batch_size = compile_options.pop("batch_size", None) or options.get("batch_size")
     verify_options = dict(options.get("verify") or {})
+
+    def rebuilt(seed: int) -> brainstate.nn.Module:
+        with (search_path(spec.path, root), environ_context(environ), host_error_checks(),
+              brainstate.random.seed_context(seed)):
+            return _unpack(factory(), name, label, where)[0]
+
     return LoadedTarget(spec, name, model, inputs, compile_options, batch_size, verify_options, environ,
-                        factory_location=where, single_step_vjp=trains_single_step(verify_options))
+                        factory_location=where, single_step_vjp=trains_single_step(verify_options), rebuilt=rebuilt)
 
 
 def _unpack(produced: object, name: str, label: str, where: Location

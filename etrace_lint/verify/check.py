@@ -70,7 +70,8 @@ def verify_model(loaded: LoadedTarget, context: AnalysisContext, run: EngineSett
     with on_device(device):
         try:
             harness = Harness(context.model, loaded.inputs, loaded.batch_size,
-                              bt.step_param_states(context.module_info), settings, settings.loss)
+                              bt.step_param_states(context.module_info), settings, settings.loss,
+                              rebuilt=loaded.rebuilt)
         except Exception as exc:  # the model's inputs or states: reported, never raised
             return [maker.not_run(f"--verify did not run: reading the model's states raised {describe(exc)}")], []
         try:

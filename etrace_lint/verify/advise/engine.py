@@ -55,7 +55,8 @@ def advise_target(loaded: LoadedTarget, context: AnalysisContext,
     """(findings about the configured algorithm, the rows as JSON)."""
     settings, loss = settings_for(loaded, run)
     rows = advise_model(context.model, loaded.inputs, target=loaded.spec.key, batch_size=loaded.batch_size,
-                        settings=settings, weights=bt.step_param_states(context.module_info), loss=loss)
+                        settings=settings, weights=bt.step_param_states(context.module_info), loss=loss,
+                        rebuilt=loaded.rebuilt)
     budget = settings.memory_budget if settings.memory_budget is not None else default_budget()[0]
     findings = configured_findings(rows, configured_algorithm(loaded, run), budget, context, loaded.name)
     return findings, [row.to_json() for row in rows]

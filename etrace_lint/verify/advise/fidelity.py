@@ -32,8 +32,8 @@ class AdviceHarness(Harness):
 
     def __init__(self, model: brainstate.nn.Module, example_inputs: Inputs, batch_size: int | None,
                  weights: Weights, settings: VerifySettings, loss: Loss | None = None, interpret: bool = False, *,
-                 algorithms: dict[str, Algorithm]):
-        super().__init__(model, example_inputs, batch_size, weights, settings, loss, interpret)
+                 algorithms: dict[str, Algorithm], rebuilt: Callable[[int], brainstate.nn.Module] | None = None):
+        super().__init__(model, example_inputs, batch_size, weights, settings, loss, interpret, rebuilt)
         self.algorithms = algorithms
 
     def compile_refusal(self, label: str, given: tuple[Inputs, int | None] | None = None) -> str | None:

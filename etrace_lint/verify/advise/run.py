@@ -73,11 +73,13 @@ def _weights(model: brainstate.nn.Module, inputs: Inputs) -> Weights:
 
 def advise_model(model: brainstate.nn.Module, inputs: Inputs, *, target: str, batch_size: int | None = None,
                  settings: AdviceSettings = AdviceSettings(), weights: Weights | None = None,
-                 loss: Loss | None = None,
-                 progress: Callable[[str], None] | None = None) -> list[R.AdviceRow]:
+                 loss: Loss | None = None, progress: Callable[[str], None] | None = None,
+                 rebuilt: Callable[[int], brainstate.nn.Module] | None = None) -> list[R.AdviceRow]:
     """One row per algorithm; the model's states are as they were afterwards.
 
-    ``batch_size``: the batch the target's example inputs and states carry (None: unbatched).
+    ``batch_size``: the batch the target's example inputs and states carry (None: unbatched). ``rebuilt``: the
+    model's factory on another seed, whose random initial weights the search for a draw against a direction reads
+    too (:meth:`~etrace_lint.verify.harness.Harness.further_draws`).
     """
     algorithms = select(settings.algorithms)
     budget = settings.memory_budget if settings.memory_budget is not None else default_budget()[0]
@@ -93,7 +95,7 @@ def advise_model(model: brainstate.nn.Module, inputs: Inputs, *, target: str, ba
         verify = VerifySettings(steps=settings.steps, seed=settings.seed, algorithms=tuple(a.label for a in algorithms),
                                 cosine_floor=settings.cosine_floor, inputs=settings.inputs)
         rows = _measured(model, inputs, batch_size, weights, loss, verify, algorithms, memories, train_batch,
-                         target, progress)
+                         target, progress, rebuilt)
     return mark(rows, budget)
 
 
@@ -105,11 +107,12 @@ def _tell(progress: Callable[[str], None] | None, text: str) -> None:
 def _measured(model: brainstate.nn.Module, inputs: Inputs, batch_size: int | None, weights: Weights | None,
               loss: Loss | None, verify: VerifySettings, algorithms: list[Algorithm],
               memories: dict[str, TraceMemory], train_batch: int | None, target: str,
-              progress: Callable[[str], None] | None) -> list[R.AdviceRow]:
+              progress: Callable[[str], None] | None,
+              rebuilt: Callable[[int], brainstate.nn.Module] | None) -> list[R.AdviceRow]:
     loss = loss or mean_squared_output
     weights = weights if weights is not None else _weights(model, inputs)
     harness = AdviceHarness(model, inputs, batch_size, weights, verify, loss,
-                            algorithms={a.label: a for a in algorithms})
+                            algorithms={a.label: a for a in algorithms}, rebuilt=rebuilt)
     rows: list[R.AdviceRow] = []
     try:
         try:

@@ -237,7 +237,7 @@ def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: 
         try:
             harness = Harness(context.model, loaded.inputs, loaded.batch_size,
                               bt.step_param_states(context.module_info), settings, settings.loss,
-                              interpret=True)
+                              interpret=True, rebuilt=loaded.rebuilt)
         except Exception as exc:  # noqa: BLE001 - the model's states: ETL420 says the probe measured nothing
             return ProbeResult(skipped=f"reading the model's states raised {describe(exc)}",
                                not_run=type(exc).__name__)
