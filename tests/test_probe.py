@@ -375,6 +375,32 @@ def test_an_excluded_weight_whose_gradient_is_bptts_on_every_draw_learns_and_fai
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def test_an_excluded_weights_gradient_is_bptts_within_the_rounding_verify_reads_exactness_by():
+    # ETL421 calls a denied weight's gradient BPTT's on every draw as --verify's ETL401 reads exactness: within
+    # float32's tolerance, or BPTT's direction (cosine at least 0.9999) within 1% of its size, as float32 through
+    # an ill-conditioned op (a batch norm over a batch of two) rounds it; a part of the gradient missing is not
+    import numpy as np
+
+    from etrace_lint.verify import verdict as judge
+    from etrace_lint.verify.probe.measure import LeafSignal
+
+    key = (("fc", "weight"), "")
+    bptt = {key: np.array([3.0, -1.0, 2.0, 0.5])}
+    rounded = {key: bptt[key] * 1.004}  # 0.4% larger, its direction
+    short = {key: bptt[key] * np.array([1.0, 1.0, 1.0, 0.0])}  # one element's gradient left out
+    tolerance = 1e-5
+
+    def signal(*onlines: dict) -> LeafSignal:
+        distances = tuple(judge.distance_on_draw(bptt, online, key, 0.0, tolerance) for online in onlines)
+        return LeafSignal(key[0], "", 4, 1.0, 1.0, 0.0, None, (), None, exact_draws=distances, tolerance=tolerance)
+
+    assert signal(bptt, rounded, rounded).exact_on_every_draw
+    assert not signal(bptt, rounded, short).exact_on_every_draw
+    assert judge.distance_on_draw(bptt, rounded, key, 0.0, tolerance) == pytest.approx(0.004, rel=1e-3)
+    # a draw that does not drive the weight says nothing
+    assert judge.distance_on_draw({key: np.zeros(4)}, rounded, key, 1e-6, tolerance) is None
+
+
 def _about_fc(rule_id: str, level: Level, message: str) -> Finding:
     """A finding about the weight ``fc.weight`` of a model ``t``, on line 3 of /m.py."""
     return Finding(rule_id, level, message, "t", Location("/m.py", 3),

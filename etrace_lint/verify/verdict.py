@@ -103,15 +103,16 @@ def norm_ratio_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np
     return m.online_norm / m.bptt_norm if m.bptt_norm > zero_scale else None
 
 
-def rel_error_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np.ndarray], key: _Key,
-                      zero_scale: float) -> float | None:
-    """A leaf's online gradient's distance from BPTT's, relative to BPTT's norm, on one input draw; None where BPTT's
-    is zero on it (the draw does not drive the weight), inf where either is not finite."""
+def distance_on_draw(bptt: Mapping[_Key, np.ndarray], online: Mapping[_Key, np.ndarray], key: _Key,
+                     zero_scale: float, tolerance: float) -> float | None:
+    """A leaf's online gradient's distance from BPTT's, relative to BPTT's norm, on one input draw, where it is
+    BPTT's own (:func:`bptts_own`); inf where it is not, or either is not finite; None where BPTT's is zero on it
+    (the draw does not drive the weight)."""
     reference = bptt[key]
     m = metrics(online_gradient(online, key, reference), reference)
-    if not m.finite:
-        return math.inf
-    return m.rel_error if m.bptt_norm > zero_scale else None
+    if m.bptt_norm <= zero_scale and m.finite:
+        return None
+    return m.rel_error if m.finite and bptts_own(m, tolerance) else math.inf
 
 
 def largest_norm(bptt: Iterable[np.ndarray]) -> float:
@@ -142,7 +143,7 @@ def decide(m: Metrics, exact_expected: bool | None, tolerance: float, cosine_flo
         return Verdict.NOT_LEARNING
     if m.bptt_norm <= zero_scale and m.online_norm <= zero_scale:
         return Verdict.VACUOUS
-    exact = m.rel_error <= tolerance or rounded_bptt(m)
+    exact = bptts_own(m, tolerance)
     if exact_expected:
         return Verdict.EXACT if exact else Verdict.WRONG
     if m.bptt_norm <= zero_scale:
@@ -219,6 +220,11 @@ NEAR_ONE = 0.01
 def near_one(factor: float) -> bool:
     """``scale``'s factor is 1 up to rounding: the online gradient is BPTT's own."""
     return abs(factor - 1.0) < NEAR_ONE
+
+
+def bptts_own(m: Metrics, tolerance: float) -> bool:
+    """The online gradient is BPTT's: within the dtype's ``tolerance``, or BPTT's own rounded (:func:`rounded_bptt`)."""
+    return m.rel_error <= tolerance or rounded_bptt(m)
 
 
 def rounded_bptt(m: Metrics) -> bool:

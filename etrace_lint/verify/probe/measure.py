@@ -74,7 +74,8 @@ class LeafSignal:
     # draw that drives the weight's layer); a zero is claimed only where every one of them is zero too
     other_draws: tuple[float, ...] = ()
     # a weight a rule says gets nothing through one of its uses, whose online gradient is BPTT's on the first draw:
-    # its distance from BPTT's (relative to BPTT's norm) on each draw that drives it, the first one first
+    # its distance from BPTT's (relative to BPTT's norm) on each draw that drives it, the first one first; inf on a
+    # draw where it is not BPTT's own (judge.bptts_own: within the tolerance, or in BPTT's direction within 1%)
     exact_draws: tuple[float, ...] = ()
     tolerance: float = 0.0  # a relative distance at or below it is BPTT's own gradient, rounded
     # ``scale`` and ``first_step`` were measured at the first step from the states the warm-up steps leave: the
@@ -113,7 +114,7 @@ class LeafSignal:
     def exact_on_every_draw(self) -> bool:
         """BPTT's own gradient on the first draw and on each other that drives the weight, the warmed one included
         (a lone first draw proves nothing of the later steps' states)."""
-        return len(self.exact_draws) > 1 and all(r <= self.tolerance for r in self.exact_draws)
+        return len(self.exact_draws) > 1 and all(math.isfinite(r) for r in self.exact_draws)
 
     @property
     def against(self) -> bool:
@@ -333,7 +334,7 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
                  if against and several else ())
         # a use the graph says gets nothing, yet the whole gradient is BPTT's: measured on the other draws too
         exact = (m.rel_error,) if (tuple(map(str, weight)) in denied and m.finite and m.bptt_norm > zero_scale
-                                   and m.rel_error <= tolerance) else ()
+                                   and judge.bptts_own(m, tolerance)) else ()
         # a first step from rest against BPTT's, where it must be BPTT's: measured on the other draws too
         turned = (step.deviation[1],) if (step.deviation is not None and not step.moved and not step.draw
                                           and step.scale is None and step.deviation[1] < -judge.ORTHOGONAL) else ()
@@ -504,8 +505,8 @@ def _on_other_draws(harness: Harness, learner: Learner, signals: list[LeafSignal
         for runs in others[:-1] if signal.first_step_moved else others:
             signal = _on_one_more_draw(signal, runs, unexplained)
         if signal.exact_draws:
-            distances = [judge.rel_error_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key,
-                                                 signal.zero_scale)
+            distances = [judge.distance_on_draw(reference[PROBE_STEPS].grads, online[PROBE_STEPS].grads, key,
+                                                signal.zero_scale, signal.tolerance)
                          for reference, online in others]
             # the warmed draw, the last, must drive it: a lone draw from rest proves nothing of moved states
             measured = signal.exact_draws + tuple(d for d in distances if d is not None)
