@@ -203,8 +203,12 @@ def _same_layout(new: object, old: object) -> bool:
 
 
 def _same_values(new: object, old: object) -> bool:
+    """The same values up to float rounding: a factory that draws no weight at random builds them again a unit in
+    the last place apart where the process compiled something in between (measured: ``0.3 * randn`` under a fixed
+    seed, 3e-8 apart after other models were linted in the process)."""
     news, olds = jax.tree.leaves(new, is_leaf=is_quantity), jax.tree.leaves(old, is_leaf=is_quantity)
-    return all(np.array_equal(np.asarray(mantissa(a)), np.asarray(mantissa(b))) for a, b in zip(news, olds))
+    return all(np.allclose(np.asarray(mantissa(a)), np.asarray(mantissa(b)), rtol=1e-5, atol=1e-7)
+               for a, b in zip(news, olds))
 
 
 def _state_values(owner: brainstate.graph.Node) -> StateValues:
