@@ -6,8 +6,10 @@ exist yet), never a finding. Imports brainstate: it runs in a worker, as the eng
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
+import io
 import os
 import sys
 from types import ModuleType
@@ -111,8 +113,10 @@ def load_target(spec: TargetSpec, root: str | None = None, *, environ: dict[str,
     verify_options = dict(options.get("verify") or {})
 
     def rebuilt(seed: int) -> brainstate.nn.Module:
+        # what the factory prints was shown when it first ran: not again for each draw of its weights
         with (search_path(spec.path, root), environ_context(environ), host_error_checks(),
-              brainstate.random.seed_context(seed)):
+              brainstate.random.seed_context(seed), contextlib.redirect_stdout(io.StringIO()),
+              contextlib.redirect_stderr(io.StringIO())):
             return _unpack(factory(), name, label, where)[0]
 
     return LoadedTarget(spec, name, model, inputs, compile_options, batch_size, verify_options, environ,
