@@ -125,10 +125,11 @@ def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker
             compared[steps] = _rows(online, reference, facts, settings, algorithm, steps, name, maker.device,
                                     harness.batch, harness.input_scale)
         warmed: DrawRuns | None = None
-        if 1 in compared and _silent_first_steps(compared, lengths):
+        silent = _silent_first_steps(compared, lengths) if 1 in compared else set()
+        if silent:
             _tell(f"{name}: {algorithm} T=1 from moved states", progress)
-            compared, warmed = _first_steps_from_moved_states(harness, learner, lengths, compared, facts, settings,
-                                                              algorithm, name, maker.device)
+            compared, warmed = _first_steps_from_moved_states(harness, learner, lengths, compared, silent, facts,
+                                                              settings, algorithm, name, maker.device)
         if any(row.verdict in _CONFIRMED_ON_EVERY_DRAW for run_rows in compared.values() for row in run_rows):
             _tell(f"{name}: {algorithm} on {judge.DRAWS - 1} more input draws and one from moved states", progress)
             try:
@@ -179,11 +180,9 @@ def _confirm_on_other_draws(compared: dict[int, list[VerifyRow]], bptt: dict[int
                 continue
             key = keys[(tuple(map(str, row.weight_path)), row.leaf)]
             if row.verdict is Verdict.NOT_LEARNING:
-                ratios = [judge.norm_ratio_on_draw(reference[steps].grads, online[steps].grads, key,
-                                                   row.tolerance * draw_largest)
-                          for (reference, online), draw_largest in zip(others, largest)]
-                zero_elsewhere = not failed and all(ratio is None or ratio <= judge.ROUNDING for ratio in ratios)
-                confirmed[steps].append(row if zero_elsewhere else replace(row, verdict=Verdict.VACUOUS))
+                for (reference, online), draw_largest in zip(others, largest):
+                    row = _zero_on_another_run(row, reference[steps].grads, online[steps].grads, draw_largest)
+                confirmed[steps].append(replace(row, verdict=Verdict.VACUOUS) if failed else row)
                 continue
             cosines: list[float | None] = [row.cosine if row.cosine is not None else math.nan]
             cosines.extend(judge.cosine_on_draw(reference[steps].grads, online[steps].grads, key)
@@ -288,15 +287,14 @@ def _silent_first_steps(compared: dict[int, list[VerifyRow]], lengths: list[int]
 
 
 def _first_steps_from_moved_states(harness: Harness, learner: Learner, lengths: list[int],
-                                   compared: dict[int, list[VerifyRow]], facts: GraphFacts, settings: VerifySettings,
-                                   algorithm: str, name: str, device: str
+                                   compared: dict[int, list[VerifyRow]], silent: set[tuple[str, str]],
+                                   facts: GraphFacts, settings: VerifySettings, algorithm: str, name: str, device: str
                                    ) -> tuple[dict[int, list[VerifyRow]], DrawRuns | None]:
-    """The first step of each leaf it does not drive from rest (:func:`_silent_first_steps`), measured from the
+    """The first step of each ``silent`` leaf, which it does not drive from rest (:func:`_silent_first_steps`), from the
     states the harness's warm-up steps leave, with the learner's traces from zero, as the probe measures it: a
     spiking layer that stays silent through the first step from rest leaves that step no gradient to compare, and
     from moved states the step must still be BPTT's (seed 89's models 36 and 37: a sparse op before an RMS norm,
     0.49x BPTT's there, cosine 0.82). With the warmed runs, which the other draws reuse as their last."""
-    silent = _silent_first_steps(compared, lengths)
     try:
         warmed = harness.warmed(learner, lengths)
     except Exception:  # noqa: BLE001 - the first step from rest is all that was measured

@@ -442,10 +442,10 @@ class Harness:
             weights = self._initial_weights_on_seed(self.settings.seed + draw)
             if weights is None:
                 return
-            with self._weights(weights):
+            with self._starting_from(weights):
                 runs = self.on_draw(learner, lengths, draw)
             yield runs
-            with self._weights(weights):
+            with self._starting_from(weights):
                 runs = self.warmed_on_draw(learner, lengths, draw)
             yield runs
 
@@ -471,20 +471,23 @@ class Harness:
         return weights
 
     @contextlib.contextmanager
-    def _weights(self, weights: dict[StatePath, object]) -> Iterator[None]:
-        """The model's initial weights set to ``weights`` (by path) while inside, for every run, the learner's
-        included; everything as it was afterwards."""
+    def _starting_from(self, values: Mapping[StatePath, object]) -> Iterator[None]:
+        """Every run inside starts from the model's states (by path) set to ``values``, the others as they start
+        now, in the learners' runs too: moved hidden states (:meth:`warmed`), other initial weights
+        (:meth:`further_draws`). Every state is as it was afterwards."""
         states = {tuple(path): st for path, st in brainstate.graph.states(self.model).items()}
         initial, learner_values = self._initial, self._learner_values
-        by_state = {id(states[path]): value for path, value in weights.items()}
+        by_state = {id(states[path]): value for path, value in values.items() if path in states}
         try:
-            self._initial = {**initial, **{path: value for path, value in weights.items() if path in initial}}
+            self._initial = {**initial, **{path: value for path, value in values.items() if path in initial}}
             self._learner_values = {key: [(st, by_state.get(id(st), value)) for st, value in pairs]
                                     for key, pairs in learner_values.items()}
             _restore(self.model, self._initial)
             yield
         finally:
             self._initial, self._learner_values = initial, learner_values
+            for pairs in learner_values.values():
+                _restore_values(pairs)
             _restore(self.model, initial)
 
     @contextlib.contextmanager
@@ -536,25 +539,19 @@ class Harness:
         one sequence to the next and resets the traces). A direction or a zero measured from rest only, where a
         recurrent weight's gradient starts from zero states, is not what the weight does once the states move.
         Every state is as it was afterwards."""
-        initial = self._initial
-        _restore(self.model, initial)
+        _restore(self.model, self._initial)
         if id(learner) not in self._learner_values:
             self._learner_values[id(learner)] = _state_values(learner)
-        at_rest = self._learner_values[id(learner)]
         try:
             forward = self._forward()
             with bt.quiet([]), self.same_random_draws():
                 for index in range(WARMUP_STEPS):
                     forward(*jax.tree.map(lambda a: a[index], self.sequence, is_leaf=is_quantity))
-            self._initial = _snapshot(self.model)
-            moved = {id(st): st.value for st in brainstate.graph.states(self.model).values()}
-            self._learner_values[id(learner)] = [(st, moved.get(id(st), value)) for st, value in at_rest]
-            return self.bptt(lengths), self.online(learner, lengths)
+            moved = _snapshot(self.model)
         finally:
-            self._initial = initial
-            self._learner_values[id(learner)] = at_rest
-            _restore_values(at_rest)
-            _restore(self.model, initial)
+            _restore(self.model, self._initial)
+        with self._starting_from(moved):
+            return self.bptt(lengths), self.online(learner, lengths)
 
     def _forward(self) -> Callable[..., None]:
         """One forward step of the model, staged as the gradient programs are (built once per layout): run eagerly,
