@@ -231,13 +231,15 @@ def _short_over_the_sequence(truth: WeightVerdict, said: WeightVerdict, measured
     op on the recurrence, a state the compiler does not carry, a mean subtracted before the state) is missing from
     the later steps only, and it shows only where that path carries gradient. From moved states a batch norm over
     a batch of 2, or a layer not yet spiking, can carry none, while from rest the same weight misses a fifth of
-    BPTT's. The oracle's other draws count too (``short``: :func:`second_look`). Where every sequence's gradient
-    is BPTT's, on every draw, the claim is untrue and the two disagree."""
+    BPTT's. The oracle's other draws count too (``short``: :func:`second_look`), and so does the draw that refuted
+    a zero of its first draws (``refuting``: seed 101's model 102, an RMS norm's scale no input drove at T=1, 0.008x
+    BPTT's over the sequence on the fifth draw). Where every sequence's gradient is BPTT's, on every draw, the claim
+    is untrue and the two disagree."""
     from .oracle import short_over_the_sequence as short  # the oracle imports JAX: a merge of tables does not
 
-    other = measured.get("short") or {}
+    others = (measured, measured.get("short") or {}, measured.get("refuting") or {})
     return (truth is WeightVerdict.LEARNS and said in (WeightVerdict.PARTLY, WeightVerdict.APPROXIMATE)
-            and any(short(figures.get(key)) for figures in (measured, other) for key in ("tk", "rest")))
+            and any(short(figures.get(key)) for figures in others for key in ("tk", "rest")))
 
 
 def _looks_again(row: dict[str, Any]) -> bool:
