@@ -83,6 +83,8 @@ def main() -> int:
     parser.add_argument("-k", dest="select")
     parser.add_argument("--logs", help="a folder to keep each run's pytest output in")
     args = parser.parse_args()
+    if args.logs:
+        os.makedirs(args.logs, exist_ok=True)
     if not _become_subreaper():
         print("note: not a subreaper here: CPU of processes that outlive their parent is not counted")
     print(f"{'file':40} {'wall s':>8} {'cpu s':>8}  pytest", flush=True)
