@@ -174,6 +174,26 @@ def test_a_zero_that_a_later_draw_of_the_oracle_refutes_settles_the_lints_measur
     assert not campaign.compare(spec, still, {"weights": {"t": {"l0_w": "learns"}}})[0]["agree"]
 
 
+def test_a_sequence_short_on_the_draw_that_refuted_a_zero_settles_a_learns_approximately():
+    """The oracle's first draws find a weight not learning and a later draw refutes it with "learns", where its
+    first step drives nothing and its sequence is 0.008x BPTT's: the lint's "learns approximately" is what that
+    draw measured (seed 101's model 102, an RMS norm's scale after a matmul in a synapse cell)."""
+    spec = ModelSpec(layers=(Layer(),))
+    oracle = {"weights": {"l0_w": {"verdict": "does not learn"}}}
+    lint = {"weights": {"t": {"l0_w": "learns approximately"}}}
+    assert not campaign.compare(spec, oracle, lint)[0]["agree"]
+    undriven = {"bptt": 0.0, "online": 0.0, "floor": 1e-7, "finite": True}
+    short = {"bptt": 0.23, "online": 0.002, "rel": 0.99, "cos": 1.0, "ratio": 0.008, "floor": 4e-5, "finite": True}
+    refuted = {"l0_w": {"seed": 4, "verdict": "learns", "t1": undriven, "tk": short, "rest": short}}
+    looked = campaign.second_look(oracle, {"draws": 3, "short": {}, "zero_draws": 8, "refuted": refuted})
+    assert campaign.compare(spec, looked, lint)[0]["agree"]
+    # where that draw's sequence is BPTT's own, "learns approximately" claims a part no draw misses
+    exact = {**short, "online": 0.23, "rel": 0.0, "ratio": 1.0}
+    refuted_exact = {"l0_w": {**refuted["l0_w"], "tk": exact, "rest": exact}}
+    looked = campaign.second_look(oracle, {"draws": 3, "short": {}, "zero_draws": 8, "refuted": refuted_exact})
+    assert not campaign.compare(spec, looked, lint)[0]["agree"]
+
+
 def test_a_weight_that_does_not_learn_online_and_is_called_learning_is_a_disagreement():
     spec = ModelSpec(layers=(Layer(),))
     oracle = {"weights": {"l0_w": {"verdict": "does not learn"}}}
