@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import braintrace
 import pytest
 from helpers import fixture
 
@@ -498,6 +499,24 @@ def test_a_direction_against_bptt_on_one_initialisation_only_is_not_claimed():
     default = etrace_lint.check_target(path)
     assert "ETL415" not in {f.rule_id for f in default.findings}
     assert result.weights()[target]["l0_wa"] == default.weights()[target]["l0_wa"] == WeightVerdict.APPROXIMATE.value
+
+
+def test_the_input_scale_kept_drives_the_weights_over_the_whole_sequence_not_only_their_first_steps():
+    # x16 drives more first steps and saturates the spike's surrogate, leaving the leak round-off over the sequence;
+    # x1 drives every weight over the sequence, and there the leak's online gradient is what braintrace gives it
+    path = fixture("verify", "saturated_at_larger_inputs.py")
+    target = "etrace_target_saturated_at_larger_inputs"
+    result = etrace_lint.check_target(path, verify=True)
+    (row,) = [r for r in result.verify_rows if r["weight"] == "l0_tau" and r["steps"] == 16]
+    assert row["inputScale"] == 1.0 and row["bpttNorm"] > 1.0
+    if braintrace.__version__.startswith("0.2.6"):  # its online gradient is exactly zero there
+        assert row["verdict"] == "not-learning" and row["onlineNorm"] == 0
+        expected = WeightVerdict.ZERO.value
+    else:
+        assert row["verdict"] == "approximation" and row["onlineNorm"] > 0
+        expected = WeightVerdict.LEARNS.value
+    default = etrace_lint.check_target(path)
+    assert result.weights()[target]["l0_tau"] == default.weights()[target]["l0_tau"] == expected
 
 
 def test_a_weight_held_in_a_list_is_measured_on_every_draw_under_its_own_name():
