@@ -349,8 +349,8 @@ class Harness:
                 runs = self.bptt(lengths)
                 # the longest sequence first: whether a weight learns is measured over it; then the shorter
                 # lengths, the first step among them (a first step no scale drives is measured from moved states)
-                longest = runs[max(lengths)]
-                live = (len(self._driven(longest)), sum(len(self._driven(run)) for run in runs.values()))
+                driven = {steps: len(self._driven(run)) for steps, run in runs.items()}
+                live = (driven[max(lengths)], sum(driven.values()))
                 if best is None or live > best[0]:
                     best = (live, scale, draw, runs)
                 if live[1] == sum(len(run.grads) for run in runs.values()):
