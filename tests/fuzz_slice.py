@@ -42,7 +42,7 @@ def slice_cases(names: tuple[str, str]) -> list:
 
 def worker_pair() -> Iterator[tuple[campaign.Worker, campaign.Worker]]:
     """An oracle and a lint worker process for a module's cases, closed after them."""
-    pair = (campaign.Worker("oracle"), campaign.Worker("lint"))
+    pair = (campaign.Worker(campaign.ORACLE), campaign.Worker(campaign.LINT))
     yield pair
     for worker in pair:
         worker.close()

@@ -293,3 +293,40 @@ def test_against_bptt_where_the_sequence_is_as_good_as_orthogonal_agrees_whateve
     assert not campaign._orthogonal_against(WeightVerdict.APPROXIMATE, WeightVerdict.AGAINST,
                                             {**orthogonal, "cos": -0.5})
     assert not campaign._orthogonal_against(WeightVerdict.ZERO, WeightVerdict.AGAINST, orthogonal)
+
+
+# seed 103's model 60: one LIF layer whose leak multiplies its state, a convolution in, under e-prop
+HORIZON = {"after_output": False, "algorithm": "eprop", "batch": 0, "input_unit": False, "layers": [
+    {"activation": "tanh", "cell": "lif", "dropout": False, "leak": "mul", "norm": "layer", "op": "conv",
+     "size": 2, "spike": "surrogate", "units": True, "wrap": "none"}],
+    "n_in": 5, "n_out": 1, "param_write": False, "readout": "plain", "vjp_method": "single-step"}
+
+
+def test_a_verify_campaign_judges_each_claim_over_the_sequence_verify_measures(tmp_path):
+    """The oracle of a --verify campaign measures the 16 steps --verify does, not the probe's 4: a direction is a
+    claim about the length of sequence trained on. On braintrace 0.2.8 this leak's online gradient points BPTT's
+    way over 4 steps from rest (cosine 0.76) and against it over 16 (-0.999) on the oracle's first draws; on 0.2.6
+    it gets none over either. --verify saw the direction turn on a later draw (cosine 0.98) and does not call it
+    against BPTT: the oracle's later draws find that draw too, and the two agree."""
+    path = write(ModelSpec.from_json(HORIZON), str(tmp_path), "horizon")
+    said = {}
+    for kind in (campaign.ORACLE, campaign.VERIFY_ORACLE):
+        worker = campaign.Worker(kind)
+        try:
+            record = worker.ask(path)
+        finally:
+            worker.close()
+        said[record["steps"]] = record["weights"]["l0_tau"]["verdict"]
+    zero = campaign.versions()["braintrace"] == "0.2.6"
+    assert said == ({4: WeightVerdict.ZERO.value, 16: WeightVerdict.ZERO.value} if zero else
+                    {4: WeightVerdict.LEARNS.value, 16: WeightVerdict.AGAINST.value})
+    pair = (campaign.Worker(campaign.VERIFY_ORACLE), campaign.Worker(campaign.VERIFY_LINT))
+    try:
+        model = campaign.judge_one(ModelSpec.from_json(HORIZON), str(tmp_path), "horizon_verify", *pair)
+    finally:
+        for worker in pair:
+            worker.close()
+    assert all(row["agree"] for row in model["rows"]), [row for row in model["rows"] if not row["agree"]]
+    if not zero:
+        leak = model["oracle"]["weights"]["l0_tau"]
+        assert leak.get("refuted_on_seed", 0) >= 3, leak  # a draw after the first three, where it learns

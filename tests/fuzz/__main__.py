@@ -5,7 +5,8 @@
     python -m tests.fuzz summary t.json
     python -m tests.fuzz shrink t.json --out tests/fixtures/fuzz [--budget 30] [-j 2]
     python -m tests.fuzz recheck tests/fixtures/fuzz
-    python -m tests.fuzz serve oracle|lint      (a worker: a path per line in, a JSON line out)
+    python -m tests.fuzz serve oracle|oracle-verify|lint|lint-verify
+                                                (a worker: a path per line in, a JSON line out)
 
 Run from the repository's root.
 """
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     recheck = commands.add_parser("recheck", help="which line each fixture's disagreement shows on")
     recheck.add_argument("folder")
     worker = commands.add_parser("serve", help="a worker process")
-    worker.add_argument("kind", choices=("oracle", "lint", "lint-verify"))
+    worker.add_argument("kind", choices=("oracle", "oracle-verify", "lint", "lint-verify"))
     args = parser.parse_args(argv)
 
     from . import campaign

@@ -143,8 +143,8 @@ class Worker:
                                 env={**os.environ, **WORKER_ENV})
 
     def ask(self, path: str, again: dict[str, list[str]] | None = None) -> dict[str, Any]:
-        """The worker's answer for ``path``; ``again`` (``{"short": [...], "zeros": [...]}``): the oracle looks
-        again at the weights a lint disputes instead (:func:`~tests.fuzz.oracle.look_again`)."""
+        """The worker's answer for ``path``; ``again`` (``{"short": [...], "zeros": [...], "against": [...]}``):
+        the oracle looks again at the weights a lint disputes instead (:func:`~tests.fuzz.oracle.look_again`)."""
         with self.lock:
             if self.process is None or self.served >= RESTART_AFTER or self.process.poll() is not None:
                 self.close()
@@ -181,27 +181,45 @@ class Worker:
         self.process = None
 
 
-# the lint worker of a campaign that judges --verify's verdicts instead of the default run's
-VERIFY_LINT = "lint-verify"
+# the lint worker of a campaign that judges --verify's verdicts instead of the default run's, and its oracle: each
+# judges the claims over the length of sequence they are about (the probe's 4 steps, --verify's 16)
+ORACLE, VERIFY_ORACLE, LINT, VERIFY_LINT = "oracle", "oracle-verify", "lint", "lint-verify"
+
+
+def verify_steps() -> int:
+    """The sequence a ``--verify`` run measures, unless a target says otherwise."""
+    from etrace_lint.verify.settings import VerifySettings
+
+    return VerifySettings().steps
 
 
 def serve(kind: str) -> None:
-    """The worker's loop: one path per line on stdin, one answer line per path on stdout."""
-    if kind == "oracle":
-        from .oracle import judge_files as answer
-        from .oracle import look_again
-    else:
-        from .lint_side import lint_files
-
-        def answer(paths: list[str]) -> list[dict[str, Any]]:
-            return lint_files(paths, verify=kind == VERIFY_LINT)
+    """The worker's loop: one path per line on stdin, one answer line per path on stdout (a path with the
+    weights a lint disputes, after a tab: the oracle's second look at them). An oracle never imports the linter's
+    side, nor a lint worker the oracle's."""
     for line in sys.stdin:
         path, _, disputed = line.strip().partition("\t")
         if path:
-            again = json.loads(disputed) if disputed else None
-            record = look_again(path, again["short"], again["zeros"]) if again else answer([path])[0]
+            oracle = kind in (ORACLE, VERIFY_ORACLE)
+            record = _oracle_answer(kind, path, disputed) if oracle else _lint_answer(kind, path)
             sys.stdout.write(ANSWER + json.dumps(record) + "\n")
             sys.stdout.flush()
+
+
+def _oracle_answer(kind: str, path: str, disputed: str) -> dict[str, Any]:
+    from .oracle import STEPS, judge_files, look_again
+
+    steps = verify_steps() if kind == VERIFY_ORACLE else STEPS
+    if disputed:
+        again = json.loads(disputed)
+        return look_again(path, again["short"], again["zeros"], steps=steps, against=again.get("against", []))
+    return judge_files([path], steps=steps)[0]
+
+
+def _lint_answer(kind: str, path: str) -> dict[str, Any]:
+    from .lint_side import lint_files
+
+    return lint_files([path], verify=kind == VERIFY_LINT)[0]
 
 
 # ------------------------------------------------------------------ comparing
@@ -253,6 +271,12 @@ def _zero_disputed(row: dict[str, Any]) -> bool:
     """A disagreement more draws of the oracle may settle: it found the weight not learning on each of its draws,
     and the lint does not say so (it measured it learning on a draw of its own, or claims nothing)."""
     return not row["agree"] and row["oracle"] == WeightVerdict.ZERO.value
+
+
+def _against_disputed(row: dict[str, Any]) -> bool:
+    """The same of a weight the oracle found learning against BPTT on each of its draws: the lint may have
+    measured a draw on which it does not."""
+    return not row["agree"] and row["oracle"] == WeightVerdict.AGAINST.value
 
 
 def second_look(oracle: dict[str, Any], looked: dict[str, Any]) -> dict[str, Any]:
@@ -335,8 +359,10 @@ def judge_one(spec: ModelSpec, folder: str, name: str, oracle: Worker, lint: Wor
     rows = compare(spec, truth, said)
     short = [row["weight"] for row in rows if _looks_again(row)]
     zeros = [row["weight"] for row in rows if _zero_disputed(row)]
-    if short or zeros:  # a claim measured on few draws is settled on the oracle's others: only where they disagree
-        truth = second_look(truth, oracle.ask(path, {"short": short, "zeros": zeros}))
+    against = [row["weight"] for row in rows if _against_disputed(row)]
+    if short or zeros or against:  # a claim measured on few draws is settled on the oracle's others: only where
+        # they disagree
+        truth = second_look(truth, oracle.ask(path, {"short": short, "zeros": zeros, "against": against}))
         model["oracle"] = truth
         rows = compare(spec, truth, said)
     return {**model, "lint": said, "rows": rows}
@@ -372,7 +398,7 @@ def run(count: int, seed: int, jobs: int, shard: Shard, folder: str | None = Non
     before = (resume or {}).get("meta", {})
     models: list[dict[str, Any]] = [kept.get(model_name(seed, number), {}) for number, _ in specs]
     queue = [slot for slot, model in enumerate(models) if not model]
-    workers = [(Worker("oracle"), Worker(VERIFY_LINT if verify else "lint"))
+    workers = [(Worker(VERIFY_ORACLE if verify else ORACLE), Worker(VERIFY_LINT if verify else LINT))
                for _ in range(max(1, min(jobs, len(queue))))]
     started, cpu = time.monotonic(), _children_cpu()
     lock = threading.Lock()

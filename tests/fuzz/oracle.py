@@ -12,7 +12,9 @@ oracle FILE...``), never beside the linter. For each generated file:
 3. the model runs :data:`WARMUP` steps forward, so that its states are not the zeros they start from (a
    recurrent weight's gradient from zero states is zero on both sides and says nothing);
 4. from there, online (the target's algorithm and options, traces from zero) and BPTT, over one step
-   (T=1, where braintrace's online gradient is exact) and over :data:`STEPS` steps (T=k), and over T=k from
+   (T=1, where braintrace's online gradient is exact) and over T=k steps, the length of sequence the judged run's
+   claims are about (:data:`STEPS`, the probe's, for the default run; ``--verify``'s own for a ``--verify`` run:
+   a direction over 4 steps may turn over 16, seed 103's model 60), and over T=k from
    rest too, its draw scaled on its own until it drives every weight (a direction against BPTT's is one only
    where both say so; a deep spiking layer may stay silent for the first steps of the warmed run's scale);
    brainstate's global random state is
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import brainstate
@@ -38,7 +41,7 @@ import online_referee as referee
 
 from etrace_lint.core.weight_verdict import WeightVerdict
 
-STEPS = 4  # T=k
+STEPS = 4  # T=k of a default run's claims: the probe's sequence (etrace_lint.verify.probe.measure.PROBE_STEPS)
 WARMUP = 2
 DRAWS = 3  # input draws a direction against BPTT's is measured on
 EXACT = 1e-3  # relative error of an online gradient that is BPTT's, in float32
@@ -180,7 +183,8 @@ class _Subject:
     states' values to that model, so that every draw runs the programs the first one compiled (compiling is
     most of what a draw costs)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, steps: int = STEPS):
+        self.steps = steps  # T=k: the length of sequence the claims judged are about
         name = os.path.splitext(os.path.basename(path))[0]
         module = referee.load(path, "fuzz_" + name)
         self.factory = module.etrace_target
@@ -191,7 +195,7 @@ class _Subject:
         self.options.update(verify.get("algorithm_options", {}).get(self.algorithm, {}))
         self.loss = referee.mean_squared_output
         self.record: dict[str, Any] = {"target": self.declared.get("name", name), "algorithm": self.algorithm,
-                                       "options": self.options}
+                                       "options": self.options, "steps": steps}
         self.model: Any = None
         self.bptt: _Bptt | None = None
         self.built: dict[str, Any] | None = None  # the learner's part: refused, learner, program, report
@@ -237,21 +241,21 @@ class _Subject:
                 bptt = self.bptt
                 assert bptt is not None
                 rest = referee._snapshot(model)
-                xs = referee._noise(inputs, WARMUP + STEPS, seed)
+                xs = referee._noise(inputs, WARMUP + self.steps, seed)
                 drawn = xs
                 # scaled until every weight's gradient passes float32 round-off of the run's largest
                 _, xs = referee._bptt_with_signal(bptt, xs, rest, False, _floor)
                 # from rest, scaled on its own: the scale that drives the warmed run may leave the first steps
                 # silent (a deep spiking layer charging up), and a direction from rest is measured where rest is
                 # driven
-                exact_rest, from_rest = referee._bptt_with_signal(bptt, _sliced(drawn, 0, STEPS), rest, False,
+                exact_rest, from_rest = referee._bptt_with_signal(bptt, _sliced(drawn, 0, self.steps), rest, False,
                                                                   _floor)
                 referee._restore(rest)
                 brainstate.random.seed(seed)  # the warm-up's Dropout masks: the same on every run of the oracle
                 for t in range(WARMUP):
                     model(*jax.tree.map(lambda a: a[t], xs, is_leaf=referee._is_quantity))
                 start = referee._snapshot(model)
-                one, many = _sliced(xs, WARMUP, WARMUP + 1), _sliced(xs, WARMUP, WARMUP + STEPS)
+                one, many = _sliced(xs, WARMUP, WARMUP + 1), _sliced(xs, WARMUP, WARMUP + self.steps)
                 exact_one = bptt(one)
                 referee._restore(start)
                 exact_many = bptt(many)
@@ -313,13 +317,13 @@ ON_EVERY_DRAW = {
 }
 
 
-def judge_directions(path: str, seed: int = 0) -> dict[str, Any]:
+def judge_directions(path: str, seed: int = 0, steps: int = STEPS) -> dict[str, Any]:
     """:meth:`_Subject.judge`'s record, where a weight it finds against BPTT, or not learning at all, is judged again on
     :data:`DRAWS` - 1 other draws of the inputs (seeds ``seed + 1``, ...): on a draw that refutes the claim, that
     draw's verdict is the weight's (seed 47's factored RNN cell under es_d_rtrl: cosine -0.19 at T=1 on four draws,
     0.47 on the fifth; a sparse layer's weight whose online gradient is zero on one draw and not on the next).
     Only models with such a weight pay for the other draws."""
-    subject = _Subject(path)
+    subject = _Subject(path, steps)
     record = subject.judge(seed)
     weights = dict(record.get("weights", {}))
     claimed = {w: WeightVerdict(m["verdict"]) for w, m in weights.items()
@@ -342,7 +346,7 @@ def short_over_the_sequence(figures: dict[str, Any] | None) -> bool:
             and figures["bptt"] > figures.get("floor", 0.0))
 
 
-def sequences_on_other_draws(path: str, weights: list[str], seed: int = 0) -> dict[str, Any]:
+def sequences_on_other_draws(path: str, weights: list[str], seed: int = 0, steps: int = STEPS) -> dict[str, Any]:
     """For ``weights``, whose gradient over each sequence of the first draw was BPTT's own: the first of
     :data:`DRAWS` - 1 other draws on which it is not, with that draw's figures (``seed``, ``tk``, ``rest``). A
     sequence that is exact on one draw says nothing is missing only where it is exact on every draw: seed 47's
@@ -350,7 +354,7 @@ def sequences_on_other_draws(path: str, weights: list[str], seed: int = 0) -> di
     first draw and 0.28-0.48 short of BPTT's on each of the next four, in BPTT's direction."""
     found: dict[str, Any] = {}
     with referee.quick_compiles():
-        subject = _Subject(path)
+        subject = _Subject(path, steps)
         for draw in range(1, DRAWS):
             other = subject.judge(seed + draw).get("weights", {})
             for weight in weights:
@@ -361,43 +365,48 @@ def sequences_on_other_draws(path: str, weights: list[str], seed: int = 0) -> di
     return {"file": os.path.basename(path), "draws": DRAWS, "short": found}
 
 
-# the draws a weight the oracle found not learning on each of its DRAWS is judged on, where the lint does not say
-# so: a zero holds on every input that drives the weight, and moved states that drive it come on few draws (seed
-# 47's model 441: a layer norm's scale whose online gradient over the sequence is 1e-13 of BPTT's on the first
-# two draws and 5.6e-5 of it, with its first step BPTT's own, on the third)
+# the draws a weight the oracle found not learning, or learning against BPTT, on each of its DRAWS is judged on,
+# where the lint does not say so: a zero or a direction holds on every input that drives the weight, and moved
+# states that drive it come on few draws (seed 47's model 441: a layer norm's scale whose online gradient over the
+# sequence is 1e-13 of BPTT's on the first two draws and 5.6e-5 of it, with its first step BPTT's own, on the
+# third; seed 103's model 60 on 0.2.8: an e-prop leak against BPTT over 16 steps on the first three draws, which
+# the lint saw turn on a seventh, cosine 0.98)
 ZERO_DRAWS = 8
 
 
-def look_again(path: str, short: list[str], zeros: list[str], seed: int = 0) -> dict[str, Any]:
+def look_again(path: str, short: list[str], zeros: list[str], seed: int = 0, steps: int = STEPS,
+               against: Sequence[str] = ()) -> dict[str, Any]:
     """The oracle's second look at the weights a lint disputes: ``short`` (exact over every sequence of the first
     draw, where the lint says a part is missing) on the other :data:`DRAWS` - 1 draws, as
     :func:`sequences_on_other_draws`; ``zeros`` (not learning on each of the :data:`DRAWS` draws, where the lint
-    says it learns or measured it learning) on the draws after them, up to :data:`ZERO_DRAWS`: the first draw
-    whose verdict refutes the zero (``refuted``: its seed, verdict and figures)."""
-    record = sequences_on_other_draws(path, short, seed) if short else {"file": os.path.basename(path),
-                                                                         "draws": DRAWS, "short": {}}
-    refuting = {v.value for v in ON_EVERY_DRAW[WeightVerdict.ZERO]}
+    says it learns or measured it learning) and ``against`` (against BPTT on each of them, where the lint does
+    not say so) on the draws after them, up to :data:`ZERO_DRAWS`: the first draw whose verdict refutes the
+    claim (``refuted``: its seed, verdict and figures)."""
+    record = sequences_on_other_draws(path, short, seed, steps) if short else {"file": os.path.basename(path),
+                                                                                "draws": DRAWS, "short": {}}
+    claims = {**{weight: WeightVerdict.AGAINST for weight in against},
+              **{weight: WeightVerdict.ZERO for weight in zeros}}
     refuted: dict[str, Any] = {}
-    if zeros:
+    if claims:
         with referee.quick_compiles():
-            subject = _Subject(path)
+            subject = _Subject(path, steps)
             for draw in range(DRAWS, ZERO_DRAWS):
                 other = subject.judge(seed + draw).get("weights", {})
-                for weight in zeros:
+                for weight, claim in claims.items():
                     figures = other.get(weight, {})
-                    if weight not in refuted and figures.get("verdict") in refuting:
+                    if weight not in refuted and figures.get("verdict") in {v.value for v in ON_EVERY_DRAW[claim]}:
                         refuted[weight] = {"seed": seed + draw, **figures}
-                if len(refuted) == len(zeros):
+                if len(refuted) == len(claims):
                     break
-    return {**record, "zero_draws": ZERO_DRAWS if zeros else 0, "refuted": refuted}
+    return {**record, "zero_draws": ZERO_DRAWS if claims else 0, "refuted": refuted}
 
 
-def judge_files(paths: list[str], seed: int = 0) -> list[dict[str, Any]]:
+def judge_files(paths: list[str], seed: int = 0, steps: int = STEPS) -> list[dict[str, Any]]:
     records = []
     with referee.quick_compiles():
         for path in paths:
             try:
-                records.append({"file": os.path.basename(path), **judge_directions(path, seed)})
+                records.append({"file": os.path.basename(path), **judge_directions(path, seed, steps)})
             except Exception as exc:  # the file itself does not load: the generator's, never judged
                 records.append({"file": os.path.basename(path), "status": "rejected",
                                 "reason": referee._short(exc)})

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
-from .campaign import Worker, judge_one, mechanism, reassessed
+from .campaign import LINT, ORACLE, Worker, judge_one, mechanism, reassessed
 from .generator import ModelSpec, simpler_specs, spec_of, write
 
 KNOWN = "known.json"
@@ -93,7 +93,7 @@ def shrink_table(table: dict[str, Any], out: str, budget: int, only: str = "", j
 
     def one(item: tuple[str, tuple[ModelSpec, dict[str, Any]]]) -> None:
         key, (spec, row) = item
-        workers = (Worker("oracle"), Worker("lint"))
+        workers = (Worker(ORACLE), Worker(LINT))
         try:
             progress(f"shrinking {key} ({mechanism(row)})")
             small, found = shrink_one(spec, row, budget, workers, tempfile.mkdtemp(prefix="etrace-lint-shrink-"))
@@ -121,7 +121,7 @@ def recheck(out: str, progress: Callable[[str], None] = lambda line: None) -> di
 
     known = _load(out)
     line = versions()["braintrace"]
-    workers = (Worker("oracle"), Worker("lint"))
+    workers = (Worker(ORACLE), Worker(LINT))
     try:
         for name, case in sorted(known.items()):
             model = judge_one(spec_of(os.path.join(out, name)), tempfile.mkdtemp(prefix="etrace-lint-recheck-"),
