@@ -25,7 +25,7 @@ from hypothesis import seed as hypothesis_seed
 
 from etrace_lint.core.weight_verdict import WeightVerdict
 
-from .generator import ModelSpec, model_specs, write
+from .generator import LIBRARY_CELLS, ModelSpec, model_specs, write
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ANSWER = "@@fuzz "  # the worker's answer line, apart from anything a model prints
@@ -234,6 +234,8 @@ def weight_role(spec: ModelSpec, weight: str) -> str:
         return f"readout ({spec.readout})"
     layer = spec.layers[int(head[1:].split("_", 1)[0])]
     part = head.split("_", 1)[1]
+    if part == "cell":  # braintrace.nn's own cell: which of its weights (its Linear's name)
+        return f"{weight.split('.')[1] if '.' in weight else 'weight'} of braintrace.nn.{LIBRARY_CELLS[layer.cell]}"
     where = f"{layer.cell} cell" + (f", {layer.wrap}" if layer.wrap != "none" else "")
     if part == "norm":
         return f"{layer.norm} norm's scale after {layer.op} in {where}"

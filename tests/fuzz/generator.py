@@ -25,9 +25,12 @@ CONVS = ("conv", "conv_layer")
 # how a stateful layer keeps its own state from one step to the next (the leak)
 LEAKS = ("const", "element_wise", "mul", "environ")
 # what the layer keeps: nothing, one state, a spiking membrane, a synapse feeding a membrane, ...
-CELLS = ("leak", "ff", "lif", "rnn", "syn", "pair", "short_term")
+# braintrace.nn's own recurrent cells, as a user takes them off the shelf: gates multiply the state they keep
+LIBRARY_CELLS = {"gru": "GRUCell", "lstm": "LSTMCell", "mgu": "MGUCell", "minimal": "MinimalRNNCell"}
+CELLS = ("leak", "ff", "lif", "rnn", "syn", "pair", "short_term", *LIBRARY_CELLS)
 STATEFUL = ("leak", "lif", "rnn", "syn", "pair")
-DRAWN_CELLS = ("leak", "lif", "rnn", "syn", "pair", "short_term", "ff", "leak", "lif", "syn")
+DRAWN_CELLS = ("leak", "lif", "rnn", "syn", "pair", "short_term", "ff", "leak", "lif", "syn", "gru", "lstm", "mgu",
+               "minimal")
 SPIKES = ("surrogate", "bool")
 ACTIVATIONS = ("none", "tanh", "relu")
 NORMS = ("none", "layer", "rms", "dyt", "batch")
@@ -284,6 +287,12 @@ class _Writer:
             self.uses_fit = True
             self.init.append(f"self.{prefix}_drop = brainstate.nn.Dropout(0.8)")
             step.append(f"x = self.{prefix}_drop(x)")
+        if layer.cell in LIBRARY_CELLS:  # the cell's own weights and states; the layer's op, wrap and norm unused
+            self.init.append(f"self.{prefix}_cell = braintrace.nn.{LIBRARY_CELLS[layer.cell]}({n_prev}, {n})")
+            step.append(f"x = self.{prefix}_cell(jnp.asarray(x, jnp.float32))")  # spikes may be bool
+            if layer.activation != "none":
+                step.append(f"x = {self.act(layer, 'x')}")
+            return n
         if layer.cell == "rnn":
             h = self.hidden(f"{prefix}_h", n)
             template = self.op(prefix, layer.op, n_prev + n, n)
@@ -327,6 +336,8 @@ class _Writer:
 
     def last_state(self, index: int, layer: Layer) -> str | None:
         names = {"leak": "h", "rnn": "h", "lif": "v", "syn": "v", "pair": "a"}
+        if layer.cell in LIBRARY_CELLS:
+            return f"self.l{index}_cell.h"
         return f"self.l{index}_{names[layer.cell]}" if layer.cell in names else None
 
 
