@@ -7,6 +7,9 @@ def explain(p: ProbeFacts) -> str:
             f"its weights is the compiled graph's, not a measurement; ")
     if p.exception == "VerifySettingsError":  # the target's own verify options: the probe reads them too
         return said + "correct the target's verify options"
+    if p.exception == "DifferentForwards":  # the step is not a pure function of its states and inputs (ETL499)
+        return said + ("keep everything the step reads in brainstate states (not Python attributes a trace bakes "
+                       "in) and draw randomness from brainstate.random")
     if p.exception == "FloatingPointError":  # BPTT's gradients are NaN or infinite: the model computes one
         return said + "find where the model first computes a NaN or an infinity (run its step with JAX_DEBUG_NANS=1)"
     return said + ("give the target inputs that drive it and a loss on an output that depends on its weights (one "

@@ -280,6 +280,13 @@ def test_a_model_the_probe_measured_nothing_of_says_why_and_what_to_do():
     (option,) = said["etrace_target_unreadable_option"]
     assert "verify option 'steps' must be a positive integer" in option
     assert "correct the target's verify options" in option
+    # a step that is not a pure function of its states and inputs: the two runs computed different functions, and
+    # no gradient of theirs is compared (it read "learns approximately", its first step 1.2x BPTT's)
+    (counter,) = said["etrace_target_python_counter"]
+    assert "computed different forward losses from the same states and inputs" in counter
+    assert "keep everything the step reads in brainstate states" in counter
+    assert learning_graph("t", results["etrace_target_python_counter"].findings).weights() == {
+        "w_in": WeightVerdict.LEARNS}
     # a note: what the graph says of the weight stays its verdict, and the run does not fail for it
     assert all(f.level is Level.NOTE for result in results.values() for f in by_rule(result, "ETL420"))
     infinite_findings = results["etrace_target_infinite_weight"].findings

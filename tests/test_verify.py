@@ -630,3 +630,20 @@ def test_a_weight_a_rule_proves_gets_no_gradient_is_not_judged_on_its_round_off(
     assert rows and all(r["verdict"] == "n/a" and r["cosine"] is None for r in rows), rows
     assert not [f for f in verify_findings(result) if f.subject.weight == "b"]
     assert [f.rule_id for f in result.findings if f.subject.weight == "b" and f.level.value != "note"] == ["ETL225"]
+
+
+def test_where_verify_compares_nothing_the_probes_measurements_stand(monkeypatch):
+    # seed 103's model 40 (a batch norm over a batch of 2, compiled without XLA's optimisations): --verify's online
+    # and BPTT runs computed different forward losses over 1 and 16 steps (ETL499) and it compared no gradient, so
+    # the weight kept the graph's "learns"; the probe's runs over 1 and 4 steps agree, and measure its first step
+    # at 2.6x BPTT's. Here every --verify length's forwards differ, as there
+    from etrace_lint.verify import check
+
+    path = fixture("probe", "deviates.py")
+    default = etrace_lint.check_target(path)
+    monkeypatch.setattr(check, "same_forward", lambda online, reference, settings: False)
+    compared_nothing = etrace_lint.check_target(path, verify=True)
+    assert {f.rule_id for f in compared_nothing.findings} >= {"ETL499", "ETL416"}
+    assert not compared_nothing.verify_rows
+    assert compared_nothing.weights() == default.weights()
+    assert WeightVerdict.APPROXIMATE.value in next(iter(default.weights().values())).values()

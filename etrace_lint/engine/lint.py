@@ -35,6 +35,7 @@ from ..verify.probe import probe_model
 from ..verify.settings import declared_algorithms
 from .evidence import (
     beside_verify,
+    compared_nothing,
     denied_weights,
     learner_failed,
     one_verdict_per_weight,
@@ -153,13 +154,16 @@ def lint_model(loaded: LoadedTarget, settings: EngineSettings) -> ModelReport:
                 verify_findings, measured = verify_model(loaded, context, settings, findings=findings, denied=denied)
             verify_rows = [row.to_json() for row in measured]
         failed = learner_failed(verify_findings)
-        if context is not None and settings.probe and (not settings.verify or denied or failed):
-            # --verify measures all the probe does and more, save what it folds into the graph's finding that a
-            # use of a weight gets nothing, and what a learner that fails means for the weights: beside_verify.
-            # The probe runs jitted code: collector on
+        # --verify measures all the probe does and more, save what it folds into the graph's finding that a use of a
+        # weight gets nothing, and what a learner that fails means for the weights (beside_verify); where it
+        # compared nothing, the probe's measurements stand in its place
+        instead = settings.verify and compared_nothing(verify_findings, len(verify_rows))
+        if context is not None and settings.probe and (not settings.verify or denied or failed or instead):
+            # the probe runs jitted code: collector on
             with preferred_paths(names):
                 probe_findings, _ = probe_model(loaded, context, compile_options, denied, refuses_the_model(findings))
-            findings.extend(beside_verify(probe_findings, denied, failed) if settings.verify else probe_findings)
+            kept = beside_verify(probe_findings, denied, failed) if settings.verify and not instead else probe_findings
+            findings.extend(kept)
         findings.extend(verify_findings)
         if context is not None and settings.advise:
             with preferred_paths(names):

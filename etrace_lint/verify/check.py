@@ -29,6 +29,7 @@ from .harness import (
     device_label,
     leaf_key,
     on_device,
+    same_forward,
     searched,
     select_device,
 )
@@ -119,7 +120,7 @@ def _verify(harness: Harness, facts: GraphFacts, settings: VerifySettings, maker
         compared: dict[int, list[VerifyRow]] = {}
         for steps in lengths:
             online, reference = runs[steps], bptt[steps]
-            if not _same_loss(online.loss, reference.loss, reference.dtypes, settings):
+            if not same_forward(online, reference, settings):
                 findings.append(maker.harness_mismatch(algorithm, steps, online.loss, reference.loss))
                 continue
             compared[steps] = _rows(online, reference, facts, settings, algorithm, steps, name, maker.device,
@@ -300,7 +301,7 @@ def _first_steps_from_moved_states(harness: Harness, learner: Learner, lengths: 
     except Exception:  # noqa: BLE001 - the first step from rest is all that was measured
         return compared, None
     online, reference = warmed[1][1], warmed[0][1]
-    if not _same_loss(online.loss, reference.loss, reference.dtypes, settings):
+    if not same_forward(online, reference, settings):
         return compared, warmed
     moved = {(row.weight, row.leaf): row
              for row in _rows(online, reference, facts, settings, algorithm, 1, name, device, harness.batch,
@@ -362,12 +363,6 @@ def _layout_message(error: LayoutError) -> str:
         tried = "; ".join(f"{layout.describe()}: {why}" for layout, why, _ in error.failures)
         text = f"--verify could not run the model: {tried}"
     return f"{text}. To fix, {advice(error.leading)}" if about_layout else text
-
-
-def _same_loss(online: float, bptt: float, dtypes: dict[LeafKey, str], settings: VerifySettings) -> bool:
-    dtype = "float64" if dtypes and all(d == "float64" for d in dtypes.values()) else "float32"
-    rtol = math.sqrt(settings.tolerance(dtype))
-    return math.isclose(online, bptt, rel_tol=rtol, abs_tol=1e-30) or (math.isnan(online) and math.isnan(bptt))
 
 
 def _rows(online: GradientRun, reference: GradientRun, facts: GraphFacts, settings: VerifySettings, algorithm: str,

@@ -22,6 +22,7 @@ What silently changes the answer, and how it is avoided here:
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -140,6 +141,17 @@ class GradientRun:
     grads: dict[LeafKey, np.ndarray] = field(default_factory=dict)  # (weight path, leaf) -> float64 mantissa array
     dtypes: dict[LeafKey, str] = field(default_factory=dict)  # (weight path, leaf) -> dtype name
     seconds: float = 0.0
+
+
+def same_forward(online: GradientRun, reference: GradientRun, settings: VerifySettings) -> bool:
+    """The online run and BPTT's computed one forward loss from the same states and inputs, as a pure step does: where
+    they did not (Python-side state a trace bakes in, randomness outside brainstate.random), their gradients are of
+    two different functions and comparing them says nothing of the online rule."""
+    dtypes = reference.dtypes
+    dtype = "float64" if dtypes and all(d == "float64" for d in dtypes.values()) else "float32"
+    rtol = math.sqrt(settings.tolerance(dtype))
+    return (math.isclose(online.loss, reference.loss, rel_tol=rtol, abs_tol=1e-30)
+            or (math.isnan(online.loss) and math.isnan(reference.loss)))
 
 
 def mean_squared_output(output: object) -> jax.Array:

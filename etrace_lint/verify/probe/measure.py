@@ -42,6 +42,7 @@ from ..harness import (
     describe,
     leaf_key,
     on_device,
+    same_forward,
     searched,
 )
 from ..settings import VerifySettings, VerifySettingsError, resolve_settings
@@ -254,12 +255,16 @@ def probe_runs(loaded: LoadedTarget, context: AnalysisContext, compile_options: 
             harness.close()
 
 
+class DifferentForwards(Exception):
+    """The online run and BPTT's computed different forward losses from the same states and inputs."""
+
+
 def _probe(harness: Harness, context: AnalysisContext, settings: VerifySettings,
            denied: frozenset[StatePath], refused: bool) -> ProbeResult:
     lengths = [PROBE_STEPS, 1]
     bptt = harness.settle(lengths, settings.algorithms[0])
     facts = GraphFacts(context)
-    runs, skipped = [], []
+    runs, skipped, different = [], [], []
     for algorithm in settings.algorithms:
         try:
             learner = harness.learner(algorithm)
@@ -271,8 +276,13 @@ def _probe(harness: Harness, context: AnalysisContext, settings: VerifySettings,
                 runs.append(ProbeRun(algorithm, harness.batch, failure=StepFailure(
                     type(raised).__name__, " ".join(str(exc).split()), building=True)))
             continue
-        runs.append(_probe_one(harness, learner, algorithm, bptt, facts, settings, denied))
-    return ProbeResult(tuple(runs), "; ".join(skipped))
+        try:
+            runs.append(_probe_one(harness, learner, algorithm, bptt, facts, settings, denied))
+        except DifferentForwards as exc:
+            different.append(str(exc))
+    if different and not runs:
+        return ProbeResult(skipped="; ".join(different), not_run=DifferentForwards.__name__)
+    return ProbeResult(tuple(runs), "; ".join(skipped + different))
 
 
 def _with_compile_options(settings: VerifySettings, algorithm: str,
@@ -298,6 +308,12 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
     except Exception as exc:  # noqa: BLE001 - the finding: the first training step raises
         return ProbeRun(algorithm, harness.batch, failure=step_failure(exc, harness),
                         seconds=time.perf_counter() - start)
+    for steps in (1, PROBE_STEPS):
+        if not same_forward(online[steps], bptt[steps], settings):
+            raise DifferentForwards(
+                f"{algorithm}'s online run and BPTT's computed different forward losses from the same states and "
+                f"inputs over {steps} step{'s' * (steps > 1)} ({online[steps].loss:.6g} and {bptt[steps].loss:.6g}), "
+                f"so their gradients are of two different functions")
     longest, first = bptt[PROBE_STEPS], bptt[1]
     largest = judge.largest_norm(longest.grads.values())
     exact_at_one = [key for key in sorted(longest.grads, key=str)
@@ -313,7 +329,10 @@ def _probe_one(harness: Harness, learner: Learner, algorithm: str, bptt: dict[in
         except Exception:  # noqa: BLE001 - the first step from rest is all that was measured
             warmed = None
         else:
-            at_first.update(_first_steps(warmed[0][1], warmed[1][1], silent, settings, moved=True))
+            if same_forward(warmed[1][1], warmed[0][1], settings):
+                at_first.update(_first_steps(warmed[0][1], warmed[1][1], silent, settings, moved=True))
+            else:  # from moved states the two ran different steps: nothing of them is compared
+                warmed = None
     still = [key for key in silent if key not in at_first]
     if still:
         at_first.update(_first_steps_elsewhere(harness, learner, still, settings))
